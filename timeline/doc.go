@@ -1,0 +1,9 @@
+// Package timeline is Framescope's data model and its pure-Go logic: the
+// clock model that places GPU ticks on the host CLOCK_MONOTONIC timeline,
+// and the spans, tracks, frames, flows and counters that every exporter
+// reads. It knows nothing of Vulkan.
+//
+// All times in a Trace are nanoseconds of the host's CLOCK_MONOTONIC, the
+// clock Now reads. GPU spans arrive here already converted by the clock
+// model and carry the model's error bound with them.
+package timeline
