@@ -1,0 +1,206 @@
+package vk
+
+/*
+#include "fsvk.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// TimeDomain is a VkTimeDomainKHR value.
+type TimeDomain int32
+
+// Time domains (identical values for the EXT and KHR extensions).
+const (
+	TimeDomainDevice            TimeDomain = 0
+	TimeDomainClockMonotonic    TimeDomain = 1
+	TimeDomainClockMonotonicRaw TimeDomain = 2
+	TimeDomainQueryPerfCounter  TimeDomain = 3
+	ExtCalibratedTimestamps                = "VK_EXT_calibrated_timestamps"
+	KHRCalibratedTimestamps                = "VK_KHR_calibrated_timestamps"
+	ExtHostQueryReset                      = "VK_EXT_host_query_reset"
+)
+
+func (d TimeDomain) String() string {
+	switch d {
+	case TimeDomainDevice:
+		return "DEVICE"
+	case TimeDomainClockMonotonic:
+		return "CLOCK_MONOTONIC"
+	case TimeDomainClockMonotonicRaw:
+		return "CLOCK_MONOTONIC_RAW"
+	case TimeDomainQueryPerfCounter:
+		return "QUERY_PERFORMANCE_COUNTER"
+	}
+	return fmt.Sprintf("TimeDomain(%d)", int32(d))
+}
+
+// FamilyCaps describes one queue family.
+type FamilyCaps struct {
+	Index              uint32
+	Flags              string // "graphics+compute+transfer", ...
+	Count              uint32
+	TimestampValidBits uint32 // 0: no timestamps on this family
+}
+
+// Caps is what Framescope needs to know of a physical device.
+type Caps struct {
+	Index           int
+	Name            string
+	Type            string // discrete, integrated, virtual, cpu, other
+	APIVersion      string
+	APIVersionCode  uint32 // VK_MAKE_VERSION encoding
+	VendorID        uint32
+	DeviceID        uint32
+	DriverName      string
+	DriverInfo      string
+	TimestampPeriod float32 // ns per tick
+	// TimestampComputeAndGraphics: every graphics and compute queue supports timestamps.
+	TimestampComputeAndGraphics bool
+	Families                    []FamilyCaps
+	// CalibratedExtension is the calibrated-timestamps extension the device
+	// offers, KHR preferred; "" when neither.
+	CalibratedExtension string
+	TimeDomains         []TimeDomain
+	// HostQueryReset: the hostQueryReset feature (core 1.2 or EXT).
+	HostQueryReset bool
+	Extensions     map[string]bool
+}
+
+// HasTimeDomain reports whether d is calibrateable on the device.
+func (c *Caps) HasTimeDomain(d TimeDomain) bool {
+	for _, x := range c.TimeDomains {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func queueFlagsString(f vk.QueueFlags) string {
+	var parts []string
+	if f&vk.QueueFlags(vk.QueueGraphicsBit) != 0 {
+		parts = append(parts, "graphics")
+	}
+	if f&vk.QueueFlags(vk.QueueComputeBit) != 0 {
+		parts = append(parts, "compute")
+	}
+	if f&vk.QueueFlags(vk.QueueTransferBit) != 0 {
+		parts = append(parts, "transfer")
+	}
+	if f&vk.QueueFlags(vk.QueueSparseBindingBit) != 0 {
+		parts = append(parts, "sparse")
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("flags(%#x)", uint32(f))
+	}
+	return strings.Join(parts, "+")
+}
+
+func deviceTypeString(t vk.PhysicalDeviceType) string {
+	switch t {
+	case vk.PhysicalDeviceTypeDiscreteGpu:
+		return "discrete"
+	case vk.PhysicalDeviceTypeIntegratedGpu:
+		return "integrated"
+	case vk.PhysicalDeviceTypeVirtualGpu:
+		return "virtual"
+	case vk.PhysicalDeviceTypeCpu:
+		return "cpu"
+	}
+	return "other"
+}
+
+func versionString(v uint32) string {
+	return fmt.Sprintf("%d.%d.%d", v>>22, (v>>12)&0x3ff, v&0xfff)
+}
+
+// DeviceExtensions lists the device extensions a physical device offers.
+func DeviceExtensions(pd vk.PhysicalDevice) (map[string]bool, error) {
+	var n uint32
+	if r := vk.EnumerateDeviceExtensionProperties(pd, "", &n, nil); r != vk.Success {
+		return nil, fmt.Errorf("vk: vkEnumerateDeviceExtensionProperties: %w", vk.Error(r))
+	}
+	props := make([]vk.ExtensionProperties, n)
+	if r := vk.EnumerateDeviceExtensionProperties(pd, "", &n, props); r != vk.Success && r != vk.Incomplete {
+		return nil, fmt.Errorf("vk: vkEnumerateDeviceExtensionProperties: %w", vk.Error(r))
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vk.ToString(props[i].ExtensionName[:])] = true
+	}
+	return out, nil
+}
+
+// Caps reads the timing capabilities of a physical device.
+func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
+	var p vk.PhysicalDeviceProperties
+	vk.GetPhysicalDeviceProperties(pd, &p)
+	p.Deref()
+	p.Limits.Deref()
+	c := Caps{
+		Index:                       index,
+		Name:                        vk.ToString(p.DeviceName[:]),
+		Type:                        deviceTypeString(p.DeviceType),
+		APIVersion:                  versionString(p.ApiVersion),
+		APIVersionCode:              p.ApiVersion,
+		VendorID:                    p.VendorID,
+		DeviceID:                    p.DeviceID,
+		TimestampPeriod:             p.Limits.TimestampPeriod,
+		TimestampComputeAndGraphics: p.Limits.TimestampComputeAndGraphics == vk.True,
+	}
+	if in.properties2 != nil && p.ApiVersion >= vk.MakeVersion(1, 2, 0) {
+		var d C.fsDriverInfo
+		C.fs_get_driver_info(C.fsPFN(in.properties2), C.fsVkPhysicalDevice(unsafe.Pointer(pd)), &d)
+		c.DriverName = C.GoString(&d.driverName[0])
+		c.DriverInfo = C.GoString(&d.driverInfo[0])
+	}
+	var nf uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nf, nil)
+	fams := make([]vk.QueueFamilyProperties, nf)
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nf, fams)
+	for i := range fams[:nf] {
+		fams[i].Deref()
+		c.Families = append(c.Families, FamilyCaps{
+			Index:              uint32(i),
+			Flags:              queueFlagsString(fams[i].QueueFlags),
+			Count:              fams[i].QueueCount,
+			TimestampValidBits: fams[i].TimestampValidBits,
+		})
+	}
+	exts, err := DeviceExtensions(pd)
+	if err != nil {
+		return c, err
+	}
+	c.Extensions = exts
+	switch {
+	case exts[KHRCalibratedTimestamps]:
+		c.CalibratedExtension = KHRCalibratedTimestamps
+	case exts[ExtCalibratedTimestamps]:
+		c.CalibratedExtension = ExtCalibratedTimestamps
+	}
+	if c.CalibratedExtension != "" && in.timeDomains != nil {
+		var n C.uint32_t
+		h := C.fsVkPhysicalDevice(unsafe.Pointer(pd))
+		if r := C.fs_get_calibrateable_time_domains(C.fsPFN(in.timeDomains), h, &n, nil); r == 0 && n > 0 {
+			ds := make([]C.int32_t, n)
+			if r := C.fs_get_calibrateable_time_domains(C.fsPFN(in.timeDomains), h, &n, &ds[0]); r >= 0 {
+				for _, d := range ds[:n] {
+					c.TimeDomains = append(c.TimeDomains, TimeDomain(d))
+				}
+			}
+		}
+	}
+	if in.features2 != nil && (p.ApiVersion >= vk.MakeVersion(1, 2, 0) || exts[ExtHostQueryReset]) {
+		c.HostQueryReset = C.fs_host_query_reset_supported(C.fsPFN(in.features2),
+			C.fsVkPhysicalDevice(unsafe.Pointer(pd))) != 0
+	}
+	return c, nil
+}

@@ -1,0 +1,311 @@
+package vk
+
+/*
+#include <stdlib.h>
+#include "fsvk.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// ErrNoDevice is returned when no physical device matches.
+var ErrNoDevice = errors.New("vk: no Vulkan physical device")
+
+// MissingError says that an entry point or feature is absent, and why.
+type MissingError struct {
+	What string // the entry point or feature
+	Why  string
+}
+
+func (e *MissingError) Error() string { return "vk: " + e.What + " is not available: " + e.Why }
+
+// Config configures Open.
+type Config struct {
+	InstanceConfig
+	// Device picks the physical device: a decimal index into the loader's
+	// list, or a case-insensitive substring of the device name. Empty: the
+	// FRAMESCOPE_DEVICE environment variable, else the first discrete or
+	// integrated GPU, else the first device (lavapipe on a machine with no GPU).
+	Device string
+	// NoCalibrated leaves the calibrated-timestamps extension off, to
+	// exercise the fallback path.
+	NoCalibrated bool
+	// NoHostQueryReset leaves the hostQueryReset feature off, so query
+	// pools are reset with commands.
+	NoHostQueryReset bool
+}
+
+// Queue is a VkQueue the device was created with: one per queue family.
+type Queue struct {
+	Handle    vk.Queue
+	Family    uint32
+	Index     uint32
+	Flags     string
+	ValidBits uint32 // timestampValidBits of its family
+}
+
+// Device is a logical device with the entry points Framescope loads itself.
+type Device struct {
+	Instance *Instance
+	Physical vk.PhysicalDevice
+	Handle   vk.Device
+	Caps     Caps
+	Queues   []Queue
+	// HostQueryReset: the feature is enabled and vkResetQueryPool loaded.
+	HostQueryReset bool
+	// Calibrated is the calibrated-timestamps extension enabled, or "".
+	Calibrated string
+
+	ownsInstance bool
+	resetQP      proc
+	calibrated   proc
+	beginLabel   proc
+	endLabel     proc
+}
+
+// Open creates an instance (see InstanceConfig) and a logical device with
+// one queue in every queue family, calibrated timestamps and host query
+// reset enabled where the device offers them.
+func Open(cfg Config) (*Device, error) {
+	in, err := NewInstance(cfg.InstanceConfig)
+	if err != nil {
+		return nil, err
+	}
+	d, err := in.OpenDevice(cfg)
+	if err != nil {
+		in.Destroy()
+		return nil, err
+	}
+	d.ownsInstance = true
+	return d, nil
+}
+
+// SelectPhysical picks a physical device by spec (see Config.Device).
+func (in *Instance) SelectPhysical(spec string) (int, vk.PhysicalDevice, error) {
+	pds, err := in.PhysicalDevices()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(pds) == 0 {
+		return 0, nil, fmt.Errorf("%w: the loader lists none; install a driver (Debian's mesa-vulkan-drivers gives lavapipe)", ErrNoDevice)
+	}
+	if spec == "" {
+		spec = os.Getenv("FRAMESCOPE_DEVICE")
+	}
+	if spec != "" {
+		if i, err := strconv.Atoi(spec); err == nil {
+			if i < 0 || i >= len(pds) {
+				return 0, nil, fmt.Errorf("%w: index %d out of range (%d devices)", ErrNoDevice, i, len(pds))
+			}
+			return i, pds[i], nil
+		}
+		var names []string
+		for i, pd := range pds {
+			var p vk.PhysicalDeviceProperties
+			vk.GetPhysicalDeviceProperties(pd, &p)
+			p.Deref()
+			name := vk.ToString(p.DeviceName[:])
+			if strings.Contains(strings.ToLower(name), strings.ToLower(spec)) {
+				return i, pd, nil
+			}
+			names = append(names, name)
+		}
+		return 0, nil, fmt.Errorf("%w: none named like %q among %q", ErrNoDevice, spec, names)
+	}
+	for i, pd := range pds {
+		var p vk.PhysicalDeviceProperties
+		vk.GetPhysicalDeviceProperties(pd, &p)
+		p.Deref()
+		if p.DeviceType == vk.PhysicalDeviceTypeDiscreteGpu || p.DeviceType == vk.PhysicalDeviceTypeIntegratedGpu {
+			return i, pd, nil
+		}
+	}
+	return 0, pds[0], nil
+}
+
+// OpenDevice creates a logical device on this instance.
+func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
+	idx, pd, err := in.SelectPhysical(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := in.Caps(idx, pd)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{Instance: in, Physical: pd, Caps: caps}
+
+	var exts []string
+	if !cfg.NoCalibrated && caps.CalibratedExtension != "" {
+		exts = append(exts, cstr(caps.CalibratedExtension))
+		d.Calibrated = caps.CalibratedExtension
+	}
+	core12 := caps.APIVersionCode >= vk.MakeVersion(1, 2, 0)
+	var pnext unsafe.Pointer
+	wantHQR := !cfg.NoHostQueryReset && caps.HostQueryReset
+	if wantHQR {
+		if !core12 {
+			exts = append(exts, cstr(ExtHostQueryReset))
+		}
+		f := (*C.fsHostQueryResetFeatures)(C.calloc(1, C.size_t(unsafe.Sizeof(C.fsHostQueryResetFeatures{}))))
+		defer C.free(unsafe.Pointer(f))
+		f.sType = 1000261000
+		f.hostQueryReset = 1
+		pnext = unsafe.Pointer(f)
+	}
+	prio := []float32{1}
+	var qcis []vk.DeviceQueueCreateInfo
+	for _, f := range caps.Families {
+		if f.Count == 0 {
+			continue
+		}
+		qcis = append(qcis, vk.DeviceQueueCreateInfo{
+			SType:            vk.StructureTypeDeviceQueueCreateInfo,
+			QueueFamilyIndex: f.Index,
+			QueueCount:       1,
+			PQueuePriorities: prio,
+		})
+	}
+	ci := vk.DeviceCreateInfo{
+		SType:                   vk.StructureTypeDeviceCreateInfo,
+		PNext:                   pnext,
+		QueueCreateInfoCount:    uint32(len(qcis)),
+		PQueueCreateInfos:       qcis,
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: exts,
+	}
+	var h vk.Device // a local: cgo refuses a pointer into d, which holds Go pointers
+	if r := vk.CreateDevice(pd, &ci, nil, &h); r != vk.Success {
+		return nil, fmt.Errorf("vk: vkCreateDevice on %s: %w", caps.Name, vk.Error(r))
+	}
+	d.Handle = h
+	for _, f := range caps.Families {
+		if f.Count == 0 {
+			continue
+		}
+		var q vk.Queue
+		vk.GetDeviceQueue(d.Handle, f.Index, 0, &q)
+		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
+	}
+	if wantHQR {
+		d.resetQP, _ = deviceProc(in.Handle, d.Handle, "vkResetQueryPool", "vkResetQueryPoolEXT")
+		d.HostQueryReset = d.resetQP != nil
+	}
+	if d.Calibrated != "" {
+		if d.Calibrated == KHRCalibratedTimestamps {
+			d.calibrated, _ = deviceProc(in.Handle, d.Handle, "vkGetCalibratedTimestampsKHR", "vkGetCalibratedTimestampsEXT")
+		} else {
+			d.calibrated, _ = deviceProc(in.Handle, d.Handle, "vkGetCalibratedTimestampsEXT")
+		}
+		if d.calibrated == nil {
+			d.Calibrated = ""
+		}
+	}
+	if in.DebugUtils {
+		d.beginLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdBeginDebugUtilsLabelEXT")
+		d.endLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdEndDebugUtilsLabelEXT")
+	}
+	return d, nil
+}
+
+// Close waits for the device to go idle and destroys it, and the instance
+// when Open created it.
+func (d *Device) Close() {
+	if d == nil || d.Handle == nil {
+		return
+	}
+	vk.DeviceWaitIdle(d.Handle)
+	vk.DestroyDevice(d.Handle, nil)
+	d.Handle = nil
+	if d.ownsInstance {
+		d.Instance.Destroy()
+	}
+}
+
+// QueueFor returns the first queue whose flags contain want ("graphics",
+// "compute", "transfer").
+func (d *Device) QueueFor(want string) (Queue, bool) {
+	for _, q := range d.Queues {
+		if strings.Contains(q.Flags, want) {
+			return q, true
+		}
+	}
+	return Queue{}, false
+}
+
+// ResetQueryPool resets queries on the host (vkResetQueryPool).
+func (d *Device) ResetQueryPool(pool vk.QueryPool, first, count uint32) error {
+	if d.resetQP == nil {
+		return &MissingError{"vkResetQueryPool", "hostQueryReset is not enabled on " + d.Caps.Name}
+	}
+	C.fs_reset_query_pool(C.fsPFN(d.resetQP), C.fsVkDevice(unsafe.Pointer(d.Handle)),
+		C.fsVkQueryPool(handle64(pool)), C.uint32_t(first), C.uint32_t(count))
+	return nil
+}
+
+// MaxCalibrationDomains is the most domains one CalibratedTimestamps call takes.
+const MaxCalibrationDomains = 4
+
+// CalibratedTimestamps reads the given time domains as close together as the
+// driver can (vkGetCalibratedTimestamps{KHR,EXT}) into out, and returns the
+// driver's maxDeviation in ns. It does not allocate.
+func (d *Device) CalibratedTimestamps(domains []TimeDomain, out []uint64) (maxDeviation uint64, err error) {
+	if d.calibrated == nil {
+		return 0, &MissingError{"vkGetCalibratedTimestamps", "neither " + KHRCalibratedTimestamps + " nor " +
+			ExtCalibratedTimestamps + " is enabled on " + d.Caps.Name}
+	}
+	n := len(domains)
+	if n == 0 || n > MaxCalibrationDomains || len(out) < n {
+		return 0, fmt.Errorf("vk: CalibratedTimestamps: %d domains, %d outputs (1..%d domains)", n, len(out), MaxCalibrationDomains)
+	}
+	var infos [MaxCalibrationDomains]C.fsCalibratedTimestampInfo
+	var ts [MaxCalibrationDomains]C.uint64_t
+	for i, dom := range domains {
+		infos[i].sType = 1000184000
+		infos[i].timeDomain = C.int32_t(dom)
+	}
+	var dev C.uint64_t
+	r := C.fs_get_calibrated_timestamps(C.fsPFN(d.calibrated), C.fsVkDevice(unsafe.Pointer(d.Handle)),
+		C.uint32_t(n), &infos[0], &ts[0], &dev)
+	if r != 0 {
+		return 0, fmt.Errorf("vk: vkGetCalibratedTimestamps: %w", vk.Error(vk.Result(r)))
+	}
+	for i := 0; i < n; i++ {
+		out[i] = uint64(ts[i])
+	}
+	return uint64(dev), nil
+}
+
+// Label is a debug-utils label name kept in C memory, made once.
+type Label struct{ c *C.char }
+
+// NewLabel copies name into C memory for the life of the process.
+func NewLabel(name string) Label { return Label{C.CString(name)} }
+
+// HasLabels reports whether debug-utils labels can be recorded.
+func (d *Device) HasLabels() bool { return d.beginLabel != nil && d.endLabel != nil }
+
+// CmdBeginLabel records vkCmdBeginDebugUtilsLabelEXT; a no-op without the extension.
+func (d *Device) CmdBeginLabel(cmd vk.CommandBuffer, l Label) {
+	if d.beginLabel == nil || l.c == nil {
+		return
+	}
+	C.fs_cmd_begin_label(C.fsPFN(d.beginLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)), l.c)
+}
+
+// CmdEndLabel records vkCmdEndDebugUtilsLabelEXT; a no-op without the extension.
+func (d *Device) CmdEndLabel(cmd vk.CommandBuffer) {
+	if d.endLabel == nil {
+		return
+	}
+	C.fs_cmd_end_label(C.fsPFN(d.endLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)))
+}

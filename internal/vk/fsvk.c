@@ -1,0 +1,218 @@
+#include "fsvk.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef fsPFN (*fsPFN_GetInstanceProcAddr)(fsVkInstance, const char *);
+typedef fsPFN (*fsPFN_GetDeviceProcAddr)(fsVkDevice, const char *);
+
+static void *loader_lib;
+static fsPFN_GetInstanceProcAddr gipa;
+
+int fs_open_loader(const char *name, char *err, size_t errlen) {
+	if (gipa != NULL) {
+		return 0;
+	}
+	void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
+		return -1;
+	}
+	void *sym = dlsym(lib, "vkGetInstanceProcAddr");
+	if (sym == NULL) {
+		snprintf(err, errlen, "%s has no vkGetInstanceProcAddr", name);
+		dlclose(lib);
+		return -1;
+	}
+	loader_lib = lib;
+	gipa = (fsPFN_GetInstanceProcAddr)sym;
+	return 0;
+}
+
+void *fs_get_instance_proc_addr_ptr(void) { return (void *)gipa; }
+
+fsPFN fs_instance_proc(fsVkInstance instance, const char *name) {
+	if (gipa == NULL) {
+		return NULL;
+	}
+	return gipa(instance, name);
+}
+
+fsPFN fs_device_proc(fsVkInstance instance, fsVkDevice device, const char *name) {
+	fsPFN_GetDeviceProcAddr gdpa = (fsPFN_GetDeviceProcAddr)fs_instance_proc(instance, "vkGetDeviceProcAddr");
+	if (gdpa == NULL) {
+		return NULL;
+	}
+	return gdpa(device, name);
+}
+
+typedef fsVkResult (*fsPFN_GetCalibrateableTimeDomains)(fsVkPhysicalDevice, uint32_t *, int32_t *);
+fsVkResult fs_get_calibrateable_time_domains(fsPFN fn, fsVkPhysicalDevice pd, uint32_t *count, int32_t *domains) {
+	return ((fsPFN_GetCalibrateableTimeDomains)fn)(pd, count, domains);
+}
+
+typedef fsVkResult (*fsPFN_GetCalibratedTimestamps)(fsVkDevice, uint32_t, const fsCalibratedTimestampInfo *,
+	uint64_t *, uint64_t *);
+fsVkResult fs_get_calibrated_timestamps(fsPFN fn, fsVkDevice dev, uint32_t count,
+	const fsCalibratedTimestampInfo *infos, uint64_t *timestamps, uint64_t *maxDeviation) {
+	return ((fsPFN_GetCalibratedTimestamps)fn)(dev, count, infos, timestamps, maxDeviation);
+}
+
+typedef void (*fsPFN_ResetQueryPool)(fsVkDevice, fsVkQueryPool, uint32_t, uint32_t);
+void fs_reset_query_pool(fsPFN fn, fsVkDevice dev, fsVkQueryPool pool, uint32_t first, uint32_t count) {
+	((fsPFN_ResetQueryPool)fn)(dev, pool, first, count);
+}
+
+typedef void (*fsPFN_CmdBeginLabel)(fsVkCommandBuffer, const fsDebugUtilsLabel *);
+void fs_cmd_begin_label(fsPFN fn, fsVkCommandBuffer cmd, const char *name) {
+	fsDebugUtilsLabel l;
+	memset(&l, 0, sizeof l);
+	l.sType = 1000128002;
+	l.pLabelName = name;
+	((fsPFN_CmdBeginLabel)fn)(cmd, &l);
+}
+
+typedef void (*fsPFN_CmdEndLabel)(fsVkCommandBuffer);
+void fs_cmd_end_label(fsPFN fn, fsVkCommandBuffer cmd) { ((fsPFN_CmdEndLabel)fn)(cmd); }
+
+typedef void (*fsPFN_GetFeatures2)(fsVkPhysicalDevice, fsPhysicalDeviceFeatures2 *);
+int fs_host_query_reset_supported(fsPFN fn, fsVkPhysicalDevice pd) {
+	fsPhysicalDeviceFeatures2 f;
+	fsHostQueryResetFeatures hqr;
+	memset(&f, 0, sizeof f);
+	memset(&hqr, 0, sizeof hqr);
+	f.sType = 1000059000;
+	hqr.sType = 1000261000;
+	f.pNext = &hqr;
+	((fsPFN_GetFeatures2)fn)(pd, &f);
+	return hqr.hostQueryReset != 0;
+}
+
+typedef struct {
+	int32_t sType; // 1000196000 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES
+	void *pNext;
+	uint32_t driverID;
+	char driverName[256];
+	char driverInfo[256];
+	uint8_t conformance[4];
+} fsPhysicalDeviceDriverProperties;
+
+typedef struct {
+	int32_t sType; // 1000059001 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+	void *pNext;
+	uint8_t properties[1024]; // VkPhysicalDeviceProperties (824 bytes on x86-64), unused here
+} fsPhysicalDeviceProperties2;
+
+typedef void (*fsPFN_GetProperties2)(fsVkPhysicalDevice, fsPhysicalDeviceProperties2 *);
+int fs_get_driver_info(fsPFN fn, fsVkPhysicalDevice pd, fsDriverInfo *out) {
+	fsPhysicalDeviceDriverProperties drv;
+	fsPhysicalDeviceProperties2 p2;
+	memset(&drv, 0, sizeof drv);
+	memset(&p2, 0, sizeof p2);
+	drv.sType = 1000196000;
+	p2.sType = 1000059001;
+	p2.pNext = &drv;
+	((fsPFN_GetProperties2)fn)(pd, &p2);
+	out->driverID = drv.driverID;
+	memcpy(out->driverName, drv.driverName, sizeof out->driverName);
+	memcpy(out->driverInfo, drv.driverInfo, sizeof out->driverInfo);
+	out->driverName[255] = 0;
+	out->driverInfo[255] = 0;
+	return 0;
+}
+
+// ---- Validation messages: counted by severity, kept in a small ring. ----
+
+typedef struct {
+	int32_t sType;
+	const void *pNext;
+	uint32_t flags;
+	const char *pMessageIdName;
+	int32_t messageIdNumber;
+	const char *pMessage;
+	// further members unused
+} fsDebugUtilsMessengerCallbackData;
+
+typedef uint32_t (*fsPFN_DebugCallback)(uint32_t severity, uint32_t types,
+	const fsDebugUtilsMessengerCallbackData *data, void *user);
+
+typedef struct {
+	int32_t sType; // 1000128004
+	const void *pNext;
+	uint32_t flags;
+	uint32_t messageSeverity;
+	uint32_t messageType;
+	fsPFN_DebugCallback pfnUserCallback;
+	void *pUserData;
+} fsDebugUtilsMessengerCreateInfo;
+
+#define FS_RING 64
+#define FS_MSG 1024
+static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t msg_counts[4]; // verbose, info, warning, error
+static char msg_ring[FS_RING][FS_MSG];
+static uint64_t msg_head, msg_tail;
+
+static uint32_t fs_debug_callback(uint32_t severity, uint32_t types,
+	const fsDebugUtilsMessengerCallbackData *data, void *user) {
+	(void)types;
+	(void)user;
+	int idx = 0;
+	if (severity & 0x1000) idx = 3;      // ERROR
+	else if (severity & 0x100) idx = 2;  // WARNING
+	else if (severity & 0x10) idx = 1;   // INFO
+	pthread_mutex_lock(&msg_mu);
+	msg_counts[idx]++;
+	if (idx >= 2) {
+		if (msg_head - msg_tail == FS_RING) {
+			msg_tail++;
+		}
+		snprintf(msg_ring[msg_head % FS_RING], FS_MSG, "%s: %s",
+			idx == 3 ? "error" : "warning",
+			(data && data->pMessage) ? data->pMessage : "(no message)");
+		msg_head++;
+	}
+	pthread_mutex_unlock(&msg_mu);
+	return 0; // VK_FALSE: do not abort the call
+}
+
+typedef fsVkResult (*fsPFN_CreateMessenger)(fsVkInstance, const fsDebugUtilsMessengerCreateInfo *, const void *,
+	fsVkDebugUtilsMessenger *);
+fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out) {
+	fsDebugUtilsMessengerCreateInfo ci;
+	memset(&ci, 0, sizeof ci);
+	ci.sType = 1000128004;
+	ci.messageSeverity = 0x100 | 0x1000;    // WARNING | ERROR
+	ci.messageType = 0x1 | 0x2 | 0x4;        // GENERAL | VALIDATION | PERFORMANCE
+	ci.pfnUserCallback = fs_debug_callback;
+	return ((fsPFN_CreateMessenger)create)(instance, &ci, NULL, out);
+}
+
+typedef void (*fsPFN_DestroyMessenger)(fsVkInstance, fsVkDebugUtilsMessenger, const void *);
+void fs_destroy_messenger(fsPFN destroy, fsVkInstance instance, fsVkDebugUtilsMessenger m) {
+	((fsPFN_DestroyMessenger)destroy)(instance, m, NULL);
+}
+
+uint64_t fs_messages_count(int i) {
+	pthread_mutex_lock(&msg_mu);
+	uint64_t n = (i >= 0 && i < 4) ? msg_counts[i] : 0;
+	pthread_mutex_unlock(&msg_mu);
+	return n;
+}
+
+// fs_messages_take copies the oldest kept message into buf and drops it from
+// the ring. It returns 0 when the ring is empty.
+int fs_messages_take(char *buf, int buflen) {
+	int ok = 0;
+	pthread_mutex_lock(&msg_mu);
+	if (msg_tail != msg_head) {
+		snprintf(buf, (size_t)buflen, "%s", msg_ring[msg_tail % FS_RING]);
+		msg_tail++;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&msg_mu);
+	return ok;
+}

@@ -1,0 +1,75 @@
+// Minimal Vulkan declarations for the entry points vulkan-go lacks. They are
+// written out here, not taken from <vulkan/vulkan.h>, so that this package
+// builds without libvulkan-dev. Layouts and values are Vulkan's ABI.
+#ifndef FSVK_H
+#define FSVK_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+typedef int32_t fsVkResult;
+typedef uint32_t fsVkBool32;
+typedef void *fsVkInstance;
+typedef void *fsVkPhysicalDevice;
+typedef void *fsVkDevice;
+typedef void *fsVkCommandBuffer;
+typedef uint64_t fsVkQueryPool;
+typedef uint64_t fsVkDebugUtilsMessenger;
+typedef void (*fsPFN)(void);
+
+// VkCalibratedTimestampInfoKHR == VkCalibratedTimestampInfoEXT.
+typedef struct {
+	int32_t sType; // 1000184000
+	const void *pNext;
+	int32_t timeDomain;
+} fsCalibratedTimestampInfo;
+
+typedef struct {
+	int32_t sType; // 1000128002 VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT
+	const void *pNext;
+	const char *pLabelName;
+	float color[4];
+} fsDebugUtilsLabel;
+
+typedef struct {
+	int32_t sType; // 1000261000 VkPhysicalDeviceHostQueryResetFeatures
+	void *pNext;
+	fsVkBool32 hostQueryReset;
+} fsHostQueryResetFeatures;
+
+typedef struct {
+	int32_t sType; // 1000059000 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
+	void *pNext;
+	fsVkBool32 features[55]; // VkPhysicalDeviceFeatures: 55 VkBool32
+} fsPhysicalDeviceFeatures2;
+
+// Loader.
+int fs_open_loader(const char *name, char *err, size_t errlen);
+void *fs_get_instance_proc_addr_ptr(void);
+fsPFN fs_instance_proc(fsVkInstance instance, const char *name);
+fsPFN fs_device_proc(fsVkInstance instance, fsVkDevice device, const char *name);
+
+// Trampolines: call a loaded entry point.
+fsVkResult fs_get_calibrateable_time_domains(fsPFN fn, fsVkPhysicalDevice pd, uint32_t *count, int32_t *domains);
+fsVkResult fs_get_calibrated_timestamps(fsPFN fn, fsVkDevice dev, uint32_t count,
+	const fsCalibratedTimestampInfo *infos, uint64_t *timestamps, uint64_t *maxDeviation);
+void fs_reset_query_pool(fsPFN fn, fsVkDevice dev, fsVkQueryPool pool, uint32_t first, uint32_t count);
+void fs_cmd_begin_label(fsPFN fn, fsVkCommandBuffer cmd, const char *name);
+void fs_cmd_end_label(fsPFN fn, fsVkCommandBuffer cmd);
+int fs_host_query_reset_supported(fsPFN features2, fsVkPhysicalDevice pd);
+
+// VkPhysicalDeviceDriverProperties read through vkGetPhysicalDeviceProperties2.
+typedef struct {
+	uint32_t driverID;
+	char driverName[256];
+	char driverInfo[256];
+} fsDriverInfo;
+int fs_get_driver_info(fsPFN props2, fsVkPhysicalDevice pd, fsDriverInfo *out);
+
+// Validation messages.
+fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out);
+void fs_destroy_messenger(fsPFN destroy, fsVkInstance instance, fsVkDebugUtilsMessenger m);
+uint64_t fs_messages_count(int severity_index);
+int fs_messages_take(char *buf, int buflen);
+
+#endif

@@ -1,0 +1,207 @@
+package vk
+
+/*
+#include "fsvk.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// ValidationLayer is the Khronos validation layer's name.
+const ValidationLayer = "VK_LAYER_KHRONOS_validation"
+
+// ErrNoValidation is returned when validation is required but the layer
+// is not installed.
+var ErrNoValidation = errors.New("vk: validation layer " + ValidationLayer +
+	" not found; install Debian's vulkan-validationlayers")
+
+// InstanceConfig configures NewInstance.
+type InstanceConfig struct {
+	AppName string
+	// Validation enables the Khronos validation layer when it is installed,
+	// with a messenger that counts its warnings and errors.
+	Validation bool
+	// RequireValidation makes a missing layer an error.
+	RequireValidation bool
+}
+
+// Instance is a VkInstance with the instance-level entry points Framescope
+// loads itself.
+type Instance struct {
+	Handle     vk.Instance
+	Validation bool // the validation layer is on
+	DebugUtils bool // VK_EXT_debug_utils is enabled
+
+	timeDomains     proc // vkGetPhysicalDeviceCalibrateableTimeDomains{KHR,EXT}
+	features2       proc // vkGetPhysicalDeviceFeatures2
+	properties2     proc // vkGetPhysicalDeviceProperties2
+	createMessenger proc
+	destroyMsg      proc
+	messenger       C.fsVkDebugUtilsMessenger
+}
+
+func cstr(s string) string { return s + "\x00" }
+
+// InstanceExtensions lists the instance extensions the loader offers.
+func InstanceExtensions() (map[string]bool, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	var n uint32
+	if r := vk.EnumerateInstanceExtensionProperties("", &n, nil); r != vk.Success {
+		return nil, fmt.Errorf("vk: vkEnumerateInstanceExtensionProperties: %w", vk.Error(r))
+	}
+	props := make([]vk.ExtensionProperties, n)
+	if r := vk.EnumerateInstanceExtensionProperties("", &n, props); r != vk.Success && r != vk.Incomplete {
+		return nil, fmt.Errorf("vk: vkEnumerateInstanceExtensionProperties: %w", vk.Error(r))
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vk.ToString(props[i].ExtensionName[:])] = true
+	}
+	return out, nil
+}
+
+// InstanceLayers lists the installed instance layers.
+func InstanceLayers() (map[string]bool, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	var n uint32
+	if r := vk.EnumerateInstanceLayerProperties(&n, nil); r != vk.Success {
+		return nil, fmt.Errorf("vk: vkEnumerateInstanceLayerProperties: %w", vk.Error(r))
+	}
+	props := make([]vk.LayerProperties, n)
+	if r := vk.EnumerateInstanceLayerProperties(&n, props); r != vk.Success && r != vk.Incomplete {
+		return nil, fmt.Errorf("vk: vkEnumerateInstanceLayerProperties: %w", vk.Error(r))
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vk.ToString(props[i].LayerName[:])] = true
+	}
+	return out, nil
+}
+
+// NewInstance loads Vulkan and creates an instance for API 1.3.
+func NewInstance(cfg InstanceConfig) (*Instance, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	exts, err := InstanceExtensions()
+	if err != nil {
+		return nil, err
+	}
+	var layers []string
+	validation := false
+	if cfg.Validation || cfg.RequireValidation {
+		have, err := InstanceLayers()
+		if err != nil {
+			return nil, err
+		}
+		if have[ValidationLayer] {
+			layers = append(layers, cstr(ValidationLayer))
+			validation = true
+		} else if cfg.RequireValidation {
+			return nil, ErrNoValidation
+		}
+	}
+	var extNames []string
+	debugUtils := exts["VK_EXT_debug_utils"]
+	if debugUtils {
+		extNames = append(extNames, cstr("VK_EXT_debug_utils"))
+	}
+	name := cfg.AppName
+	if name == "" {
+		name = "framescope"
+	}
+	app := vk.ApplicationInfo{
+		SType:            vk.StructureTypeApplicationInfo,
+		PApplicationName: cstr(name),
+		PEngineName:      cstr("framescope"),
+		ApiVersion:       vk.MakeVersion(1, 3, 0),
+	}
+	ci := vk.InstanceCreateInfo{
+		SType:                   vk.StructureTypeInstanceCreateInfo,
+		PApplicationInfo:        &app,
+		EnabledLayerCount:       uint32(len(layers)),
+		PpEnabledLayerNames:     layers,
+		EnabledExtensionCount:   uint32(len(extNames)),
+		PpEnabledExtensionNames: extNames,
+	}
+	var h vk.Instance
+	if r := vk.CreateInstance(&ci, nil, &h); r != vk.Success {
+		return nil, fmt.Errorf("vk: vkCreateInstance: %w", vk.Error(r))
+	}
+	if err := vk.InitInstance(h); err != nil {
+		vk.DestroyInstance(h, nil)
+		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
+	}
+	in := &Instance{Handle: h, Validation: validation, DebugUtils: debugUtils}
+	in.timeDomains, _ = instanceProc(h, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+		"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT")
+	in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2", "vkGetPhysicalDeviceFeatures2KHR")
+	in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2", "vkGetPhysicalDeviceProperties2KHR")
+	if debugUtils {
+		in.createMessenger, _ = instanceProc(h, "vkCreateDebugUtilsMessengerEXT")
+		in.destroyMsg, _ = instanceProc(h, "vkDestroyDebugUtilsMessengerEXT")
+		if validation && in.createMessenger != nil {
+			r := C.fs_create_messenger(C.fsPFN(in.createMessenger), C.fsVkInstance(unsafe.Pointer(h)), &in.messenger)
+			if r != 0 {
+				in.Destroy()
+				return nil, fmt.Errorf("vk: vkCreateDebugUtilsMessengerEXT: %w", vk.Error(vk.Result(r)))
+			}
+		}
+	}
+	return in, nil
+}
+
+// Destroy destroys the instance. Destroy devices first.
+func (in *Instance) Destroy() {
+	if in == nil || in.Handle == nil {
+		return
+	}
+	if in.messenger != 0 && in.destroyMsg != nil {
+		C.fs_destroy_messenger(C.fsPFN(in.destroyMsg), C.fsVkInstance(unsafe.Pointer(in.Handle)), in.messenger)
+		in.messenger = 0
+	}
+	vk.DestroyInstance(in.Handle, nil)
+	in.Handle = nil
+}
+
+// PhysicalDevices lists the instance's physical devices in the loader's order.
+func (in *Instance) PhysicalDevices() ([]vk.PhysicalDevice, error) {
+	var n uint32
+	if r := vk.EnumeratePhysicalDevices(in.Handle, &n, nil); r != vk.Success {
+		return nil, fmt.Errorf("vk: vkEnumeratePhysicalDevices: %w", vk.Error(r))
+	}
+	pds := make([]vk.PhysicalDevice, n)
+	if r := vk.EnumeratePhysicalDevices(in.Handle, &n, pds); r != vk.Success && r != vk.Incomplete {
+		return nil, fmt.Errorf("vk: vkEnumeratePhysicalDevices: %w", vk.Error(r))
+	}
+	return pds[:n], nil
+}
+
+// ValidationCounts returns how many validation warnings and errors have been
+// reported since the process started, by every instance with validation on.
+func ValidationCounts() (warnings, errors uint64) {
+	return uint64(C.fs_messages_count(2)), uint64(C.fs_messages_count(3))
+}
+
+// TakeValidationMessages returns the warnings and errors kept since the last
+// call (the latest 64 at most) and forgets them.
+func TakeValidationMessages() []string {
+	var out []string
+	var buf [1100]C.char
+	for C.fs_messages_take(&buf[0], C.int(len(buf))) != 0 {
+		out = append(out, C.GoString(&buf[0]))
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package vk_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+type (
+	Config       = vk.Config
+	TimeDomain   = vk.TimeDomain
+	MissingError = vk.MissingError
+)
+
+const (
+	TimeDomainDevice         = vk.TimeDomainDevice
+	TimeDomainClockMonotonic = vk.TimeDomainClockMonotonic
+)
+
+func openTest(t *testing.T, cfg Config) *vk.Device { return vktest.Open(t, cfg) }
+
+func TestOpenAndCaps(t *testing.T) {
+	d := openTest(t, Config{})
+	c := d.Caps
+	t.Logf("device %q type %s api %s driver %q %q period %v ns domains %v calibrated %q hostQueryReset %v",
+		c.Name, c.Type, c.APIVersion, c.DriverName, c.DriverInfo, c.TimestampPeriod, c.TimeDomains, d.Calibrated, d.HostQueryReset)
+	if c.Name == "" {
+		t.Error("empty device name")
+	}
+	if c.TimestampPeriod <= 0 {
+		t.Errorf("timestampPeriod %v", c.TimestampPeriod)
+	}
+	if len(d.Queues) == 0 {
+		t.Fatal("no queues")
+	}
+	for _, f := range c.Families {
+		if f.TimestampValidBits > 64 {
+			t.Errorf("family %d: %d valid bits", f.Index, f.TimestampValidBits)
+		}
+	}
+}
+
+func TestCalibratedTimestamps(t *testing.T) {
+	d := openTest(t, Config{})
+	if d.Calibrated == "" {
+		t.Skipf("%s has no calibrated timestamps", d.Caps.Name)
+	}
+	doms := []TimeDomain{TimeDomainDevice, TimeDomainClockMonotonic}
+	var out [2]uint64
+	dev, err := d.CalibratedTimestamps(doms, out[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0] == 0 || out[1] == 0 {
+		t.Errorf("zero timestamps %v", out)
+	}
+	t.Logf("device %d host %d maxDeviation %d", out[0], out[1], dev)
+	if _, err := d.CalibratedTimestamps(nil, out[:]); err == nil {
+		t.Error("no domains: want an error")
+	}
+}
+
+func TestMissingEntryPoints(t *testing.T) {
+	d := openTest(t, Config{NoCalibrated: true, NoHostQueryReset: true})
+	if d.Calibrated != "" || d.HostQueryReset {
+		t.Fatalf("extension left on: %q %v", d.Calibrated, d.HostQueryReset)
+	}
+	var out [2]uint64
+	_, err := d.CalibratedTimestamps([]TimeDomain{TimeDomainDevice, TimeDomainClockMonotonic}, out[:])
+	var me *MissingError
+	if err == nil || !asMissing(err, &me) {
+		t.Errorf("want a MissingError, got %v", err)
+	}
+	if err := d.ResetQueryPool(nil, 0, 1); err == nil || !asMissing(err, &me) {
+		t.Errorf("want a MissingError, got %v", err)
+	}
+}
+
+func asMissing(err error, me **MissingError) bool { return errors.As(err, me) }
+
+// The validation layer is really on: a bad reset is reported.
+func TestValidationCatchesMisuse(t *testing.T) {
+	d := vktest.OpenUnchecked(t, Config{})
+	if !d.Instance.Validation {
+		t.Skip("validation layer not installed")
+	}
+	_, e0 := vk.ValidationCounts()
+	// A create-info with the wrong sType: the driver ignores it, the layer must not.
+	ci := vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeEventCreateInfo, QueryType: vkg.QueryTypeTimestamp, QueryCount: 2}
+	var pool vkg.QueryPool
+	if r := vkg.CreateQueryPool(d.Handle, &ci, nil, &pool); r == vkg.Success {
+		defer vkg.DestroyQueryPool(d.Handle, pool, nil)
+	}
+	_, e1 := vk.ValidationCounts()
+	msgs := vk.TakeValidationMessages()
+	if e1 == e0 || len(msgs) == 0 {
+		t.Fatalf("validation reported nothing for a wrong sType")
+	}
+	t.Logf("caught: %.120s", msgs[len(msgs)-1])
+}
+
+func TestSelectByName(t *testing.T) {
+	d := openTest(t, Config{})
+	name := d.Caps.Name
+	in := d.Instance
+	if _, _, err := in.SelectPhysical("no such device xyz"); err == nil {
+		t.Error("want an error for an unknown name")
+	}
+	if _, _, err := in.SelectPhysical("99"); err == nil {
+		t.Error("want an error for an index out of range")
+	}
+	_, pd, err := in.SelectPhysical(name[:3])
+	if err != nil || pd == nil {
+		t.Errorf("select %q: %v", name[:3], err)
+	}
+}
