@@ -1,0 +1,169 @@
+package timeline
+
+import (
+	"slices"
+)
+
+// frameState is the recorder's frame bookkeeping.
+type frameState struct {
+	open        Frame  // the frame in progress; ID 0 when none
+	lastID      uint64 // the last frame ID given out
+	lastEnded   uint64 // the last frame ended
+	lastEndTime int64
+	ended       uint64 // frames ended so far
+
+	gpuFrames map[uint64]*gpuFrame // GPU busy intervals of unsettled frames
+
+	framesTrack  TrackID
+	frameName    NameID
+	cpuTimeTrack TrackID
+	gpuTimeTrack TrackID
+	droppedTrack TrackID
+	lastGPUDrops uint64
+}
+
+// gpuFrame gathers the outermost GPU spans of one frame, to sample its
+// GPU busy time once it has settled.
+type gpuFrame struct {
+	ivs [][2]int64
+}
+
+// BeginFrame begins the next frame and returns its ID (1, 2, 3...). CPU
+// spans begun from now on carry it. A frame still open is ended first,
+// which counts as misuse.
+func (r *Recorder) BeginFrame() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.open.ID != 0 {
+		r.stats.Misuse++
+		r.endFrameLocked(Now())
+	}
+	r.lastID++
+	r.open = Frame{ID: r.lastID, Start: Now()}
+	r.frame.Store(r.lastID)
+	return r.lastID
+}
+
+// EndFrame ends the frame in progress and returns its CPU duration in ns
+// (0, counted as misuse, when no frame is open). It collects the CPU
+// tracks, samples the per-frame counters, settles the GPU time of older
+// frames, expires old submission keys, evicts what left the window, and
+// flushes to the sink every Options.FlushEvery frames. A program may
+// compare the duration with a budget and call Dump.
+func (r *Recorder) EndFrame() int64 {
+	r.mu.Lock()
+	if r.open.ID == 0 {
+		r.stats.Misuse++
+		r.mu.Unlock()
+		return 0
+	}
+	d := r.endFrameLocked(Now())
+	flush := r.opt.Sink != nil && r.opt.FlushEvery > 0 && r.ended%uint64(r.opt.FlushEvery) == 0
+	r.mu.Unlock()
+	if flush {
+		_ = r.Flush() // counted in Stats.SinkErrors
+	}
+	return d
+}
+
+// endFrameLocked ends the open frame at now. The caller holds mu.
+func (r *Recorder) endFrameLocked(now int64) int64 {
+	f := r.open
+	f.End = now
+	r.open = Frame{}
+	r.frame.Store(0)
+	r.frames = append(r.frames, f)
+	r.lastEnded = f.ID
+	r.lastEndTime = now
+	r.ended++
+
+	r.builtin(&r.framesTrack, "Frames", TrackFrames, UnitNone)
+	if r.frameName == 0 {
+		r.frameName = r.nameLocked("frame")
+	}
+	r.appendSpan(Span{Track: r.framesTrack, Name: r.frameName, Start: f.Start, End: f.End, Frame: f.ID})
+	r.builtin(&r.cpuTimeTrack, "CPU time per frame", TrackCounter, UnitNs)
+	r.samples = append(r.samples, Sample{Track: r.cpuTimeTrack, Time: now, Value: float64(f.End - f.Start)})
+
+	r.collectCPU()
+	r.settleGPUFrames(false)
+	if g := r.drops.Zones + r.drops.Unmatched + r.drops.Unconverted; g != r.lastGPUDrops {
+		r.lastGPUDrops = g
+		r.builtin(&r.droppedTrack, "GPU zones dropped", TrackCounter, UnitCount)
+		r.samples = append(r.samples, Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})
+	}
+	r.expireKeys(false)
+	r.maybeCompact()
+	return f.End - f.Start
+}
+
+// builtin defines one of the recorder's own tracks on first use. The
+// caller holds mu.
+func (r *Recorder) builtin(id *TrackID, name string, kind TrackKind, unit Unit) {
+	if *id == 0 {
+		*id = r.addTrack(Track{Kind: kind, Name: name, Unit: unit, Order: -1})
+	}
+}
+
+// noteGPUFrame adds an outermost GPU span of frame f to its frame's busy
+// time, if that frame has not settled yet. The caller holds mu.
+func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
+	if frame == 0 || frame > r.lastID+1 {
+		return
+	}
+	settle := uint64(r.opt.SettleFrames)
+	if r.lastEnded >= settle && frame <= r.lastEnded-settle {
+		return // already sampled
+	}
+	g := r.gpuFrames[frame]
+	if g == nil {
+		g = &gpuFrame{}
+		r.gpuFrames[frame] = g
+	}
+	if len(g.ivs) < 1<<16 {
+		g.ivs = append(g.ivs, [2]int64{start, end})
+	}
+}
+
+// settleGPUFrames samples the GPU busy time of every frame that has
+// settled (all of them when all is set). The caller holds mu.
+func (r *Recorder) settleGPUFrames(all bool) {
+	settle := uint64(r.opt.SettleFrames)
+	for id, g := range r.gpuFrames {
+		if !all && (r.lastEnded < settle || id > r.lastEnded-settle) {
+			continue
+		}
+		delete(r.gpuFrames, id)
+		if len(g.ivs) == 0 {
+			continue
+		}
+		busy, last := unionLen(g.ivs)
+		r.builtin(&r.gpuTimeTrack, "GPU time per frame", TrackCounter, UnitNs)
+		r.samples = append(r.samples, Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
+	}
+}
+
+// unionLen returns the total length covered by the intervals and the
+// latest end.
+func unionLen(ivs [][2]int64) (total, last int64) {
+	slices.SortFunc(ivs, func(a, b [2]int64) int {
+		switch {
+		case a[0] < b[0]:
+			return -1
+		case a[0] > b[0]:
+			return 1
+		}
+		return 0
+	})
+	cs, ce := ivs[0][0], ivs[0][1]
+	for _, iv := range ivs[1:] {
+		if iv[0] > ce {
+			total += ce - cs
+			cs, ce = iv[0], iv[1]
+		} else if iv[1] > ce {
+			ce = iv[1]
+		}
+	}
+	total += ce - cs
+	return total, ce
+}

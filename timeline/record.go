@@ -1,0 +1,275 @@
+package timeline
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Recorder. The zero Options keep everything in memory
+// until Dump, with no sink.
+type Options struct {
+	// Process names the traced process in every Trace the recorder makes.
+	Process Process
+
+	// WindowFrames, when > 0, makes the recorder a flight recorder that
+	// keeps the last WindowFrames ended frames (and the frame in
+	// progress): spans of older frames, and spans outside any frame that
+	// ended before the oldest kept frame began, are evicted.
+	WindowFrames int
+	// WindowDuration, when > 0, keeps only what ended in the last
+	// WindowDuration. With both windows set, data must be in both.
+	WindowDuration time.Duration
+
+	// Sink, when set, receives finished data in batches (see Sink) on
+	// Flush, on Close, and every FlushEvery frames. Data handed to the
+	// sink leaves memory unless a window keeps it for Dump.
+	Sink Sink
+	// FlushEvery, when > 0, makes EndFrame flush to the Sink every
+	// FlushEvery frames, on the goroutine calling EndFrame.
+	FlushEvery int
+
+	// SettleFrames is how many frames after a frame ends its GPU results
+	// are still expected: the GPU time of frame F is sampled when frame
+	// F+SettleFrames ends, and a submission key waits that long for its
+	// other end (default 4).
+	SettleFrames int
+	// SettleTimeout bounds that wait in time, for programs with few or no
+	// frames (default 2s).
+	SettleTimeout time.Duration
+
+	// MaxSpans caps the spans held in memory; the oldest go first and are
+	// counted in Drops.Evicted when no sink or dump had them (default 4Mi).
+	MaxSpans int
+	// MaxPendingSpans caps, per CPU track, the spans written but not yet
+	// collected by EndFrame, Flush or Dump; more are dropped and counted in
+	// Drops.Spans (default 16384).
+	MaxPendingSpans int
+	// MaxLanes caps the tracks one GPU queue may spread over; a zone that
+	// fits none is dropped and counted in Drops.Spans (default 32).
+	MaxLanes int
+	// MaxPendingKeys caps the submission keys waiting for their other end;
+	// the oldest expire first (default 65536).
+	MaxPendingKeys int
+}
+
+func (o *Options) setDefaults() {
+	if o.SettleFrames <= 0 {
+		o.SettleFrames = 4
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = 2 * time.Second
+	}
+	if o.MaxSpans <= 0 {
+		o.MaxSpans = 4 << 20
+	}
+	if o.MaxPendingSpans <= 0 {
+		o.MaxPendingSpans = 16384
+	}
+	if o.MaxLanes <= 0 {
+		o.MaxLanes = 32
+	}
+	if o.MaxPendingKeys <= 0 {
+		o.MaxPendingKeys = 65536
+	}
+}
+
+// Stats are the recorder's counts of dropped data and of misuse.
+type Stats struct {
+	Drops Drops // what every Trace from the recorder reports
+	// Misuse counts API misuse that lost nothing: End twice, End out of
+	// order (inner spans ended with it), Submitted outside a span,
+	// EndFrame with no frame, BeginFrame with one open.
+	Misuse uint64
+	// DuplicateKeys counts submission keys claimed by a second CPU span.
+	DuplicateKeys uint64
+	// SubmitsUnmatched counts CPU submissions whose key no GPU span used.
+	SubmitsUnmatched uint64
+	// ZonesUnlinked counts GPU spans whose key no CPU span submitted.
+	ZonesUnlinked uint64
+	// FlowsSplit counts flows not streamed because their ends went to
+	// the sink in different batches.
+	FlowsSplit uint64
+	// SinkErrors counts batches the sink returned an error for.
+	SinkErrors uint64
+}
+
+// Recorder builds one timeline from CPU spans, GPU spans, frames, flows,
+// counters and calibration records. All methods are safe for concurrent
+// use, except that one CPUTrack is used by one goroutine at a time.
+type Recorder struct {
+	frame     atomic.Uint64 // the open frame's ID; 0 between frames
+	maxChunks int
+
+	sinkMu sync.Mutex // orders batches to the sink
+	mu     sync.Mutex
+	opt    Options
+
+	names    []string
+	nameIDs  map[string]NameID
+	tracks   []Track // tracks[i].ID == i+1
+	cpu      []*CPUTrack
+	queues   map[Queue]*queueState
+	queueOf  map[TrackID]*queueState
+	counters map[string]TrackID
+
+	store
+	flowTable
+	frameState
+
+	drops Drops // recorder-level drops, and those the profiler reports
+	stats Stats
+
+	gpuScratch []GPUSpan
+	takeFn     func(t *CPUTrack, r *cpuRec)
+}
+
+// NewRecorder returns a Recorder configured by o.
+func NewRecorder(o Options) *Recorder {
+	o.setDefaults()
+	r := &Recorder{
+		opt:      o,
+		names:    []string{""},
+		nameIDs:  map[string]NameID{"": 0},
+		queues:   map[Queue]*queueState{},
+		queueOf:  map[TrackID]*queueState{},
+		counters: map[string]TrackID{},
+	}
+	r.maxChunks = (o.MaxPendingSpans + chunkSize - 1) / chunkSize
+	if r.maxChunks < 2 {
+		r.maxChunks = 2
+	}
+	r.keys = map[uint64]*keyState{}
+	r.gpuFrames = map[uint64]*gpuFrame{}
+	r.compactAt = minCompact
+	r.takeFn = r.takeCPU
+	return r
+}
+
+// Name registers s once and returns its handle; registering it again
+// returns the same handle.
+func (r *Recorder) Name(s string) NameID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nameLocked(s)
+}
+
+func (r *Recorder) nameLocked(s string) NameID {
+	if id, ok := r.nameIDs[s]; ok {
+		return id
+	}
+	id := NameID(len(r.names))
+	r.names = append(r.names, s)
+	r.nameIDs[s] = id
+	return id
+}
+
+// addTrack defines a track and returns its ID. The caller holds mu.
+func (r *Recorder) addTrack(t Track) TrackID {
+	t.ID = TrackID(len(r.tracks) + 1)
+	r.tracks = append(r.tracks, t)
+	return t.ID
+}
+
+// trackOf returns the track with ID id, or nil. The caller holds mu.
+func (r *Recorder) trackOf(id TrackID) *Track {
+	if id == 0 || int(id) > len(r.tracks) {
+		return nil
+	}
+	return &r.tracks[id-1]
+}
+
+// CPUTrack defines a new CPU track named name (the render loop, a worker)
+// and returns its handle. Each call makes a new track.
+func (r *Recorder) CPUTrack(name string) *CPUTrack {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := new(chunk)
+	t := &CPUTrack{rec: r, cur: c, read: c, nchunks: 1}
+	t.id = r.addTrack(Track{Kind: TrackCPU, Name: name, Order: int32(len(r.cpu))})
+	r.cpu = append(r.cpu, t)
+	return t
+}
+
+// Frame returns the ID of the frame in progress, or 0 between frames.
+func (r *Recorder) Frame() uint64 { return r.frame.Load() }
+
+// AddDrops adds counts of data lost elsewhere (the profiler's full query
+// pools, unconverted zones) to the Drops every Trace reports.
+func (r *Recorder) AddDrops(d Drops) {
+	r.mu.Lock()
+	r.drops = r.drops.Add(d)
+	r.mu.Unlock()
+}
+
+// Stats returns the recorder's counts so far.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	s.Drops = r.totalDrops()
+	for _, t := range r.cpu {
+		s.Misuse += t.misuse.Load()
+	}
+	return s
+}
+
+// totalDrops is the running total of everything dropped. The caller
+// holds mu.
+func (r *Recorder) totalDrops() Drops {
+	d := r.drops
+	for _, t := range r.cpu {
+		d.Spans += t.dropped.Load()
+	}
+	return d
+}
+
+// collectCPU moves every span the CPU tracks have published into the
+// store. The caller holds mu.
+func (r *Recorder) collectCPU() {
+	for _, t := range r.cpu {
+		t.collect(r.takeFn)
+	}
+}
+
+// takeCPU stores one record of track t. The caller holds mu.
+func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
+	if c.kind == recSubmit {
+		if len(t.marks) >= MaxCPUDepth*64 {
+			r.stats.Misuse++
+			return
+		}
+		t.marks = append(t.marks, submitMark{key: c.frame, depth: c.depth})
+		return
+	}
+	seq := r.appendSpan(Span{
+		Track: t.id, Name: c.name, Start: c.start, End: c.end,
+		Frame: c.frame, Depth: c.depth,
+	})
+	if len(t.marks) == 0 {
+		return
+	}
+	kept := t.marks[:0]
+	for _, m := range t.marks {
+		switch {
+		case m.depth == c.depth:
+			r.linkCPU(m.key, seq)
+		case m.depth > c.depth:
+			r.stats.Misuse++ // its span was dropped
+		default:
+			kept = append(kept, m)
+		}
+	}
+	t.marks = kept
+}
+
+// Close settles everything still waiting (submission keys, GPU frame
+// times) and flushes to the sink. The recorder stays usable.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	r.collectCPU()
+	r.expireKeys(true)
+	r.settleGPUFrames(true)
+	r.mu.Unlock()
+	return r.Flush()
+}

@@ -1,0 +1,168 @@
+package timeline
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// GPUSpan is a GPU zone handed to the recorder by the profiler, already on
+// the host clock.
+type GPUSpan struct {
+	Name  NameID
+	Start int64  // host CLOCK_MONOTONIC ns
+	End   int64  // host CLOCK_MONOTONIC ns; End >= Start
+	Frame uint64 // the frame whose command buffers recorded the zone
+	ErrNs uint32 // the clock model's error bound
+	// Depth is the zone's nesting level in its command buffer. It only
+	// breaks ties: a parent and child with equal times keep their order.
+	Depth uint16
+	// Key is the submission that carried the zone (see CPUTrack.Submitted);
+	// 0 for none.
+	Key uint64
+}
+
+// queueState is one GPU queue: its track, its lanes, its clock error
+// counter.
+type queueState struct {
+	q        Queue
+	name     string
+	errTrack TrackID
+	lanes    []*lane // lanes[0] is the queue track
+}
+
+// QueueName is the name of a queue's track, e.g.
+// "NVIDIA H200 / graphics queue 0.0".
+func QueueName(q Queue) string {
+	kind := q.Flags
+	if kind == "" {
+		kind = "gpu"
+	}
+	dev := q.Device
+	if dev == "" {
+		dev = "GPU"
+	}
+	return dev + " / " + kind + " queue " + strconv.FormatUint(uint64(q.Family), 10) + "." + strconv.FormatUint(uint64(q.Index), 10)
+}
+
+// QueueTrack returns the track of queue q, defining it on first use.
+func (r *Recorder) QueueTrack(q Queue) TrackID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queueLocked(q)
+}
+
+func (r *Recorder) queueLocked(q Queue) TrackID {
+	if qs := r.queues[q]; qs != nil {
+		return qs.lanes[0].track
+	}
+	qs := &queueState{q: q, name: QueueName(q)}
+	id := r.addTrack(Track{Kind: TrackGPUQueue, Name: qs.name, Queue: q, Order: int32(len(r.queues))})
+	qs.lanes = []*lane{{track: id}}
+	r.queues[q] = qs
+	r.queueOf[id] = qs
+	return id
+}
+
+// ErrUnknownTrack is returned for a track ID the recorder did not define
+// for the use asked.
+var ErrUnknownTrack = errors.New("timeline: unknown track")
+
+// AddGPUSpans adds GPU zones of the queue whose track is track (from
+// QueueTrack). Zones may come in any batches and order; each goes on the
+// first lane of the queue where it nests properly, a new lane when none
+// fits. Zones with End < Start or an unknown name are dropped, counted
+// in Drops.Spans, and reported in the error; the others are kept.
+func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := r.queueOf[track]
+	if qs == nil {
+		r.drops.Spans += uint64(len(spans))
+		return fmt.Errorf("%w %d for %d GPU spans", ErrUnknownTrack, track, len(spans))
+	}
+	buf := append(r.gpuScratch[:0], spans...)
+	slices.SortFunc(buf, cmpGPUSpan)
+	var bad, full int
+	for i := range buf {
+		g := &buf[i]
+		if g.End < g.Start || int(g.Name) >= len(r.names) {
+			bad++
+			continue
+		}
+		if !r.placeGPU(qs, g) {
+			full++
+		}
+	}
+	r.gpuScratch = buf[:0]
+	r.drops.Spans += uint64(bad + full)
+	r.maybeCompact()
+	if bad > 0 || full > 0 {
+		return fmt.Errorf("timeline: %d GPU spans dropped on %q: %d with End < Start or an unknown name, %d with no free lane", bad+full, qs.name, bad, full)
+	}
+	return nil
+}
+
+// cmpGPUSpan orders spans so that parents come before their children.
+func cmpGPUSpan(a, b GPUSpan) int {
+	switch {
+	case a.Start != b.Start:
+		if a.Start < b.Start {
+			return -1
+		}
+		return 1
+	case a.End != b.End:
+		if a.End > b.End {
+			return -1
+		}
+		return 1
+	case a.Depth != b.Depth:
+		if a.Depth < b.Depth {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// placeGPU puts g on the first lane of qs it fits, adding a lane when
+// needed and allowed. The caller holds mu.
+func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
+	var l *lane
+	var pos int
+	var ls laneSpan
+	for _, c := range qs.lanes {
+		if p, s, ok := c.fit(g.Start, g.End); ok {
+			l, pos, ls = c, p, s
+			break
+		}
+	}
+	if l == nil {
+		if len(qs.lanes) >= r.opt.MaxLanes {
+			return false
+		}
+		n := len(qs.lanes)
+		l = &lane{track: r.addTrack(Track{
+			Kind: TrackGPULane, Name: qs.name + " lane " + strconv.Itoa(n),
+			Parent: qs.lanes[0].track, Order: int32(n), Queue: qs.q, Lane: int32(n),
+		})}
+		qs.lanes = append(qs.lanes, l)
+		pos, ls = 0, laneSpan{start: g.Start, end: g.End}
+	}
+	l.insert(pos, ls)
+	seq := r.appendSpan(Span{
+		Track: l.track, Name: g.Name, Start: g.Start, End: g.End,
+		Frame: g.Frame, Depth: ls.depth, ErrNs: g.ErrNs,
+	})
+	if g.Key != 0 {
+		r.linkGPU(g.Key, seq)
+	}
+	if ls.depth == 0 {
+		r.noteGPUFrame(g.Frame, g.Start, g.End)
+	}
+	return true
+}
