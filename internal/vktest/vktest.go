@@ -43,7 +43,10 @@ func Open(tb testing.TB, cfg vk.Config) *vk.Device {
 		w, e := vk.ValidationCounts()
 		msgs := vk.TakeValidationMessages()
 		if w != w0 || e != e0 {
-			tb.Errorf("validation layer reported %d warnings and %d errors: %q", w-w0, e-e0, msgs)
+			if len(msgs) > 4 {
+				msgs = msgs[len(msgs)-4:]
+			}
+			tb.Errorf("validation layer reported %d warnings and %d errors; the latest: %q", w-w0, e-e0, msgs)
 		}
 	})
 	return d

@@ -1,0 +1,155 @@
+package vktest
+
+import (
+	"testing"
+
+	"github.com/framescope/framescope/internal/vk"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Queue records and submits command buffers on one queue, for tests.
+// Everything it creates is destroyed at the test's cleanup.
+type Queue struct {
+	tb   testing.TB
+	Dev  *vk.Device
+	Q    vk.Queue
+	pool vkg.CommandPool
+}
+
+// NewQueue makes a command pool on q's family.
+func NewQueue(tb testing.TB, dev *vk.Device, q vk.Queue) *Queue {
+	tb.Helper()
+	ci := vkg.CommandPoolCreateInfo{
+		SType:            vkg.StructureTypeCommandPoolCreateInfo,
+		Flags:            vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit),
+		QueueFamilyIndex: q.Family,
+	}
+	var pool vkg.CommandPool
+	if r := vkg.CreateCommandPool(dev.Handle, &ci, nil, &pool); r != vkg.Success {
+		tb.Fatalf("vkCreateCommandPool: %v", vkg.Error(r))
+	}
+	tq := &Queue{tb: tb, Dev: dev, Q: q, pool: pool}
+	tb.Cleanup(func() {
+		vkg.DeviceWaitIdle(dev.Handle)
+		vkg.DestroyCommandPool(dev.Handle, pool, nil)
+	})
+	return tq
+}
+
+// Graphics opens a device (Open) and returns its first graphics queue.
+func Graphics(tb testing.TB, cfg vk.Config) *Queue {
+	tb.Helper()
+	d := Open(tb, cfg)
+	q, ok := d.QueueFor("graphics")
+	if !ok {
+		q = d.Queues[0]
+	}
+	return NewQueue(tb, d, q)
+}
+
+// Cmds allocates n primary command buffers, each begun for one-time submit.
+func (q *Queue) Cmds(n int) []vkg.CommandBuffer {
+	q.tb.Helper()
+	ai := vkg.CommandBufferAllocateInfo{
+		SType:              vkg.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        q.pool,
+		Level:              vkg.CommandBufferLevelPrimary,
+		CommandBufferCount: uint32(n),
+	}
+	cmds := make([]vkg.CommandBuffer, n)
+	if r := vkg.AllocateCommandBuffers(q.Dev.Handle, &ai, cmds); r != vkg.Success {
+		q.tb.Fatalf("vkAllocateCommandBuffers: %v", vkg.Error(r))
+	}
+	for _, c := range cmds {
+		q.Begin(c)
+	}
+	return cmds
+}
+
+// Cmd allocates one begun command buffer.
+func (q *Queue) Cmd() vkg.CommandBuffer { return q.Cmds(1)[0] }
+
+// Begin begins (or, after a reset, re-begins) cmd for one-time submit.
+func (q *Queue) Begin(cmd vkg.CommandBuffer) {
+	q.tb.Helper()
+	bi := vkg.CommandBufferBeginInfo{
+		SType: vkg.StructureTypeCommandBufferBeginInfo,
+		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit),
+	}
+	if r := vkg.BeginCommandBuffer(cmd, &bi); r != vkg.Success {
+		q.tb.Fatalf("vkBeginCommandBuffer: %v", vkg.Error(r))
+	}
+}
+
+// Free frees command buffers the GPU is done with.
+func (q *Queue) Free(cmds ...vkg.CommandBuffer) {
+	vkg.FreeCommandBuffers(q.Dev.Handle, q.pool, uint32(len(cmds)), cmds)
+}
+
+// Fence makes an unsignalled fence.
+func (q *Queue) Fence() vkg.Fence {
+	q.tb.Helper()
+	ci := vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}
+	var f vkg.Fence
+	if r := vkg.CreateFence(q.Dev.Handle, &ci, nil, &f); r != vkg.Success {
+		q.tb.Fatalf("vkCreateFence: %v", vkg.Error(r))
+	}
+	q.tb.Cleanup(func() { vkg.DestroyFence(q.Dev.Handle, f, nil) })
+	return f
+}
+
+// Event makes an unset event.
+func (q *Queue) Event() vkg.Event {
+	q.tb.Helper()
+	ci := vkg.EventCreateInfo{SType: vkg.StructureTypeEventCreateInfo}
+	var e vkg.Event
+	if r := vkg.CreateEvent(q.Dev.Handle, &ci, nil, &e); r != vkg.Success {
+		q.tb.Fatalf("vkCreateEvent: %v", vkg.Error(r))
+	}
+	q.tb.Cleanup(func() { vkg.DestroyEvent(q.Dev.Handle, e, nil) })
+	return e
+}
+
+// Submit ends the command buffers and submits them in one batch, signalling
+// fence (which may be nil).
+func (q *Queue) Submit(fence vkg.Fence, cmds ...vkg.CommandBuffer) {
+	q.tb.Helper()
+	for _, c := range cmds {
+		if r := vkg.EndCommandBuffer(c); r != vkg.Success {
+			q.tb.Fatalf("vkEndCommandBuffer: %v", vkg.Error(r))
+		}
+	}
+	si := []vkg.SubmitInfo{{
+		SType:              vkg.StructureTypeSubmitInfo,
+		CommandBufferCount: uint32(len(cmds)),
+		PCommandBuffers:    cmds,
+	}}
+	if r := vkg.QueueSubmit(q.Q.Handle, 1, si, fence); r != vkg.Success {
+		q.tb.Fatalf("vkQueueSubmit: %v", vkg.Error(r))
+	}
+}
+
+// Wait waits for fences (up to 10 s each) and resets them.
+func (q *Queue) Wait(fences ...vkg.Fence) {
+	q.tb.Helper()
+	if r := vkg.WaitForFences(q.Dev.Handle, uint32(len(fences)), fences, vkg.True, 10e9); r != vkg.Success {
+		q.tb.Fatalf("vkWaitForFences: %v", vkg.Error(r))
+	}
+	vkg.ResetFences(q.Dev.Handle, uint32(len(fences)), fences)
+}
+
+// SubmitWait submits and waits for completion.
+func (q *Queue) SubmitWait(cmds ...vkg.CommandBuffer) {
+	q.tb.Helper()
+	f := q.Fence()
+	q.Submit(f, cmds...)
+	q.Wait(f)
+}
+
+// WaitEvent records a wait on ev at the top of the pipe.
+func WaitEvent(cmd vkg.CommandBuffer, ev vkg.Event) {
+	vkg.CmdWaitEvents(cmd, 1, []vkg.Event{ev},
+		vkg.PipelineStageFlags(vkg.PipelineStageHostBit),
+		vkg.PipelineStageFlags(vkg.PipelineStageAllCommandsBit),
+		0, nil, 0, nil, 0, nil)
+}

@@ -1,0 +1,398 @@
+package querypool
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/framescope/framescope/internal/vk"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Config sizes a Pool. Zero fields take the defaults shown.
+type Config struct {
+	// ValidBits is timestampValidBits of the queue's family (1..64).
+	ValidBits uint32
+	// FramesInFlight is how far the application lets the GPU run behind:
+	// by the time it begins frame N it has waited for the work of frame
+	// N-FramesInFlight (its fences). A slot is reset for reuse only then,
+	// so no reset ever races the GPU or the validation layer's view of
+	// it. Default 3.
+	FramesInFlight int
+	// Slots is the initial ring size. Default FramesInFlight+1.
+	Slots int
+	// MaxSlots bounds the ring when the GPU falls behind. Default 2*Slots.
+	MaxSlots int
+	// Queries per slot at first (two per zone). Default 512.
+	Queries uint32
+	// MaxQueries bounds a slot's growth. Default 32768.
+	MaxQueries uint32
+	// StaleFrames: a slot whose results are still incomplete this many
+	// frames after it closed is given up; what it lacked is counted
+	// (Unended, Unwritten). Default 64.
+	StaleFrames uint64
+}
+
+func (c *Config) fill() error {
+	if c.ValidBits == 0 || c.ValidBits > 64 {
+		return fmt.Errorf("querypool: timestampValidBits %d: the queue family has no usable timestamps", c.ValidBits)
+	}
+	if c.FramesInFlight <= 0 {
+		c.FramesInFlight = 3
+	}
+	if c.Slots <= 0 {
+		c.Slots = c.FramesInFlight + 1
+	}
+	if c.MaxSlots < c.Slots {
+		c.MaxSlots = 2*c.Slots + 2
+	}
+	if c.Queries == 0 {
+		c.Queries = 512
+	}
+	if c.MaxQueries == 0 {
+		c.MaxQueries = 32768
+	}
+	c.Queries += c.Queries & 1
+	c.MaxQueries += c.MaxQueries & 1
+	if c.Queries > c.MaxQueries {
+		c.Queries = c.MaxQueries
+	}
+	if c.StaleFrames == 0 {
+		c.StaleFrames = 64
+	}
+	return nil
+}
+
+// Stats counts what a Pool did, and everything it could not do.
+type Stats struct {
+	Pairs     uint64 // pairs handed out
+	Collected uint64 // pairs read back complete
+	Dropped   uint64 // refused: the frame's slot was full
+	NoSlot    uint64 // refused: no frame begun, or no free slot (GPU too far behind)
+	Unended   uint64 // begun but never ended before the slot was given up
+	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted?)
+	LateEnds  uint64 // ended after their slot was given up or the pool closed
+	Misuse    uint64 // End twice, End of a zero Pair
+	Grown     uint64 // slots recreated larger
+	Behind    uint64 // frames that found no free slot
+}
+
+// Errors from BeginFrame and Collect.
+var (
+	ErrClosed       = errors.New("querypool: pool is closed")
+	ErrNoFreeSlot   = errors.New("querypool: no free slot: the GPU is too far behind; this frame's zones are dropped and counted")
+	ErrNeedResetCmd = errors.New("querypool: hostQueryReset is off: BeginFrame needs a command buffer to record the reset into")
+)
+
+// Result is one complete pair read back.
+type Result struct {
+	Frame uint64
+	Name  uint32 // the caller's name handle
+	Seq   uint32 // the pair's index in its frame, in Begin order
+	Cmd   uint64 // the command buffer the pair began in
+	Begin uint64 // device ticks, masked to ValidBits
+	End   uint64
+}
+
+// Pool is a ring of per-frame query pools for one queue.
+type Pool struct {
+	dev  *vk.Device
+	cfg  Config
+	mask uint64
+
+	cur atomic.Pointer[Slot] // the recording slot; nil between frames
+
+	mu      sync.Mutex // ring management; never taken by Begin or End
+	ring    []*Slot
+	frames  uint64 // frames begun
+	wantCap uint32
+	closed  atomic.Bool
+	order   []*Slot  // reader's scratch
+	ready   []Result // harvested, not yet collected
+	readErr error
+
+	readMu sync.Mutex    // one readback pass at a time
+	wake   chan struct{} // Collect -> reader
+	stop   chan struct{}
+	done   chan struct{} // closed when the reader exits
+
+	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
+	lateEnds, misuse, grown, behind                       atomic.Uint64
+}
+
+// New creates a Pool on dev.
+func New(dev *vk.Device, cfg Config) (*Pool, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	p := &Pool{dev: dev, cfg: cfg, wantCap: cfg.Queries,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	p.mask = ^uint64(0)
+	if cfg.ValidBits < 64 {
+		p.mask = 1<<cfg.ValidBits - 1
+	}
+	go p.reader()
+	for i := 0; i < cfg.Slots; i++ {
+		s, err := p.newSlot(cfg.Queries)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.ring = append(p.ring, s)
+	}
+	return p, nil
+}
+
+// Config returns the pool's configuration with defaults filled in.
+func (p *Pool) Config() Config { return p.cfg }
+
+// Mask returns the mask applied to every value read back.
+func (p *Pool) Mask() uint64 { return p.mask }
+
+func (p *Pool) newSlot(queries uint32) (*Slot, error) {
+	s := &Slot{index: len(p.ring), dirty: true}
+	if err := p.allocate(s, queries); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// allocate (re)creates s's VkQueryPool with the given number of queries.
+// A new pool needs a reset before use.
+func (p *Pool) allocate(s *Slot, queries uint32) error {
+	if s.pool != vkg.NullQueryPool {
+		vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
+		s.pool = vkg.NullQueryPool
+	}
+	ci := vkg.QueryPoolCreateInfo{
+		SType:      vkg.StructureTypeQueryPoolCreateInfo,
+		QueryType:  vkg.QueryTypeTimestamp,
+		QueryCount: queries,
+	}
+	var h vkg.QueryPool
+	if r := vkg.CreateQueryPool(p.dev.Handle, &ci, nil, &h); r != vkg.Success {
+		return fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", queries, vkg.Error(r))
+	}
+	s.pool = h
+	s.cap = queries
+	s.meta = make([]pairMeta, queries/2)
+	s.results = make([]uint64, 2*queries)
+	s.dirty = true
+	if p.dev.HostQueryReset {
+		if err := p.dev.ResetQueryPool(h, 0, queries); err != nil {
+			return err
+		}
+		s.dirty = false
+	}
+	return nil
+}
+
+// BeginFrame starts recording frame into a free slot, ending the previous
+// frame if EndFrame was not called. Without hostQueryReset, cmd must be a
+// command buffer in the recording state, outside a render pass, that the
+// queue executes before any zone of this frame: the slot's reset is
+// recorded into it. With hostQueryReset, cmd is ignored and may be nil.
+//
+// On ErrNoFreeSlot or ErrNeedResetCmd the frame has no slot: its zones are
+// refused and counted in Stats.NoSlot, and nothing else goes wrong.
+func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	p.endFrameLocked()
+	p.frames++
+	var s *Slot
+	for _, c := range p.ring {
+		if c.state.Load() == slotFree {
+			s = c
+			break
+		}
+	}
+	if s == nil && len(p.ring) < p.cfg.MaxSlots {
+		n, err := p.newSlot(p.wantCap)
+		if err != nil {
+			return err
+		}
+		n.index = len(p.ring)
+		p.ring = append(p.ring, n)
+		s = n
+	}
+	if s == nil {
+		p.behind.Add(1)
+		return ErrNoFreeSlot
+	}
+	if s.cap < p.wantCap {
+		if err := p.allocate(s, p.wantCap); err != nil {
+			return err
+		}
+		p.grown.Add(1)
+	}
+	if s.dirty {
+		if cmd == nil {
+			return ErrNeedResetCmd
+		}
+		vkg.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
+		s.dirty = false
+	}
+	s.frame = frame
+	s.begun = p.frames
+	s.next.Store(0)
+	s.open.Store(0)
+	s.state.Store(slotRecording)
+	p.cur.Store(s)
+	return nil
+}
+
+// EndFrame closes the current frame's slot: no more pairs are handed out
+// from it, and Collect reads it once its results are in.
+func (p *Pool) EndFrame() {
+	p.mu.Lock()
+	p.endFrameLocked()
+	p.mu.Unlock()
+}
+
+func (p *Pool) endFrameLocked() {
+	s := p.cur.Load()
+	if s == nil {
+		return
+	}
+	p.cur.Store(nil)
+	s.closed = p.frames
+	s.state.Store(slotClosed)
+	if n := s.next.Load(); n > s.cap {
+		want := n
+		if want > p.cfg.MaxQueries {
+			want = p.cfg.MaxQueries
+		}
+		want = 1 << bits.Len32(want-1) // round up to a power of two
+		if want > p.cfg.MaxQueries {
+			want = p.cfg.MaxQueries
+		}
+		if want > p.wantCap {
+			p.wantCap = want
+		}
+	}
+}
+
+// Pair is a handed-out begin/end query pair. The zero Pair is valid and
+// does nothing but count misuse when ended.
+type Pair struct {
+	s   *Slot
+	q   uint32
+	gen uint32
+}
+
+// Valid reports whether the pair was handed out.
+func (pr Pair) Valid() bool { return pr.s != nil }
+
+// Begin hands out a pair in the current frame's slot and records its begin
+// timestamp into cmd at stage. It never blocks and never allocates; it
+// returns false, counting why, when no pair is available.
+func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
+	s := p.cur.Load()
+	if s == nil {
+		p.noSlot.Add(1)
+		return Pair{}, false
+	}
+	s.writers.Add(1)
+	if s.state.Load() != slotRecording {
+		s.writers.Add(-1)
+		p.noSlot.Add(1)
+		return Pair{}, false
+	}
+	q := s.next.Add(2) - 2
+	if q >= s.cap {
+		s.writers.Add(-1)
+		p.dropped.Add(1)
+		return Pair{}, false
+	}
+	m := &s.meta[q/2]
+	m.name = name
+	m.cmd = uint64(uintptr(unsafe.Pointer(cmd)))
+	s.open.Add(1)
+	m.state.Store(pairBegun)
+	vkg.CmdWriteTimestamp(cmd, stage, s.pool, q)
+	gen := s.gen.Load()
+	s.writers.Add(-1)
+	p.pairs.Add(1)
+	return Pair{s: s, q: q, gen: gen}, true
+}
+
+// End records the pair's end timestamp into cmd at stage: the command
+// buffer Begin used, or a later one on the same queue. Ending a pair twice,
+// ending the zero Pair, or ending after the slot was given up records
+// nothing and is counted; End reports whether it recorded.
+func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits) bool {
+	s := pr.s
+	if s == nil {
+		p.misuse.Add(1)
+		return false
+	}
+	s.writers.Add(1)
+	st := s.state.Load()
+	if (st != slotRecording && st != slotClosed && st != slotReading) || s.gen.Load() != pr.gen {
+		s.writers.Add(-1)
+		p.lateEnds.Add(1)
+		return false
+	}
+	if !s.meta[pr.q/2].state.CompareAndSwap(pairBegun, pairEnded) {
+		s.writers.Add(-1)
+		p.misuse.Add(1)
+		return false
+	}
+	vkg.CmdWriteTimestamp(cmd, stage, s.pool, pr.q+1)
+	s.open.Add(-1)
+	s.writers.Add(-1)
+	return true
+}
+
+// Stats returns the counters so far.
+func (p *Pool) Stats() Stats {
+	return Stats{
+		Pairs: p.pairs.Load(), Collected: p.collected.Load(), Dropped: p.dropped.Load(),
+		NoSlot: p.noSlot.Load(), Unended: p.unended.Load(), Unwritten: p.unwritten.Load(),
+		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
+	}
+}
+
+// Slots returns the ring's size and each slot's capacity in queries.
+func (p *Pool) Slots() []uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]uint32, len(p.ring))
+	for i, s := range p.ring {
+		out[i] = s.cap
+	}
+	return out
+}
+
+// Close destroys the query pools. Call it once the GPU is done with every
+// command buffer that used them (after vkDeviceWaitIdle or their fences).
+// Later calls to any method are safe: they are refused and counted.
+func (p *Pool) Close() {
+	if p.closed.Swap(true) {
+		return
+	}
+	if p.stop != nil {
+		close(p.stop)
+		<-p.done
+	}
+	p.readMu.Lock()
+	defer p.readMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur.Store(nil)
+	for _, s := range p.ring {
+		s.state.Store(slotDead)
+		s.gen.Add(1)
+		if s.pool != vkg.NullQueryPool {
+			vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
+			s.pool = vkg.NullQueryPool
+		}
+	}
+}

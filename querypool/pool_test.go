@@ -1,0 +1,343 @@
+package querypool_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+	"github.com/framescope/framescope/querypool"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+const (
+	top    = vkg.PipelineStageTopOfPipeBit
+	bottom = vkg.PipelineStageBottomOfPipeBit
+)
+
+func newPool(t *testing.T, q *vktest.Queue, cfg querypool.Config) *querypool.Pool {
+	t.Helper()
+	if cfg.ValidBits == 0 {
+		cfg.ValidBits = q.Q.ValidBits
+	}
+	p, err := querypool.New(q.Dev, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vkg.DeviceWaitIdle(q.Dev.Handle); p.Close() })
+	return p
+}
+
+// collectAll polls Collect until want results arrived (the GPU is done: the
+// caller waited on a fence), failing after a few tries.
+func collectAll(t *testing.T, p *querypool.Pool, want int) []querypool.Result {
+	t.Helper()
+	var out []querypool.Result
+	for i := 0; i < 100 && len(out) < want; i++ {
+		var err error
+		out, err = p.Collect(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) < want {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if len(out) != want {
+		t.Fatalf("collected %d results, want %d; stats %+v", len(out), want, p.Stats())
+	}
+	return out
+}
+
+func TestPairsReadBack(t *testing.T) {
+	for _, hostReset := range []bool{true, false} {
+		name := "hostReset"
+		if !hostReset {
+			name = "cmdReset"
+		}
+		t.Run(name, func(t *testing.T) {
+			q := vktest.Graphics(t, vk.Config{NoHostQueryReset: !hostReset})
+			if hostReset != q.Dev.HostQueryReset {
+				t.Skipf("hostQueryReset is %v on %s", q.Dev.HostQueryReset, q.Dev.Caps.Name)
+			}
+			p := newPool(t, q, querypool.Config{Slots: 2, FramesInFlight: 1})
+			f := q.Fence()
+			// More frames than slots: slots are reused, and reset each time.
+			for frame := uint64(1); frame <= 5; frame++ {
+				cmd := q.Cmd()
+				if !hostReset {
+					if err := p.BeginFrame(frame, nil); !errors.Is(err, querypool.ErrNeedResetCmd) {
+						t.Fatalf("BeginFrame without a command buffer: %v, want ErrNeedResetCmd", err)
+					}
+				}
+				if err := p.BeginFrame(frame, cmd); err != nil {
+					t.Fatal(err)
+				}
+				outer, ok := p.Begin(cmd, top, 1)
+				inner, ok2 := p.Begin(cmd, top, 2)
+				if !ok || !ok2 {
+					t.Fatal("Begin refused")
+				}
+				p.End(inner, cmd, bottom)
+				p.End(outer, cmd, bottom)
+				p.EndFrame()
+				q.Submit(f, cmd)
+				q.Wait(f)
+				rs := collectAll(t, p, 2)
+				for _, r := range rs {
+					if r.Frame != frame {
+						t.Errorf("frame %d, want %d", r.Frame, frame)
+					}
+					if r.End < r.Begin {
+						t.Errorf("end %d before begin %d", r.End, r.Begin)
+					}
+				}
+				if rs[0].Name != 1 || rs[1].Name != 2 || rs[0].Seq != 0 || rs[1].Seq != 1 {
+					t.Errorf("results out of order: %+v", rs)
+				}
+				if rs[1].Begin < rs[0].Begin || rs[1].End > rs[0].End {
+					t.Errorf("inner [%d,%d] not inside outer [%d,%d]", rs[1].Begin, rs[1].End, rs[0].Begin, rs[0].End)
+				}
+				q.Free(cmd)
+			}
+			if s := p.Stats(); s.Pairs != 10 || s.Collected != 10 || s.Dropped+s.NoSlot+s.Misuse+s.Unended+s.Unwritten != 0 {
+				t.Errorf("stats %+v", s)
+			}
+		})
+	}
+}
+
+func TestOverflowCountedAndGrows(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{Slots: 2, FramesInFlight: 1, Queries: 8, MaxQueries: 16})
+	f := q.Fence()
+	run := func(frame uint64, zones int) (got int) {
+		cmd := q.Cmd()
+		if err := p.BeginFrame(frame, cmd); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < zones; i++ {
+			if pr, ok := p.Begin(cmd, top, uint32(i)); ok {
+				p.End(pr, cmd, bottom)
+			}
+		}
+		p.EndFrame()
+		q.Submit(f, cmd)
+		q.Wait(f)
+		defer q.Free(cmd)
+		rs, err := p.Drain(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	if got := run(1, 10); got != 4 { // 8 queries: 4 pairs
+		t.Errorf("frame 1: %d results, want 4", got)
+	}
+	if s := p.Stats(); s.Dropped != 6 {
+		t.Errorf("dropped %d, want exactly 6", s.Dropped)
+	}
+	// The next slot taken is grown to 16 queries: 8 pairs.
+	if got := run(2, 10); got != 8 {
+		t.Errorf("frame 2: %d results, want 8 (grown)", got)
+	}
+	s := p.Stats()
+	if s.Dropped != 8 || s.Grown == 0 {
+		t.Errorf("after growth: dropped %d (want 8), grown %d", s.Dropped, s.Grown)
+	}
+	// Never past MaxQueries.
+	for _, c := range p.Slots() {
+		if c > 16 {
+			t.Errorf("slot of %d queries exceeds MaxQueries 16", c)
+		}
+	}
+	if s.Pairs+s.Dropped != 20 {
+		t.Errorf("handed out %d + dropped %d != 20 asked", s.Pairs, s.Dropped)
+	}
+}
+
+func TestCollectNeverWaits(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{})
+	ev := q.Event()
+	f := q.Fence()
+	cmd := q.Cmd()
+	if err := p.BeginFrame(1, cmd); err != nil {
+		t.Fatal(err)
+	}
+	pr, _ := p.Begin(cmd, top, 7)
+	vktest.WaitEvent(cmd, ev)
+	p.End(pr, cmd, bottom)
+	p.EndFrame()
+	q.Submit(f, cmd)
+	// The GPU is stuck on the event: Collect must return at once, empty.
+	done := make(chan int)
+	go func() {
+		rs, err := p.Collect(nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- len(rs)
+	}()
+	select {
+	case n := <-done:
+		if n != 0 {
+			t.Errorf("collected %d results from a frame the GPU has not finished", n)
+		}
+	case <-time.After(5 * time.Second):
+		vkg.SetEvent(q.Dev.Handle, ev)
+		t.Fatal("Collect blocked on unfinished GPU work")
+	}
+	vkg.SetEvent(q.Dev.Handle, ev)
+	q.Wait(f)
+	rs := collectAll(t, p, 1)
+	if rs[0].Name != 7 {
+		t.Errorf("name %d", rs[0].Name)
+	}
+}
+
+func TestConcurrentRecording(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	const workers, zones = 8, 200
+	p := newPool(t, q, querypool.Config{Queries: 2 * workers * zones})
+	f := q.Fence()
+	cmds := make([]vkg.CommandBuffer, workers)
+	for w := range cmds {
+		cmds[w] = vktest.NewQueue(t, q.Dev, q.Q).Cmd() // a command pool per goroutine, as Vulkan requires
+	}
+	if err := p.BeginFrame(1, cmds[0]); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < zones; i++ {
+				pr, ok := p.Begin(cmds[w], top, uint32(w*zones+i))
+				if !ok {
+					t.Errorf("worker %d zone %d refused", w, i)
+					return
+				}
+				p.End(pr, cmds[w], bottom)
+			}
+		}(w)
+	}
+	wg.Wait()
+	p.EndFrame()
+	q.Submit(f, cmds...)
+	q.Wait(f)
+	rs := collectAll(t, p, workers*zones)
+	seen := make(map[uint32]bool)
+	for _, r := range rs {
+		if seen[r.Name] {
+			t.Fatalf("zone %d twice", r.Name)
+		}
+		seen[r.Name] = true
+	}
+	if len(seen) != workers*zones {
+		t.Errorf("%d distinct zones, want %d", len(seen), workers*zones)
+	}
+}
+
+func TestMisuseIsCounted(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{StaleFrames: 3, FramesInFlight: 1})
+	f := q.Fence()
+
+	// Begin with no frame begun.
+	if _, ok := p.Begin(q.Cmd(), top, 1); ok {
+		t.Error("Begin outside a frame was accepted")
+	}
+	cmd := q.Cmd()
+	if err := p.BeginFrame(1, cmd); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.Begin(cmd, top, 1)
+	if !p.End(a, cmd, bottom) {
+		t.Error("first End refused")
+	}
+	if p.End(a, cmd, bottom) {
+		t.Error("second End recorded")
+	}
+	if p.End(querypool.Pair{}, cmd, bottom) {
+		t.Error("End of the zero Pair recorded")
+	}
+	never, _ := p.Begin(cmd, top, 2) // never ended
+	p.EndFrame()
+	q.Submit(f, cmd)
+	q.Wait(f)
+	var rs []querypool.Result
+	// The slot holds an open zone: nothing comes out until it is stale.
+	for frame := uint64(2); frame <= 6; frame++ {
+		c := q.Cmd()
+		if err := p.BeginFrame(frame, c); err != nil {
+			t.Fatal(err)
+		}
+		p.EndFrame()
+		q.Submit(f, c)
+		q.Wait(f)
+		var err error
+		if rs, err = p.Collect(rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs, err := p.Drain(rs); err != nil {
+		t.Fatal(err)
+	} else if len(rs) != 1 || rs[0].Name != 1 {
+		t.Errorf("results %+v, want the one ended zone", rs)
+	}
+	// Ending the abandoned zone now records nothing.
+	late := q.Cmd()
+	if p.End(never, late, bottom) {
+		t.Error("End after the slot was given up recorded a write")
+	}
+	q.SubmitWait(late)
+	s := p.Stats()
+	if s.Misuse != 2 || s.Unended != 1 || s.LateEnds != 1 || s.NoSlot != 1 {
+		t.Errorf("stats %+v: want Misuse 2, Unended 1, LateEnds 1, NoSlot 1", s)
+	}
+	// After Close everything is refused, nothing panics.
+	vkg.DeviceWaitIdle(q.Dev.Handle)
+	p.Close()
+	if err := p.BeginFrame(9, nil); !errors.Is(err, querypool.ErrClosed) {
+		t.Errorf("BeginFrame after Close: %v", err)
+	}
+	if _, err := p.Collect(nil); !errors.Is(err, querypool.ErrClosed) {
+		t.Errorf("Collect after Close: %v", err)
+	}
+	if _, ok := p.Begin(late, top, 1); ok {
+		t.Error("Begin after Close accepted")
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	for _, bits := range []uint32{65} {
+		if _, err := querypool.New(q.Dev, querypool.Config{ValidBits: bits}); err == nil {
+			t.Errorf("ValidBits %d accepted", bits)
+		}
+	}
+}
+
+func TestValuesMasked(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{ValidBits: 12})
+	f := q.Fence()
+	cmd := q.Cmd()
+	p.BeginFrame(1, cmd)
+	for i := 0; i < 20; i++ {
+		pr, _ := p.Begin(cmd, top, uint32(i))
+		p.End(pr, cmd, bottom)
+	}
+	p.EndFrame()
+	q.Submit(f, cmd)
+	q.Wait(f)
+	for _, r := range collectAll(t, p, 20) {
+		if r.Begin >= 1<<12 || r.End >= 1<<12 {
+			t.Fatalf("value past 12 bits: %+v", r)
+		}
+	}
+}

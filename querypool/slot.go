@@ -1,0 +1,61 @@
+package querypool
+
+import (
+	"sync/atomic"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Pair states.
+const (
+	pairFree  uint32 = iota // not handed out
+	pairBegun               // begin written, end not yet
+	pairEnded               // end written
+	pairVoid                // handed out but abandoned; its end will never be written
+)
+
+// Slot states.
+const (
+	slotFree      uint32 = iota // reset (or awaiting a command reset), not in use
+	slotRecording               // the current frame's slot: pairs are handed out
+	slotClosed                  // its frame ended: waiting for results
+	slotReading                 // the reader is reading its results
+	slotRecycling               // the reader is harvesting it
+	slotSpent                   // harvested; waiting until its frame is FramesInFlight old
+	slotResetting               // the reader is resetting it on the host
+	slotDead                    // the pool is closed
+)
+
+// pairMeta is what a pair's user recorded with it.
+type pairMeta struct {
+	state atomic.Uint32
+	name  uint32 // caller's name handle
+	cmd   uint64 // the command buffer the pair began in
+}
+
+// Slot is one frame's query pool. Its exported identity is the pointer;
+// callers hold it only inside a Pair.
+type Slot struct {
+	pool  vkg.QueryPool
+	cap   uint32 // queries; pairs = cap/2
+	index int    // position in the ring
+
+	gen     atomic.Uint32 // bumped on every recycle; stale Pairs are refused
+	state   atomic.Uint32
+	writers atomic.Int32  // Begin calls in progress
+	next    atomic.Uint32 // next free query index (even)
+	open    atomic.Int32  // pairs begun, not ended
+	frame   uint64        // frame id the slot records
+	begun   uint64        // Pool.frames when its frame began
+	closed  uint64        // frame counter value when it closed
+	dirty   bool          // needs a reset before use (command path)
+	wanted  uint32        // queries asked for in its last frame, refused ones included
+
+	meta    []pairMeta
+	used    uint32     // reader: queries read this pass
+	rc      vkg.Result // reader: what the driver said
+	stale   bool       // reader: given up on this pass
+	results []uint64   // value, availability per query
+}
+
+func (s *Slot) pairs() uint32 { return s.cap / 2 }
