@@ -1,0 +1,34 @@
+// Package perfetto writes Framescope timelines as Perfetto traces (the
+// protobuf format Perfetto's UI and trace processor read) and reads them
+// back.
+//
+// The Writer streams: it takes batches as the recorder makes them (it is a
+// timeline.Sink), encodes each packet by hand with protowire into a reused
+// buffer, and hands whole packets to the underlying io.Writer every
+// Options.FlushBytes and at the end of every batch, so that a process
+// killed mid-run leaves a trace readable up to its last flush.
+//
+// What the trace holds:
+//   - One track per timeline track, under the process track: CPU tracks,
+//     the frames track and counter tracks at the top, and a "GPU" track
+//     whose children are the GPU queues in their explicit order, each
+//     queue with its overflow lanes below it.
+//   - Slices as BEGIN/END pairs with interned names and categories; the
+//     frame id and the clock model's error bound as debug annotations
+//     ("frame", "err_ns"), written on a slice when they differ from the
+//     previous slice begun on the same track (slices in between inherit
+//     them); flows from a submitting CPU slice to the GPU zones it carried.
+//   - Counter samples on counter tracks with units, the clock model's
+//     calibrations as counters under each queue, and every drop the
+//     recorder or the writer counted, as "framescope dropped" counters and
+//     an instant marker whose packet sets previous_packet_dropped.
+//
+// Times are the timeline's own: CLOCK_MONOTONIC nanoseconds. Every packet
+// sequence opens with a ClockSnapshot {BOOTTIME, MONOTONIC} whose primary
+// trace clock is MONOTONIC, so trace time equals the values written, and
+// an incremental clock, so each packet carries only the delta from the one
+// before (a few bytes). A batch reaching back before the end of every open
+// sequence starts a new sequence (a snapshot may not go back in time on
+// one). Tracks carry their timeline attributes in their description, so
+// that Read can rebuild the timeline exactly.
+package perfetto

@@ -1,0 +1,246 @@
+package perfetto
+
+import (
+	"slices"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// zeroGroup is the zero-length slices of one depth within a run of events
+// at one time on one track.
+type zeroGroup struct {
+	depth      uint16
+	start, end int // range in the run
+	done       bool
+}
+
+// writeEvents writes the sorted events of the batch.
+func (w *Writer) writeEvents(b *timeline.Trace) {
+	ev := w.events
+	for i := 0; i < len(ev); {
+		j := i + 1
+		for j < len(ev) && ev[j].ts == ev[i].ts && ev[j].track == ev[i].track {
+			j++
+		}
+		if ev[j-1].kind == evZero && j-i > 1 {
+			w.writeRun(b, ev[i:j])
+		} else {
+			for k := i; k < j; k++ {
+				w.writeEvent(b, ev[k])
+			}
+		}
+		i = j
+	}
+}
+
+// writeRun writes the events of one track at one time when zero-length
+// slices are among them, so that each slice lands at its depth: a
+// zero-length slice at depth d goes inside the slice at depth d-1 that
+// ends or begins here, or between the others at depth d.
+func (w *Writer) writeRun(b *timeline.Trace, run []event) {
+	z := len(run)
+	for z > 0 && run[z-1].kind == evZero {
+		z--
+	}
+	w.groups = w.groups[:0]
+	for k := z; k < len(run); k++ {
+		if n := len(w.groups); n > 0 && w.groups[n-1].depth == run[k].depth {
+			w.groups[n-1].end = k + 1
+			continue
+		}
+		w.groups = append(w.groups, zeroGroup{depth: run[k].depth, start: k, end: k + 1})
+	}
+	for _, e := range run[:z] {
+		if e.kind == evEnd {
+			w.writeZeros(b, run, int(e.depth)+1)
+		} else {
+			w.writeZeros(b, run, int(e.depth))
+		}
+		w.writeEvent(b, e)
+	}
+	for g := range w.groups {
+		w.writeZeros(b, run, int(w.groups[g].depth))
+	}
+}
+
+// writeZeros writes the zero-length slices at depth d, with those deeper
+// inside the first of them.
+func (w *Writer) writeZeros(b *timeline.Trace, run []event, d int) {
+	for ; d <= 0xffff; d++ {
+		g, found := slices.BinarySearchFunc(w.groups, uint16(d), func(g zeroGroup, d uint16) int {
+			return int(g.depth) - int(d)
+		})
+		if !found || w.groups[g].done {
+			return
+		}
+		grp := &w.groups[g]
+		grp.done = true
+		// All but the first close at once; the first stays open for the
+		// next depth, and closes after it.
+		for k := grp.start + 1; k < grp.end; k++ {
+			w.writeEvent(b, run[k])
+		}
+		first := run[grp.start]
+		w.writeSlice(b, first, typeSliceBegin)
+		defer w.writeSlice(b, first, typeSliceEnd)
+	}
+}
+
+// writeEvent writes one event; a zero-length slice becomes its begin and
+// end.
+func (w *Writer) writeEvent(b *timeline.Trace, e event) {
+	switch e.src {
+	case srcSpan, srcFrame:
+		switch e.kind {
+		case evBegin:
+			w.writeSlice(b, e, typeSliceBegin)
+		case evEnd:
+			w.writeSlice(b, e, typeSliceEnd)
+		case evZero:
+			w.writeSlice(b, e, typeSliceBegin)
+			w.writeSlice(b, e, typeSliceEnd)
+		}
+	case srcSample:
+		s := &b.Samples[e.idx]
+		w.counter(s.Time, w.tracks[e.track].uuid, s.Value)
+	case srcCalib:
+		c := &b.Calibrations[e.idx]
+		t := &w.tracks[e.track]
+		w.describeCalib(t)
+		w.counter(c.Time, calibUUID(t.ID, 0), c.ErrNs)
+		w.counter(c.Time, calibUUID(t.ID, 1), c.DriftPPM)
+		w.counter(c.Time, calibUUID(t.ID, 2), float64(c.Samples))
+	}
+}
+
+// writeSlice writes a slice begin or end for a span or a frame.
+func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
+	var t *trackState
+	var name timeline.NameID
+	var frame uint64
+	var errNs uint32
+	var ts int64
+	literal := ""
+	if ev.src == srcFrame {
+		t = &w.framesList
+		w.describeFrames()
+		f := &b.Frames[ev.idx]
+		ts, frame, literal = f.Start, f.ID, "frame"
+		if typ == typeSliceEnd {
+			ts = f.End
+		}
+	} else {
+		t = &w.tracks[ev.track]
+		s := &b.Spans[ev.idx]
+		ts, name, frame, errNs = s.Start, s.Name, s.Frame, s.ErrNs
+		if typ == typeSliceEnd {
+			ts = s.End
+		}
+	}
+
+	e := w.timedPacket(ts)
+	if typ == typeSliceBegin && literal == "" {
+		w.intern(name)
+	}
+	at := e.open(fPktTrackEvent)
+	e.varint(fTEType, typ)
+	e.varint(fTETrackUuid, t.uuid)
+	if typ == typeSliceBegin {
+		e.varint(fTECategoryIIDs, uint64(t.cat))
+		if literal != "" {
+			e.str(fTEName, literal)
+		} else {
+			e.varint(fTENameIID, uint64(name)+1)
+		}
+		if frame != t.lastFrame {
+			t.lastFrame = frame
+			da := e.open(fTEAnnotations)
+			e.varint(fDANameIID, annFrame)
+			e.varint(fDAUint, frame)
+			e.close(da)
+		}
+		if errNs != t.lastErr {
+			t.lastErr = errNs
+			da := e.open(fTEAnnotations)
+			e.varint(fDANameIID, annErrNs)
+			e.varint(fDAUint, uint64(errNs))
+			e.close(da)
+		}
+		if ev.src == srcSpan {
+			for f := w.flowOut[ev.idx]; f >= 0; f = w.nextOut[f] {
+				e.fixed64(fTEFlowIDs, w.flowIDs[f])
+			}
+			for f := w.flowIn[ev.idx]; f >= 0; f = w.nextIn[f] {
+				e.fixed64(fTETermFlowIDs, w.flowIDs[f])
+			}
+		}
+	}
+	e.close(at)
+	w.endPacket()
+}
+
+// intern adds name to the open packet's interned data if the current
+// sequence does not have it yet.
+func (w *Writer) intern(name timeline.NameID) {
+	s := w.cur
+	word, bit := int(name)/64, uint(name)%64
+	if word < len(s.interned) && s.interned[word]&(1<<bit) != 0 {
+		return
+	}
+	for word >= len(s.interned) {
+		s.interned = append(s.interned, 0)
+	}
+	s.interned[word] |= 1 << bit
+	e := &w.e
+	in := e.open(fPktInternedData)
+	x := e.open(fInternEventNames)
+	e.varint(fInternIID, uint64(name)+1)
+	e.str(fInternName, w.names[name])
+	e.close(x)
+	e.close(in)
+}
+
+// counter writes one counter value.
+func (w *Writer) counter(ts int64, uuid uint64, v float64) {
+	e := w.timedPacket(ts)
+	at := e.open(fPktTrackEvent)
+	e.varint(fTEType, typeCounter)
+	e.varint(fTETrackUuid, uuid)
+	e.double(fTEDoubleCounter, v)
+	e.close(at)
+	w.endPacket()
+}
+
+// writeDrops writes the drop counters that changed, and a marker saying
+// by how much, at the time of the batch's last event.
+func (w *Writer) writeDrops(d timeline.Drops) {
+	now := dropValues(d, w.stats.Invalid)
+	if now == w.lastDrops {
+		return
+	}
+	w.describeDrops()
+	ts := w.cur.last
+	for i := range now {
+		if now[i] != w.lastDrops[i] {
+			w.counter(ts, uint64(uuidDrops+i), float64(now[i]))
+		}
+	}
+	e := w.timedPacket(ts)
+	e.varint(fPktPreviousDropped, 1)
+	at := e.open(fPktTrackEvent)
+	e.varint(fTEType, typeInstant)
+	e.varint(fTETrackUuid, uuidDropped)
+	e.varint(fTECategoryIIDs, catOther)
+	e.str(fTEName, "framescope dropped")
+	for i := range now {
+		if now[i] != w.lastDrops[i] {
+			da := e.open(fTEAnnotations)
+			e.str(fDAName, dropFields[i])
+			e.varint(fDAInt, now[i]-w.lastDrops[i])
+			e.close(da)
+		}
+	}
+	e.close(at)
+	w.endPacket()
+	w.lastDrops = now
+}

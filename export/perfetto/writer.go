@@ -1,0 +1,482 @@
+package perfetto
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"slices"
+
+	"github.com/framescope/framescope/timeline"
+	"golang.org/x/sys/unix"
+)
+
+// Options configure a Writer. The zero Options are the defaults.
+type Options struct {
+	// FlushBytes is how much the writer buffers before it hands whole
+	// packets to the io.Writer (default 64 KiB). It also flushes at the
+	// end of every batch.
+	FlushBytes int
+	// MaxSequences caps the packet sequences kept open for reuse by later
+	// batches (default 8); see the package comment.
+	MaxSequences int
+}
+
+// Stats count what a Writer wrote, and the input it had to drop.
+type Stats struct {
+	Batches   uint64
+	Packets   uint64
+	Bytes     uint64 // handed to the io.Writer
+	Sequences uint64 // packet sequences opened
+	// Invalid counts input items the writer dropped: spans on unknown or
+	// counter tracks, with unknown names, negative times or End < Start;
+	// flows between dropped or out-of-range spans; samples on non-counter
+	// tracks; calibrations of non-GPU tracks. They are also in the trace,
+	// as the "framescope dropped: invalid" counter.
+	Invalid uint64
+}
+
+// Writer writes a Perfetto trace from timeline batches. It implements
+// timeline.Sink. Its methods must not be called concurrently.
+type Writer struct {
+	w   io.Writer
+	opt Options
+	e     enc
+	pktAt int // where the open packet's length byte is
+	err   error // sticky: the first error of the io.Writer, or ErrClosed
+
+	bootOffset int64 // BOOTTIME - MONOTONIC when the writer was made
+	seqs       []*sequence
+	nextSeq    uint32
+	cur        *sequence
+
+	trackIndex map[timeline.TrackID]int32
+	tracks     []trackState
+	framesList trackState // the writer's own frames track, if needed
+
+	processDone, gpuDone, dropsDone, framesDone bool
+
+	names     []string
+	lastDrops [len(dropFields)]uint64
+	flowID    uint64
+	stats     Stats
+
+	// Scratch, reused by every batch.
+	events  []event
+	valid   []bool
+	flowOut []int32 // per span: first flow leaving it, -1 none
+	flowIn  []int32
+	nextOut []int32 // per flow: next flow leaving the same span
+	nextIn  []int32
+	flowIDs []uint64
+	groups  []zeroGroup
+}
+
+// ErrClosed is returned by a Writer used after Close.
+var ErrClosed = errors.New("perfetto: writer is closed")
+
+// sequence is one packet sequence: its interned names and the value of its
+// incremental clock.
+type sequence struct {
+	id       uint32
+	last     int64    // the incremental clock's value, MONOTONIC ns
+	interned []uint64 // bitset of NameIDs interned on it
+}
+
+// NewWriter returns a Writer that writes to w.
+func NewWriter(w io.Writer, o Options) *Writer {
+	if o.FlushBytes <= 0 {
+		o.FlushBytes = 64 << 10
+	}
+	if o.MaxSequences <= 0 {
+		o.MaxSequences = 8
+	}
+	wr := &Writer{
+		w:          w,
+		opt:        o,
+		nextSeq:    1,
+		trackIndex: map[timeline.TrackID]int32{},
+		e:          enc{buf: make([]byte, 0, o.FlushBytes+4096)},
+	}
+	var boot unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot) == nil {
+		wr.bootOffset = max(0, boot.Nano()-timeline.Now())
+	}
+	wr.framesList = trackState{Track: timeline.Track{Kind: timeline.TrackFrames, Name: "Frames"}, uuid: uuidFrames, cat: catFrames}
+	return wr
+}
+
+// WriteTrace writes a whole timeline as a Perfetto trace.
+func WriteTrace(w io.Writer, t *timeline.Trace) error {
+	pw := NewWriter(w, Options{})
+	if err := pw.Write(t); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// Stats returns the writer's counts so far.
+func (w *Writer) Stats() Stats { return w.stats }
+
+// WriteBatch is Write, under the name timeline.Sink wants.
+func (w *Writer) WriteBatch(batch *timeline.Trace) error { return w.Write(batch) }
+
+// Flush hands everything buffered to the io.Writer.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.e.buf) == 0 {
+		return nil
+	}
+	n, err := w.w.Write(w.e.buf)
+	w.stats.Bytes += uint64(n)
+	if err == nil && n < len(w.e.buf) {
+		err = io.ErrShortWrite
+	}
+	w.e.buf = w.e.buf[:0]
+	if err != nil {
+		w.err = err
+	}
+	return err
+}
+
+// Close flushes the writer. It does not close the io.Writer.
+func (w *Writer) Close() error {
+	if w.err == ErrClosed {
+		return nil
+	}
+	err := w.Flush()
+	if w.err == nil {
+		w.err = ErrClosed
+	}
+	return err
+}
+
+// Event kinds, in their order among events of one track at one time:
+// slice ends (deepest first), slice begins (outermost first), zero-length
+// slices, then everything else.
+const (
+	evEnd uint8 = iota
+	evBegin
+	evZero
+	evOther
+)
+
+// Event sources.
+const (
+	srcSpan uint8 = iota
+	srcFrame
+	srcSample
+	srcCalib
+)
+
+// event is one thing to write at one time. track is an index into
+// Writer.tracks, or -1 for the writer's own frames track.
+type event struct {
+	ts    int64
+	track int32
+	idx   int32
+	depth uint16
+	kind  uint8
+	src   uint8
+}
+
+func cmpEvent(a, b event) int {
+	if c := cmp.Compare(a.ts, b.ts); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.track, b.track); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.kind, b.kind); c != 0 {
+		return c
+	}
+	if a.kind == evEnd {
+		if c := cmp.Compare(b.depth, a.depth); c != 0 {
+			return c
+		}
+	} else if c := cmp.Compare(a.depth, b.depth); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.src, b.src); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.idx, b.idx)
+}
+
+// Write writes one batch (see timeline.Sink for what a batch holds) and
+// flushes it. Invalid items are dropped and counted (Stats.Invalid and the
+// trace's "framescope dropped: invalid" counter); an error is returned
+// only when the io.Writer fails, or after Close.
+func (w *Writer) Write(b *timeline.Trace) error {
+	if w.err != nil {
+		return w.err
+	}
+	if b == nil {
+		return errors.New("perfetto: nil batch")
+	}
+	w.stats.Batches++
+	w.names = b.Names
+	newTracks := w.addTracks(b.Tracks)
+	w.collect(b)
+	slices.SortFunc(w.events, cmpEvent)
+
+	if len(w.events) > 0 {
+		w.pickSequence(w.events[0].ts)
+	} else if w.cur == nil {
+		w.pickSequence(timeline.Now())
+	}
+	w.describeProcess(b.Process)
+	for _, i := range newTracks {
+		w.describe(&w.tracks[i])
+	}
+	w.writeEvents(b)
+	w.writeDrops(b.Drops)
+	w.names = nil
+	return w.Flush()
+}
+
+// addTracks registers the batch's tracks the writer has not seen, and
+// returns their indexes.
+func (w *Writer) addTracks(ts []timeline.Track) []int32 {
+	var added []int32
+	if len(ts) == len(w.tracks) && (len(ts) == 0 || w.known(ts[len(ts)-1].ID)) {
+		return nil // the usual case: nothing new (the list only grows)
+	}
+	for i := range ts {
+		t := &ts[i]
+		if t.ID == 0 {
+			continue
+		}
+		if _, ok := w.trackIndex[t.ID]; ok {
+			continue
+		}
+		st := trackState{Track: *t, uuid: trackUUID(t.ID), cat: catCPU}
+		switch t.Kind {
+		case timeline.TrackGPUQueue, timeline.TrackGPULane:
+			st.cat = catGPU
+		case timeline.TrackFrames:
+			st.cat = catFrames
+		case timeline.TrackCounter:
+			st.cat = catOther
+		}
+		w.trackIndex[t.ID] = int32(len(w.tracks))
+		added = append(added, int32(len(w.tracks)))
+		w.tracks = append(w.tracks, st)
+	}
+	return added
+}
+
+func (w *Writer) known(id timeline.TrackID) bool {
+	_, ok := w.trackIndex[id]
+	return ok
+}
+
+// collect validates the batch's items and lists their events.
+func (w *Writer) collect(b *timeline.Trace) {
+	w.events = w.events[:0]
+	n := len(b.Spans)
+	w.valid = grow(w.valid, n)
+	w.flowOut = grow(w.flowOut, n)
+	w.flowIn = grow(w.flowIn, n)
+	for i := range b.Spans {
+		s := &b.Spans[i]
+		w.flowOut[i], w.flowIn[i] = -1, -1
+		ti, ok := w.trackIndex[s.Track]
+		w.valid[i] = ok && w.tracks[ti].Kind != timeline.TrackCounter &&
+			int(s.Name) < len(b.Names) && s.Start >= 0 && s.End >= s.Start
+		if !w.valid[i] {
+			w.stats.Invalid++
+			continue
+		}
+		if s.End == s.Start {
+			w.events = append(w.events, event{ts: s.Start, track: ti, idx: int32(i), depth: s.Depth, kind: evZero, src: srcSpan})
+			continue
+		}
+		w.events = append(w.events,
+			event{ts: s.Start, track: ti, idx: int32(i), depth: s.Depth, kind: evBegin, src: srcSpan},
+			event{ts: s.End, track: ti, idx: int32(i), depth: s.Depth, kind: evEnd, src: srcSpan})
+	}
+
+	w.nextOut = grow(w.nextOut, len(b.Flows))
+	w.nextIn = grow(w.nextIn, len(b.Flows))
+	w.flowIDs = grow(w.flowIDs, len(b.Flows))
+	for i := len(b.Flows) - 1; i >= 0; i-- {
+		f := b.Flows[i]
+		if f.From < 0 || f.From >= n || f.To < 0 || f.To >= n || f.From == f.To || !w.valid[f.From] || !w.valid[f.To] {
+			w.stats.Invalid++
+			continue
+		}
+		w.nextOut[i], w.flowOut[f.From] = w.flowOut[f.From], int32(i)
+		w.nextIn[i], w.flowIn[f.To] = w.flowIn[f.To], int32(i)
+	}
+	for i := range b.Flows {
+		w.flowID++
+		w.flowIDs[i] = w.flowID
+	}
+
+	if !w.hasFramesTrack() {
+		for i, f := range b.Frames {
+			if f.End == 0 {
+				continue // still open: written when it ends
+			}
+			if f.Start < 0 || f.End < f.Start {
+				w.stats.Invalid++
+				continue
+			}
+			kind := evBegin
+			if f.End == f.Start {
+				kind = evZero
+			}
+			w.events = append(w.events, event{ts: f.Start, track: -1, idx: int32(i), kind: kind, src: srcFrame})
+			if kind == evBegin {
+				w.events = append(w.events, event{ts: f.End, track: -1, idx: int32(i), kind: evEnd, src: srcFrame})
+			}
+		}
+	}
+	for i, s := range b.Samples {
+		ti, ok := w.trackIndex[s.Track]
+		if !ok || w.tracks[ti].Kind != timeline.TrackCounter || s.Time < 0 {
+			w.stats.Invalid++
+			continue
+		}
+		w.events = append(w.events, event{ts: s.Time, track: ti, idx: int32(i), kind: evOther, src: srcSample})
+	}
+	for i, c := range b.Calibrations {
+		ti, ok := w.trackIndex[c.Track]
+		if !ok || (w.tracks[ti].Kind != timeline.TrackGPUQueue && w.tracks[ti].Kind != timeline.TrackGPULane) || c.Time < 0 {
+			w.stats.Invalid++
+			continue
+		}
+		w.events = append(w.events, event{ts: c.Time, track: ti, idx: int32(i), kind: evOther, src: srcCalib})
+	}
+}
+
+// hasFramesTrack reports whether the timeline defines a frames track, in
+// which case its spans are the frames and Trace.Frames mirrors them.
+func (w *Writer) hasFramesTrack() bool {
+	for i := range w.tracks {
+		if w.tracks[i].Kind == timeline.TrackFrames {
+			return true
+		}
+	}
+	return false
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// pickSequence makes w.cur a sequence whose clock is at or before ts: the
+// open one closest to ts, or a new one starting at ts.
+func (w *Writer) pickSequence(ts int64) {
+	var best *sequence
+	for _, s := range w.seqs {
+		if s.last <= ts && (best == nil || s.last > best.last) {
+			best = s
+		}
+	}
+	if best != nil {
+		w.cur = best
+		return
+	}
+	s := &sequence{}
+	if len(w.seqs) < w.opt.MaxSequences {
+		w.seqs = append(w.seqs, s)
+	} else {
+		// Retire the sequence furthest behind.
+		oldest := 0
+		for i, o := range w.seqs {
+			if o.last < w.seqs[oldest].last {
+				oldest = i
+			}
+		}
+		s = w.seqs[oldest]
+		clear(s.interned)
+	}
+	s.id = w.nextSeq
+	w.nextSeq++
+	s.last = ts
+	w.cur = s
+	w.stats.Sequences++
+	w.startSequence(s)
+}
+
+// startSequence writes a sequence's first packet: incremental state
+// cleared, the clock snapshot, packet defaults, categories and annotation
+// names.
+func (w *Writer) startSequence(s *sequence) {
+	e := &w.e
+	at := e.open(fTracePacket)
+	e.varint(fPktSequenceID, uint64(s.id))
+	e.varint(fPktSequenceFlags, seqIncrementalStateCleared)
+	e.varint(fPktFirstOnSequence, 1)
+	e.varint(fPktTimestamp, uint64(s.last))
+	e.varint(fPktTimestampClockID, clockMonotonic)
+
+	snap := e.open(fPktClockSnapshot)
+	for _, c := range [...]struct {
+		id  uint64
+		ts  int64
+		inc bool
+	}{{clockBoottime, s.last + w.bootOffset, false}, {clockMonotonic, s.last, false}, {clockIncremental, s.last, true}} {
+		ce := e.open(fSnapClocks)
+		e.varint(fClockID, c.id)
+		e.varint(fClockTimestamp, uint64(c.ts))
+		if c.inc {
+			e.varint(fClockIncremental, 1)
+		}
+		e.close(ce)
+	}
+	e.varint(fSnapPrimaryClock, clockMonotonic)
+	e.close(snap)
+
+	def := e.open(fPktDefaults)
+	e.varint(fDefTimestampClockID, clockIncremental)
+	e.close(def)
+
+	in := e.open(fPktInternedData)
+	for iid := 1; iid < len(categoryNames); iid++ {
+		x := e.open(fInternCategories)
+		e.varint(fInternIID, uint64(iid))
+		e.str(fInternName, categoryNames[iid])
+		e.close(x)
+	}
+	for iid := 1; iid < len(annotationNames); iid++ {
+		x := e.open(fInternAnnotationNames)
+		e.varint(fInternIID, uint64(iid))
+		e.str(fInternName, annotationNames[iid])
+		e.close(x)
+	}
+	e.close(in)
+	e.close(at)
+	w.stats.Packets++
+}
+
+// packet starts a packet on the current sequence, with no timestamp.
+func (w *Writer) packet() *enc {
+	w.pktAt = w.e.open(fTracePacket)
+	w.e.varint(fPktSequenceID, uint64(w.cur.id))
+	return &w.e
+}
+
+// timedPacket starts a packet at ts on the current sequence's clock.
+func (w *Writer) timedPacket(ts int64) *enc {
+	w.pktAt = w.e.open(fTracePacket)
+	w.e.varint(fPktTimestamp, uint64(ts-w.cur.last))
+	w.cur.last = ts
+	w.e.varint(fPktSequenceID, uint64(w.cur.id))
+	return &w.e
+}
+
+// endPacket closes the packet and flushes when the buffer is full.
+func (w *Writer) endPacket() {
+	w.e.close(w.pktAt)
+	w.stats.Packets++
+	if len(w.e.buf) >= w.opt.FlushBytes {
+		w.Flush()
+	}
+}
