@@ -126,7 +126,7 @@ type ClockConfig struct {
 	ValidBits uint    // timestampValidBits, 1..64
 
 	Window    int           // most samples in the fit; default 32, at least 2
-	WindowDur time.Duration // oldest sample age in the fit; default 12s
+	WindowDur time.Duration // oldest sample age in the fit; default 20s
 	// WanderPPMPerMin bounds how fast the device clock's rate moves
 	// against the host's; default 0.5 ppm per minute.
 	WanderPPMPerMin float64
@@ -140,7 +140,7 @@ type ClockConfig struct {
 // Defaults of ClockConfig.
 const (
 	DefaultClockWindow       = 32
-	DefaultClockWindowDur    = 12 * time.Second
+	DefaultClockWindowDur    = 20 * time.Second
 	DefaultClockWanderPPMMin = 0.5
 	DefaultClockMaxDriftPPM  = 500
 )
@@ -350,7 +350,13 @@ func (m *ClockModel) trim() {
 // each other; otherwise it drops the oldest as an outlier.
 func (m *ClockModel) trySuspects(host int64) {
 	f, rejected := fitPoints(m.suspects, m)
-	if rejected == 0 && f.p[0] < 4*maxDev(m.suspects) {
+	agree := rejected == 0
+	for _, p := range m.suspects {
+		if !(math.Abs(float64(p.h)-f.hostAt(p.x)) <= clockRejectMin*p.dev) {
+			agree = false
+		}
+	}
+	if agree {
 		m.resets++
 		m.win = append(m.win[:0], m.suspects...)
 		m.added += uint64(len(m.suspects))
@@ -362,14 +368,6 @@ func (m *ClockModel) trySuspects(host int64) {
 	}
 	m.outliers++
 	m.suspects = append(m.suspects[:0], m.suspects[1:]...)
-}
-
-func maxDev(ps []clockPoint) float64 {
-	d := 0.0
-	for _, p := range ps {
-		d = math.Max(d, p.dev)
-	}
-	return d
 }
 
 // refit fits the window, dropping in-window outliers from it.
@@ -509,6 +507,11 @@ func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool
 			x -= int64(s.half) * 2
 		}
 	}
+	return s.at(x)
+}
+
+// at converts the extended tick x with the snapshot's chain.
+func (s *clockSnap) at(x int64) (host, errNs int64, ok bool) {
 	segs := s.segs
 	i := len(segs) - 1
 	if x < segs[i].x0 {

@@ -1,0 +1,375 @@
+package timeline
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestNewClockModelConfig(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		cfg  ClockConfig
+		ok   bool
+	}{
+		{"nvidia", ClockConfig{PeriodNs: 1, ValidBits: 64}, true},
+		{"intel", ClockConfig{PeriodNs: 52.08, ValidBits: 36}, true},
+		{"one bit", ClockConfig{PeriodNs: 1, ValidBits: 1}, true},
+		{"full", ClockConfig{PeriodNs: 1, ValidBits: 32, Window: 2, WindowDur: time.Second, WanderPPMPerMin: 2, MaxDriftPPM: 50}, true},
+		{"period 0", ClockConfig{PeriodNs: 0, ValidBits: 64}, false},
+		{"period negative", ClockConfig{PeriodNs: -1, ValidBits: 64}, false},
+		{"period NaN", ClockConfig{PeriodNs: nan, ValidBits: 64}, false},
+		{"period Inf", ClockConfig{PeriodNs: math.Inf(1), ValidBits: 64}, false},
+		{"bits 0", ClockConfig{PeriodNs: 1, ValidBits: 0}, false},
+		{"bits 65", ClockConfig{PeriodNs: 1, ValidBits: 65}, false},
+		{"window 1", ClockConfig{PeriodNs: 1, ValidBits: 64, Window: 1}, false},
+		{"window negative", ClockConfig{PeriodNs: 1, ValidBits: 64, Window: -3}, false},
+		{"window huge", ClockConfig{PeriodNs: 1, ValidBits: 64, Window: 1 << 20}, false},
+		{"duration negative", ClockConfig{PeriodNs: 1, ValidBits: 64, WindowDur: -time.Second}, false},
+		{"wander NaN", ClockConfig{PeriodNs: 1, ValidBits: 64, WanderPPMPerMin: nan}, false},
+		{"wander negative", ClockConfig{PeriodNs: 1, ValidBits: 64, WanderPPMPerMin: -1}, false},
+		{"drift NaN", ClockConfig{PeriodNs: 1, ValidBits: 64, MaxDriftPPM: nan}, false},
+		{"drift 100%", ClockConfig{PeriodNs: 1, ValidBits: 64, MaxDriftPPM: 1e6}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewClockModel(tt.cfg)
+			if tt.ok != (err == nil) {
+				t.Fatalf("err = %v, want ok = %v", err, tt.ok)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrClockConfig) || m != nil {
+					t.Fatalf("got %v, %v; want nil, ErrClockConfig", m, err)
+				}
+				return
+			}
+			c := m.Config()
+			if c.Window < 2 || c.WindowDur <= 0 || c.WanderPPMPerMin <= 0 || c.MaxDriftPPM <= 0 || c.Now == nil {
+				t.Fatalf("defaults not filled: %+v", c)
+			}
+		})
+	}
+}
+
+func TestClockModelAddErrors(t *testing.T) {
+	m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := m.Convert(1000, 0); ok {
+		t.Fatal("Convert ok before any sample")
+	}
+	if q := m.Quality(); q != (ClockQuality{}) {
+		t.Fatalf("Quality before any sample = %+v", q)
+	}
+	if err := m.Add(ClockSample{Device: 1e9, Host: 5e9, Deviation: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		s    ClockSample
+	}{
+		{"deviation 0", ClockSample{Device: 2e9, Host: 6e9, Deviation: 0}},
+		{"deviation negative", ClockSample{Device: 2e9, Host: 6e9, Deviation: -3}},
+		{"duplicate", ClockSample{Device: 1e9, Host: 5e9, Deviation: 3000}},
+		{"same host time", ClockSample{Device: 1e9 + 5, Host: 5e9, Deviation: 3000}},
+		{"host backwards", ClockSample{Device: 2e9, Host: 4e9, Deviation: 3000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := m.Quality()
+			h0, e0, _ := m.Convert(1.5e9, 0)
+			err := m.Add(tt.s)
+			if !errors.Is(err, ErrClockSample) {
+				t.Fatalf("err = %v, want ErrClockSample", err)
+			}
+			h1, e1, ok := m.Convert(1.5e9, 0)
+			if after := m.Quality(); after != before || !ok || h1 != h0 || e1 != e0 {
+				t.Fatalf("a refused sample changed the model: %+v -> %+v", before, after)
+			}
+		})
+	}
+}
+
+func TestExtendTick(t *testing.T) {
+	const m32 = 1<<32 - 1
+	tests := []struct {
+		name       string
+		raw        uint64
+		pred       int64
+		base, mask uint64
+		want       int64
+	}{
+		{"64 bits is raw - base", 500, 1 << 40, 100, math.MaxUint64, 400},
+		{"64 bits before base", 100, 0, 500, math.MaxUint64, -400},
+		{"same wrap", 1000, 900, 0, m32, 1000},
+		{"next wrap", 10, 1<<32 - 10, 0, m32, 1<<32 + 10},
+		{"previous wrap", 1<<32 - 10, 1<<32 + 10, 0, m32, 1<<32 - 10},
+		{"third wrap with base", 7, 3<<32 + 5, 1 << 31, m32, 3<<32 - 1<<31 + 7},
+		{"before base", m32, 0, 0, m32, -1},
+		{"half a wrap back is the limit", 0, 1 << 31, 0, m32, 0},
+		{"just past half a wrap goes forward", 0, 1<<31 + 1, 0, m32, 1 << 32},
+		{"two bits", 3, 6, 0, 3, 7},
+		{"63 bits", 5, -10, 0, 1<<63 - 1, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := extendTick(tt.raw, tt.pred, tt.base, tt.mask); got != tt.want {
+				t.Fatalf("extendTick(%d, %d, %d, %#x) = %d, want %d", tt.raw, tt.pred, tt.base, tt.mask, got, tt.want)
+			}
+		})
+	}
+}
+
+// lineClock is a device clock at a constant rate, for unit tests.
+type lineClock struct {
+	period, rate float64 // ns per tick; device ns per host ns
+	tick0        int64
+}
+
+func (c lineClock) tick(h float64) int64   { return c.tick0 + int64(math.Floor(h*c.rate/c.period)) }
+func (c lineClock) hostOf(t int64) float64 { return float64(t-c.tick0) * c.period / c.rate }
+
+// sample returns an honest sample at host time h: within dev of the truth.
+func (c lineClock) sample(rng *rand.Rand, h float64, dev int64, mask uint64) ClockSample {
+	e := (2*rng.Float64() - 1) * float64(dev)
+	return ClockSample{Device: uint64(c.tick(h)) & mask, Host: int64(h + e), Deviation: dev}
+}
+
+// TestClockModelFreeze checks the guarantee behind monotonicity across
+// refits: every tick written before a refit is published lies at or before
+// the freeze point, and the refit leaves conversions up to it unchanged.
+// It also checks each snapshot is monotonic over its whole chain.
+func TestClockModelFreeze(t *testing.T) {
+	for _, bits := range []uint{64, 32} {
+		rng := rand.New(rand.NewPCG(7, uint64(bits)))
+		clk := newSimClock(rng, 1, 9.8, 0.1)
+		now := 0.0
+		m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: bits, Now: func() int64 { return int64(now) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mask := uint64(math.MaxUint64)
+		if bits < 64 {
+			mask = 1<<bits - 1
+		}
+		var xs []int64
+		var hs []int64
+		first := clk.tick(1e9) // the true tick of x = 0
+		for i := 0; i < 300; i++ {
+			ts := 1e9 + float64(i)*1e9
+			dev := int64(2000 + rng.IntN(10000))
+			e := (2*rng.Float64() - 1) * float64(dev)
+			if i%37 == 5 {
+				e = 40e3 // an outlier now and then
+			}
+			old := m.snap.Load()
+			xs, hs = xs[:0], hs[:0]
+			if old != nil {
+				// A grid from well before the chain to a second ahead.
+				lo := old.segs[0].x0 - 1e9
+				hi := m.fit.tickAt(int64(ts)) + 1e9
+				for x := lo; x < hi; x += (hi-lo)/4000 + 1 {
+					h, _, ok := old.at(x)
+					if !ok {
+						t.Fatalf("tick %d not converted", x)
+					}
+					if len(hs) > 0 && h < hs[len(hs)-1] {
+						t.Fatalf("snapshot not monotonic at tick %d: %d < %d", x, h, hs[len(hs)-1])
+					}
+					xs, hs = append(xs, x), append(hs, h)
+				}
+			}
+			now = ts + 20e3 + 2e6*rng.Float64()
+			resets := m.Quality().Resets
+			if err := m.Add(ClockSample{Device: uint64(clk.tick(ts)) & mask, Host: int64(ts + e), Deviation: dev}); err != nil {
+				t.Fatal(err)
+			}
+			if m.Quality().Resets != resets {
+				t.Fatalf("sample %d: unexpected reset", i)
+			}
+			if old == nil {
+				continue
+			}
+			m.mu.Lock()
+			freeze := m.freeze
+			m.mu.Unlock()
+			if written := clk.tick(now) - first; written > freeze && old != m.snap.Load() {
+				t.Fatalf("sample %d: tick %d written before publication is past the freeze point %d", i, written, freeze)
+			}
+			s := m.snap.Load()
+			for j, x := range xs {
+				if x > freeze {
+					break
+				}
+				if h, _, _ := s.at(x); h != hs[j] {
+					t.Fatalf("sample %d: refit moved tick %d (freeze %d) from %d to %d", i, x, freeze, hs[j], h)
+				}
+			}
+		}
+	}
+}
+
+// honestRun feeds n honest 1 Hz samples of clk and checks conversions of
+// ticks written in each second against their bound.
+func honestRun(t *testing.T, m *ClockModel, clk lineClock, rng *rand.Rand, from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		h := float64(i) * 1e9
+		if err := m.Add(clk.sample(rng, h, 3000, math.MaxUint64)); err != nil {
+			t.Fatal(err)
+		}
+		checkConv(t, m, clk, h+0.5e9)
+	}
+}
+
+func checkConv(t *testing.T, m *ClockModel, clk lineClock, h float64) {
+	t.Helper()
+	tk := clk.tick(h)
+	got, e, ok := m.Convert(uint64(tk), int64(h))
+	if !ok {
+		t.Fatalf("tick at %.1f s not converted", h/1e9)
+	}
+	if d := math.Abs(float64(got) - clk.hostOf(tk)); d > float64(e) {
+		t.Fatalf("tick at %.1f s: error %.0f ns beyond the bound %d ns", h/1e9, d, e)
+	}
+}
+
+func TestClockModelOutlierBursts(t *testing.T) {
+	tests := []struct {
+		name       string
+		burst      int
+		offset     func(rng *rand.Rand) float64
+		outliers   uint64
+		wantResets uint64
+	}{
+		{"7 agreeing outliers", 7, func(*rand.Rand) float64 { return 500e3 }, 7, 0},
+		{"40 scattered outliers", 40, func(rng *rand.Rand) float64 { return (2*rng.Float64() - 1) * 5e6 }, 40, 0},
+		{"one outlier", 1, func(*rand.Rand) float64 { return -60e3 }, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			clk := lineClock{period: 1, rate: 1 + 10e-6, tick0: 1 << 40}
+			now := 0.0
+			m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return int64(now) }})
+			honestRun(t, m, clk, rng, 1, 60)
+			for i := 61; i < 61+tt.burst; i++ {
+				h := float64(i) * 1e9
+				now = h
+				s := clk.sample(rng, h, 2500, math.MaxUint64)
+				s.Host += int64(tt.offset(rng))
+				if err := m.Add(s); err != nil {
+					t.Fatal(err)
+				}
+				checkConv(t, m, clk, h+0.5e9)
+			}
+			honestRun(t, m, clk, rng, 61+tt.burst, 30)
+			q := m.Quality()
+			if q.Outliers != tt.outliers || q.Resets != tt.wantResets {
+				t.Fatalf("outliers %d, resets %d; want %d, %d", q.Outliers, q.Resets, tt.outliers, tt.wantResets)
+			}
+			if math.Abs(q.DriftPPM-10) > 0.5 {
+				t.Fatalf("drift %.2f ppm, want 10", q.DriftPPM)
+			}
+		})
+	}
+}
+
+// TestClockModelJump checks that a device clock that jumps (a counter
+// reset) is followed after clockResetAfter samples, and counted.
+func TestClockModelJump(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	clk := lineClock{period: 52.08, rate: 1 - 20e-6, tick0: 1 << 30}
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 52.08, ValidBits: 64})
+	honestRun(t, m, clk, rng, 1, 30)
+	clk.tick0 -= 1 << 28 // the counter restarts from a lower value
+	for i := 31; i < 31+clockResetAfter; i++ {
+		if err := m.Add(clk.sample(rng, float64(i)*1e9, 3000, math.MaxUint64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if q := m.Quality(); q.Resets != 1 {
+		t.Fatalf("resets = %d, want 1", q.Resets)
+	}
+	honestRun(t, m, clk, rng, 31+clockResetAfter, 20)
+}
+
+// TestClockModelReplay feeds samples whose host times are far from the
+// host clock Now reads (a replay): refits still take effect within the
+// publication lag.
+func TestClockModelReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	clk := lineClock{period: 1, rate: 1 + 30e-6, tick0: 12345}
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return math.MaxInt64 }})
+	for i := 1; i <= 60; i++ {
+		h := float64(i) * 1e9
+		if err := m.Add(clk.sample(rng, h, 3000, math.MaxUint64)); err != nil {
+			t.Fatal(err)
+		}
+		checkConv(t, m, clk, h+1.5e9)
+	}
+	if q := m.Quality(); math.Abs(q.DriftPPM-30) > 0.5 || q.Resets != 0 {
+		t.Fatalf("quality %+v, want drift 30 ppm and no reset", q)
+	}
+}
+
+func TestClockModelQuality(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	clk := lineClock{period: 1, rate: 1 + 9.8e-6, tick0: 1 << 50}
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Window: 16, WindowDur: time.Hour})
+	honestRun(t, m, clk, rng, 1, 40)
+	q := m.Quality()
+	if q.Samples != 16 || q.Added != 40 || q.Outliers != 0 || q.LastHost < 39e9 {
+		t.Fatalf("quality %+v", q)
+	}
+	if math.Abs(q.DriftPPM-9.8) > 0.3 {
+		t.Fatalf("drift %.2f ppm, want 9.8", q.DriftPPM)
+	}
+	if q.ErrNs < 3000 || q.ErrNs > 20000 {
+		t.Fatalf("error bound %.0f ns, want a few deviations of 3 us", q.ErrNs)
+	}
+	c := m.Calibration(7)
+	if c.Track != 7 || c.Time != q.LastHost || c.ErrNs != q.ErrNs || c.DriftPPM != q.DriftPPM || c.Samples != q.Samples {
+		t.Fatalf("Calibration %+v does not match quality %+v", c, q)
+	}
+}
+
+// TestClockModelConcurrent converts on several goroutines while samples are
+// added; run it with -race.
+func TestClockModelConcurrent(t *testing.T) {
+	clk := lineClock{period: 1, rate: 1 - 19.6e-6, tick0: 1 << 45}
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 32})
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int64(0); ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				h := 1e9 + float64(i%1000)*1e6
+				if got, e, ok := m.Convert(uint64(clk.tick(h))&(1<<32-1), int64(h)); ok && (e <= 0 || got <= 0) {
+					t.Errorf("bad conversion %d ± %d", got, e)
+					return
+				}
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := 1; i <= 500; i++ {
+		if err := m.Add(clk.sample(rng, float64(i)*1e7, 3000, 1<<32-1)); err != nil {
+			t.Error(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+}
