@@ -1,0 +1,353 @@
+package chrome
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+func TestAppendString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", `""`},
+		{"plain", `"plain"`},
+		{`a"b\c`, `"a\"b\\c"`},
+		{"\n\r\t\x00\x1f", `"\n\r\t\u0000\u001f"`},
+		{"bad \xff\xfe utf8", `"bad \ufffd\ufffd utf8"`},
+		{"cut \xe2\x82", `"cut \ufffd\ufffd"`},
+		{"ünïcode ✓ 🎮", `"ünïcode ✓ 🎮"`},
+		{"line\u2028sep\u2029", `"line\u2028sep\u2029"`},
+		{"</script>", `"</script>"`},
+	}
+	for _, tc := range tests {
+		got := string(appendString(nil, tc.in))
+		if got != tc.want {
+			t.Errorf("appendString(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+		var back string
+		if err := json.Unmarshal([]byte(got), &back); err != nil {
+			t.Errorf("appendString(%q) is not JSON: %v", tc.in, err)
+		}
+	}
+}
+
+func TestMicros(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0.000"}, {1, "0.001"}, {999, "0.999"}, {1000, "1.000"}, {1234567, "1234.567"},
+		{-5, "-0.005"}, {-1234567, "-1234.567"},
+		{math.MaxInt64, "9223372036854775.807"}, {math.MinInt64, "-9223372036854775.808"},
+	}
+	for _, tc := range tests {
+		got := string(appendMicros(nil, tc.ns))
+		if got != tc.want {
+			t.Errorf("appendMicros(%d) = %s, want %s", tc.ns, got, tc.want)
+		}
+		if tc.ns == math.MinInt64 || tc.ns == math.MaxInt64 {
+			continue
+		}
+		back, err := parseMicros(got)
+		if err != nil || back != tc.ns {
+			t.Errorf("parseMicros(%s) = %d, %v; want %d", got, back, err, tc.ns)
+		}
+	}
+}
+
+func TestParseMicros(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"12", 12000, true}, {"12.5", 12500, true}, {"0.0004", 0, true}, {"0.0005", 1, true},
+		{"1.23456789", 1235, true}, {"1e3", 1000000, true}, {"-2.5", -2500, true},
+		{"", 0, false}, {"abc", 0, false}, {"1.2.3", 0, false}, {"-", 0, false},
+		{"99999999999999999999", 0, false}, {"1e400", 0, false}, {".5", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := parseMicros(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("parseMicros(%q) = %d, %v; want %d ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	tests := []struct {
+		name  string
+		trace *timeline.Trace
+	}{
+		{"sample", sampleTrace(1, 20)},
+		{"empty", &timeline.Trace{Names: []string{""}}},
+		{"tracks only", &timeline.Trace{Names: []string{""}, Tracks: []timeline.Track{{ID: 9, Kind: timeline.TrackCPU, Name: "idle"}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Write(&buf, tc.trace); err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(buf.Bytes()) {
+				t.Fatalf("output is not valid JSON:\n%s", buf.Bytes())
+			}
+			got, err := Read(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := canon(tc.trace)
+			if want.Process.PID == 0 {
+				want.Process.PID = 1
+			}
+			if want.Process.Name == "" {
+				want.Process.Name = "framescope"
+			}
+			diffCanon(t, canon(got), want)
+		})
+	}
+}
+
+// batches splits tr into streaming batches the hard way: spans in reverse
+// order of their end (children before parents), shuffled within a batch.
+func batches(tr *timeline.Trace, n int, seed uint64) []*timeline.Trace {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	order := rng.Perm(len(tr.Spans))
+	// Sort by end time so parents (which end last) come late, as a
+	// recorder emits them; then shuffle within each batch.
+	slicesSortByEnd(order, tr.Spans)
+	var out []*timeline.Trace
+	per := (len(order) + n - 1) / n
+	for lo := 0; lo < len(order); lo += per {
+		hi := min(lo+per, len(order))
+		idx := order[lo:hi]
+		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		b := &timeline.Trace{Process: tr.Process, Names: tr.Names, Tracks: tr.Tracks}
+		pos := map[int]int{}
+		for _, i := range idx {
+			pos[i] = len(b.Spans)
+			b.Spans = append(b.Spans, tr.Spans[i])
+		}
+		for _, f := range tr.Flows {
+			from, ok1 := pos[f.From]
+			to, ok2 := pos[f.To]
+			if ok1 && ok2 {
+				b.Flows = append(b.Flows, timeline.Flow{From: from, To: to})
+			}
+		}
+		out = append(out, b)
+	}
+	last := out[len(out)-1]
+	last.Frames, last.Samples, last.Calibrations, last.Drops = tr.Frames, tr.Samples, tr.Calibrations, tr.Drops
+	return out
+}
+
+// endsBefore orders spans as a recorder emits them: by end, children
+// before the parent they end with, siblings by start.
+func endsBefore(a, b *timeline.Span) bool {
+	if a.End != b.End {
+		return a.End < b.End
+	}
+	if a.Track == b.Track && a.Depth != b.Depth {
+		return a.Depth > b.Depth
+	}
+	return a.Start < b.Start
+}
+
+func slicesSortByEnd(order []int, spans []timeline.Span) {
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && endsBefore(&spans[order[j]], &spans[order[j-1]]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+}
+
+// TestStreaming checks that a trace written in batches, children before
+// their parents, reads back equal to the whole trace, and that viewers see
+// the same slices (see TestTraceProcessor).
+func TestStreaming(t *testing.T) {
+	tr := sampleTrace(2, 12)
+	for _, n := range []int{1, 3, 17, len(tr.Spans)} {
+		var buf bytes.Buffer
+		w := NewWriter(&buf)
+		bs := batches(tr, n, uint64(n))
+		for _, b := range bs {
+			if err := w.WriteBatch(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if w.held != 0 {
+			t.Errorf("%d batches: %d spans still held after Close", n, w.held)
+		}
+		// Flows between spans of different batches are not in any batch.
+		want := canon(tr)
+		got, err := Read(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows := 0
+		for _, b := range bs {
+			flows += len(b.Flows)
+		}
+		if len(got.Flows) != flows {
+			t.Errorf("%d batches: %d flows, want %d", n, len(got.Flows), flows)
+		}
+		gc := canon(got)
+		gc.Flows, want.Flows = nil, nil
+		diffCanon(t, gc, want)
+		if err := w.WriteBatch(tr); !errors.Is(err, ErrClosed) {
+			t.Errorf("WriteBatch after Close: %v", err)
+		}
+	}
+}
+
+// TestInvalidSpans checks that input breaking the model is dropped,
+// counted and reported rather than written into a corrupt trace.
+func TestInvalidSpans(t *testing.T) {
+	tr := &timeline.Trace{
+		Names:  []string{"", "a", "b"},
+		Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "cpu"}, {ID: 2, Kind: timeline.TrackCounter, Name: "c"}},
+		Spans: []timeline.Span{
+			{Track: 1, Name: 1, Start: 0, End: 10},
+			{Track: 1, Name: 2, Start: 5, End: 15}, // overlaps a
+			{Track: 7, Name: 1, Start: 0, End: 1},  // unknown track
+			{Track: 1, Name: 1, Start: 9, End: 3},  // ends before it starts
+			{Track: 2, Name: 1, Start: 0, End: 1},  // on a counter track
+		},
+		Flows:   []timeline.Flow{{From: 0, To: 1}, {From: 0, To: 99}},
+		Samples: []timeline.Sample{{Track: 2, Time: 1, Value: math.NaN()}, {Track: 2, Time: 2, Value: 3}},
+		Drops:   timeline.Drops{Spans: 1},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteBatch(tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := Invalid{Spans: 4, Flows: 2, Samples: 1}
+	if got := w.Invalid(); got != want {
+		t.Errorf("Invalid() = %+v, want %+v", got, want)
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spans) != 1 || got.Drops.Spans != 5 || len(got.Samples) != 1 {
+		t.Errorf("read back %d spans, %d samples, drops %+v", len(got.Spans), len(got.Samples), got.Drops)
+	}
+}
+
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if f.n--; f.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestWriterError(t *testing.T) {
+	err := Write(&failWriter{}, sampleTrace(3, 2))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Write to a failing writer: %v", err)
+	}
+}
+
+func TestReadForeign(t *testing.T) {
+	tests := []struct {
+		name, in      string
+		spans, tracks int
+		flows         int
+		unmatched     uint64
+		wantErr       string
+	}{
+		{"array X", `[{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a"},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":2,"name":"b"}]`, 2, 1, 0, 0, ""},
+		{"array no close", `[{"ph":"B","pid":1,"tid":2,"ts":1,"name":"a"},{"ph":"E","pid":1,"tid":2,"ts":3}`, 1, 1, 0, 0, ""},
+		{"string tid", `{"traceEvents":[{"ph":"B","pid":"p","tid":"worker","ts":1,"name":"a"},{"ph":"E","pid":"p","tid":"worker","ts":2}]}`, 1, 1, 0, 0, ""},
+		{"flow", `[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":5,"name":"a"},{"ph":"s","id":7,"pid":1,"tid":1,"ts":2},{"ph":"X","pid":1,"tid":2,"ts":10,"dur":5,"name":"b"},{"ph":"f","bp":"e","id":7,"pid":1,"tid":2,"ts":11}]`, 2, 2, 1, 0, ""},
+		{"unmatched", `[{"ph":"E","pid":1,"tid":1,"ts":1},{"ph":"B","pid":1,"tid":1,"ts":2,"name":"open"}]`, 0, 1, 0, 2, ""},
+		{"counter", `[{"ph":"C","pid":1,"name":"mem","ts":1,"args":{"heap":5,"stack":2}}]`, 0, 2, 0, 0, ""},
+		{"other phases", `{"traceEvents":[{"ph":"i","ts":1,"name":"x"},{"ph":"P"},{"ph":"longer"}],"metadata":{"a":[1,2]}}`, 0, 0, 0, 0, ""},
+		{"empty object", `{}`, 0, 0, 0, 0, "no traceEvents"},
+		{"garbage", `hello`, 0, 0, 0, 0, "invalid character"},
+		{"number", `42`, 0, 0, 0, 0, "starts with"},
+		{"truncated object", `{"traceEvents":[{"ph":"B","pid":1`, 0, 0, 0, 0, "unexpected EOF"},
+		{"bad ts", `[{"ph":"B","pid":1,"tid":1,"ts":"soon","name":"a"}]`, 0, 0, 0, 0, "ts"},
+		{"negative dur", `[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":-1,"name":"a"}]`, 0, 0, 0, 0, "dur"},
+		{"bad track meta", `[{"ph":"M","name":"framescope_track","pid":1,"tid":1,"args":{"id":0,"kind":"cpu"}}]`, 0, 0, 0, 0, "bad track"},
+		{"events not array", `{"traceEvents":5}`, 0, 0, 0, 0, "not an array"},
+		{"deep", `[` + strings.Repeat(`{"ph":"B","pid":1,"tid":1,"ts":1,"name":"a"},`, 5000) + `{"ph":"i"}]`, 0, 0, 0, 0, "nested deeper"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Read(strings.NewReader(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Spans) != tc.spans || len(got.Tracks) != tc.tracks || len(got.Flows) != tc.flows || got.Drops.Unmatched != tc.unmatched {
+				t.Fatalf("got %d spans, %d tracks, %d flows, %d unmatched: %+v", len(got.Spans), len(got.Tracks), len(got.Flows), got.Drops.Unmatched, got)
+			}
+		})
+	}
+}
+
+func TestReadLimits(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, sampleTrace(4, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLimited(bytes.NewReader(buf.Bytes()), Limits{MaxBytes: 1000}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("MaxBytes: %v", err)
+	}
+	if _, err := ReadLimited(bytes.NewReader(buf.Bytes()), Limits{MaxEvents: 10}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("MaxEvents: %v", err)
+	}
+	if _, err := ReadLimited(io.MultiReader(bytes.NewReader(buf.Bytes())), Limits{}); err != nil {
+		t.Errorf("default limits: %v", err)
+	}
+}
+
+// FuzzRead checks that no input makes Read panic, and that whatever it
+// accepts can be written and read back to the same trace.
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	Write(&buf, sampleTrace(5, 2))
+	f.Add(buf.Bytes())
+	f.Add([]byte(`[{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a"},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":2,"name":"b"}]`))
+	f.Add([]byte(`[{"ph":"B","pid":1,"tid":1,"ts":1,"name":"a"},{"ph":"s","id":"x","pid":1,"tid":1,"ts":1},{"ph":"f","id":"x","bp":"e","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":2}`))
+	f.Add([]byte(`{"traceEvents":[{"ph":"C","pid":1,"name":"c","ts":1e3,"args":{"v":1.5}}]}`))
+	f.Add([]byte(`{"traceEvents":[{"ph":"M","name":"framescope_track","pid":1,"tid":3,"args":{"id":3,"kind":"gpu-queue","name":"q"}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ReadLimited(bytes.NewReader(data), Limits{MaxBytes: 1 << 20, MaxEvents: 1 << 14})
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := Write(&out, tr); err != nil {
+			t.Fatalf("writing what was read: %v", err)
+		}
+		if !json.Valid(out.Bytes()) {
+			t.Fatalf("invalid JSON written")
+		}
+		if _, err := Read(&out); err != nil {
+			t.Fatalf("reading back what was written: %v", err)
+		}
+	})
+}

@@ -1,0 +1,632 @@
+package chrome
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// Limits bound what Read accepts, so that hostile or broken input fails
+// with an error instead of exhausting memory.
+type Limits struct {
+	MaxBytes  int64 // input bytes; 0: 4 GiB
+	MaxEvents int   // trace events; 0: 64 Mi
+	MaxDepth  int   // open B slices on one thread; 0: 4096
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = 4 << 30
+	}
+	if l.MaxEvents <= 0 {
+		l.MaxEvents = 64 << 20
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = 4096
+	}
+	return l
+}
+
+// ErrTooLarge is returned (wrapped) when input exceeds the Limits.
+var ErrTooLarge = errors.New("chrome: input exceeds limits")
+
+// Read decodes a Chrome JSON trace (the object form with "traceEvents" or
+// the bare array form, whose closing bracket may be missing) into a
+// timeline.Trace, with the default Limits.
+func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}) }
+
+// ReadLimited is Read with explicit limits. It decodes one event at a time.
+//
+// Traces written by this package come back as they were written. Other
+// Chrome JSON becomes CPU tracks, one per (pid, tid): B/E and X events
+// become spans, 'C' events counter samples, 's'/'f' pairs flows; other
+// phases are skipped. Slices left open at the end, and E events with no
+// open slice, are counted in Drops.Unmatched.
+func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
+	lim = lim.withDefaults()
+	lr := &limitReader{r: r, left: lim.MaxBytes}
+	dec := json.NewDecoder(lr)
+	rd := newReader(lim)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, rd.fail(err, lr, "reading the start of the trace")
+	}
+	switch tok {
+	case json.Delim('['):
+		if err := rd.events(dec, lr, true); err != nil {
+			return nil, err
+		}
+	case json.Delim('{'):
+		found := false
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, rd.fail(err, lr, "reading a top-level key")
+			}
+			if k == "traceEvents" {
+				t, err := dec.Token()
+				if err != nil {
+					return nil, rd.fail(err, lr, "reading traceEvents")
+				}
+				if t != json.Delim('[') {
+					return nil, fmt.Errorf("chrome: traceEvents is not an array")
+				}
+				if err := rd.events(dec, lr, false); err != nil {
+					return nil, err
+				}
+				found = true
+				continue
+			}
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, rd.fail(err, lr, fmt.Sprintf("reading top-level %q", k))
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, rd.fail(err, lr, "reading the end of the trace")
+		}
+		if !found {
+			return nil, errors.New("chrome: no traceEvents array: not a Chrome JSON trace")
+		}
+	default:
+		return nil, fmt.Errorf("chrome: a trace starts with '{' or '[', not %v", tok)
+	}
+	return rd.build()
+}
+
+type limitReader struct {
+	r        io.Reader
+	left     int64
+	exceeded bool
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		l.exceeded = true
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// rawEvent is one trace event as decoded; args stay raw until needed.
+type rawEvent struct {
+	Ph   string          `json:"ph"`
+	Name string          `json:"name"`
+	Pid  json.RawMessage `json:"pid"`
+	Tid  json.RawMessage `json:"tid"`
+	Ts   json.RawMessage `json:"ts"`
+	Dur  json.RawMessage `json:"dur"`
+	ID   json.RawMessage `json:"id"`
+	ID2  json.RawMessage `json:"id2"`
+	Bp   string          `json:"bp"`
+	Args json.RawMessage `json:"args"`
+}
+
+type threadKey struct{ pid, tid int64 }
+
+// rec is one B, E, X, s or f event kept for the per-thread replay.
+type rec struct {
+	ts   int64
+	seq  int32
+	ph   byte
+	name timeline.NameID
+	dur  int64
+	arg  uint64 // flow id, or frame
+	err  uint32
+}
+
+type thread struct {
+	track timeline.TrackID
+	recs  []rec
+}
+
+type reader struct {
+	lim      Limits
+	t        timeline.Trace
+	names    map[string]timeline.NameID
+	threads  map[threadKey]*thread
+	keys     []threadKey // threads in first-seen order
+	counters map[string]timeline.TrackID
+	strIDs   map[string]int64
+	nextID   timeline.TrackID
+	ours     map[timeline.TrackID]bool // tracks described by framescope_track
+	n        int
+	dropsOK  bool
+}
+
+func newReader(lim Limits) *reader {
+	return &reader{
+		lim:      lim,
+		t:        timeline.Trace{Names: []string{""}},
+		names:    map[string]timeline.NameID{"": 0},
+		threads:  map[threadKey]*thread{},
+		counters: map[string]timeline.TrackID{},
+		strIDs:   map[string]int64{},
+		ours:     map[timeline.TrackID]bool{},
+	}
+}
+
+func (rd *reader) fail(err error, lr *limitReader, what string) error {
+	if lr.exceeded || errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("chrome: %s: %w (more than %d bytes)", what, ErrTooLarge, rd.lim.MaxBytes)
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("chrome: %s: %w", what, err)
+}
+
+func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
+	for {
+		if !dec.More() {
+			break
+		}
+		var ev rawEvent
+		if err := dec.Decode(&ev); err != nil {
+			if bare && err == io.EOF {
+				return nil // the array form may stop without its ']'
+			}
+			return rd.fail(err, lr, fmt.Sprintf("event %d", rd.n))
+		}
+		rd.n++
+		if rd.n > rd.lim.MaxEvents {
+			return fmt.Errorf("chrome: %w: more than %d events", ErrTooLarge, rd.lim.MaxEvents)
+		}
+		if err := rd.event(&ev); err != nil {
+			return fmt.Errorf("chrome: event %d (ph %q): %w", rd.n-1, ev.Ph, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		if bare && (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) && !lr.exceeded {
+			return nil
+		}
+		return rd.fail(err, lr, "reading the end of traceEvents")
+	}
+	return nil
+}
+
+// intValue reads a pid, tid or id: a JSON integer, or a string, which is
+// given a stable number of its own.
+func (rd *reader) intValue(raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, err
+		}
+		if v, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return v, nil
+		}
+		id, ok := rd.strIDs[s]
+		if !ok {
+			id = int64(1<<40) + int64(len(rd.strIDs))
+			rd.strIDs[s] = id
+		}
+		return id, nil
+	}
+	if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, fmt.Errorf("bad integer %s", raw)
+	}
+	return int64(f), nil
+}
+
+// number returns the text of a JSON number, or of the number in a JSON
+// string (some writers quote times).
+func number(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		return string(raw[1 : len(raw)-1])
+	}
+	return string(raw)
+}
+
+func (rd *reader) intern(s string) timeline.NameID {
+	if id, ok := rd.names[s]; ok {
+		return id
+	}
+	id := timeline.NameID(len(rd.t.Names))
+	rd.t.Names = append(rd.t.Names, s)
+	rd.names[s] = id
+	return id
+}
+
+func (rd *reader) thread(pid, tid int64) *thread {
+	k := threadKey{pid, tid}
+	th := rd.threads[k]
+	if th == nil {
+		th = &thread{}
+		rd.threads[k] = th
+		rd.keys = append(rd.keys, k)
+	}
+	return th
+}
+
+// trackArgs is the args of a framescope_track event.
+type trackArgs struct {
+	ID     uint32 `json:"id"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Parent uint32 `json:"parent"`
+	Order  int32  `json:"order"`
+	Lane   int32  `json:"lane"`
+	Unit   uint8  `json:"unit"`
+	Device string `json:"device"`
+	Family uint32 `json:"family"`
+	Index  uint32 `json:"index"`
+	Flags  string `json:"flags"`
+}
+
+var kinds = map[string]timeline.TrackKind{}
+
+func init() {
+	for k := timeline.TrackCPU; k <= timeline.TrackCounter; k++ {
+		kinds[k.String()] = k
+	}
+}
+
+func (rd *reader) event(ev *rawEvent) error {
+	if len(ev.Ph) != 1 {
+		return nil // not a phase we know; other tools' events pass through
+	}
+	pid, err := rd.intValue(ev.Pid)
+	if err != nil {
+		return fmt.Errorf("pid: %w", err)
+	}
+	tid, err := rd.intValue(ev.Tid)
+	if err != nil {
+		return fmt.Errorf("tid: %w", err)
+	}
+	ph := ev.Ph[0]
+	switch ph {
+	case 'M':
+		return rd.meta(ev, pid, tid)
+	case 'B', 'E', 'X', 's', 'f':
+	case 'C':
+		return rd.counter(ev, pid)
+	default:
+		return nil
+	}
+	r := rec{ph: ph, seq: int32(rd.n)}
+	if ph != 'E' || len(ev.Ts) > 0 {
+		if r.ts, err = parseMicros(number(ev.Ts)); err != nil {
+			return fmt.Errorf("ts %s: %w", ev.Ts, err)
+		}
+	}
+	switch ph {
+	case 'X':
+		if r.dur, err = parseMicros(number(ev.Dur)); err != nil || r.dur < 0 {
+			return fmt.Errorf("dur %s: %w", ev.Dur, errTime)
+		}
+		if r.ts > math.MaxInt64-r.dur {
+			return fmt.Errorf("ts + dur overflows")
+		}
+		fallthrough
+	case 'B':
+		r.name = rd.intern(ev.Name)
+		if len(ev.Args) > 0 {
+			var a struct {
+				Frame uint64 `json:"frame"`
+				ErrNs uint32 `json:"err_ns"`
+			}
+			if json.Unmarshal(ev.Args, &a) == nil {
+				r.arg, r.err = a.Frame, a.ErrNs
+			}
+		}
+	case 's', 'f':
+		raw := ev.ID
+		if len(raw) == 0 {
+			raw = ev.ID2
+		}
+		id, err := rd.intValue(raw)
+		if err != nil {
+			return fmt.Errorf("id: %w", err)
+		}
+		r.arg = uint64(id)
+	}
+	th := rd.thread(pid, tid)
+	th.recs = append(th.recs, r)
+	return nil
+}
+
+func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
+	switch ev.Name {
+	case "process_name":
+		var a struct{ Name string }
+		if json.Unmarshal(ev.Args, &a) == nil && rd.t.Process.Name == "" {
+			rd.t.Process = timeline.Process{PID: int32(pid), Name: a.Name}
+		}
+	case "thread_name":
+		var a struct{ Name string }
+		if json.Unmarshal(ev.Args, &a) == nil {
+			rd.thread(pid, tid)
+			if tr := rd.trackOf(pid, tid); tr != nil && !rd.ours[tr.ID] {
+				tr.Name = a.Name
+			}
+		}
+	case metaTrack:
+		var a trackArgs
+		if err := json.Unmarshal(ev.Args, &a); err != nil {
+			return fmt.Errorf("%s args: %w", metaTrack, err)
+		}
+		kind, ok := kinds[a.Kind]
+		if !ok || a.ID == 0 {
+			return fmt.Errorf("%s: bad track id %d or kind %q", metaTrack, a.ID, a.Kind)
+		}
+		if rd.t.Track(timeline.TrackID(a.ID)) != nil {
+			return fmt.Errorf("%s: track %d described twice", metaTrack, a.ID)
+		}
+		tr := timeline.Track{
+			ID: timeline.TrackID(a.ID), Kind: kind, Name: a.Name, Parent: timeline.TrackID(a.Parent),
+			Order: a.Order, Lane: a.Lane, Unit: timeline.Unit(a.Unit),
+			Queue: timeline.Queue{Device: a.Device, Family: a.Family, Index: a.Index, Flags: a.Flags},
+		}
+		rd.t.Tracks = append(rd.t.Tracks, tr)
+		rd.ours[tr.ID] = true
+		rd.nextID = max(rd.nextID, tr.ID)
+		if kind == timeline.TrackCounter {
+			if _, dup := rd.counters[counterKey(pid, a.Name)]; !dup {
+				rd.counters[counterKey(pid, a.Name)] = tr.ID
+			}
+		} else {
+			th := rd.thread(pid, tid)
+			if th.track != 0 && th.track != tr.ID {
+				return fmt.Errorf("%s: thread %d has two tracks", metaTrack, tid)
+			}
+			th.track = tr.ID
+		}
+	case metaFrame:
+		var a struct {
+			ID         uint64
+			Start, End int64
+		}
+		if err := json.Unmarshal(ev.Args, &a); err != nil {
+			return fmt.Errorf("%s args: %w", metaFrame, err)
+		}
+		rd.t.Frames = append(rd.t.Frames, timeline.Frame{ID: a.ID, Start: a.Start, End: a.End})
+	case metaCalibration:
+		var a struct {
+			Track    uint32
+			Time     int64
+			ErrNs    *float64 `json:"err_ns"`
+			DriftPPM *float64 `json:"drift_ppm"`
+			Samples  int
+		}
+		if err := json.Unmarshal(ev.Args, &a); err != nil {
+			return fmt.Errorf("%s args: %w", metaCalibration, err)
+		}
+		c := timeline.Calibration{Track: timeline.TrackID(a.Track), Time: a.Time, Samples: a.Samples, ErrNs: math.NaN(), DriftPPM: math.NaN()}
+		if a.ErrNs != nil {
+			c.ErrNs = *a.ErrNs
+		}
+		if a.DriftPPM != nil {
+			c.DriftPPM = *a.DriftPPM
+		}
+		rd.t.Calibrations = append(rd.t.Calibrations, c)
+	case metaDrops:
+		var a struct {
+			Zones, Unmatched, Spans, Unconverted, Evicted uint64
+		}
+		if err := json.Unmarshal(ev.Args, &a); err != nil {
+			return fmt.Errorf("%s args: %w", metaDrops, err)
+		}
+		rd.t.Drops = timeline.Drops{Zones: a.Zones, Unmatched: a.Unmatched, Spans: a.Spans, Unconverted: a.Unconverted, Evicted: a.Evicted}
+		rd.dropsOK = true
+	}
+	return nil
+}
+
+// counterKey names a counter: per process, by name, as viewers see it.
+func counterKey(pid int64, name string) string {
+	return strconv.FormatInt(pid, 10) + "/" + name
+}
+
+// trackOf returns the track of a thread, making a CPU track for threads
+// that no framescope_track described.
+func (rd *reader) trackOf(pid, tid int64) *timeline.Track {
+	th := rd.thread(pid, tid)
+	if th.track == 0 {
+		return nil
+	}
+	return rd.t.Track(th.track)
+}
+
+func (rd *reader) counter(ev *rawEvent, pid int64) error {
+	if ev.Name == dropsCounter {
+		return nil // restored from framescope_drops
+	}
+	ts, err := parseMicros(number(ev.Ts))
+	if err != nil {
+		return fmt.Errorf("ts %s: %w", ev.Ts, err)
+	}
+	var args map[string]json.RawMessage
+	if len(ev.Args) > 0 {
+		if err := json.Unmarshal(ev.Args, &args); err != nil {
+			return fmt.Errorf("args: %w", err)
+		}
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var v float64
+		if json.Unmarshal(args[k], &v) != nil {
+			continue // not a number: not a counter value
+		}
+		name := ev.Name
+		if k != "value" || len(args) > 1 {
+			name += " " + k
+		}
+		ck := counterKey(pid, name)
+		id, ok := rd.counters[ck]
+		if !ok {
+			rd.nextID++
+			id = rd.nextID
+			rd.t.Tracks = append(rd.t.Tracks, timeline.Track{ID: id, Kind: timeline.TrackCounter, Name: name})
+			rd.counters[ck] = id
+		}
+		rd.t.Samples = append(rd.t.Samples, timeline.Sample{Track: id, Time: ts, Value: v})
+	}
+	return nil
+}
+
+// build replays each thread's events in time order, as Perfetto does, to
+// pair B with E, place X events, and bind flow ends to the innermost open
+// slice.
+func (rd *reader) build() (*timeline.Trace, error) {
+	t := &rd.t
+	type end struct {
+		from, to int
+	}
+	flows := map[uint64]*end{}
+	var flowOrder []uint64
+	for _, k := range rd.keys {
+		th := rd.threads[k]
+		if len(th.recs) == 0 {
+			continue
+		}
+		if th.track == 0 {
+			rd.nextID++
+			th.track = rd.nextID
+			t.Tracks = append(t.Tracks, timeline.Track{ID: th.track, Kind: timeline.TrackCPU, Name: "thread " + strconv.FormatInt(k.tid, 10)})
+		}
+		// X events become a B and an E; an E at the same time as later
+		// events comes first, as a slice ends before the next begins.
+		recs := th.recs
+		hasX := false
+		for _, r := range th.recs {
+			if r.ph == 'X' {
+				hasX = true
+				break
+			}
+		}
+		if hasX {
+			recs = make([]rec, 0, len(th.recs)*2)
+			for _, r := range th.recs {
+				if r.ph == 'X' {
+					r.ph = 'B'
+					recs = append(recs, r)
+					recs = append(recs, rec{ph: 'E', ts: r.ts + r.dur, seq: -1})
+					continue
+				}
+				recs = append(recs, r)
+			}
+		}
+		slices.SortStableFunc(recs, func(a, b rec) int {
+			if c := cmp64(a.ts, b.ts); c != 0 {
+				return c
+			}
+			if hasX && (a.seq < 0) != (b.seq < 0) {
+				if a.seq < 0 {
+					return -1
+				}
+				return 1
+			}
+			return int(a.seq) - int(b.seq)
+		})
+		var stack []int
+		for _, r := range recs {
+			switch r.ph {
+			case 'B':
+				if len(stack) >= rd.lim.MaxDepth {
+					return nil, fmt.Errorf("chrome: %w: slices nested deeper than %d", ErrTooLarge, rd.lim.MaxDepth)
+				}
+				stack = append(stack, len(t.Spans))
+				t.Spans = append(t.Spans, timeline.Span{
+					Track: th.track, Name: r.name, Start: r.ts, End: r.ts,
+					Frame: r.arg, ErrNs: r.err, Depth: uint16(min(len(stack)-1, math.MaxUint16)),
+				})
+			case 'E':
+				if len(stack) == 0 {
+					t.Drops.Unmatched++
+					continue
+				}
+				t.Spans[stack[len(stack)-1]].End = r.ts
+				stack = stack[:len(stack)-1]
+			case 's', 'f':
+				if len(stack) == 0 {
+					continue
+				}
+				e := flows[r.arg]
+				if e == nil {
+					e = &end{-1, -1}
+					flows[r.arg] = e
+					flowOrder = append(flowOrder, r.arg)
+				}
+				if r.ph == 's' {
+					e.from = stack[len(stack)-1]
+				} else {
+					e.to = stack[len(stack)-1]
+				}
+			}
+		}
+		// Slices never ended: lost, and counted.
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			t.Spans[i].End = -1
+			t.Drops.Unmatched++
+		}
+		th.recs = nil
+	}
+	// Remove the unended spans, renumbering flow ends.
+	remap := make([]int, len(t.Spans))
+	kept := t.Spans[:0]
+	for i, s := range t.Spans {
+		if s.End < s.Start {
+			remap[i] = -1
+			continue
+		}
+		remap[i] = len(kept)
+		kept = append(kept, s)
+	}
+	t.Spans = kept
+	for _, id := range flowOrder {
+		e := flows[id]
+		if e.from < 0 || e.to < 0 || remap[e.from] < 0 || remap[e.to] < 0 {
+			continue
+		}
+		t.Flows = append(t.Flows, timeline.Flow{From: remap[e.from], To: remap[e.to]})
+	}
+	return t, nil
+}
