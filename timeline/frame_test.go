@@ -1,0 +1,162 @@
+package timeline
+
+import "testing"
+
+func TestFrameIDs(t *testing.T) {
+	r, q, zone := gpuSetup(Options{SettleFrames: 3})
+	cpu := r.CPUTrack("render")
+	work := r.Name("work")
+	if id := r.Frame(); id != 0 {
+		t.Fatalf("frame before any: %d", id)
+	}
+	cpu.Span(work).End() // outside any frame
+	type pending struct {
+		frame      uint64
+		start, end int64
+	}
+	var queue []pending
+	for want := uint64(1); want <= 10; want++ {
+		if id := r.BeginFrame(); id != want {
+			t.Fatalf("BeginFrame = %d, want %d", id, want)
+		}
+		cpu.Span(work).End()
+		now := Now()
+		queue = append(queue, pending{want, now, now + 1000})
+		// GPU results of frame N arrive while frame N+3 records.
+		if len(queue) > 3 {
+			p := queue[0]
+			queue = queue[1:]
+			if err := r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: p.start, End: p.end, Frame: p.frame}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := r.EndFrame(); d <= 0 {
+			t.Fatalf("frame duration %d", d)
+		}
+	}
+	for _, p := range queue {
+		_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: p.start, End: p.end, Frame: p.frame}})
+	}
+	tr := r.Dump()
+	checkDepths(t, tr)
+	var gpu, cpuSpans int
+	frameStart := map[uint64]int64{}
+	for _, f := range tr.Frames {
+		frameStart[f.ID] = f.Start
+	}
+	for _, s := range tr.Spans {
+		switch tr.Track(s.Track).Kind {
+		case TrackGPUQueue, TrackGPULane:
+			gpu++
+		case TrackCPU:
+			cpuSpans++
+			if s.Frame == 0 {
+				if f, ok := frameStart[1]; ok && s.Start >= f {
+					t.Errorf("span inside frames has no frame: %+v", s)
+				}
+				continue
+			}
+			fr := tr.Frames[s.Frame-1]
+			if s.Start < fr.Start || s.End > fr.End {
+				t.Errorf("span %+v outside its frame %+v", s, fr)
+			}
+		}
+	}
+	if gpu != 10 || cpuSpans != 11 || len(tr.Frames) != 10 {
+		t.Fatalf("%d GPU, %d CPU spans, %d frames", gpu, cpuSpans, len(tr.Frames))
+	}
+	// Each GPU span must carry the frame that recorded it, even though it
+	// arrived three frames later.
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track).Kind; k == TrackGPUQueue {
+			fr := tr.Frames[s.Frame-1]
+			if s.Start < fr.Start || s.Start > fr.End {
+				t.Errorf("GPU span %+v is not in frame %d [%d, %d]", s, s.Frame, fr.Start, fr.End)
+			}
+		}
+	}
+}
+
+func TestFrameMisuse(t *testing.T) {
+	r := NewRecorder(Options{})
+	if d := r.EndFrame(); d != 0 {
+		t.Fatalf("EndFrame with none open = %d", d)
+	}
+	r.BeginFrame()
+	r.BeginFrame() // ends frame 1 first
+	r.EndFrame()
+	tr := r.Dump()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Frames) != 2 || tr.Frames[0].ID != 1 || tr.Frames[1].ID != 2 {
+		t.Fatalf("frames %+v", tr.Frames)
+	}
+	if m := r.Stats().Misuse; m != 2 {
+		t.Fatalf("misuse %d, want 2", m)
+	}
+	r.BeginFrame()
+	tr = r.Dump()
+	if last := tr.Frames[len(tr.Frames)-1]; last.ID != 3 || last.End != 0 {
+		t.Fatalf("open frame %+v not in the dump", last)
+	}
+}
+
+func TestFrameCounters(t *testing.T) {
+	r, q, zone := gpuSetup(Options{SettleFrames: 2})
+	q2 := r.QueueTrack(Queue{Device: "NVIDIA H200", Family: 2, Index: 0, Flags: "compute"})
+	for f := uint64(1); f <= 6; f++ {
+		r.BeginFrame()
+		base := int64(f) * 1_000_000
+		// Busy 0-300 and 200-500 on two queues (union 500), plus a nested
+		// zone that must not count twice.
+		_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: base, End: base + 300, Frame: f}, {Name: zone, Start: base + 10, End: base + 20, Frame: f}})
+		_ = r.AddGPUSpans(q2, []GPUSpan{{Name: zone, Start: base + 200, End: base + 500, Frame: f}})
+		if f == 3 {
+			r.AddDrops(Drops{Zones: 7})
+		}
+		r.EndFrame()
+	}
+	tr := r.Dump()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]Sample{}
+	for _, s := range tr.Samples {
+		tk := tr.Track(s.Track)
+		if tk.Kind != TrackCounter {
+			t.Fatalf("sample on %+v", tk)
+		}
+		byName[tk.Name] = append(byName[tk.Name], s)
+	}
+	if n := len(byName["CPU time per frame"]); n != 6 {
+		t.Errorf("%d CPU time samples, want 6", n)
+	}
+	// Frames 1..4 have settled (frame 6 ended, settle 2).
+	gpu := byName["GPU time per frame"]
+	if len(gpu) != 4 {
+		t.Fatalf("%d GPU time samples, want 4: %+v", len(gpu), gpu)
+	}
+	for _, s := range gpu {
+		if s.Value != 500 {
+			t.Errorf("GPU time %v, want 500", s.Value)
+		}
+	}
+	if d := byName["GPU zones dropped"]; len(d) != 1 || d[0].Value != 7 {
+		t.Errorf("zones dropped samples %+v", d)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(byNameOf(r.Dump())["GPU time per frame"]); n != 6 {
+		t.Errorf("after Close: %d GPU time samples, want 6", n)
+	}
+}
+
+func byNameOf(tr *Trace) map[string][]Sample {
+	m := map[string][]Sample{}
+	for _, s := range tr.Samples {
+		m[tr.Track(s.Track).Name] = append(m[tr.Track(s.Track).Name], s)
+	}
+	return m
+}
