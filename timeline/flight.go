@@ -1,7 +1,9 @@
 package timeline
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -286,7 +288,41 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 		}
 	}
 	tr.Drops = r.totalDrops()
+	if w.on() {
+		renest(tr.Spans)
+	}
 	return tr
+}
+
+// renest sets each span's Depth to its nesting depth among the spans
+// given, so that a window whose oldest parents aged out is consistent.
+func renest(spans []Span) {
+	byTrack := map[TrackID][]int{}
+	for i := range spans {
+		byTrack[spans[i].Track] = append(byTrack[spans[i].Track], i)
+	}
+	var stack []*Span
+	for _, idx := range byTrack {
+		slices.SortFunc(idx, func(a, b int) int {
+			x, y := &spans[a], &spans[b]
+			switch {
+			case x.Start != y.Start:
+				return cmp.Compare(x.Start, y.Start)
+			case x.End != y.End:
+				return cmp.Compare(y.End, x.End)
+			}
+			return cmp.Compare(x.Depth, y.Depth)
+		})
+		stack = stack[:0]
+		for _, i := range idx {
+			s := &spans[i]
+			for len(stack) > 0 && stack[len(stack)-1].End <= s.Start && stack[len(stack)-1].Start != s.Start {
+				stack = stack[:len(stack)-1]
+			}
+			s.Depth = uint16(min(len(stack), int(^uint16(0))))
+			stack = append(stack, s)
+		}
+	}
 }
 
 // header returns a Trace holding copies of the name and track tables.
