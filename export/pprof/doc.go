@@ -1,0 +1,12 @@
+// Package pprof turns a Framescope trace into a pprof profile of GPU and CPU
+// time by zone stack, for `go tool pprof`: -top tables, -http flame graphs,
+// and -diff_base comparisons between two runs.
+//
+// Each zone is a function; a span's stack is its track (lanes of a GPU
+// queue fold into the queue) followed by the zones that enclose it, outer
+// first. Every span contributes its self time (its duration less its
+// children's), so a stack's cumulative time is the span's total time and
+// the profile's total is the busy time of the tracks: the sum of the
+// outermost spans' durations. The sample types are gpu_time and cpu_time
+// in nanoseconds; labels carry the frame, the track and the GPU queue.
+package pprof
