@@ -221,3 +221,32 @@ func FuzzGPUSpans(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAddGPUSpans adds frames of 64 zones (a few nested, some
+// overlapping the next command buffer) and reports the cost per zone.
+func BenchmarkAddGPUSpans(b *testing.B) {
+	discard := SinkFunc(func(*Trace) error { return nil })
+	r, q, zone := gpuSetup(Options{Sink: discard})
+	const per = 64
+	spans := make([]GPUSpan, per)
+	b.ReportAllocs()
+	var f uint64
+	for b.Loop() {
+		f++
+		base := int64(f) * 100_000
+		for i := range spans {
+			s := base + int64(i/4)*5000 + int64(i%4)*100
+			spans[i] = GPUSpan{Name: zone, Start: s, End: s + 4900 - int64(i%4)*200, Frame: f, Depth: uint16(i % 4)}
+		}
+		spans[per-1].End = base + 120_000 // runs into the next frame: a lane
+		if err := r.AddGPUSpans(q, spans); err != nil {
+			b.Fatal(err)
+		}
+		if f%16 == 0 {
+			b.StopTimer()
+			_ = r.Flush()
+			b.StartTimer()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/span")
+}
