@@ -54,6 +54,11 @@ func TestGPULanes(t *testing.T) {
 			want:    []out{{0, 0}, {1, 0}, {0, 0}, {2, 0}, {0, 0}},
 		},
 		{
+			name:    "a zone follows its parent to its lane",
+			batches: [][]in{{{1000, 5000}, {4000, 9000}, {6000, 7000}}},
+			want:    []out{{0, 0}, {1, 0}, {1, 1}},
+		},
+		{
 			name:    "three way overlap",
 			batches: [][]in{{{0, 100}, {10, 110}, {20, 120}, {130, 140}}},
 			want:    []out{{0, 0}, {1, 0}, {2, 0}, {0, 0}},

@@ -70,9 +70,9 @@ func (r *Recorder) queueLocked(q Queue) TrackID {
 var ErrUnknownTrack = errors.New("timeline: unknown track")
 
 // AddGPUSpans adds GPU zones of the queue whose track is track (from
-// QueueTrack). Zones may come in any batches and order; each goes on the
-// first lane of the queue where it nests properly, a new lane when none
-// fits. Zones with End < Start or an unknown name are dropped, counted
+// QueueTrack). Zones may come in any batches and order; each goes on a
+// lane of the queue where it nests properly (see placeGPU), a new lane
+// when none fits. Zones with End < Start or an unknown name are dropped, counted
 // in Drops.Spans, and reported in the error; the others are kept.
 func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 	if len(spans) == 0 {
@@ -129,16 +129,17 @@ func cmpGPUSpan(a, b GPUSpan) int {
 	return 0
 }
 
-// placeGPU puts g on the first lane of qs it fits, adding a lane when
-// needed and allowed. The caller holds mu.
+// placeGPU puts g on a lane of qs where it nests properly: the lane where
+// it nests deepest, so that a zone stays with the zone containing it, and
+// the first such lane on a tie; a new lane when none fits and one is
+// allowed. The caller holds mu.
 func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	var l *lane
 	var pos int
 	var ls laneSpan
 	for _, c := range qs.lanes {
-		if p, s, ok := c.fit(g.Start, g.End); ok {
+		if p, s, ok := c.fit(g.Start, g.End); ok && (l == nil || s.depth > ls.depth) {
 			l, pos, ls = c, p, s
-			break
 		}
 	}
 	if l == nil {

@@ -1,0 +1,170 @@
+package timeline_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// update is a function of the render loop, timed by one line.
+func update(track *timeline.CPUTrack, name timeline.NameID) {
+	defer track.Span(name).End()
+	// ... work ...
+}
+
+func Example_cpuSpans() {
+	rec := timeline.NewRecorder(timeline.Options{})
+	render := rec.CPUTrack("render loop")
+	frameName, updateName := rec.Name("frame"), rec.Name("update")
+
+	for range 2 {
+		rec.BeginFrame()
+		s := render.Span(frameName)
+		update(render, updateName)
+		s.End()
+		rec.EndFrame()
+	}
+
+	tr := rec.Dump()
+	for _, s := range tr.Spans {
+		if s.Track == render.ID() {
+			fmt.Printf("frame %d depth %d %s\n", s.Frame, s.Depth, tr.Name(s.Name))
+		}
+	}
+	// Output:
+	// frame 1 depth 1 update
+	// frame 1 depth 0 frame
+	// frame 2 depth 1 update
+	// frame 2 depth 0 frame
+}
+
+func Example_gpuLanes() {
+	rec := timeline.NewRecorder(timeline.Options{})
+	q := rec.QueueTrack(timeline.Queue{Device: "NVIDIA H200", Family: 0, Index: 0, Flags: "graphics"})
+	draw, blur := rec.Name("draw"), rec.Name("blur")
+	// Two command buffers in flight overlap; the second one's blur nests
+	// inside it. Times are host ns, already converted by the clock model.
+	err := rec.AddGPUSpans(q, []timeline.GPUSpan{
+		{Name: draw, Start: 1000, End: 5000, Frame: 1, ErrNs: 300},
+		{Name: draw, Start: 4000, End: 9000, Frame: 2, ErrNs: 300},
+		{Name: blur, Start: 6000, End: 7000, Frame: 2, ErrNs: 300, Depth: 1},
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	tr := rec.Dump()
+	for _, s := range tr.Spans {
+		fmt.Printf("%s frame %d on %q depth %d\n", tr.Name(s.Name), s.Frame, tr.Track(s.Track).Name, s.Depth)
+	}
+	// Output:
+	// draw frame 1 on "NVIDIA H200 / graphics queue 0.0" depth 0
+	// draw frame 2 on "NVIDIA H200 / graphics queue 0.0 lane 1" depth 0
+	// blur frame 2 on "NVIDIA H200 / graphics queue 0.0 lane 1" depth 1
+}
+
+func Example_flows() {
+	rec := timeline.NewRecorder(timeline.Options{})
+	render := rec.CPUTrack("render loop")
+	q := rec.QueueTrack(timeline.Queue{Device: "llvmpipe", Flags: "graphics"})
+	submit, pass := rec.Name("vkQueueSubmit"), rec.Name("shadow pass")
+
+	frame := rec.BeginFrame()
+	s := render.Span(submit)
+	const key = 17 // the profiler's key for this submission
+	s.Submitted(key)
+	s.End()
+	rec.EndFrame()
+
+	// Frames later, the profiler reads the zones back.
+	now := timeline.Now()
+	_ = rec.AddGPUSpans(q, []timeline.GPUSpan{{Name: pass, Start: now, End: now + 1000, Frame: frame, Key: key}})
+
+	tr := rec.Dump()
+	for _, f := range tr.Flows {
+		from, to := tr.Spans[f.From], tr.Spans[f.To]
+		fmt.Printf("%s -> %s (frame %d)\n", tr.Name(from.Name), tr.Name(to.Name), to.Frame)
+	}
+	// Output:
+	// vkQueueSubmit -> shadow pass (frame 1)
+}
+
+func Example_flightRecorder() {
+	rec := timeline.NewRecorder(timeline.Options{WindowFrames: 3})
+	render := rec.CPUTrack("render loop")
+	work := rec.Name("work")
+	budget := 50 * time.Millisecond
+
+	var dump *timeline.Trace
+	for i := range 10 {
+		rec.BeginFrame()
+		s := render.Span(work)
+		if i == 7 {
+			time.Sleep(budget) // a slow frame
+		}
+		s.End()
+		if d := rec.EndFrame(); d > int64(budget) && dump == nil {
+			dump = rec.Dump() // the frames that led to it
+		}
+	}
+	for _, f := range dump.Frames {
+		fmt.Println("frame", f.ID)
+	}
+	fmt.Println("evicted spans:", dump.Drops.Evicted)
+	// Output:
+	// frame 6
+	// frame 7
+	// frame 8
+	// evicted spans: 10
+}
+
+func Example_streaming() {
+	var spans, batches int
+	sink := timeline.SinkFunc(func(b *timeline.Trace) error {
+		batches++
+		spans += len(b.Spans)
+		return b.Validate() // every batch stands on its own
+	})
+	rec := timeline.NewRecorder(timeline.Options{Sink: sink, FlushEvery: 2})
+	render := rec.CPUTrack("render loop")
+	work := rec.Name("work")
+	for range 6 {
+		rec.BeginFrame()
+		render.Span(work).End()
+		rec.EndFrame()
+	}
+	if err := rec.Close(); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(batches, "batches,", spans, "spans") // a work and a frame span per frame
+	// Output:
+	// 4 batches, 12 spans
+}
+
+func ExampleCounter() {
+	rec := timeline.NewRecorder(timeline.Options{})
+	draws := rec.Counter("draw calls", timeline.UnitCount)
+	draws.SetAt(1000, 42)
+	draws.SetAt(2000, 40)
+	tr := rec.Dump()
+	for _, s := range tr.Samples {
+		fmt.Println(tr.Track(s.Track).Name, s.Time, s.Value)
+	}
+	// Output:
+	// draw calls 1000 42
+	// draw calls 2000 40
+}
+
+func ExampleTrace_Validate() {
+	tr := &timeline.Trace{
+		Names:  []string{"", "a"},
+		Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}},
+		Spans: []timeline.Span{
+			{Track: 1, Name: 1, Start: 0, End: 10},
+			{Track: 1, Name: 1, Start: 5, End: 15}, // crosses the first
+		},
+	}
+	fmt.Println(tr.Validate())
+	// Output:
+	// spans 0 [0, 10] and 1 [5, 15] on track 1 overlap without nesting
+}
