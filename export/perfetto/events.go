@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"math"
 	"slices"
 
 	"github.com/framescope/framescope/timeline"
@@ -144,7 +145,9 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 	}
 	at := e.open(fPktTrackEvent)
 	e.varint(fTEType, typ)
-	e.varint(fTETrackUuid, t.uuid)
+	if t.uuid != w.cur.track {
+		e.varint(fTETrackUuid, t.uuid)
+	}
 	if typ == typeSliceBegin {
 		e.varint(fTECategoryIIDs, uint64(t.cat))
 		if literal != "" {
@@ -200,13 +203,20 @@ func (w *Writer) intern(name timeline.NameID) {
 	e.close(in)
 }
 
-// counter writes one counter value.
+// counter writes one counter value: as an integer when it is one (a
+// varint is shorter than a double).
 func (w *Writer) counter(ts int64, uuid uint64, v float64) {
 	e := w.timedPacket(ts)
 	at := e.open(fPktTrackEvent)
 	e.varint(fTEType, typeCounter)
-	e.varint(fTETrackUuid, uuid)
-	e.double(fTEDoubleCounter, v)
+	if uuid != w.cur.track {
+		e.varint(fTETrackUuid, uuid)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		e.varint(fTEIntCounter, uint64(int64(v)))
+	} else {
+		e.double(fTEDoubleCounter, v)
+	}
 	e.close(at)
 	w.endPacket()
 }

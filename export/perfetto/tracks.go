@@ -71,6 +71,7 @@ type trackState struct {
 	cat       uint8
 	described bool
 	calib     bool // its calibration counters are described
+	count     int  // slices in the batch being written
 	lastFrame uint64
 	lastErr   uint32
 }

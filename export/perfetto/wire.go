@@ -24,7 +24,8 @@ const (
 	fPktTrackDescriptor  = 60
 
 	// TracePacketDefaults
-	fDefTimestampClockID = 58
+	fDefTimestampClockID   = 58
+	fDefTrackEventDefaults = 11
 
 	// ClockSnapshot and its Clock
 	fSnapClocks       = 1

@@ -1,10 +1,8 @@
 package perfetto
 
 import (
-	"cmp"
 	"errors"
 	"io"
-	"slices"
 
 	"github.com/framescope/framescope/timeline"
 	"golang.org/x/sys/unix"
@@ -38,10 +36,10 @@ type Stats struct {
 // Writer writes a Perfetto trace from timeline batches. It implements
 // timeline.Sink. Its methods must not be called concurrently.
 type Writer struct {
-	w   io.Writer
-	opt Options
+	w     io.Writer
+	opt   Options
 	e     enc
-	pktAt int // where the open packet's length byte is
+	pktAt int   // where the open packet's length byte is
 	err   error // sticky: the first error of the io.Writer, or ErrClosed
 
 	bootOffset int64 // BOOTTIME - MONOTONIC when the writer was made
@@ -62,6 +60,7 @@ type Writer struct {
 
 	// Scratch, reused by every batch.
 	events  []event
+	sortBuf []event
 	valid   []bool
 	flowOut []int32 // per span: first flow leaving it, -1 none
 	flowIn  []int32
@@ -80,6 +79,7 @@ type sequence struct {
 	id       uint32
 	last     int64    // the incremental clock's value, MONOTONIC ns
 	interned []uint64 // bitset of NameIDs interned on it
+	track    uint64   // the default track of its events, 0 = none
 }
 
 // NewWriter returns a Writer that writes to w.
@@ -174,6 +174,7 @@ const (
 // Writer.tracks, or -1 for the writer's own frames track.
 type event struct {
 	ts    int64
+	key   uint64 // orders events of one time: see mkEvent
 	track int32
 	idx   int32
 	depth uint16
@@ -181,27 +182,34 @@ type event struct {
 	src   uint8
 }
 
+// mkEvent makes an event with its sort key: track, then kind, then depth
+// (deepest first for ends, outermost first otherwise).
+func mkEvent(ts int64, track, idx int32, depth uint16, kind, src uint8) event {
+	d := depth
+	if kind == evEnd {
+		d = 0xffff - depth
+	}
+	key := uint64(uint32(track+1))<<32 | uint64(kind)<<24 | uint64(src)<<16 | uint64(d)
+	if kind != evOther {
+		key = uint64(uint32(track+1))<<32 | uint64(kind)<<24 | uint64(d)<<8 | uint64(src)
+	}
+	return event{ts: ts, key: key, track: track, idx: idx, depth: depth, kind: kind, src: src}
+}
+
 func cmpEvent(a, b event) int {
-	if c := cmp.Compare(a.ts, b.ts); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.track, b.track); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.kind, b.kind); c != 0 {
-		return c
-	}
-	if a.kind == evEnd {
-		if c := cmp.Compare(b.depth, a.depth); c != 0 {
-			return c
+	if a.ts != b.ts {
+		if a.ts < b.ts {
+			return -1
 		}
-	} else if c := cmp.Compare(a.depth, b.depth); c != 0 {
-		return c
+		return 1
 	}
-	if c := cmp.Compare(a.src, b.src); c != 0 {
-		return c
+	if a.key != b.key {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
 	}
-	return cmp.Compare(a.idx, b.idx)
+	return int(a.idx) - int(b.idx)
 }
 
 // Write writes one batch (see timeline.Sink for what a batch holds) and
@@ -219,7 +227,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	w.names = b.Names
 	newTracks := w.addTracks(b.Tracks)
 	w.collect(b)
-	slices.SortFunc(w.events, cmpEvent)
+	w.sortBuf = sortEvents(w.events, w.sortBuf)
 
 	if len(w.events) > 0 {
 		w.pickSequence(w.events[0].ts)
@@ -230,6 +238,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	for _, i := range newTracks {
 		w.describe(&w.tracks[i])
 	}
+	w.setDefaultTrack()
 	w.writeEvents(b)
 	w.writeDrops(b.Drops)
 	w.names = nil
@@ -289,13 +298,14 @@ func (w *Writer) collect(b *timeline.Trace) {
 			w.stats.Invalid++
 			continue
 		}
+		w.tracks[ti].count++
 		if s.End == s.Start {
-			w.events = append(w.events, event{ts: s.Start, track: ti, idx: int32(i), depth: s.Depth, kind: evZero, src: srcSpan})
+			w.events = append(w.events, mkEvent(s.Start, ti, int32(i), s.Depth, evZero, srcSpan))
 			continue
 		}
 		w.events = append(w.events,
-			event{ts: s.Start, track: ti, idx: int32(i), depth: s.Depth, kind: evBegin, src: srcSpan},
-			event{ts: s.End, track: ti, idx: int32(i), depth: s.Depth, kind: evEnd, src: srcSpan})
+			mkEvent(s.Start, ti, int32(i), s.Depth, evBegin, srcSpan),
+			mkEvent(s.End, ti, int32(i), s.Depth, evEnd, srcSpan))
 	}
 
 	w.nextOut = grow(w.nextOut, len(b.Flows))
@@ -328,9 +338,9 @@ func (w *Writer) collect(b *timeline.Trace) {
 			if f.End == f.Start {
 				kind = evZero
 			}
-			w.events = append(w.events, event{ts: f.Start, track: -1, idx: int32(i), kind: kind, src: srcFrame})
+			w.events = append(w.events, mkEvent(f.Start, -1, int32(i), 0, kind, srcFrame))
 			if kind == evBegin {
-				w.events = append(w.events, event{ts: f.End, track: -1, idx: int32(i), kind: evEnd, src: srcFrame})
+				w.events = append(w.events, mkEvent(f.End, -1, int32(i), 0, evEnd, srcFrame))
 			}
 		}
 	}
@@ -340,7 +350,7 @@ func (w *Writer) collect(b *timeline.Trace) {
 			w.stats.Invalid++
 			continue
 		}
-		w.events = append(w.events, event{ts: s.Time, track: ti, idx: int32(i), kind: evOther, src: srcSample})
+		w.events = append(w.events, mkEvent(s.Time, ti, int32(i), 0, evOther, srcSample))
 	}
 	for i, c := range b.Calibrations {
 		ti, ok := w.trackIndex[c.Track]
@@ -348,7 +358,7 @@ func (w *Writer) collect(b *timeline.Trace) {
 			w.stats.Invalid++
 			continue
 		}
-		w.events = append(w.events, event{ts: c.Time, track: ti, idx: int32(i), kind: evOther, src: srcCalib})
+		w.events = append(w.events, mkEvent(c.Time, ti, int32(i), 0, evOther, srcCalib))
 	}
 }
 
@@ -368,6 +378,35 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n, n+n/4)
 	}
 	return s[:n]
+}
+
+// setDefaultTrack makes the track with the most events in the batch the
+// current sequence's default, so that its events need no track_uuid: two
+// bytes less for each slice begin and end on it.
+func (w *Writer) setDefaultTrack() {
+	best, n := int32(-2), 0
+	for i := range w.tracks {
+		if c := w.tracks[i].count; c > n {
+			best, n = int32(i), c
+		}
+		w.tracks[i].count = 0
+	}
+	if best < 0 {
+		return
+	}
+	uuid := w.tracks[best].uuid
+	if uuid == w.cur.track || n < 8 {
+		return
+	}
+	w.cur.track = uuid
+	e := w.packet()
+	def := e.open(fPktDefaults)
+	e.varint(fDefTimestampClockID, clockIncremental)
+	ted := e.open(fDefTrackEventDefaults)
+	e.varint(fTETrackUuid, uuid)
+	e.close(ted)
+	e.close(def)
+	w.endPacket()
 }
 
 // pickSequence makes w.cur a sequence whose clock is at or before ts: the
@@ -396,6 +435,7 @@ func (w *Writer) pickSequence(ts int64) {
 		}
 		s = w.seqs[oldest]
 		clear(s.interned)
+		s.track = 0
 	}
 	s.id = w.nextSeq
 	w.nextSeq++
