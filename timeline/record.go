@@ -95,8 +95,29 @@ type Stats struct {
 }
 
 // Recorder builds one timeline from CPU spans, GPU spans, frames, flows,
-// counters and calibration records. All methods are safe for concurrent
-// use, except that one CPUTrack is used by one goroutine at a time.
+// counters and calibration records, as the plain Trace every exporter
+// reads. All methods are safe for concurrent use, except that one CPUTrack
+// is used by one goroutine at a time.
+//
+// CPU spans are written by their track's goroutine into the track's own
+// buffer, lock-free and allocation-free; EndFrame, Flush and Dump collect
+// them. Spans still open are in no Trace yet. GPU spans come from the
+// profiler, already on the host clock, with the frame that recorded them
+// and the key of the submission that carried them; a CPU span marked as
+// the submitter of that key (OpenSpan.Submitted) gets a Flow to each.
+//
+// Memory: without a window or sink the recorder keeps everything (up to
+// Options.MaxSpans). With a window it is a flight recorder: Dump returns
+// the window. With a sink, finished data is streamed and then let go,
+// unless a window keeps it for Dump too.
+//
+// Drops: Drops.Spans counts spans the recorder dropped itself (a CPU
+// track's buffer full, spans nested deeper than MaxCPUDepth, a NameID
+// never given out, GPU zones with End < Start, on an unknown track or
+// with no lane left). Drops.Evicted counts spans that left memory (out of
+// the window, or over MaxSpans) without having been in a Dump or a sink
+// batch: data that was delivered is not lost, so it is not counted. The
+// other counts are the profiler's, passed in with AddDrops.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
 	maxChunks int
@@ -117,8 +138,9 @@ type Recorder struct {
 	flowTable
 	frameState
 
-	drops Drops // recorder-level drops, and those the profiler reports
-	stats Stats
+	drops     Drops // recorder-level drops, and those the profiler reports
+	sentDrops Drops // the Drops of the last batch to the sink
+	stats     Stats
 
 	gpuScratch []GPUSpan
 	takeFn     func(t *CPUTrack, r *cpuRec)
@@ -242,10 +264,15 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 		t.marks = append(t.marks, submitMark{key: c.frame, depth: c.depth})
 		return
 	}
-	seq := r.appendSpan(Span{
-		Track: t.id, Name: c.name, Start: c.start, End: c.end,
-		Frame: c.frame, Depth: c.depth,
-	})
+	var seq uint64
+	if int(c.name) < len(r.names) {
+		seq = r.appendSpan(Span{
+			Track: t.id, Name: c.name, Start: c.start, End: c.end,
+			Frame: c.frame, Depth: c.depth,
+		})
+	} else {
+		r.drops.Spans++ // a NameID this recorder never gave out
+	}
 	if len(t.marks) == 0 {
 		return
 	}
@@ -253,7 +280,9 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 	for _, m := range t.marks {
 		switch {
 		case m.depth == c.depth:
-			r.linkCPU(m.key, seq)
+			if seq != 0 {
+				r.linkCPU(m.key, seq)
+			}
 		case m.depth > c.depth:
 			r.stats.Misuse++ // its span was dropped
 		default:

@@ -138,7 +138,7 @@ func Example_streaming() {
 	}
 	fmt.Println(batches, "batches,", spans, "spans") // a work and a frame span per frame
 	// Output:
-	// 4 batches, 12 spans
+	// 3 batches, 12 spans
 }
 
 func ExampleCounter() {

@@ -272,3 +272,18 @@ func TestPendingSpansBounded(t *testing.T) {
 		t.Fatalf("after collect: %d spans", got)
 	}
 }
+
+func TestForeignNameDropped(t *testing.T) {
+	r := NewRecorder(Options{})
+	tk := r.CPUTrack("main")
+	s := tk.Span(NameID(1000)) // never registered here
+	s.Submitted(5)
+	s.End()
+	tr := r.Dump()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Spans) != 0 || tr.Drops.Spans != 1 {
+		t.Fatalf("%d spans, %d dropped", len(tr.Spans), tr.Drops.Spans)
+	}
+}

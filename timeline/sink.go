@@ -29,7 +29,7 @@ type SinkFunc func(batch *Trace) error
 func (f SinkFunc) WriteBatch(batch *Trace) error { return f(batch) }
 
 // Flush hands everything finished since the last batch to the sink as one
-// batch. Spans whose submission keys still wait for their other end stay
+// batch, unless there is nothing new. Spans whose submission keys still wait for their other end stay
 // until the keys expire (Options.SettleFrames), so that each flow reaches
 // the sink with both its ends. Without a sink it only collects the CPU
 // tracks.
@@ -47,7 +47,12 @@ func (r *Recorder) Flush() error {
 	}
 	b := r.batch()
 	r.maybeCompact()
+	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && b.Drops == r.sentDrops
+	r.sentDrops = b.Drops
 	r.mu.Unlock()
+	if empty {
+		return nil // nothing new: the tracks and names come with the next batch
+	}
 
 	err := sink.WriteBatch(b)
 	if err != nil {
