@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/framescope/framescope/export/chrome"
+	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/timeline"
+)
+
+func init() {
+	register(command{
+		name:    "convert",
+		summary: "convert a trace between Perfetto, Chrome JSON and pprof",
+		run:     runConvert,
+	})
+}
+
+// formatOf picks the output format from a file name.
+func formatOf(name string) (traceFormat, bool) {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(n, ".perfetto-trace"), strings.HasSuffix(n, ".pftrace"), strings.HasSuffix(n, ".perfetto-trace.gz"), strings.HasSuffix(n, ".pftrace.gz"):
+		return formatPerfetto, true
+	case strings.HasSuffix(n, ".json"), strings.HasSuffix(n, ".json.gz"):
+		return formatChrome, true
+	case strings.HasSuffix(n, ".pb.gz"), strings.HasSuffix(n, ".pprof"):
+		return formatPprof, true
+	}
+	return formatUnknown, false
+}
+
+func parseFormat(s string) (traceFormat, bool) {
+	switch strings.ToLower(s) {
+	case "perfetto", "pftrace":
+		return formatPerfetto, true
+	case "chrome", "json":
+		return formatChrome, true
+	case "pprof":
+		return formatPprof, true
+	}
+	return formatUnknown, false
+}
+
+func writeTrace(w io.Writer, t *timeline.Trace, f traceFormat) error {
+	switch f {
+	case formatPerfetto:
+		return perfetto.WriteTrace(w, t)
+	case formatChrome:
+		return chrome.Write(w, t)
+	case formatPprof:
+		return pprof.Write(w, t)
+	}
+	return fmt.Errorf("unknown format %v", f)
+}
+
+func runConvert(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	to := fs.String("to", "", "output format: perfetto, chrome or pprof (default: from OUT's extension)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: framescope convert [-to FORMAT] IN OUT")
+		fmt.Fprintln(stderr, "IN is a Perfetto or Chrome JSON trace, gzipped or not (told apart by content).")
+		fmt.Fprintln(stderr, "OUT's extension picks the format: .perfetto-trace or .pftrace, .json, .pb.gz (pprof);")
+		fmt.Fprintln(stderr, "a further .gz on a Perfetto or JSON name compresses it. OUT - writes to standard output.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 2 {
+		fs.Usage()
+		return 2
+	}
+	in, out := pos[0], pos[1]
+	var f traceFormat
+	var ok bool
+	if *to != "" {
+		if f, ok = parseFormat(*to); !ok {
+			fmt.Fprintf(stderr, "framescope convert: unknown format %q: want perfetto, chrome or pprof\n", *to)
+			return 2
+		}
+	} else if f, ok = formatOf(out); !ok {
+		fmt.Fprintf(stderr, "framescope convert: cannot tell the format from %q: name it .perfetto-trace, .pftrace, .json or .pb.gz, or use -to\n", out)
+		return 2
+	}
+	t, err := loadTrace(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope convert: %v\n", err)
+		return 2
+	}
+	gz := f != formatPprof && strings.HasSuffix(strings.ToLower(out), ".gz")
+	if out == "-" {
+		if err := emit(stdout, t, f, gz); err != nil {
+			fmt.Fprintf(stderr, "framescope convert: %v\n", err)
+			return 2
+		}
+		return 0
+	}
+	// Write beside OUT and rename, so a failure leaves no half file.
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".framescope-*")
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope convert: %v\n", err)
+		return 2
+	}
+	err = emit(tmp, t, f, gz)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		fmt.Fprintf(stderr, "framescope convert: writing %s: %v\n", out, err)
+		return 2
+	}
+	return 0
+}
+
+func emit(w io.Writer, t *timeline.Trace, f traceFormat, gz bool) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var dst io.Writer = bw
+	var zw *gzip.Writer
+	if gz {
+		zw = gzip.NewWriter(bw)
+		dst = zw
+	}
+	if err := writeTrace(dst, t, f); err != nil {
+		return err
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}

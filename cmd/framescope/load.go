@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/framescope/framescope/export/chrome"
+	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/timeline"
+)
+
+// maxInput bounds the bytes of a trace file after decompression, so that a
+// huge file or a gzip bomb fails with a message instead of filling memory.
+var maxInput int64 = 4 << 30
+
+// traceFormat is a trace encoding that framescope reads or writes.
+type traceFormat int
+
+const (
+	formatUnknown traceFormat = iota
+	formatPerfetto
+	formatChrome
+	formatPprof
+)
+
+func (f traceFormat) String() string {
+	switch f {
+	case formatPerfetto:
+		return "perfetto"
+	case formatChrome:
+		return "chrome"
+	case formatPprof:
+		return "pprof"
+	}
+	return "unknown"
+}
+
+var errTooLarge = errors.New("input too large")
+
+// limited fails with errTooLarge once more than n bytes were read.
+type limited struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("%w: over %d bytes", errTooLarge, maxInput)
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// sniff tells the format of a trace from its first bytes: JSON starts with
+// '{' or '[' after optional whitespace (and byte order mark); a Perfetto
+// trace with the tag of field 1, length-delimited (0x0a). As 0x0a is also
+// a newline, input that starts with it is JSON if whitespace then '{' or
+// '[' follow: in protobuf those bytes would be group tags, which Perfetto
+// never uses.
+func sniff(br *bufio.Reader) (traceFormat, error) {
+	if bom, _ := br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		br.Discard(3)
+	}
+	first, err := br.Peek(1)
+	if err != nil {
+		if err == io.EOF {
+			return formatUnknown, errors.New("empty file")
+		}
+		return formatUnknown, err
+	}
+scan:
+	for i := 0; i < 4096; i++ {
+		b, err := br.Peek(i + 1)
+		if err != nil {
+			break
+		}
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+		case '{', '[':
+			return formatChrome, nil
+		default:
+			break scan
+		}
+	}
+	if first[0] == 0x0a {
+		if looksLikePprof(br) {
+			return formatPprof, errors.New("a pprof profile: framescope writes pprof but reads only Perfetto and Chrome JSON traces")
+		}
+		return formatPerfetto, nil
+	}
+	if b, _ := br.Peek(4096); len(bytes.TrimLeft(b, " \t\r\n")) == 0 {
+		return formatUnknown, errors.New("only whitespace")
+	}
+	return formatUnknown, fmt.Errorf("not a Perfetto or Chrome JSON trace (starts with byte 0x%02x)", first[0])
+}
+
+// looksLikePprof reports whether the message that starts the input is a
+// pprof ValueType (sample_type, field 1): only varint fields 1 and 2. A
+// Perfetto TracePacket has neither field.
+func looksLikePprof(br *bufio.Reader) bool {
+	b, _ := br.Peek(64)
+	if len(b) < 2 || b[0] != 0x0a || b[1] == 0 || b[1] >= 0x80 || int(b[1])+2 > len(b) {
+		return false
+	}
+	body := b[2 : 2+int(b[1])]
+	for len(body) > 0 {
+		if tag := body[0]; tag != 0x08 && tag != 0x10 {
+			return false
+		}
+		body = body[1:]
+		n := 0
+		for n < len(body) && body[n] >= 0x80 {
+			n++
+		}
+		if n == len(body) {
+			return false
+		}
+		body = body[n+1:]
+	}
+	return true
+}
+
+// readTrace reads a Perfetto or Chrome JSON trace, gzip-compressed or not,
+// telling them apart by content.
+func readTrace(r io.Reader) (*timeline.Trace, traceFormat, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, formatUnknown, fmt.Errorf("gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	lr := &limited{r: br, n: maxInput}
+	br = bufio.NewReaderSize(lr, 64<<10)
+	f, err := sniff(br)
+	if err != nil {
+		return nil, f, err
+	}
+	var t *timeline.Trace
+	switch f {
+	case formatChrome:
+		t, err = chrome.ReadLimited(br, chrome.Limits{MaxBytes: maxInput})
+	case formatPerfetto:
+		t, err = perfetto.Read(br)
+	}
+	if err != nil {
+		return nil, f, fmt.Errorf("%v trace: %w", f, err)
+	}
+	return t, f, nil
+}
+
+// loadTrace reads the trace at path ("-" for standard input).
+func loadTrace(path string) (*timeline.Trace, error) {
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory", path)
+		}
+		r = f
+	}
+	t, _, err := readTrace(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments, which it returns.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

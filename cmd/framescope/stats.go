@@ -1,0 +1,271 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/framescope/framescope/internal/stats"
+	"github.com/framescope/framescope/timeline"
+)
+
+func init() {
+	register(command{
+		name:    "stats",
+		summary: "per-zone and per-frame statistics of a trace",
+		run:     runStats,
+	})
+}
+
+// zone is a zone name on one side of the machine.
+type zone struct {
+	Kind string // "gpu" or "cpu"
+	Name string
+}
+
+func (z zone) String() string { return z.Kind + ":" + z.Name }
+
+// zoneDurations collects the durations of every GPU and CPU zone by name.
+func zoneDurations(t *timeline.Trace) map[zone][]int64 {
+	kinds := trackKinds(t)
+	out := map[zone][]int64{}
+	for _, s := range t.Spans {
+		k := kinds[s.Track]
+		if k == "" {
+			continue
+		}
+		z := zone{k, t.Name(s.Name)}
+		out[z] = append(out[z], s.Dur())
+	}
+	return out
+}
+
+func trackKinds(t *timeline.Trace) map[timeline.TrackID]string {
+	m := map[timeline.TrackID]string{}
+	for _, tr := range t.Tracks {
+		switch tr.Kind {
+		case timeline.TrackCPU:
+			m[tr.ID] = "cpu"
+		case timeline.TrackGPUQueue, timeline.TrackGPULane:
+			m[tr.ID] = "gpu"
+		}
+	}
+	return m
+}
+
+func sortedZones[V any](m map[zone]V) []zone {
+	zs := make([]zone, 0, len(m))
+	for z := range m {
+		zs = append(zs, z)
+	}
+	slices.SortFunc(zs, func(a, b zone) int {
+		if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+			return -c // gpu first
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return zs
+}
+
+// summaryJSON is a stats.Summary in nanoseconds for --json.
+type summaryJSON struct {
+	Count  int     `json:"count"`
+	MeanNs float64 `json:"mean_ns"`
+	P50Ns  float64 `json:"p50_ns"`
+	P95Ns  float64 `json:"p95_ns"`
+	P99Ns  float64 `json:"p99_ns"`
+	MaxNs  int64   `json:"max_ns"`
+}
+
+func toJSON(s stats.Summary) summaryJSON {
+	return summaryJSON{s.Count, s.Mean, s.P50, s.P95, s.P99, s.Max}
+}
+
+type zoneStats struct {
+	Zone string `json:"zone"`
+	Kind string `json:"kind"`
+	summaryJSON
+}
+
+type frameTotal struct {
+	Frame uint64 `json:"frame"`
+	GPUNs int64  `json:"gpu_ns"`
+	CPUNs int64  `json:"cpu_ns"`
+}
+
+type statsReport struct {
+	Zones  []zoneStats `json:"zones"`
+	Frames struct {
+		Count int          `json:"count"`
+		GPU   summaryJSON  `json:"gpu"`
+		CPU   summaryJSON  `json:"cpu"`
+		Each  []frameTotal `json:"each"`
+	} `json:"frames"`
+	Drops timeline.Drops `json:"drops"`
+}
+
+// frameTotals sums, for each frame, the durations of the outermost GPU and
+// CPU spans that carry its id: the GPU and CPU time the frame took.
+func frameTotals(t *timeline.Trace) []frameTotal {
+	kinds := trackKinds(t)
+	byID := map[uint64]*frameTotal{}
+	var order []uint64
+	get := func(id uint64) *frameTotal {
+		f := byID[id]
+		if f == nil {
+			f = &frameTotal{Frame: id}
+			byID[id] = f
+			order = append(order, id)
+		}
+		return f
+	}
+	for _, f := range t.Frames {
+		get(f.ID)
+	}
+	for _, s := range t.Spans {
+		if s.Frame == 0 || s.Depth != 0 {
+			continue
+		}
+		switch kinds[s.Track] {
+		case "gpu":
+			get(s.Frame).GPUNs += s.Dur()
+		case "cpu":
+			get(s.Frame).CPUNs += s.Dur()
+		}
+	}
+	slices.Sort(order)
+	out := make([]frameTotal, len(order))
+	for i, id := range order {
+		out[i] = *byID[id]
+	}
+	return out
+}
+
+func computeStats(t *timeline.Trace) statsReport {
+	var r statsReport
+	durs := zoneDurations(t)
+	for _, z := range sortedZones(durs) {
+		r.Zones = append(r.Zones, zoneStats{z.Name, z.Kind, toJSON(stats.Summarize(durs[z]))})
+	}
+	r.Frames.Each = frameTotals(t)
+	r.Frames.Count = len(r.Frames.Each)
+	gpu := make([]int64, len(r.Frames.Each))
+	cpu := make([]int64, len(r.Frames.Each))
+	for i, f := range r.Frames.Each {
+		gpu[i], cpu[i] = f.GPUNs, f.CPUNs
+	}
+	r.Frames.GPU, r.Frames.CPU = toJSON(stats.Summarize(gpu)), toJSON(stats.Summarize(cpu))
+	r.Drops = t.Drops
+	return r
+}
+
+// fmtNs formats nanoseconds for people: 1.234ms, 56.7µs.
+func fmtNs(ns float64) string {
+	if math.IsNaN(ns) {
+		return "-"
+	}
+	d := time.Duration(math.Round(ns))
+	switch {
+	case d >= time.Second || d <= -time.Second:
+		return fmt.Sprintf("%.3fs", d.Seconds())
+	case d >= time.Millisecond || d <= -time.Millisecond:
+		return fmt.Sprintf("%.3fms", float64(d)/1e6)
+	case d >= time.Microsecond || d <= -time.Microsecond:
+		return fmt.Sprintf("%.3fµs", float64(d)/1e3)
+	}
+	return fmt.Sprintf("%dns", d)
+}
+
+func dropsLine(d timeline.Drops) string {
+	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d)",
+		d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted)
+}
+
+func runStats(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "write JSON")
+	markdown := fs.Bool("markdown", false, "write Markdown tables")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: framescope stats [--json | --markdown] TRACE")
+		fmt.Fprintln(stderr, "Per zone: count, mean, p50, p95, p99 and max duration; per frame: GPU and CPU totals.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || (*asJSON && *markdown) {
+		fs.Usage()
+		return 2
+	}
+	t, err := loadTrace(pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope stats: %v\n", err)
+		return 2
+	}
+	r := computeStats(t)
+	switch {
+	case *asJSON:
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(r); err != nil {
+			fmt.Fprintf(stderr, "framescope stats: %v\n", err)
+			return 2
+		}
+	case *markdown:
+		writeStatsMarkdown(stdout, r)
+	default:
+		writeStatsText(stdout, r)
+	}
+	return 0
+}
+
+func writeStatsText(w io.Writer, r statsReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kind\tzone\tcount\tmean\tp50\tp95\tp99\tmax\t")
+	for _, z := range r.Zones {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", z.Kind, z.Zone, z.Count,
+			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nframes: %d\n", r.Frames.Count)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "per frame\tmean\tp50\tp95\tp99\tmax\t")
+	for _, row := range []struct {
+		name string
+		s    summaryJSON
+	}{{"gpu", r.Frames.GPU}, {"cpu", r.Frames.CPU}} {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, fmtNs(row.s.MeanNs), fmtNs(row.s.P50Ns), fmtNs(row.s.P95Ns), fmtNs(row.s.P99Ns), fmtNs(float64(row.s.MaxNs)))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, dropsLine(r.Drops))
+}
+
+// mdCell escapes text for a Markdown table cell.
+func mdCell(s string) string {
+	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "`", "\\`", "<", "&lt;", ">", "&gt;")
+	return r.Replace(s)
+}
+
+func writeStatsMarkdown(w io.Writer, r statsReport) {
+	fmt.Fprintln(w, "| kind | zone | count | mean | p50 | p95 | p99 | max |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|")
+	for _, z := range r.Zones {
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", z.Kind, mdCell(z.Zone), z.Count,
+			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
+	}
+	fmt.Fprintf(w, "\n**%d frames**\n\n", r.Frames.Count)
+	fmt.Fprintln(w, "| per frame | mean | p50 | p95 | p99 | max |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
+	fmt.Fprintf(w, "| gpu | %s | %s | %s | %s | %s |\n", fmtNs(r.Frames.GPU.MeanNs), fmtNs(r.Frames.GPU.P50Ns), fmtNs(r.Frames.GPU.P95Ns), fmtNs(r.Frames.GPU.P99Ns), fmtNs(float64(r.Frames.GPU.MaxNs)))
+	fmt.Fprintf(w, "| cpu | %s | %s | %s | %s | %s |\n", fmtNs(r.Frames.CPU.MeanNs), fmtNs(r.Frames.CPU.P50Ns), fmtNs(r.Frames.CPU.P95Ns), fmtNs(r.Frames.CPU.P99Ns), fmtNs(float64(r.Frames.CPU.MaxNs)))
+	fmt.Fprintf(w, "\n%s\n", dropsLine(r.Drops))
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	pathpkg "path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+func textFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := pathpkg.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestStatsOutputs(t *testing.T) {
+	dir := t.TempDir()
+	tr := synthTrace(5, 50, 3, nil)
+	tr.Drops = timeline.Drops{Zones: 2, Evicted: 1}
+	p := writeFile(t, dir, "t.pftrace", tr, formatPerfetto, false)
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"stats", p}, []string{"z0", "frames: 50", "dropped: 3"}},
+		{[]string{"stats", "--markdown", p}, []string{"| gpu | z1 |", "**50 frames**"}},
+		{[]string{"stats", p, "--json"}, []string{`"zone": "z2"`, `"count": 50`}},
+	}
+	for _, tc := range tests {
+		code, out, errs := runCLI(tc.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"stats"}, {"stats", "--json", "--markdown", p}, {"stats", dir + "/missing"}, {"stats", "--bogus", p}} {
+		if code, _, _ := runCLI(args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// TestStatsValues checks the statistics against the synthetic trace.
+func TestStatsValues(t *testing.T) {
+	tr := synthTrace(6, 30, 2, nil)
+	r := computeStats(tr)
+	byZone := map[string]zoneStats{}
+	for _, z := range r.Zones {
+		byZone[z.Kind+":"+z.Zone] = z
+	}
+	if len(byZone) != 4 || byZone["gpu:z0"].Count != 30 || byZone["cpu:record"].Count != 30 {
+		t.Fatalf("zones: %+v", r.Zones)
+	}
+	var maxZ1 int64
+	for _, s := range tr.Spans {
+		if tr.Name(s.Name) == "z1" {
+			maxZ1 = max(maxZ1, s.Dur())
+		}
+	}
+	if byZone["gpu:z1"].MaxNs != maxZ1 {
+		t.Errorf("z1 max %d, want %d", byZone["gpu:z1"].MaxNs, maxZ1)
+	}
+	if r.Frames.Count != 30 {
+		t.Fatalf("%d frames", r.Frames.Count)
+	}
+	f := r.Frames.Each[4]
+	var gpu, cpu int64
+	for _, s := range tr.Spans {
+		if s.Frame == 5 && s.Depth == 0 {
+			if s.Track == 2 {
+				gpu += s.Dur()
+			} else {
+				cpu += s.Dur()
+			}
+		}
+	}
+	if f.Frame != 5 || f.GPUNs != gpu || f.CPUNs != cpu {
+		t.Errorf("frame 5 totals %+v, want gpu %d cpu %d", f, gpu, cpu)
+	}
+}
+
+// TestRoundTripStats converts Perfetto -> Chrome JSON -> Perfetto and
+// checks that stats --json says the same of all three.
+func TestRoundTripStats(t *testing.T) {
+	dir := t.TempDir()
+	pf := writeFile(t, dir, "a.perfetto-trace", synthTrace(7, 40, 3, nil), formatPerfetto, false)
+	js := pathpkg.Join(dir, "b.json")
+	back := pathpkg.Join(dir, "c.pftrace")
+	for _, args := range [][]string{{"convert", pf, js}, {"convert", js, back}} {
+		if code, _, errs := runCLI(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+	var outs []string
+	for _, p := range []string{pf, js, back} {
+		code, out, errs := runCLI("stats", "--json", p)
+		if code != 0 {
+			t.Fatalf("stats %s: %s", p, errs)
+		}
+		var r statsReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] || outs[1] != outs[2] {
+		t.Errorf("stats differ:\nperfetto:\n%.600s\nchrome:\n%.600s\nback:\n%.600s", outs[0], outs[1], outs[2])
+	}
+}
