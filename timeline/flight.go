@@ -237,6 +237,7 @@ func (r *Recorder) compact(now int64) {
 
 // Dump returns what the recorder holds now as a Trace: with a window, the
 // window ending now; without one, everything not yet handed to a sink.
+// Depths are those within the dump.
 // Everything in it counts as delivered, so it is not counted in
 // Drops.Evicted when it ages out later.
 func (r *Recorder) Dump() *Trace {
@@ -288,8 +289,8 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 		}
 	}
 	tr.Drops = r.totalDrops()
-	if w.on() {
-		renest(tr.Spans)
+	if w.on() || r.opt.Sink != nil {
+		renest(tr.Spans) // parents may have aged out or gone to the sink
 	}
 	return tr
 }

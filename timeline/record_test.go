@@ -287,3 +287,72 @@ func TestForeignNameDropped(t *testing.T) {
 		t.Fatalf("%d spans, %d dropped", len(tr.Spans), tr.Drops.Spans)
 	}
 }
+
+func TestConcurrentEverything(t *testing.T) {
+	var mu sync.Mutex
+	var streamed int
+	sink := SinkFunc(func(b *Trace) error {
+		if err := b.Validate(); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		streamed += len(b.Spans)
+		mu.Unlock()
+		return nil
+	})
+	r, q, zone := gpuSetup(Options{Sink: sink, WindowFrames: 10, SettleFrames: 2})
+	cpu := r.CPUTrack("render")
+	submit := r.Name("submit")
+	const frames = 200
+	keys := make(chan uint64, frames)
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { // the profiler: GPU spans, calibrations, drops
+		defer wg.Done()
+		for k := range keys {
+			now := Now()
+			_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: now, End: now + 100, Frame: k, Key: k}})
+			_ = r.AddCalibration(Calibration{Track: q, Time: now, ErrNs: 100})
+			r.AddDrops(Drops{Zones: 1})
+		}
+	}()
+	go func() { // a reader
+		defer wg.Done()
+		for range 50 {
+			if err := r.Dump().Validate(); err != nil {
+				t.Error(err)
+			}
+			_ = r.Flush()
+			_ = r.Stats()
+		}
+	}()
+	go func() { // a worker with its own track and a counter
+		defer wg.Done()
+		w := r.CPUTrack("worker")
+		c := r.Counter("jobs", UnitCount)
+		for i := range 2000 {
+			w.Span(zone).End()
+			c.Set(float64(i))
+		}
+	}()
+	for f := uint64(1); f <= frames; f++ {
+		r.BeginFrame()
+		s := cpu.Span(submit)
+		s.Submitted(f)
+		s.End()
+		keys <- f
+		r.EndFrame()
+	}
+	close(keys)
+	wg.Wait()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Every span went to the sink: frames, submits, GPU spans, worker spans.
+	if want := frames*3 + 2000; streamed != want {
+		t.Fatalf("streamed %d spans, want %d", streamed, want)
+	}
+	if st := r.Stats(); st.Drops.Zones != frames || st.Drops.Spans != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}

@@ -10,7 +10,8 @@ import "errors"
 // Spans, Frames, Samples and Calibrations hold only the items new since
 // the last batch; Flows index Spans of the same batch; Drops is the
 // running total so far, not a delta. Spans of one track are properly
-// nested across the whole stream; within a batch they come in any order.
+// nested across the whole stream, and a span's Depth is its depth in the
+// whole stream; within a batch spans come in any order.
 // A whole Trace is the one-batch case.
 //
 // The recorder calls WriteBatch from one goroutine at a time, in order,
