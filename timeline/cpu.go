@@ -108,9 +108,7 @@ func (t *CPUTrack) Span(name NameID) OpenSpan {
 	}
 	d := t.depth
 	if d >= MaxCPUDepth {
-		t.over++
-		t.dropped.Add(1)
-		return OpenSpan{t: t, depth: tooDeep}
+		return t.spanTooDeep()
 	}
 	t.gen++
 	e := &t.stack[d]
@@ -120,6 +118,13 @@ func (t *CPUTrack) Span(name NameID) OpenSpan {
 	e.start = Now()
 	t.depth = d + 1
 	return OpenSpan{t: t, gen: t.gen, depth: uint16(d)}
+}
+
+// spanTooDeep drops a span opened deeper than MaxCPUDepth.
+func (t *CPUTrack) spanTooDeep() OpenSpan {
+	t.over++
+	t.dropped.Add(1)
+	return OpenSpan{t: t, depth: tooDeep}
 }
 
 // End ends the span at Now. Ending a span twice is counted as misuse and
@@ -147,9 +152,18 @@ func (s OpenSpan) End() {
 	if d != t.depth-1 {
 		t.closeInner(d, now)
 	}
-	e := &t.stack[d]
-	t.put(cpuRec{start: e.start, end: now, frame: e.frame, name: e.name, depth: uint16(d), kind: recSpan})
 	t.depth = d
+	if t.wn == chunkSize && !t.nextChunk() {
+		t.dropped.Add(1)
+		return
+	}
+	e := &t.stack[d]
+	c := t.cur
+	r := &c.recs[t.wn]
+	r.start, r.end, r.frame = e.start, now, e.frame
+	r.name, r.depth, r.kind = e.name, uint16(d), recSpan
+	t.wn++
+	c.n.Store(int32(t.wn))
 }
 
 // closeInner ends, at now, the spans open above depth d, innermost first.
