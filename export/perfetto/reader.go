@@ -45,7 +45,11 @@ func Read(r io.Reader) (*timeline.Trace, error) {
 	}
 	rd := newReader()
 	err = rd.parse(data)
-	return rd.finish(), err
+	t, ferr := rd.finish()
+	if err == nil {
+		err = ferr
+	}
+	return t, err
 }
 
 // rseq is the state of one packet sequence.
@@ -64,17 +68,27 @@ type rtrack struct {
 	kind      timeline.TrackKind
 	field     int // drops and calibration counters: which one
 	of        timeline.TrackID
-	stack     []int32 // open spans
+	events    []rev // its slice begins and ends, in file order
 	lastFrame uint64
 	lastErr   uint32
 }
 
-// Span states while reading.
-const (
-	spanOpen  uint8 = iota // begun, not ended
-	spanDone               // ended: kept
-	spanFrame              // ended on the writer's own frames track: a Frame only
-)
+// rev is a slice begin or end, kept until the end of the input: slices
+// are matched up in time order per track, as the trace processor does,
+// because a later batch may hold the outer slice of an earlier one.
+type rev struct {
+	ts    int64
+	begin bool
+	name  timeline.NameID
+	frame uint64
+	errNs uint32
+}
+
+// evRef names one rev.
+type evRef struct {
+	track *rtrack
+	i     int32
+}
 
 type reader struct {
 	t         *timeline.Trace
@@ -82,9 +96,10 @@ type reader struct {
 	seqs      map[uint32]*rseq
 	tracks    map[uint64]*rtrack
 	nextID    timeline.TrackID
-	state     []uint8 // per span: spanOpen, spanDone or spanFrame
-	flowFrom  map[uint64]int32
-	flowTo    map[uint64]int32
+	order     []*rtrack // tracks in the order described
+	flowFrom  map[uint64]evRef
+	flowTo    map[uint64]evRef
+	nevents   int
 	calib     map[[2]int64]int // (track, time) -> index in Calibrations
 	bootMinus int64            // BOOTTIME - MONOTONIC from the last snapshot
 	unmatched uint64
@@ -97,8 +112,8 @@ func newReader() *reader {
 		seqs:     map[uint32]*rseq{},
 		tracks:   map[uint64]*rtrack{},
 		nextID:   1 << 31,
-		flowFrom: map[uint64]int32{},
-		flowTo:   map[uint64]int32{},
+		flowFrom: map[uint64]evRef{},
+		flowTo:   map[uint64]evRef{},
 		calib:    map[[2]int64]int{},
 	}
 }
@@ -502,6 +517,7 @@ func (rd *reader) descriptor(b []byte) error {
 	}
 	_ = parent
 	rd.tracks[uuid] = rt
+	rd.order = append(rd.order, rt)
 	return nil
 }
 
@@ -685,49 +701,33 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 	if e.hasErr {
 		rt.lastErr = e.errNs
 	}
-	if len(rt.stack) >= maxDepth {
-		return corrupt("slices nested deeper than %d", maxDepth)
-	}
 	name := e.name
 	if !e.hasName {
 		name = s.names[e.nameIID]
 	}
-	idx := int32(len(rd.t.Spans))
-	rd.t.Spans = append(rd.t.Spans, timeline.Span{
-		Track: rt.id, Name: rd.name(name), Start: ts, End: ts,
-		Frame: rt.lastFrame, ErrNs: rt.lastErr, Depth: uint16(len(rt.stack)),
-	})
-	rd.state = append(rd.state, spanOpen)
-	rt.stack = append(rt.stack, idx)
+	ref := evRef{rt, int32(len(rt.events))}
+	rt.events = append(rt.events, rev{ts: ts, begin: true, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr})
+	rd.nevents++
 	for _, f := range e.flows {
-		rd.flowFrom[f] = idx
+		if f&reversedFlow != 0 {
+			rd.flowTo[f] = ref
+		} else {
+			rd.flowFrom[f] = ref
+		}
 	}
 	for _, f := range e.termFlo {
-		rd.flowTo[f] = idx
+		if f&reversedFlow != 0 {
+			rd.flowFrom[f] = ref
+		} else {
+			rd.flowTo[f] = ref
+		}
 	}
 	return nil
 }
 
 func (rd *reader) end(rt *rtrack, ts int64) error {
-	n := len(rt.stack)
-	if n == 0 {
-		rd.unmatched++
-		return nil
-	}
-	idx := rt.stack[n-1]
-	rt.stack = rt.stack[:n-1]
-	sp := &rd.t.Spans[idx]
-	if ts < sp.Start {
-		return corrupt("slice %q ends at %d, before it begins at %d", rd.t.Names[sp.Name], ts, sp.Start)
-	}
-	sp.End = ts
-	rd.state[idx] = spanDone
-	if rt.kind == timeline.TrackFrames || rt.role == "frames-list" {
-		rd.t.Frames = append(rd.t.Frames, timeline.Frame{ID: sp.Frame, Start: sp.Start, End: sp.End})
-	}
-	if rt.role == "frames-list" {
-		rd.state[idx] = spanFrame
-	}
+	rt.events = append(rt.events, rev{ts: ts})
+	rd.nevents++
 	return nil
 }
 
@@ -778,20 +778,64 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 	}
 }
 
-// finish drops spans that never ended, and resolves flows.
-func (rd *reader) finish() *timeline.Trace {
+// finish matches slice begins and ends in time order per track, drops
+// spans that never ended, and resolves flows.
+func (rd *reader) finish() (*timeline.Trace, error) {
 	t := rd.t
-	remap := make([]int32, len(t.Spans))
-	kept := t.Spans[:0]
-	for i, s := range t.Spans {
-		if rd.state[i] != spanDone {
-			remap[i] = -1
-			if rd.state[i] == spanOpen {
-				rd.unmatched++
-			}
+	spanOf := map[evRef]int{}
+	var stack []int
+	for _, rt := range rd.order {
+		if len(rt.events) == 0 {
 			continue
 		}
-		remap[i] = int32(len(kept))
+		// Stable: events at one time keep their file order, which the
+		// writer chose to nest them right.
+		idx := make([]int32, len(rt.events))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int {
+			return cmpAll(rt.events[a].ts, rt.events[b].ts)
+		})
+		stack = stack[:0]
+		for _, i := range idx {
+			ev := rt.events[i]
+			if ev.begin {
+				if len(stack) >= maxDepth {
+					return t, corrupt("slices nested deeper than %d", maxDepth)
+				}
+				spanOf[evRef{rt, i}] = len(t.Spans)
+				t.Spans = append(t.Spans, timeline.Span{Track: rt.id, Name: ev.name, Start: ev.ts, End: -1,
+					Frame: ev.frame, ErrNs: ev.errNs, Depth: uint16(len(stack))})
+				stack = append(stack, len(t.Spans)-1)
+				continue
+			}
+			if len(stack) == 0 {
+				rd.unmatched++
+				continue
+			}
+			sp := &t.Spans[stack[len(stack)-1]]
+			stack = stack[:len(stack)-1]
+			sp.End = ev.ts
+			if rt.kind == timeline.TrackFrames || rt.role == "frames-list" {
+				t.Frames = append(t.Frames, timeline.Frame{ID: sp.Frame, Start: sp.Start, End: sp.End})
+			}
+		}
+		rt.events = nil
+	}
+	// Keep the spans that ended and are not the writer's own frames.
+	remap := make([]int, len(t.Spans))
+	kept := t.Spans[:0]
+	for i, s := range t.Spans {
+		remap[i] = -1
+		if s.End < 0 {
+			rd.unmatched++
+			continue
+		}
+		if s.Track == 0 {
+			continue
+		}
+		remap[i] = len(kept)
 		kept = append(kept, s)
 	}
 	t.Spans = kept
@@ -805,11 +849,12 @@ func (rd *reader) finish() *timeline.Trace {
 		if !ok {
 			continue
 		}
-		from := rd.flowFrom[id]
-		if remap[from] >= 0 && remap[to] >= 0 {
-			t.Flows = append(t.Flows, timeline.Flow{From: int(remap[from]), To: int(remap[to])})
+		from, ok1 := spanOf[rd.flowFrom[id]]
+		into, ok2 := spanOf[to]
+		if ok1 && ok2 && remap[from] >= 0 && remap[into] >= 0 {
+			t.Flows = append(t.Flows, timeline.Flow{From: remap[from], To: remap[into]})
 		}
 	}
 	t.Drops.Unmatched += rd.unmatched
-	return t
+	return t, nil
 }

@@ -59,15 +59,16 @@ type Writer struct {
 	stats     Stats
 
 	// Scratch, reused by every batch.
-	events  []event
-	sortBuf []event
-	valid   []bool
-	flowOut []int32 // per span: first flow leaving it, -1 none
-	flowIn  []int32
-	nextOut []int32 // per flow: next flow leaving the same span
-	nextIn  []int32
-	flowIDs []uint64
-	groups  []zeroGroup
+	events   []event
+	sortBuf  []event
+	valid    []bool
+	flowOut  []int32 // per span: first flow leaving it, -1 none
+	flowIn   []int32
+	nextOut  []int32 // per flow: next flow leaving the same span
+	nextIn   []int32
+	flowIDs  []uint64
+	beginPos []int32 // per span: its begin's place in events
+	groups   []zeroGroup
 }
 
 // ErrClosed is returned by a Writer used after Close.
@@ -228,6 +229,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	newTracks := w.addTracks(b.Tracks)
 	w.collect(b)
 	w.sortBuf = sortEvents(w.events, w.sortBuf)
+	w.linkFlows(b)
 
 	if len(w.events) > 0 {
 		w.pickSequence(w.events[0].ts)
@@ -308,23 +310,6 @@ func (w *Writer) collect(b *timeline.Trace) {
 			mkEvent(s.End, ti, int32(i), s.Depth, evEnd, srcSpan))
 	}
 
-	w.nextOut = grow(w.nextOut, len(b.Flows))
-	w.nextIn = grow(w.nextIn, len(b.Flows))
-	w.flowIDs = grow(w.flowIDs, len(b.Flows))
-	for i := len(b.Flows) - 1; i >= 0; i-- {
-		f := b.Flows[i]
-		if f.From < 0 || f.From >= n || f.To < 0 || f.To >= n || f.From == f.To || !w.valid[f.From] || !w.valid[f.To] {
-			w.stats.Invalid++
-			continue
-		}
-		w.nextOut[i], w.flowOut[f.From] = w.flowOut[f.From], int32(i)
-		w.nextIn[i], w.flowIn[f.To] = w.flowIn[f.To], int32(i)
-	}
-	for i := range b.Flows {
-		w.flowID++
-		w.flowIDs[i] = w.flowID
-	}
-
 	if !w.hasFramesTrack() {
 		for i, f := range b.Frames {
 			if f.End == 0 {
@@ -359,6 +344,43 @@ func (w *Writer) collect(b *timeline.Trace) {
 			continue
 		}
 		w.events = append(w.events, mkEvent(c.Time, ti, int32(i), 0, evOther, srcCalib))
+	}
+}
+
+// reversedFlow marks a flow written from its To span to its From span,
+// because To begins first: the trace processor links a flow only forwards
+// in time. Read turns it back.
+const reversedFlow = 1 << 63
+
+// linkFlows gives each valid flow an id and lists it on the slice where
+// it starts (flow_ids) and the one where it ends (terminating_flow_ids):
+// From and To, or To and From when To's begin is written first.
+func (w *Writer) linkFlows(b *timeline.Trace) {
+	n := len(b.Spans)
+	w.beginPos = grow(w.beginPos, n)
+	for k, ev := range w.events {
+		if ev.src == srcSpan && ev.kind != evEnd {
+			w.beginPos[ev.idx] = int32(k)
+		}
+	}
+	w.nextOut = grow(w.nextOut, len(b.Flows))
+	w.nextIn = grow(w.nextIn, len(b.Flows))
+	w.flowIDs = grow(w.flowIDs, len(b.Flows))
+	for i := len(b.Flows) - 1; i >= 0; i-- {
+		f := b.Flows[i]
+		if f.From < 0 || f.From >= n || f.To < 0 || f.To >= n || f.From == f.To || !w.valid[f.From] || !w.valid[f.To] {
+			w.stats.Invalid++
+			continue
+		}
+		w.flowID++
+		w.flowIDs[i] = w.flowID
+		from, to := f.From, f.To
+		if w.beginPos[to] < w.beginPos[from] {
+			from, to = to, from
+			w.flowIDs[i] |= reversedFlow
+		}
+		w.nextOut[i], w.flowOut[from] = w.flowOut[from], int32(i)
+		w.nextIn[i], w.flowIn[to] = w.flowIn[to], int32(i)
 	}
 }
 

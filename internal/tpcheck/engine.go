@@ -217,6 +217,10 @@ func cell(v any) (any, error) {
 		if b, ok := v["blob"].(string); ok {
 			return base64.StdEncoding.DecodeString(b)
 		}
+		if b, ok := v["str"].(string); ok { // a string that is not UTF-8
+			s, err := base64.StdEncoding.DecodeString(b)
+			return string(s), err
+		}
 	}
 	return nil, fmt.Errorf("unexpected cell %v", v)
 }

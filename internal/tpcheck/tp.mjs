@@ -274,6 +274,26 @@ function addQueryResult(q, r) {
   return last;
 }
 
+// splitStrings splits string_cells (NUL-terminated strings) into JS
+// strings; one that is not valid UTF-8 comes out as {str: base64} so that
+// its bytes survive exactly.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+function splitStrings(r) {
+  const out = [];
+  let start = r.pos;
+  for (let i = r.pos; i < r.end; i++) {
+    if (r.buf[i] !== 0) continue;
+    const b = r.buf.subarray(start, i);
+    try {
+      out.push(utf8.decode(b));
+    } catch {
+      out.push({ str: Buffer.from(b).toString('base64') });
+    }
+    start = i + 1;
+  }
+  return out;
+}
+
 function addBatch(q, r) {
   const types = [];
   const ints = [];
@@ -303,8 +323,7 @@ function addBatch(q, r) {
       const s = r.sub();
       blobs.push(Buffer.from(s.buf.subarray(s.pos, s.end)).toString('base64'));
     } else if (field === 5 && wire === 2) {
-      const s = r.string(r.sub());
-      strings = s.split('\0');
+      strings = splitStrings(r.sub());
     } else if (field === 6 && wire === 0) last = r.small() !== 0;
     else r.skip(wire);
   }
@@ -314,7 +333,7 @@ function addBatch(q, r) {
       case 1: q.cells.push(null); break;
       case 2: q.cells.push(ints[ii++]); break;
       case 3: q.cells.push(floats[fi++]); break;
-      case 4: q.cells.push(strings[si++]); break;
+      case 4: q.cells.push(strings[si++]); break; // a string, or {str: base64} when not UTF-8
       case 5: q.cells.push({ blob: blobs[bi++] }); break;
       default: throw new Error(`bad cell type ${t}`);
     }

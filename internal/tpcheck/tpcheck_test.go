@@ -37,6 +37,7 @@ func TestQueryValues(t *testing.T) {
 		{"select value from counter", [][]any{{1.5}}},
 		{"select 9007199254740993 as big, -1 as neg", [][]any{{int64(9007199254740993), int64(-1)}}},
 		{"select 2.0 as f, null as n, x'00ff' as b, '' as e", [][]any{{2.0, nil, []byte{0, 0xff}, ""}}},
+		{"select cast(x'61ff62' as text) as s, 'é' as u", [][]any{{"a\xffb", "é"}}},
 		{"select 1 as x where 0", nil},
 	}
 	for _, tt := range tests {
@@ -136,6 +137,7 @@ func TestCell(t *testing.T) {
 		{`"x"`, "x"},
 		{`null`, nil},
 		{`{"blob":"AQI="}`, []byte{1, 2}},
+		{`{"str":"/w=="}`, "\xff"},
 	}
 	for _, tt := range tests {
 		var a answer

@@ -1,0 +1,165 @@
+package perfetto
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/timeline"
+)
+
+// TestTraceProcessor loads every case into Perfetto's own trace processor:
+// it must import them without errors or data loss, and hold the slices
+// (names, times to the ns, depths), flows, tracks and counters written.
+func TestTraceProcessor(t *testing.T) {
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "trace.pftrace")
+			if err := os.WriteFile(p, write(t, c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := tpcheck.Check(t, p)
+			checkProcessor(t, s, expect(c))
+		})
+	}
+}
+
+// row formats query rows as strings, for comparing multisets.
+func rows(t *testing.T, s *tpcheck.Session, sql string, cols ...string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range s.MustQuery(sql) {
+		var b strings.Builder
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			fmt.Fprintf(&b, "%v", r[c])
+		}
+		out = append(out, b.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
+	t.Helper()
+	// Slices, with the track they are on.
+	var want []string
+	for _, k := range x.spans {
+		// The processor keeps strings NUL-terminated: a name stops at
+		// its first NUL there (the file holds it whole; Read returns it).
+		name, _, _ := strings.Cut(k.Name, "\x00")
+		want = append(want, fmt.Sprintf("%s | %s | %d | %d | %d", k.trackName, name, k.Start, k.End-k.Start, k.Depth))
+	}
+	for _, f := range x.framesList {
+		if f.End != 0 {
+			want = append(want, fmt.Sprintf("Frames | frame | %d | %d | 0", f.Start, f.End-f.Start))
+		}
+	}
+	got := rows(t, s, `select t.name as track, s.name, s.ts, s.dur, s.depth from slice s join track t on s.track_id = t.id
+		where t.name != 'framescope dropped'`, "track", "name", "ts", "dur", "depth")
+	diff(t, "slices", got, sorted(want))
+
+	// Flows, from slice to slice, as the processor sees them.
+	want = nil
+	for _, f := range x.flows {
+		a, b := f[0], f[1]
+		if b.Start < a.Start {
+			a, b = b, a // the processor links flows forwards in time only
+		}
+		want = append(want, fmt.Sprintf("%s@%d -> %s@%d", a.Name, a.Start, b.Name, b.Start))
+	}
+	got = nil
+	for _, r := range s.MustQuery(`select so.name as a, so.ts as ats, si.name as b, si.ts as bts from flow f
+		join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id`) {
+		got = append(got, fmt.Sprintf("%v@%v -> %v@%v", r["a"], r["ats"], r["b"], r["bts"]))
+	}
+	diff(t, "flows", sorted(got), sorted(want))
+
+	// Counter samples of timeline counter tracks.
+	want = nil
+	names := map[timeline.TrackID]string{}
+	for _, tr := range x.tracks {
+		names[tr.ID] = tr.Name
+	}
+	for _, smp := range x.samples {
+		want = append(want, fmt.Sprintf("%s | %d | %v", names[smp.Track], smp.Time, smp.Value))
+	}
+	got = rows(t, s, `select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id
+		where t.name not like 'framescope dropped%' and t.name not like 'clock %'`, "name", "ts", "value")
+	diff(t, "counters", got, sorted(want))
+
+	// Calibrations: three counters under each queue track.
+	want = nil
+	for _, c := range x.calibs {
+		q := names[c.Track]
+		want = append(want, fmt.Sprintf("%s | clock error bound | %d | %v", q, c.Time, c.ErrNs),
+			fmt.Sprintf("%s | clock drift | %d | %v", q, c.Time, c.DriftPPM),
+			fmt.Sprintf("%s | clock samples | %d | %v", q, c.Time, float64(c.Samples)))
+	}
+	got = rows(t, s, `select p.name as queue, t.name, c.ts, c.value from counter c join track t on c.track_id = t.id
+		join track p on t.parent_id = p.id where t.name like 'clock %'`, "queue", "name", "ts", "value")
+	diff(t, "calibrations", got, sorted(want))
+
+	// Drops: the last value of each drop counter.
+	want = nil
+	for i, v := range dropValues(x.drops, 0) {
+		if v != 0 && i < 5 {
+			want = append(want, fmt.Sprintf("framescope dropped: %s | %v", dropFields[i], float64(v)))
+		}
+	}
+	got = rows(t, s, `select t.name, c.value from counter c join counter_track t on c.track_id = t.id
+		where t.name like 'framescope dropped:%' and t.name != 'framescope dropped: invalid'
+		and c.ts = (select max(ts) from counter c2 where c2.track_id = c.track_id)`, "name", "value")
+	diff(t, "drops", got, sorted(want))
+
+	// Track layout: queues under "GPU", lanes under their queue, in order.
+	want = nil
+	for _, tr := range x.tracks {
+		switch tr.Kind {
+		case timeline.TrackGPUQueue:
+			want = append(want, fmt.Sprintf("%s | GPU", tr.Name))
+		case timeline.TrackGPULane:
+			want = append(want, fmt.Sprintf("%s | %s", tr.Name, names[tr.Parent]))
+		}
+	}
+	got = rows(t, s, `select t.name, p.name as parent from track t join track p on t.parent_id = p.id
+		where t.name not like 'clock %'`, "name", "parent")
+	diff(t, "track parents", got, sorted(want))
+
+	if x.process.PID != 0 {
+		got = rows(t, s, "select pid, name from process where pid = "+fmt.Sprint(x.process.PID), "pid", "name")
+		diff(t, "process", got, []string{fmt.Sprintf("%d | %s", x.process.PID, x.process.Name)})
+	}
+}
+
+func diff(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	t.Errorf("%s: the trace processor holds %d, want %d", what, len(got), len(want))
+	for i := 0; i < max(len(got), len(want)); i++ {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Errorf("  first difference at %d:\n   got %.300q\n  want %.300q", i, g, w)
+			return
+		}
+	}
+}
