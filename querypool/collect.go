@@ -9,45 +9,61 @@ import (
 
 const resultFlags = vkg.QueryResultFlags(vkg.QueryResult64Bit | vkg.QueryResultWithAvailabilityBit)
 
-// Readback runs on a goroutine of the Pool's own, never on the caller's:
-// vkGetQueryPoolResults without the WAIT bit is meant not to wait, but some
-// drivers serialise it with queue execution (lavapipe holds one lock for
-// both, so the call sleeps while a command buffer runs). Collect only takes
-// what the reader has already harvested and wakes it for the next pass.
+// Readback. A frame whose results were copied into host memory (EndFrame
+// with a command buffer) is read by Collect itself, from that memory, with
+// no driver call, once the application has waited for the frame. A frame
+// without a copy is read through vkGetQueryPoolResults on a goroutine of
+// the Pool's own, never the caller's: that call is meant not to wait, but
+// lavapipe makes it wait for the whole device to go idle.
+
+type readMode int
+
+const (
+	readCopies readMode = iota // Collect: host memory only, no driver call
+	readDriver                 // the reader goroutine: slots without a copy
+	readAll                    // Drain: everything, through the driver
+)
 
 // Collect appends to dst the pairs read back since the last call, oldest
-// frame first, and wakes the reader for another pass. It never waits for
-// the GPU or the driver. A slot whose queries are not all written yet is
-// looked at again on a later pass, until it is StaleFrames frames old,
-// when it is given up and what it lacked is counted. Collect allocates
-// only when dst must grow. The error is the first readback failure since
-// the last call (VK_ERROR_DEVICE_LOST, say).
+// frame first. It never waits for the GPU or the driver. A slot whose
+// queries are not all written yet is looked at again later, until it is
+// StaleFrames frames old, when it is given up and what it lacked is
+// counted. Collect allocates only when dst must grow. The error is the
+// first readback failure since the last call (VK_ERROR_DEVICE_LOST, say).
 func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
+	}
+	if p.readMu.TryLock() { // the reader may be inside the driver: then next time
+		p.readPass(readCopies)
+		p.readMu.Unlock()
 	}
 	p.mu.Lock()
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
 	err := p.readErr
 	p.readErr = nil
+	wake := p.uncopied
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
+	if wake {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
 	}
 	return dst, err
 }
 
-// Drain runs one readback pass on the calling goroutine, then collects. It
-// may wait inside the driver: call it off the render path, for example
-// at shutdown after vkDeviceWaitIdle, to take every result still pending.
+// Drain reads every closed slot through the driver on the calling
+// goroutine, then collects. It may wait inside the driver: call it off the
+// render path, at shutdown after vkDeviceWaitIdle say, to take every result
+// still pending.
 func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
 	}
 	p.readMu.Lock()
-	p.readPass()
+	p.readPass(readAll)
 	p.readMu.Unlock()
 	p.mu.Lock()
 	dst = append(dst, p.ready...)
@@ -66,21 +82,25 @@ func (p *Pool) reader() {
 			return
 		case <-p.wake:
 			p.readMu.Lock()
-			p.readPass()
+			p.readPass(readDriver)
 			p.readMu.Unlock()
 		}
 	}
 }
 
-// readPass reads every closed slot that may be complete, harvests what is,
-// and resets spent slots whose frame is FramesInFlight old. The driver calls
-// run without p.mu, so BeginFrame and Collect never wait on them.
-func (p *Pool) readPass() {
+// readPass reads the closed slots whose frame the application has waited
+// for (FramesInFlight old, counted from the frame that recorded their copy
+// if they have one), harvests what is complete, and resets spent slots on
+// the host. Driver calls run without p.mu, so BeginFrame and Collect never
+// wait on them.
+func (p *Pool) readPass(mode readMode) {
 	p.mu.Lock()
 	if p.closed.Load() {
 		p.mu.Unlock()
 		return
 	}
+	f := uint64(p.cfg.FramesInFlight)
+	p.uncopied = false
 	// Eligible closed slots, oldest frame first (the ring is small: insertion sort).
 	p.order = p.order[:0]
 	for _, s := range p.ring {
@@ -91,7 +111,22 @@ func (p *Pool) readPass() {
 		if !stale && (s.writers.Load() != 0 || s.open.Load() != 0) {
 			continue
 		}
+		copied := s.copyAt != 0 && !s.needCopy
+		if !copied {
+			p.uncopied = true
+		}
+		switch mode {
+		case readCopies:
+			if !copied || (!stale && p.frames-s.copyAt < f) {
+				continue
+			}
+		case readDriver:
+			if copied || (!stale && p.frames-s.begun < f) {
+				continue
+			}
+		}
 		s.stale = stale
+		s.fromCopy = mode == readCopies
 		s.state.Store(slotReading)
 		i := len(p.order)
 		p.order = append(p.order, s)
@@ -104,15 +139,17 @@ func (p *Pool) readPass() {
 	p.mu.Unlock()
 
 	for _, s := range order {
-		s.used = s.next.Load()
-		if s.used > s.cap {
-			s.used = s.cap
-		}
+		s.used = min(s.next.Load(), s.cap)
 		s.rc = vkg.Success
-		if s.used > 0 {
-			s.rc = vkg.GetQueryPoolResults(p.dev.Handle, s.pool, 0, s.used, uint(s.used)*16,
-				unsafe.Pointer(&s.results[0]), 16, resultFlags)
+		if s.used == 0 {
+			continue
 		}
+		if s.fromCopy {
+			copy(s.results[:2*s.used], s.buf.Uint64s())
+			continue
+		}
+		s.rc = vkg.GetQueryPoolResults(p.dev.Handle, s.pool, 0, s.used, uint(s.used)*16,
+			unsafe.Pointer(&s.results[0]), 16, resultFlags)
 	}
 
 	p.mu.Lock()
@@ -124,7 +161,10 @@ func (p *Pool) readPass() {
 			s.state.Store(slotClosed)
 			continue
 		}
-		if s.rc == vkg.NotReady && !s.stale && !s.complete() {
+		if !s.stale && !s.complete() {
+			if s.fromCopy {
+				s.needCopy = true // written after the copy ran: copy again
+			}
 			s.state.Store(slotClosed)
 			continue
 		}
@@ -135,6 +175,9 @@ func (p *Pool) readPass() {
 			continue
 		}
 		p.harvest(s)
+		if s.used > 0 {
+			clear(s.buf.Uint64s()[:2*s.used]) // a copy that never runs must not look complete next time
+		}
 		s.gen.Add(1)
 		s.next.Store(0)
 		s.open.Store(0)
@@ -145,7 +188,7 @@ func (p *Pool) readPass() {
 	// on the host here, or by BeginFrame's command buffer.
 	p.order = p.order[:0]
 	for _, s := range p.ring {
-		if s.state.Load() != slotSpent || p.frames-s.begun < uint64(p.cfg.FramesInFlight) {
+		if s.state.Load() != slotSpent || p.frames-s.begun < f {
 			continue
 		}
 		if !p.dev.HostQueryReset {
@@ -161,10 +204,9 @@ func (p *Pool) readPass() {
 		return
 	}
 	for _, s := range resets {
+		s.rc = vkg.Success
 		if err := p.dev.ResetQueryPool(s.pool, 0, s.cap); err != nil {
 			s.rc = vkg.ErrorInitializationFailed
-		} else {
-			s.rc = vkg.Success
 		}
 	}
 	p.mu.Lock()

@@ -105,14 +105,15 @@ type Pool struct {
 
 	cur atomic.Pointer[Slot] // the recording slot; nil between frames
 
-	mu      sync.Mutex // ring management; never taken by Begin or End
-	ring    []*Slot
-	frames  uint64 // frames begun
-	wantCap uint32
-	closed  atomic.Bool
-	order   []*Slot  // reader's scratch
-	ready   []Result // harvested, not yet collected
-	readErr error
+	mu       sync.Mutex // ring management; never taken by Begin or End
+	ring     []*Slot
+	frames   uint64 // frames begun
+	wantCap  uint32
+	closed   atomic.Bool
+	order    []*Slot  // reader's scratch
+	ready    []Result // harvested, not yet collected
+	readErr  error
+	uncopied bool // closed slots without a copy: the reader has work
 
 	readMu sync.Mutex    // one readback pass at a time
 	wake   chan struct{} // Collect -> reader
@@ -177,6 +178,14 @@ func (p *Pool) allocate(s *Slot, queries uint32) error {
 		return fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", queries, vkg.Error(r))
 	}
 	s.pool = h
+	s.buf.Destroy()
+	s.buf = nil
+	buf, err := p.dev.HostBuffer(uint64(queries)*16, vkg.BufferUsageTransferDstBit)
+	if err != nil {
+		return err
+	}
+	s.buf = buf
+	clear(buf.Uint64s())
 	s.cap = queries
 	s.meta = make([]pairMeta, queries/2)
 	s.results = make([]uint64, 2*queries)
@@ -213,6 +222,23 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 			break
 		}
 	}
+	if s == nil {
+		// A harvested slot whose frame the application has waited for can be
+		// reset here rather than by the reader (vkResetQueryPool does not wait).
+		for _, c := range p.ring {
+			if c.state.Load() == slotSpent && p.frames-c.begun >= uint64(p.cfg.FramesInFlight) {
+				if p.dev.HostQueryReset {
+					if err := p.dev.ResetQueryPool(c.pool, 0, c.cap); err != nil {
+						return err
+					}
+					c.dirty = false
+				}
+				c.state.Store(slotFree)
+				s = c
+				break
+			}
+		}
+	}
 	if s == nil && len(p.ring) < p.cfg.MaxSlots {
 		n, err := p.newSlot(p.wantCap)
 		if err != nil {
@@ -241,6 +267,8 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	}
 	s.frame = frame
 	s.begun = p.frames
+	s.copyAt = 0
+	s.needCopy = false
 	s.next.Store(0)
 	s.open.Store(0)
 	s.state.Store(slotRecording)
@@ -249,11 +277,61 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 }
 
 // EndFrame closes the current frame's slot: no more pairs are handed out
-// from it, and Collect reads it once its results are in.
-func (p *Pool) EndFrame() {
+// from it. With a command buffer (recording, outside a render pass, the
+// last the queue runs in this frame), it records the copy of the frame's
+// results into host memory there, so that Collect reads them without any
+// driver call once the application has waited for the frame; earlier
+// frames still missing results are copied again. Without one, results are
+// read through vkGetQueryPoolResults on the pool's reader goroutine, which
+// some drivers (lavapipe) make wait for the device to go idle.
+func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return
+	}
 	p.endFrameLocked()
-	p.mu.Unlock()
+	if cmd != nil {
+		p.recordCopies(cmd)
+	}
+}
+
+var (
+	toTransfer = []vkg.MemoryBarrier{{SType: vkg.StructureTypeMemoryBarrier}}
+	toHost     = []vkg.MemoryBarrier{{
+		SType:         vkg.StructureTypeMemoryBarrier,
+		SrcAccessMask: vkg.AccessFlags(vkg.AccessTransferWriteBit),
+		DstAccessMask: vkg.AccessFlags(vkg.AccessHostReadBit),
+	}}
+)
+
+// recordCopies records, into cmd, the copy of every closed slot not yet
+// copied (or whose copy came back incomplete). A barrier first makes the
+// copy wait for all earlier work on the queue, so every timestamp written
+// by command buffers submitted before cmd is in the copy; a second one
+// makes the copy visible to the host once the frame's fence signals.
+func (p *Pool) recordCopies(cmd vkg.CommandBuffer) {
+	first := true
+	for _, s := range p.ring {
+		if s.state.Load() != slotClosed || (s.copyAt != 0 && !s.needCopy) {
+			continue
+		}
+		used := min(s.next.Load(), s.cap)
+		s.copyAt, s.needCopy = p.frames, false
+		if used == 0 {
+			continue
+		}
+		if first {
+			vkg.CmdPipelineBarrier(cmd, vkg.PipelineStageFlags(vkg.PipelineStageAllCommandsBit),
+				vkg.PipelineStageFlags(vkg.PipelineStageTransferBit), 0, 1, toTransfer, 0, nil, 0, nil)
+			first = false
+		}
+		vkg.CmdCopyQueryPoolResults(cmd, s.pool, 0, used, s.buf.Buffer, 0, 16, resultFlags)
+	}
+	if !first {
+		vkg.CmdPipelineBarrier(cmd, vkg.PipelineStageFlags(vkg.PipelineStageTransferBit),
+			vkg.PipelineStageFlags(vkg.PipelineStageHostBit), 0, 1, toHost, 0, nil, 0, nil)
+	}
 }
 
 func (p *Pool) endFrameLocked() {
@@ -394,5 +472,18 @@ func (p *Pool) Close() {
 			vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
 			s.pool = vkg.NullQueryPool
 		}
+		s.buf.Destroy()
+		s.buf = nil
 	}
+}
+
+// Debug describes the ring's slots, for diagnostics.
+func (p *Pool) Debug() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := fmt.Sprintf("frames %d:", p.frames)
+	for _, s := range p.ring {
+		out += fmt.Sprintf(" [state %d begun %d closed %d open %d next %d]", s.state.Load(), s.begun, s.closed, s.open.Load(), s.next.Load())
+	}
+	return out
 }

@@ -30,20 +30,13 @@ func newPool(t *testing.T, q *vktest.Queue, cfg querypool.Config) *querypool.Poo
 	return p
 }
 
-// collectAll polls Collect until want results arrived (the GPU is done: the
-// caller waited on a fence), failing after a few tries.
+// collectAll drains the pool (the GPU is done: the caller waited on a
+// fence) and checks the count.
 func collectAll(t *testing.T, p *querypool.Pool, want int) []querypool.Result {
 	t.Helper()
-	var out []querypool.Result
-	for i := 0; i < 100 && len(out) < want; i++ {
-		var err error
-		out, err = p.Collect(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out) < want {
-			time.Sleep(time.Millisecond)
-		}
+	out, err := p.Drain(nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(out) != want {
 		t.Fatalf("collected %d results, want %d; stats %+v", len(out), want, p.Stats())
@@ -82,7 +75,7 @@ func TestPairsReadBack(t *testing.T) {
 				}
 				p.End(inner, cmd, bottom)
 				p.End(outer, cmd, bottom)
-				p.EndFrame()
+				p.EndFrame(cmd)
 				q.Submit(f, cmd)
 				q.Wait(f)
 				rs := collectAll(t, p, 2)
@@ -123,7 +116,7 @@ func TestOverflowCountedAndGrows(t *testing.T) {
 				p.End(pr, cmd, bottom)
 			}
 		}
-		p.EndFrame()
+		p.EndFrame(nil)
 		q.Submit(f, cmd)
 		q.Wait(f)
 		defer q.Free(cmd)
@@ -170,7 +163,7 @@ func TestCollectNeverWaits(t *testing.T) {
 	pr, _ := p.Begin(cmd, top, 7)
 	vktest.WaitEvent(cmd, ev)
 	p.End(pr, cmd, bottom)
-	p.EndFrame()
+	p.EndFrame(nil)
 	q.Submit(f, cmd)
 	// The GPU is stuck on the event: Collect must return at once, empty.
 	done := make(chan int)
@@ -226,7 +219,7 @@ func TestConcurrentRecording(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
-	p.EndFrame()
+	p.EndFrame(nil)
 	q.Submit(f, cmds...)
 	q.Wait(f)
 	rs := collectAll(t, p, workers*zones)
@@ -266,7 +259,7 @@ func TestMisuseIsCounted(t *testing.T) {
 		t.Error("End of the zero Pair recorded")
 	}
 	never, _ := p.Begin(cmd, top, 2) // never ended
-	p.EndFrame()
+	p.EndFrame(nil)
 	q.Submit(f, cmd)
 	q.Wait(f)
 	var rs []querypool.Result
@@ -276,7 +269,7 @@ func TestMisuseIsCounted(t *testing.T) {
 		if err := p.BeginFrame(frame, c); err != nil {
 			t.Fatal(err)
 		}
-		p.EndFrame()
+		p.EndFrame(nil)
 		q.Submit(f, c)
 		q.Wait(f)
 		var err error
@@ -332,12 +325,63 @@ func TestValuesMasked(t *testing.T) {
 		pr, _ := p.Begin(cmd, top, uint32(i))
 		p.End(pr, cmd, bottom)
 	}
-	p.EndFrame()
+	p.EndFrame(nil)
 	q.Submit(f, cmd)
 	q.Wait(f)
 	for _, r := range collectAll(t, p, 20) {
 		if r.Begin >= 1<<12 || r.End >= 1<<12 {
 			t.Fatalf("value past 12 bits: %+v", r)
+		}
+	}
+}
+
+// With the copy recorded by EndFrame, Collect alone brings every result
+// back, FramesInFlight frames later, without any driver call.
+func TestCollectReadsCopies(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	const inFlight = 2
+	p := newPool(t, q, querypool.Config{FramesInFlight: inFlight})
+	var fences [inFlight]vkg.Fence
+	var cmds [inFlight]vkg.CommandBuffer
+	for i := range fences {
+		fences[i] = q.Fence()
+	}
+	var got []querypool.Result
+	const frames = 50
+	for f := uint64(1); f <= frames+inFlight; f++ {
+		i := f % inFlight
+		if f > inFlight {
+			q.Wait(fences[i])
+			q.Free(cmds[i])
+		}
+		cmds[i] = q.Cmd()
+		if err := p.BeginFrame(f, cmds[i]); err != nil {
+			t.Fatal(err)
+		}
+		if f <= frames {
+			for z := 0; z < 3; z++ {
+				pr, _ := p.Begin(cmds[i], top, uint32(z))
+				p.End(pr, cmds[i], bottom)
+			}
+		}
+		p.EndFrame(cmds[i])
+		q.Submit(fences[i], cmds[i])
+		var err error
+		if got, err = p.Collect(got); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			if r.Frame+inFlight > f {
+				t.Fatalf("frame %d: result of frame %d read before the application waited for it", f, r.Frame)
+			}
+		}
+	}
+	if len(got) != 3*frames {
+		t.Fatalf("%d results, want %d; stats %+v", len(got), 3*frames, p.Stats())
+	}
+	for k, r := range got {
+		if r.Frame != uint64(k/3+1) || r.Name != uint32(k%3) || r.End < r.Begin {
+			t.Fatalf("result %d: %+v", k, r)
 		}
 	}
 }

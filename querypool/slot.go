@@ -3,6 +3,7 @@ package querypool
 import (
 	"sync/atomic"
 
+	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -50,6 +51,11 @@ type Slot struct {
 	closed  uint64        // frame counter value when it closed
 	dirty   bool          // needs a reset before use (command path)
 	wanted  uint32        // queries asked for in its last frame, refused ones included
+
+	buf      *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
+	copyAt   uint64         // Pool.frames when its last copy was recorded; 0: none
+	needCopy bool           // a copy found pairs unwritten: copy again
+	fromCopy bool           // reader: this pass reads the copy, not the driver
 
 	meta    []pairMeta
 	used    uint32     // reader: queries read this pass

@@ -66,6 +66,7 @@ type Device struct {
 	Calibrated string
 
 	ownsInstance bool
+	borrowed     bool // Wrap: the application owns the device
 	resetQP      proc
 	calibrated   proc
 	beginLabel   proc
@@ -196,11 +197,76 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 		vk.GetDeviceQueue(d.Handle, f.Index, 0, &q)
 		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
 	}
-	if wantHQR {
+	d.loadProcs(wantHQR, d.Calibrated != "")
+	return d, nil
+}
+
+// Existing describes a device an application created itself, and what it
+// enabled on it: Vulkan cannot be asked which features a device has on.
+type Existing struct {
+	Instance vk.Instance
+	Physical vk.PhysicalDevice
+	Device   vk.Device
+	// HostQueryReset: the hostQueryReset feature was enabled (core 1.2 or
+	// VK_EXT_host_query_reset).
+	HostQueryReset bool
+	// CalibratedTimestamps: VK_KHR_ or VK_EXT_calibrated_timestamps was enabled.
+	CalibratedTimestamps bool
+	// DebugUtils: VK_EXT_debug_utils was enabled on the instance.
+	DebugUtils bool
+}
+
+// Wrap loads Framescope's entry points for a device the application made.
+// Close on the result destroys nothing: the application owns the device.
+func Wrap(e Existing) (*Device, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	if e.Instance == nil || e.Physical == nil || e.Device == nil {
+		return nil, errors.New("vk: Wrap needs the instance, physical device and device handles")
+	}
+	if err := vk.InitInstance(e.Instance); err != nil {
+		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
+	}
+	in := wrapInstance(e.Instance, e.DebugUtils)
+	pds, err := in.PhysicalDevices()
+	if err != nil {
+		return nil, err
+	}
+	idx := -1
+	for i, pd := range pds {
+		if pd == e.Physical {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, errors.New("vk: Wrap: the physical device is not the instance's")
+	}
+	caps, err := in.Caps(idx, e.Physical)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true}
+	for _, f := range caps.Families {
+		if f.Count == 0 {
+			continue
+		}
+		var q vk.Queue
+		vk.GetDeviceQueue(d.Handle, f.Index, 0, &q)
+		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
+	}
+	d.loadProcs(e.HostQueryReset, e.CalibratedTimestamps && caps.CalibratedExtension != "")
+	return d, nil
+}
+
+func (d *Device) loadProcs(hostReset, calibrated bool) {
+	in := d.Instance
+	if hostReset {
 		d.resetQP, _ = deviceProc(in.Handle, d.Handle, "vkResetQueryPool", "vkResetQueryPoolEXT")
 		d.HostQueryReset = d.resetQP != nil
 	}
-	if d.Calibrated != "" {
+	if calibrated {
+		d.Calibrated = d.Caps.CalibratedExtension
 		if d.Calibrated == KHRCalibratedTimestamps {
 			d.calibrated, _ = deviceProc(in.Handle, d.Handle, "vkGetCalibratedTimestampsKHR", "vkGetCalibratedTimestampsEXT")
 		} else {
@@ -214,13 +280,16 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 		d.beginLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdBeginDebugUtilsLabelEXT")
 		d.endLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdEndDebugUtilsLabelEXT")
 	}
-	return d, nil
 }
 
 // Close waits for the device to go idle and destroys it, and the instance
 // when Open created it.
 func (d *Device) Close() {
 	if d == nil || d.Handle == nil {
+		return
+	}
+	if d.borrowed {
+		d.Handle = nil
 		return
 	}
 	vk.DeviceWaitIdle(d.Handle)

@@ -144,14 +144,9 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		vk.DestroyInstance(h, nil)
 		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
 	}
-	in := &Instance{Handle: h, Validation: validation, DebugUtils: debugUtils}
-	in.timeDomains, _ = instanceProc(h, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
-		"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT")
-	in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2", "vkGetPhysicalDeviceFeatures2KHR")
-	in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2", "vkGetPhysicalDeviceProperties2KHR")
+	in := wrapInstance(h, debugUtils)
+	in.Validation = validation
 	if debugUtils {
-		in.createMessenger, _ = instanceProc(h, "vkCreateDebugUtilsMessengerEXT")
-		in.destroyMsg, _ = instanceProc(h, "vkDestroyDebugUtilsMessengerEXT")
 		if validation && in.createMessenger != nil {
 			r := C.fs_create_messenger(C.fsPFN(in.createMessenger), C.fsVkInstance(unsafe.Pointer(h)), &in.messenger)
 			if r != 0 {
@@ -161,6 +156,20 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		}
 	}
 	return in, nil
+}
+
+// wrapInstance loads Framescope's instance-level entry points for h.
+func wrapInstance(h vk.Instance, debugUtils bool) *Instance {
+	in := &Instance{Handle: h, DebugUtils: debugUtils}
+	in.timeDomains, _ = instanceProc(h, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+		"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT")
+	in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2", "vkGetPhysicalDeviceFeatures2KHR")
+	in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2", "vkGetPhysicalDeviceProperties2KHR")
+	if debugUtils {
+		in.createMessenger, _ = instanceProc(h, "vkCreateDebugUtilsMessengerEXT")
+		in.destroyMsg, _ = instanceProc(h, "vkDestroyDebugUtilsMessengerEXT")
+	}
+	return in
 }
 
 // Destroy destroys the instance. Destroy devices first.

@@ -94,7 +94,7 @@ func (q *Queue) Fence() vkg.Fence {
 	if r := vkg.CreateFence(q.Dev.Handle, &ci, nil, &f); r != vkg.Success {
 		q.tb.Fatalf("vkCreateFence: %v", vkg.Error(r))
 	}
-	q.tb.Cleanup(func() { vkg.DestroyFence(q.Dev.Handle, f, nil) })
+	q.tb.Cleanup(func() { vkg.DeviceWaitIdle(q.Dev.Handle); vkg.DestroyFence(q.Dev.Handle, f, nil) })
 	return f
 }
 
@@ -106,7 +106,7 @@ func (q *Queue) Event() vkg.Event {
 	if r := vkg.CreateEvent(q.Dev.Handle, &ci, nil, &e); r != vkg.Success {
 		q.tb.Fatalf("vkCreateEvent: %v", vkg.Error(r))
 	}
-	q.tb.Cleanup(func() { vkg.DestroyEvent(q.Dev.Handle, e, nil) })
+	q.tb.Cleanup(func() { vkg.DeviceWaitIdle(q.Dev.Handle); vkg.DestroyEvent(q.Dev.Handle, e, nil) })
 	return e
 }
 

@@ -1,0 +1,322 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// CalibrationOptions configure how a GPU context samples its device clock
+// against CLOCK_MONOTONIC. Zero fields take defaults.
+type CalibrationOptions struct {
+	// Interval between background recalibration rounds. Default 1s.
+	// Negative: no background rounds; call GPU.Calibrate yourself.
+	Interval time.Duration
+	// Burst is the most vkGetCalibratedTimestamps calls in one round; the
+	// one with the smallest maxDeviation is kept. Default 8.
+	Burst int
+	// Budget bounds a round's time: no further call starts once it is
+	// spent, so a round can never hang or stall. Default 300µs.
+	Budget time.Duration
+	// NoCalibrated samples by submit-and-wait even where calibrated
+	// timestamps exist (to test the fallback).
+	NoCalibrated bool
+	// FallbackQueue is a queue the profiler may submit to from its own
+	// goroutine for submit-and-wait sampling, when calibrated timestamps
+	// are missing. Without it the fallback runs only when the application
+	// calls GPU.Calibrate from the goroutine that owns the context's queue
+	// (at start-up, say, and every few seconds off the render path).
+	FallbackQueue *Queue
+	// FallbackTimeout bounds a submit-and-wait round. Default 100ms.
+	FallbackTimeout time.Duration
+}
+
+// ErrNoCalibration is returned by Calibrate when no sampling method works.
+var ErrNoCalibration = errors.New("profiler: no way to calibrate: no calibrated timestamps and no queue to sample on")
+
+type calibrator struct {
+	g      *GPU
+	o      CalibrationOptions
+	useExt bool
+
+	mu     sync.Mutex // one round at a time
+	doms   [2]vk.TimeDomain
+	ts     [2]uint64
+	fb     *fallback
+	n      atomic.Uint64
+	errs   atomic.Uint64
+	stopc  chan struct{}
+	done   chan struct{}
+	stopMu sync.Once
+}
+
+func newCalibrator(g *GPU, o CalibrationOptions) (*calibrator, error) {
+	if o.Interval == 0 {
+		o.Interval = time.Second
+	}
+	if o.Burst <= 0 {
+		o.Burst = 8
+	}
+	if o.Budget <= 0 {
+		o.Budget = 300 * time.Microsecond
+	}
+	if o.FallbackTimeout <= 0 {
+		o.FallbackTimeout = 100 * time.Millisecond
+	}
+	c := &calibrator{g: g, o: o, stopc: make(chan struct{}), done: make(chan struct{})}
+	caps := g.dev.Caps
+	c.useExt = !o.NoCalibrated && g.dev.Calibrated != "" &&
+		caps.HasTimeDomain(vk.TimeDomainDevice) && caps.HasTimeDomain(vk.TimeDomainClockMonotonic)
+	c.doms = [2]vk.TimeDomain{vk.TimeDomainDevice, vk.TimeDomainClockMonotonic}
+	background := c.useExt || o.FallbackQueue != nil
+	if background {
+		// A first sample now, so that frame 1 converts.
+		if err := c.round(c.queueForBackground()); err != nil {
+			c.errs.Add(1)
+		}
+	}
+	if background && o.Interval > 0 {
+		go c.loop()
+	} else {
+		close(c.done)
+	}
+	return c, nil
+}
+
+func (c *calibrator) queueForBackground() *Queue {
+	if c.useExt {
+		return nil
+	}
+	return c.o.FallbackQueue
+}
+
+func (c *calibrator) loop() {
+	defer close(c.done)
+	t := time.NewTicker(c.o.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stopc:
+			return
+		case <-t.C:
+			if err := c.round(c.queueForBackground()); err != nil {
+				c.errs.Add(1)
+			}
+		}
+	}
+}
+
+func (c *calibrator) stop() {
+	c.stopMu.Do(func() { close(c.stopc) })
+	<-c.done
+	c.mu.Lock()
+	if c.fb != nil {
+		c.fb.destroy()
+		c.fb = nil
+	}
+	c.mu.Unlock()
+}
+
+func (c *calibrator) counts() (n, errs uint64) { return c.n.Load(), c.errs.Load() }
+
+// Calibrate runs one calibration round now. With calibrated timestamps it
+// takes a few microseconds and may run on any goroutine. Without them it
+// submits a timestamp to the context's queue and waits for it (up to
+// FallbackTimeout): call it only from the goroutine that owns that queue,
+// off the render path.
+func (g *GPU) Calibrate() error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	q := &g.queue
+	if g.cal.o.FallbackQueue != nil {
+		q = g.cal.o.FallbackQueue
+	}
+	err := g.cal.round(q)
+	if err != nil {
+		g.cal.errs.Add(1)
+	}
+	return err
+}
+
+// round takes one sample and feeds it to the clock model. q is the queue
+// for the fallback; nil forbids it.
+func (c *calibrator) round(q *Queue) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var s timeline.ClockSample
+	var err error
+	if c.useExt {
+		s, err = c.sampleExt()
+	} else if q != nil {
+		s, err = c.sampleFallback(q)
+	} else {
+		return ErrNoCalibration
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.g.clock.Add(s); err != nil {
+		return err
+	}
+	c.n.Add(1)
+	return nil
+}
+
+// sampleExt runs a bounded burst of vkGetCalibratedTimestamps and keeps the
+// sample with the smallest maxDeviation.
+func (c *calibrator) sampleExt() (timeline.ClockSample, error) {
+	var best timeline.ClockSample
+	deadline := timeline.Now() + int64(c.o.Budget)
+	for i := 0; i < c.o.Burst; i++ {
+		dev, err := c.g.dev.CalibratedTimestamps(c.doms[:], c.ts[:])
+		if err != nil {
+			if i > 0 {
+				break
+			}
+			return best, err
+		}
+		d := int64(dev)
+		if d < 1 {
+			d = 1
+		}
+		if i == 0 || d < best.Deviation {
+			best = timeline.ClockSample{Device: c.ts[0], Host: int64(c.ts[1]), Deviation: d}
+		}
+		if timeline.Now() > deadline {
+			break
+		}
+	}
+	return best, nil
+}
+
+// fallback holds what submit-and-wait sampling records into.
+type fallback struct {
+	dev     vkg.Device
+	q       Queue
+	cmdPool vkg.CommandPool
+	cmd     vkg.CommandBuffer
+	qpool   vkg.QueryPool
+	fence   vkg.Fence
+	pending bool // a submission timed out and may still run
+}
+
+func (c *calibrator) fallbackFor(q *Queue) (*fallback, error) {
+	if c.fb != nil && c.fb.q.Handle == q.Handle {
+		return c.fb, nil
+	}
+	if c.fb != nil {
+		c.fb.destroy()
+		c.fb = nil
+	}
+	d := c.g.dev.Handle
+	f := &fallback{dev: d, q: *q}
+	pci := vkg.CommandPoolCreateInfo{
+		SType:            vkg.StructureTypeCommandPoolCreateInfo,
+		Flags:            vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit),
+		QueueFamilyIndex: q.Family,
+	}
+	var cp vkg.CommandPool
+	if r := vkg.CreateCommandPool(d, &pci, nil, &cp); r != vkg.Success {
+		return nil, fmt.Errorf("profiler: calibration command pool: %w", vkg.Error(r))
+	}
+	f.cmdPool = cp
+	cmds := make([]vkg.CommandBuffer, 1)
+	ai := vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
+		CommandPool: cp, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}
+	if r := vkg.AllocateCommandBuffers(d, &ai, cmds); r != vkg.Success {
+		f.destroy()
+		return nil, fmt.Errorf("profiler: calibration command buffer: %w", vkg.Error(r))
+	}
+	f.cmd = cmds[0]
+	qci := vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo, QueryType: vkg.QueryTypeTimestamp, QueryCount: 1}
+	var qp vkg.QueryPool
+	if r := vkg.CreateQueryPool(d, &qci, nil, &qp); r != vkg.Success {
+		f.destroy()
+		return nil, fmt.Errorf("profiler: calibration query pool: %w", vkg.Error(r))
+	}
+	f.qpool = qp
+	fci := vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}
+	var fence vkg.Fence
+	if r := vkg.CreateFence(d, &fci, nil, &fence); r != vkg.Success {
+		f.destroy()
+		return nil, fmt.Errorf("profiler: calibration fence: %w", vkg.Error(r))
+	}
+	f.fence = fence
+	c.fb = f
+	return f, nil
+}
+
+func (f *fallback) destroy() {
+	if f.pending {
+		vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(time.Second))
+	}
+	if f.fence != vkg.NullFence {
+		vkg.DestroyFence(f.dev, f.fence, nil)
+	}
+	if f.qpool != vkg.NullQueryPool {
+		vkg.DestroyQueryPool(f.dev, f.qpool, nil)
+	}
+	if f.cmdPool != vkg.NullCommandPool {
+		vkg.DestroyCommandPool(f.dev, f.cmdPool, nil)
+	}
+}
+
+// sampleFallback writes one timestamp on the GPU between two host reads:
+// host time before the submit and after the fence. The sample's host time
+// is their midpoint and its deviation half the round trip.
+func (c *calibrator) sampleFallback(q *Queue) (timeline.ClockSample, error) {
+	var s timeline.ClockSample
+	f, err := c.fallbackFor(q)
+	if err != nil {
+		return s, err
+	}
+	if f.pending {
+		if vkg.GetFenceStatus(f.dev, f.fence) != vkg.Success {
+			return s, errors.New("profiler: the previous calibration submission has not finished")
+		}
+		f.pending = false
+	}
+	vkg.ResetFences(f.dev, 1, []vkg.Fence{f.fence})
+	vkg.ResetCommandBuffer(f.cmd, 0)
+	bi := vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo,
+		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit)}
+	if r := vkg.BeginCommandBuffer(f.cmd, &bi); r != vkg.Success {
+		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
+	}
+	vkg.CmdResetQueryPool(f.cmd, f.qpool, 0, 1)
+	vkg.CmdWriteTimestamp(f.cmd, vkg.PipelineStageTopOfPipeBit, f.qpool, 0)
+	if r := vkg.EndCommandBuffer(f.cmd); r != vkg.Success {
+		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
+	}
+	si := []vkg.SubmitInfo{{SType: vkg.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vkg.CommandBuffer{f.cmd}}}
+	h0 := timeline.Now()
+	if r := vkg.QueueSubmit(q.Handle, 1, si, f.fence); r != vkg.Success {
+		return s, fmt.Errorf("profiler: calibration submit: %w", vkg.Error(r))
+	}
+	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(c.o.FallbackTimeout))
+	h1 := timeline.Now()
+	if r == vkg.Timeout {
+		f.pending = true
+		return s, fmt.Errorf("profiler: calibration submission took over %v", c.o.FallbackTimeout)
+	}
+	if r != vkg.Success {
+		return s, fmt.Errorf("profiler: calibration wait: %w", vkg.Error(r))
+	}
+	var res [2]uint64
+	if r := vkg.GetQueryPoolResults(f.dev, f.qpool, 0, 1, 16, unsafePointer(&res[0]), 16,
+		vkg.QueryResultFlags(vkg.QueryResult64Bit|vkg.QueryResultWithAvailabilityBit)); r != vkg.Success || res[1] == 0 {
+		return s, fmt.Errorf("profiler: calibration timestamp unavailable (%v)", vkg.Error(r))
+	}
+	half := (h1 - h0 + 1) / 2
+	if half < 1 {
+		half = 1
+	}
+	return timeline.ClockSample{Device: res[0], Host: h0 + (h1-h0)/2, Deviation: half}, nil
+}

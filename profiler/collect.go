@@ -1,0 +1,171 @@
+package profiler
+
+import (
+	"math"
+
+	"github.com/framescope/framescope/querypool"
+	"github.com/framescope/framescope/timeline"
+)
+
+// ZoneResult is a finished GPU zone.
+type ZoneResult struct {
+	Name   Name
+	Frame  uint64 // the frame whose command buffers recorded it
+	Family uint32 // the queue's family and index
+	Index  uint32
+	// Begin and End are raw device ticks, masked to timestampValidBits.
+	Begin, End uint64
+	// Start and Stop are host CLOCK_MONOTONIC ns, within ErrNs; set when
+	// Converted (a calibration existed when the zone was read back).
+	Start, Stop int64
+	ErrNs       int64
+	Converted   bool
+	Key         uint64 // the submission that carried it (GPU.Submitted); 0 if unknown
+	Depth       uint16 // nesting depth within its command buffer
+}
+
+// Dur returns the zone's duration in host ns (0 when not converted).
+func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
+
+// Collect appends the zones read back since the last call to dst and adds
+// them to the timeline. It never waits for the GPU: zones of frames the GPU
+// has not finished come on a later call. It allocates only while its
+// buffers grow to the largest frame seen.
+func (g *GPU) Collect(dst []ZoneResult) ([]ZoneResult, error) {
+	if g.closed.Load() {
+		return dst, ErrClosed
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	raw, err := g.pool.Collect(g.raw[:0])
+	g.raw = raw
+	dst, spans := g.convert(raw, dst)
+	if len(spans) > 0 {
+		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	g.reportLocked()
+	return dst, err
+}
+
+// Drain waits for the readback of everything the GPU has finished and
+// collects it: for shutdown, after vkDeviceWaitIdle. It may wait inside the
+// driver; keep it off the render path.
+func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
+	if g.closed.Load() {
+		return dst, ErrClosed
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	raw, err := g.pool.Drain(g.raw[:0])
+	g.raw = raw
+	dst, spans := g.convert(raw, dst)
+	if len(spans) > 0 {
+		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	g.reportLocked()
+	return dst, err
+}
+
+type cmdStack struct {
+	cmd  uint64
+	ends []int64
+}
+
+// convert turns raw pairs into results and timeline spans. The caller
+// holds g.mu.
+func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, []timeline.GPUSpan) {
+	spans := g.spans[:0]
+	var stacks []cmdStack // small: one per command buffer of a frame
+	stacks = g.stacks[:0]
+	var frame uint64
+	for i := range raw {
+		r := &raw[i]
+		if i == 0 || r.Frame != frame {
+			frame = r.Frame
+			for k := range stacks {
+				stacks[k].ends = stacks[k].ends[:0]
+			}
+			stacks = stacks[:0]
+		}
+		z := ZoneResult{
+			Name: Name(r.Name), Frame: r.Frame, Family: g.queue.Family, Index: g.queue.Index,
+			Begin: r.Begin, End: r.End,
+		}
+		fi := &g.frameAt[r.Frame%frameRing]
+		hint := timeline.Now()
+		if fi.frame == r.Frame {
+			hint = fi.host
+			for k := 0; k < fi.nsubs; k++ {
+				if fi.subs[k].cmd == r.Cmd {
+					z.Key = fi.subs[k].key
+					break
+				}
+			}
+		}
+		s, e1, ok1 := g.clock.Convert(r.Begin, hint)
+		e, e2, ok2 := g.clock.Convert(r.End, hint)
+		if ok1 && ok2 && e >= s {
+			z.Start, z.Stop, z.Converted = s, e, true
+			z.ErrNs = max(e1, e2)
+			// Depth within the command buffer: zones of one command buffer
+			// come in recording order.
+			k := 0
+			for k < len(stacks) && stacks[k].cmd != r.Cmd {
+				k++
+			}
+			if k == len(stacks) {
+				if k < cap(stacks) {
+					stacks = stacks[:k+1]
+					stacks[k].cmd = r.Cmd
+					stacks[k].ends = stacks[k].ends[:0]
+				} else {
+					stacks = append(stacks, cmdStack{cmd: r.Cmd})
+				}
+			}
+			st := &stacks[k]
+			for len(st.ends) > 0 && st.ends[len(st.ends)-1] < s {
+				st.ends = st.ends[:len(st.ends)-1]
+			}
+			z.Depth = uint16(min(len(st.ends), math.MaxUint16))
+			st.ends = append(st.ends, e)
+			spans = append(spans, timeline.GPUSpan{
+				Name: z.Name, Start: s, End: e, Frame: z.Frame,
+				ErrNs: uint32(min(z.ErrNs, math.MaxUint32)), Depth: z.Depth, Key: z.Key,
+			})
+		} else {
+			g.unconv.Add(1)
+		}
+		dst = append(dst, z)
+	}
+	g.stacks = stacks
+	g.spans = spans[:0]
+	return dst, spans
+}
+
+// reportLocked hands the recorder what was dropped since the last report,
+// and the clock's quality when it changed. The caller holds g.mu.
+func (g *GPU) reportLocked() {
+	st := g.pool.Stats()
+	d := timeline.Drops{
+		Zones:       st.Dropped + st.NoSlot,
+		Unmatched:   st.Unended + st.LateEnds + st.Misuse + st.Unwritten,
+		Unconverted: g.unconv.Load(),
+	}
+	delta := timeline.Drops{
+		Zones:       d.Zones - g.lastDrop.Zones,
+		Unmatched:   d.Unmatched - g.lastDrop.Unmatched,
+		Unconverted: d.Unconverted - g.lastDrop.Unconverted,
+	}
+	if delta.Total() > 0 {
+		g.p.rec.AddDrops(delta)
+		g.lastDrop = d
+	}
+	if q := g.clock.Quality(); q.LastHost != 0 && q.LastHost != g.lastCal {
+		g.lastCal = q.LastHost
+		g.p.rec.AddCalibration(g.clock.Calibration(g.track))
+	}
+}

@@ -1,0 +1,35 @@
+// Package profiler is Framescope's public API: what an application calls
+// to profile its Vulkan frames.
+//
+// A Profiler holds the names, frames and CPU tracks (a timeline.Recorder).
+// A GPU is one VkQueue's context: zones are recorded into command buffers
+// with vkCmdWriteTimestamp, read back without ever stalling the render
+// loop, converted to host CLOCK_MONOTONIC by a calibrated clock model, and
+// merged into the timeline.
+//
+//	p := profiler.New(profiler.Options{})
+//	draw := p.Name("draw")                       // once
+//	gpu, _ := p.GPU(dev, queue, profiler.GPUOptions{})
+//	for {
+//		p.BeginFrame()
+//		gpu.BeginFrame(cmd)                       // cmd: first command buffer of the frame
+//		func() {
+//			defer gpu.Zone(cmd, draw).End()
+//			// vkCmdDraw...
+//		}()
+//		gpu.EndFrame(cmd)                         // cmd: last command buffer of the frame
+//		key := gpu.Submitted(cmd)                 // for the submit-to-GPU arrow
+//		// vkEndCommandBuffer, vkQueueSubmit...
+//		p.EndFrame()
+//		zones, _ = gpu.Collect(zones[:0])         // never waits
+//	}
+//
+// Pipeline stages: by default a zone's begin timestamp is written at
+// TOP_OF_PIPE and its end at BOTTOM_OF_PIPE, so a zone covers all the work
+// recorded between them and nested zones stay inside their parents.
+// GPUOptions.BeginStage and EndStage choose others.
+//
+// Misuse never panics: ending a zone twice, ending the zero Zone, zones
+// never ended, collecting with nothing submitted, or using a GPU after
+// Close are refused and counted (Stats), and show in the trace's Drops.
+package profiler

@@ -1,0 +1,222 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/querypool"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// GPUOptions configure a GPU context. Zero fields take defaults.
+type GPUOptions struct {
+	// BeginStage and EndStage are the pipeline stages of a zone's two
+	// timestamps. Defaults: TOP_OF_PIPE and BOTTOM_OF_PIPE.
+	BeginStage, EndStage vkg.PipelineStageFlagBits
+	// FramesInFlight: by the time the application begins frame N it has
+	// waited for frame N-FramesInFlight's GPU work. Default 3.
+	FramesInFlight int
+	// QueriesPerFrame is the initial query budget of a frame (two per
+	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512, 32768.
+	QueriesPerFrame, MaxQueriesPerFrame uint32
+	// DebugLabels mirrors each zone as a debug-utils label, so RenderDoc
+	// and Nsight captures show the same names (needs VK_EXT_debug_utils).
+	DebugLabels bool
+	// Calibration configures the clock calibration.
+	Calibration CalibrationOptions
+}
+
+// Stats counts what a GPU context did and everything it had to drop.
+type Stats struct {
+	querypool.Stats
+	Unconverted       uint64 // zones read back before any calibration
+	Calibrations      uint64
+	CalibrationErrors uint64
+}
+
+// ErrClosed is returned after GPU.Close.
+var ErrClosed = errors.New("profiler: GPU context is closed")
+
+// GPU is the profiling context of one VkQueue.
+type GPU struct {
+	p      *Profiler
+	dev    *vk.Device
+	queue  Queue
+	track  timeline.TrackID
+	pool   *querypool.Pool
+	begin  vkg.PipelineStageFlagBits
+	end    vkg.PipelineStageFlagBits
+	labels bool
+
+	clock *timeline.ClockModel
+	cal   *calibrator
+
+	closed atomic.Bool
+
+	mu       sync.Mutex // frames, submissions, collection
+	frame    uint64
+	frameAt  [frameRing]frameInfo
+	raw      []querypool.Result
+	spans    []timeline.GPUSpan
+	stacks   []cmdStack
+	lastDrop timeline.Drops
+	lastCal  int64
+	unconv   atomic.Uint64
+
+	labelMu sync.RWMutex
+	label   []vk.Label // by Name; made on first use
+}
+
+const (
+	frameRing = 64 // frames whose submissions are remembered
+	maxSubs   = 64 // command buffers remembered per frame
+)
+
+type frameInfo struct {
+	frame uint64
+	host  int64 // when the frame began on the host
+	nsubs int
+	subs  [maxSubs]struct{ cmd, key uint64 }
+}
+
+var nextKey atomic.Uint64
+
+// GPU makes the profiling context of queue q on dev.
+func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
+	if dev == nil || dev.d == nil || dev.d.Handle == nil {
+		return nil, errors.New("profiler: GPU needs an open Device")
+	}
+	if q.ValidBits == 0 {
+		return nil, fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", q.Family, q.Flags)
+	}
+	if o.BeginStage == 0 {
+		o.BeginStage = vkg.PipelineStageTopOfPipeBit
+	}
+	if o.EndStage == 0 {
+		o.EndStage = vkg.PipelineStageBottomOfPipeBit
+	}
+	pool, err := querypool.New(dev.d, querypool.Config{
+		ValidBits:      q.ValidBits,
+		FramesInFlight: o.FramesInFlight,
+		Queries:        o.QueriesPerFrame,
+		MaxQueries:     o.MaxQueriesPerFrame,
+	})
+	if err != nil {
+		return nil, err
+	}
+	caps := dev.d.Caps
+	clock, err := timeline.NewClockModel(timeline.ClockConfig{
+		PeriodNs:  float64(caps.TimestampPeriod),
+		ValidBits: uint(q.ValidBits),
+	})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	g := &GPU{
+		p: p, dev: dev.d, queue: q, pool: pool,
+		begin: o.BeginStage, end: o.EndStage,
+		labels: o.DebugLabels && dev.d.HasLabels(),
+		clock:  clock,
+	}
+	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags})
+	g.cal, err = newCalibrator(g, o.Calibration)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	p.mu.Lock()
+	p.gpus = append(p.gpus, g)
+	p.mu.Unlock()
+	return g, nil
+}
+
+// Track returns the timeline track of the queue.
+func (g *GPU) Track() timeline.TrackID { return g.track }
+
+// Clock returns the queue's clock model.
+func (g *GPU) Clock() *timeline.ClockModel { return g.clock }
+
+// BeginFrame starts recording the profiler's current frame on this queue.
+// Without host query reset, cmd must be a command buffer in the recording
+// state, outside a render pass, that the queue runs before any zone of the
+// frame (its first): the library records its query reset there. With host
+// query reset cmd may be nil.
+//
+// An error means this frame's zones are refused and counted; nothing else
+// goes wrong, and the next frame tries again.
+func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	f := g.p.rec.Frame()
+	g.mu.Lock()
+	g.frame = f
+	fi := &g.frameAt[f%frameRing]
+	fi.frame, fi.host, fi.nsubs = f, timeline.Now(), 0
+	g.mu.Unlock()
+	return g.pool.BeginFrame(f, cmd)
+}
+
+// EndFrame closes the frame on this queue: zones begun later belong to no
+// frame until the next BeginFrame, and are refused and counted.
+//
+// cmd should be the last command buffer the queue runs in this frame,
+// still recording and outside a render pass: the copy of the frame's
+// timestamps into host memory is recorded there, and Collect reads them
+// from that memory, with no driver call, once the application has waited
+// for the frame (FramesInFlight later). With a nil cmd the results are
+// read through vkGetQueryPoolResults on a goroutine of the context's own,
+// which is fine on most drivers but waits for the whole device to go idle
+// on lavapipe.
+func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
+	if g.closed.Load() {
+		return
+	}
+	g.pool.EndFrame(cmd)
+}
+
+// Submitted notes that cmds are being submitted in the current frame and
+// returns the submission's key. Mark the CPU span that submits with it
+// (timeline.OpenSpan.Submitted or CPUTrack.Submitted) and the trace draws an
+// arrow from that span to the zones the command buffers carry.
+func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
+	key := nextKey.Add(1)
+	g.mu.Lock()
+	fi := &g.frameAt[g.frame%frameRing]
+	if fi.frame == g.frame {
+		for _, c := range cmds {
+			if fi.nsubs == maxSubs {
+				break
+			}
+			fi.subs[fi.nsubs].cmd = cmdID(c)
+			fi.subs[fi.nsubs].key = key
+			fi.nsubs++
+		}
+	}
+	g.mu.Unlock()
+	return key
+}
+
+// Stats returns the context's counters.
+func (g *GPU) Stats() Stats {
+	s := Stats{Stats: g.pool.Stats(), Unconverted: g.unconv.Load()}
+	s.Calibrations, s.CalibrationErrors = g.cal.counts()
+	return s
+}
+
+// Close stops calibration and destroys the query pools. Call it once the
+// GPU is done with the command buffers that recorded zones (after
+// vkDeviceWaitIdle), and before destroying the device. Every later call on
+// the context is refused and counted; none panics.
+func (g *GPU) Close() {
+	if g.closed.Swap(true) {
+		return
+	}
+	g.cal.stop()
+	g.pool.Close()
+}

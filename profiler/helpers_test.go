@@ -1,0 +1,62 @@
+package profiler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// rig is a profiler on a real device (lavapipe in CI) with validation on.
+type rig struct {
+	t   *testing.T
+	q   *vktest.Queue
+	dev *Device
+	p   *Profiler
+	g   *GPU
+}
+
+func newRig(t *testing.T, vcfg vk.Config, o GPUOptions) *rig {
+	t.Helper()
+	q := vktest.Graphics(t, vcfg)
+	dev := &Device{d: q.Dev}
+	p := New(Options{})
+	g, err := p.GPU(dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		vkg.DeviceWaitIdle(q.Dev.Handle)
+		g.Close()
+	})
+	return &rig{t: t, q: q, dev: dev, p: p, g: g}
+}
+
+// frame runs one frame: record(cmd) records into one command buffer, which
+// is submitted and waited for; then everything is collected.
+func (r *rig) frame(record func(cmd vkg.CommandBuffer)) []ZoneResult {
+	r.t.Helper()
+	r.p.BeginFrame()
+	cmd := r.q.Cmd()
+	if err := r.g.BeginFrame(cmd); err != nil {
+		r.t.Fatal(err)
+	}
+	record(cmd)
+	r.g.Submitted(cmd)
+	r.g.EndFrame(cmd)
+	r.p.EndFrame()
+	r.q.SubmitWait(cmd)
+	r.q.Free(cmd)
+	zs, err := r.g.Drain(nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return zs
+}
+
+func sleepMs(d int) { time.Sleep(time.Duration(d) * time.Millisecond) }
+
+var _ = timeline.Now

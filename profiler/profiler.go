@@ -1,0 +1,67 @@
+package profiler
+
+import (
+	"sync"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// Name is a zone or span name registered once with Profiler.Name.
+type Name = timeline.NameID
+
+// Options configure a Profiler.
+type Options struct {
+	// Recorder configures the timeline: flight-recorder window, sink for
+	// streaming, limits.
+	Recorder timeline.Options
+}
+
+// Profiler holds the timeline (names, frames, CPU tracks, GPU tracks) and
+// the GPU contexts feeding it.
+type Profiler struct {
+	rec *timeline.Recorder
+
+	mu   sync.Mutex
+	gpus []*GPU
+}
+
+// New makes a Profiler.
+func New(o Options) *Profiler {
+	return &Profiler{rec: timeline.NewRecorder(o.Recorder)}
+}
+
+// Recorder returns the timeline the profiler feeds: for CPU tracks,
+// counters, Dump and Flush.
+func (p *Profiler) Recorder() *timeline.Recorder { return p.rec }
+
+// Name registers a name once; use the handle on the hot path.
+func (p *Profiler) Name(s string) Name { return p.rec.Name(s) }
+
+// CPUTrack returns a named CPU track (a logical thread: render loop,
+// worker). Use one track from one goroutine at a time.
+func (p *Profiler) CPUTrack(name string) *timeline.CPUTrack { return p.rec.CPUTrack(name) }
+
+// BeginFrame starts the next frame and returns its id. GPU zones recorded
+// until EndFrame carry it, however late their results arrive.
+func (p *Profiler) BeginFrame() uint64 { return p.rec.BeginFrame() }
+
+// EndFrame ends the current frame.
+func (p *Profiler) EndFrame() { p.rec.EndFrame() }
+
+// Frame returns the current frame id (0 before the first BeginFrame).
+func (p *Profiler) Frame() uint64 { return p.rec.Frame() }
+
+// Dump returns the timeline so far (or its flight-recorder window).
+func (p *Profiler) Dump() *timeline.Trace { return p.rec.Dump() }
+
+// Close closes every GPU context (see GPU.Close) and the recorder,
+// flushing it to its sink.
+func (p *Profiler) Close() error {
+	p.mu.Lock()
+	gpus := append([]*GPU(nil), p.gpus...)
+	p.mu.Unlock()
+	for _, g := range gpus {
+		g.Close()
+	}
+	return p.rec.Close()
+}

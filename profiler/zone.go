@@ -1,0 +1,82 @@
+package profiler
+
+import (
+	"unsafe"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/querypool"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Zone is an open GPU zone: a small value, ended once with End or EndIn.
+type Zone struct {
+	g    *GPU
+	pair querypool.Pair
+	cmd  vkg.CommandBuffer
+}
+
+// Zone writes a begin timestamp into cmd and returns the open zone:
+//
+//	defer gpu.Zone(cmd, name).End()
+//
+// It never blocks and allocates nothing. When no query is free (the frame's
+// budget is spent, no frame begun, the context closed) it records nothing,
+// counts the zone as dropped and returns a Zone whose End does nothing.
+func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
+	if g == nil {
+		return Zone{}
+	}
+	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
+	if !ok {
+		return Zone{}
+	}
+	if g.labels {
+		g.dev.CmdBeginLabel(cmd, g.labelFor(name))
+	}
+	return Zone{g: g, pair: pr, cmd: cmd}
+}
+
+// End writes the zone's end timestamp into the command buffer it began in.
+func (z Zone) End() { z.EndIn(z.cmd) }
+
+// EndIn writes the zone's end timestamp into cmd: the command buffer it
+// began in or a later one submitted to the same queue, for zones that span
+// command buffers. Ending twice, or ending a dropped zone, records nothing;
+// the former is counted as misuse.
+func (z Zone) EndIn(cmd vkg.CommandBuffer) {
+	if z.g == nil {
+		return // dropped at Zone, already counted
+	}
+	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels && cmd == z.cmd {
+		z.g.dev.CmdEndLabel(cmd)
+	}
+}
+
+// Valid reports whether the zone is recording (false when it was dropped).
+func (z Zone) Valid() bool { return z.g != nil }
+
+func (g *GPU) labelFor(name Name) vk.Label {
+	g.labelMu.RLock()
+	if int(name) < len(g.label) {
+		l := g.label[name]
+		g.labelMu.RUnlock()
+		if l != (vk.Label{}) {
+			return l
+		}
+	} else {
+		g.labelMu.RUnlock()
+	}
+	g.labelMu.Lock()
+	defer g.labelMu.Unlock()
+	for int(name) >= len(g.label) {
+		g.label = append(g.label, vk.Label{})
+	}
+	if g.label[name] == (vk.Label{}) {
+		g.label[name] = vk.NewLabel(g.p.rec.NameOf(name))
+	}
+	return g.label[name]
+}
+
+func cmdID(c vkg.CommandBuffer) uint64 { return uint64(uintptr(unsafe.Pointer(c))) }
+
+func unsafePointer(p *uint64) unsafe.Pointer { return unsafe.Pointer(p) }

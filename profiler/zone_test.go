@@ -1,0 +1,348 @@
+package profiler
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// A zone around vkCmdWaitEvents on an event the host sets D ms after the
+// submission measures D: no less than D minus the GPU's start latency, no
+// more than D plus the wake-up latency.
+func TestZoneMeasuresEventWait(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{})
+	wait := r.p.Name("wait")
+	period := float64(r.dev.Caps().TimestampPeriod)
+	for _, d := range []int{5, 20, 50} {
+		t.Run(fmt.Sprintf("%dms", d), func(t *testing.T) {
+			ev := r.q.Event()
+			f := r.q.Fence()
+			r.p.BeginFrame()
+			cmd := r.q.Cmd()
+			if err := r.g.BeginFrame(cmd); err != nil {
+				t.Fatal(err)
+			}
+			z := r.g.Zone(cmd, wait)
+			vktest.WaitEvent(cmd, ev)
+			z.End()
+			r.g.EndFrame(cmd)
+			r.p.EndFrame()
+			r.q.Submit(f, cmd)
+			submitted := timeline.Now()
+			sleepMs(d)
+			set := timeline.Now()
+			vkg.SetEvent(r.q.Dev.Handle, ev)
+			r.q.Wait(f)
+			zs, err := r.g.Drain(nil)
+			if err != nil || len(zs) != 1 {
+				t.Fatalf("zones %v, err %v", zs, err)
+			}
+			z0 := zs[0]
+			ticks := float64(z0.End-z0.Begin) * period
+			want := float64(set - submitted)
+			lo, hi := want-2e6, want+10e6 // 2 ms start latency, 10 ms wake-up latency
+			t.Logf("D=%d ms: host slept %.3f ms, zone %.3f ms (ticks x period), converted %.3f ms ± %d ns",
+				d, want/1e6, ticks/1e6, float64(z0.Dur())/1e6, z0.ErrNs)
+			if ticks < lo || ticks > hi {
+				t.Errorf("zone measured %.3f ms, want within [%.3f, %.3f] ms", ticks/1e6, lo/1e6, hi/1e6)
+			}
+			if !z0.Converted {
+				t.Fatal("zone not converted to host time")
+			}
+			if diff := float64(z0.Dur()) - ticks; diff > 1e5 || diff < -1e5 {
+				t.Errorf("converted duration %d ns differs from ticks x period %.0f ns by more than 100 µs", z0.Dur(), ticks)
+			}
+			// Causality: the zone cannot end before the host set the event.
+			if z0.Stop+z0.ErrNs < set {
+				t.Errorf("zone ended at %d, before the host set the event at %d (err %d)", z0.Stop, set, z0.ErrNs)
+			}
+			r.q.Free(cmd)
+		})
+	}
+}
+
+func TestNestedZonesInsideParents(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{})
+	names := []Name{r.p.Name("frame"), r.p.Name("pass"), r.p.Name("draw"), r.p.Name("copy")}
+	zs := r.frame(func(cmd vkg.CommandBuffer) {
+		defer r.g.Zone(cmd, names[0]).End()
+		for i := 0; i < 3; i++ {
+			func() {
+				defer r.g.Zone(cmd, names[1]).End()
+				for j := 0; j < 2; j++ {
+					r.g.Zone(cmd, names[2]).End()
+				}
+			}()
+		}
+		r.g.Zone(cmd, names[3]).End()
+	})
+	if len(zs) != 1+3+6+1 {
+		t.Fatalf("%d zones, want 11", len(zs))
+	}
+	wantDepth := map[Name]uint16{names[0]: 0, names[1]: 1, names[2]: 2, names[3]: 1}
+	for i, z := range zs {
+		if z.Depth != wantDepth[z.Name] {
+			t.Errorf("zone %d (%s): depth %d, want %d", i, r.p.Recorder().NameOf(z.Name), z.Depth, wantDepth[z.Name])
+		}
+		if z.End < z.Begin {
+			t.Errorf("zone %d ends before it begins", i)
+		}
+	}
+	outer := zs[0]
+	for _, z := range zs[1:] {
+		if z.Begin < outer.Begin || z.End > outer.End {
+			t.Errorf("zone [%d,%d] outside the frame zone [%d,%d]", z.Begin, z.End, outer.Begin, outer.End)
+		}
+	}
+	// Each draw lies inside the pass recorded around it.
+	var pass ZoneResult
+	for _, z := range zs[1:] {
+		switch z.Name {
+		case names[1]:
+			pass = z
+		case names[2]:
+			if z.Begin < pass.Begin || z.End > pass.End {
+				t.Errorf("draw [%d,%d] outside its pass [%d,%d]", z.Begin, z.End, pass.Begin, pass.End)
+			}
+		}
+	}
+	if err := r.p.Dump().Validate(); err != nil {
+		t.Errorf("timeline: %v", err)
+	}
+}
+
+func TestConcurrentCommandBuffersLoseNothing(t *testing.T) {
+	const workers, zones = 8, 100
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, QueriesPerFrame: 4096})
+	name := r.p.Name("work")
+	queues := make([]*vktest.Queue, workers)
+	for i := range queues {
+		queues[i] = vktest.NewQueue(t, r.q.Dev, r.q.Q) // one command pool per goroutine
+	}
+	for frame := 0; frame < 3; frame++ {
+		r.p.BeginFrame()
+		if err := r.g.BeginFrame(nil); err != nil {
+			t.Fatal(err)
+		}
+		cmds := make([]vkg.CommandBuffer, workers)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			cmds[w] = queues[w].Cmd()
+			wg.Add(1)
+			go func(cmd vkg.CommandBuffer) {
+				defer wg.Done()
+				for i := 0; i < zones; i++ {
+					z := r.g.Zone(cmd, name)
+					if i%2 == 0 {
+						r.g.Zone(cmd, name).End()
+					}
+					z.End()
+				}
+			}(cmds[w])
+		}
+		wg.Wait()
+		r.g.Submitted(cmds...)
+		r.g.EndFrame(nil)
+		r.p.EndFrame()
+		r.q.SubmitWait(cmds...)
+		zs, err := r.g.Drain(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := workers * zones * 3 / 2; len(zs) != want {
+			t.Fatalf("frame %d: %d zones, want %d; stats %+v", frame, len(zs), want, r.g.Stats())
+		}
+		for _, z := range zs {
+			if z.Key == 0 {
+				t.Fatal("zone without its submission key")
+			}
+		}
+	}
+	if s := r.g.Stats(); s.Dropped+s.NoSlot+s.Misuse+s.Unended+s.Unwritten != 0 {
+		t.Errorf("lost zones: %+v", s)
+	}
+}
+
+func TestPoolOverflowCountedExactly(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, QueriesPerFrame: 16, MaxQueriesPerFrame: 32})
+	name := r.p.Name("z")
+	zs := r.frame(func(cmd vkg.CommandBuffer) {
+		for i := 0; i < 21; i++ { // 8 fit
+			r.g.Zone(cmd, name).End()
+		}
+	})
+	if len(zs) != 8 || r.g.Stats().Dropped != 13 {
+		t.Fatalf("%d zones and %d dropped, want 8 and 13", len(zs), r.g.Stats().Dropped)
+	}
+	zs = r.frame(func(cmd vkg.CommandBuffer) { // grown to 32 queries
+		for i := 0; i < 21; i++ {
+			r.g.Zone(cmd, name).End()
+		}
+	})
+	if len(zs) != 16 || r.g.Stats().Dropped != 18 {
+		t.Fatalf("after growth: %d zones and %d dropped, want 16 and 18", len(zs), r.g.Stats().Dropped)
+	}
+	if got := r.p.Dump().Drops.Zones; got != 18 {
+		t.Errorf("the timeline reports %d zones dropped, want 18", got)
+	}
+}
+
+// 1000 frames, 3 in flight. Every frame's command buffer first waits
+// on an event the host sets only after that frame's Collect returned: a
+// Collect that waited for the GPU would deadlock (the watchdog then fails
+// the test). Every zone of every frame comes back, none early.
+func TestThousandFramesNeverBlock(t *testing.T) {
+	const frames, inFlight = 1000, 3
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: inFlight})
+	outer, inner := r.p.Name("frame"), r.p.Name("draw")
+	var fences [inFlight]vkg.Fence
+	var events [inFlight]vkg.Event
+	var cmds [inFlight]vkg.CommandBuffer
+	for i := range fences {
+		fences[i], events[i] = r.q.Fence(), r.q.Event()
+	}
+	stuck := make(chan struct{})
+	watchdog := time.AfterFunc(3*time.Minute, func() {
+		close(stuck)
+		for _, e := range events {
+			vkg.SetEvent(r.q.Dev.Handle, e)
+		}
+	})
+	defer watchdog.Stop()
+	var got []ZoneResult
+	var early int
+	for f := 0; f < frames; f++ {
+		i := f % inFlight
+		if f >= inFlight {
+			r.q.Wait(fences[i])
+			r.q.Free(cmds[i])
+			vkg.ResetEvent(r.q.Dev.Handle, events[i])
+		}
+		r.p.BeginFrame()
+		cmds[i] = r.q.Cmd()
+		if err := r.g.BeginFrame(cmds[i]); err != nil {
+			t.Fatalf("frame %d: %v; slots %v", f, err, r.g.pool.Debug())
+		}
+		stall := true
+		if stall {
+			vktest.WaitEvent(cmds[i], events[i])
+		}
+		z := r.g.Zone(cmds[i], outer)
+		r.g.Zone(cmds[i], inner).End()
+		z.End()
+		r.g.Submitted(cmds[i])
+		r.g.EndFrame(cmds[i])
+		r.p.EndFrame()
+		r.q.Submit(fences[i], cmds[i])
+		n := len(got)
+		var err error
+		got, err = r.g.Collect(got) // the GPU is held on events[i]: must not wait
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, z := range got[n:] {
+			if stall && z.Frame == r.p.Frame() {
+				early++
+			}
+		}
+		if stall {
+			vkg.SetEvent(r.q.Dev.Handle, events[i])
+		}
+		select {
+		case <-stuck:
+			t.Fatalf("frame %d: stuck for 3 minutes", f)
+		default:
+		}
+	}
+	vkg.DeviceWaitIdle(r.q.Dev.Handle)
+	got, _ = r.g.Drain(got)
+	if early != 0 {
+		t.Errorf("%d zones came back before their frame's GPU work could run", early)
+	}
+	if len(got) != 2*frames {
+		t.Errorf("%d zones, want %d; stats %+v", len(got), 2*frames, r.g.Stats())
+	}
+	seen := map[uint64]int{}
+	for _, z := range got {
+		seen[z.Frame]++
+	}
+	for f := uint64(1); f <= frames; f++ {
+		if seen[f] != 2 {
+			t.Fatalf("frame %d: %d zones, want 2", f, seen[f])
+		}
+	}
+}
+
+func TestMisuseNeverPanics(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1})
+	name := r.p.Name("x")
+	// Collect with nothing submitted.
+	if zs, err := r.g.Collect(nil); err != nil || len(zs) != 0 {
+		t.Errorf("empty Collect: %v, %v", zs, err)
+	}
+	// A zone outside any frame is refused and counted.
+	if z := r.g.Zone(r.q.Cmd(), name); z.Valid() {
+		t.Error("zone outside a frame accepted")
+	}
+	zs := r.frame(func(cmd vkg.CommandBuffer) {
+		z := r.g.Zone(cmd, name)
+		z.End()
+		z.End()           // twice
+		Zone{}.End()      // the zero Zone
+		Zone{}.EndIn(cmd) // likewise
+	})
+	if len(zs) != 1 {
+		t.Errorf("%d zones, want 1", len(zs))
+	}
+	st := r.g.Stats()
+	if st.Misuse != 1 || st.NoSlot != 1 {
+		t.Errorf("stats %+v: want Misuse 1 (End twice), NoSlot 1", st)
+	}
+	var nilGPU *GPU
+	if nilGPU.Zone(nil, name).Valid() {
+		t.Error("nil GPU gave a zone")
+	}
+	// After Close: refused, counted, no panic, no use of the device.
+	vkg.DeviceWaitIdle(r.q.Dev.Handle)
+	r.g.Close()
+	r.g.Close()
+	if err := r.g.BeginFrame(nil); err != ErrClosed {
+		t.Errorf("BeginFrame after Close: %v", err)
+	}
+	if z := r.g.Zone(r.q.Cmd(), name); z.Valid() {
+		t.Error("Zone after Close accepted")
+	}
+	if _, err := r.g.Collect(nil); err != ErrClosed {
+		t.Errorf("Collect after Close: %v", err)
+	}
+	if err := r.g.Calibrate(); err != ErrClosed {
+		t.Errorf("Calibrate after Close: %v", err)
+	}
+}
+
+func TestZoneNeverEndedIsCounted(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1})
+	name := r.p.Name("open")
+	var open Zone
+	r.frame(func(cmd vkg.CommandBuffer) { open = r.g.Zone(cmd, name) })
+	for i := 0; i < 70; i++ { // past StaleFrames (64)
+		r.frame(func(cmd vkg.CommandBuffer) {})
+	}
+	late := r.q.Cmd()
+	open.EndIn(late) // after the slot was given up: records nothing
+	r.q.SubmitWait(late)
+	st := r.g.Stats()
+	if st.Unended != 1 || st.LateEnds != 1 {
+		t.Errorf("stats %+v: want Unended 1, LateEnds 1", st)
+	}
+	r.g.Collect(nil) // drops reach the timeline with the next Collect
+	if got := r.p.Dump().Drops.Unmatched; got != 2 {
+		t.Errorf("timeline Drops.Unmatched %d, want 2", got)
+	}
+}

@@ -1,0 +1,11 @@
+package timeline
+
+// NameOf returns the name registered as id, or "" when id is unknown.
+func (r *Recorder) NameOf(id NameID) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if int(id) < len(r.names) {
+		return r.names[id]
+	}
+	return ""
+}
