@@ -144,23 +144,23 @@ func (r *Recorder) maybeCompact() {
 func (r *Recorder) compact(now int64) {
 	w := r.windowAt(now)
 	sink := r.opt.Sink != nil
-	// keep reports whether an item at index i, before or after the stream
-	// cursor cur, in the window or not, stays.
-	keep := func(i, cur int, in bool) bool {
-		if sink && i >= cur {
+	// stays reports whether an item stays: the sink has not had it yet,
+	// or it is in the window, or there is neither window nor sink.
+	stays := func(unstreamed, in bool) bool {
+		switch {
+		case sink && unstreamed:
 			return true
-		}
-		if w.on() {
+		case w.on():
 			return in
 		}
 		return !sink
 	}
+	keep := func(i, cur int, in bool) bool { return stays(i >= cur, in) }
 
 	kept, cur := r.spans[:0], 0
 	for i := range r.spans {
 		it := r.spans[i]
-		unstreamed := it.flags&streamedFlag == 0
-		if (sink && unstreamed) || keep(i, len(r.spans), w.keepSpan(&it.Span)) {
+		if stays(it.flags&streamedFlag == 0, w.keepSpan(&it.Span)) {
 			if i < r.spanCur {
 				cur++
 			}

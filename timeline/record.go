@@ -193,14 +193,6 @@ func (r *Recorder) addTrack(t Track) TrackID {
 	return t.ID
 }
 
-// trackOf returns the track with ID id, or nil. The caller holds mu.
-func (r *Recorder) trackOf(id TrackID) *Track {
-	if id == 0 || int(id) > len(r.tracks) {
-		return nil
-	}
-	return &r.tracks[id-1]
-}
-
 // CPUTrack defines a new CPU track named name (the render loop, a worker)
 // and returns its handle. Each call makes a new track.
 func (r *Recorder) CPUTrack(name string) *CPUTrack {

@@ -30,10 +30,10 @@ type SinkFunc func(batch *Trace) error
 func (f SinkFunc) WriteBatch(batch *Trace) error { return f(batch) }
 
 // Flush hands everything finished since the last batch to the sink as one
-// batch, unless there is nothing new. Spans whose submission keys still wait for their other end stay
-// until the keys expire (Options.SettleFrames), so that each flow reaches
-// the sink with both its ends. Without a sink it only collects the CPU
-// tracks.
+// batch, unless there is nothing new. Spans whose submission keys still
+// wait for their other end stay until the keys expire
+// (Options.SettleFrames), so that each flow reaches the sink with both its
+// ends. Without a sink it only collects the CPU tracks.
 func (r *Recorder) Flush() error {
 	r.sinkMu.Lock()
 	defer r.sinkMu.Unlock()
