@@ -21,7 +21,10 @@
 //   - Counter samples on counter tracks with units, the clock model's
 //     calibrations as counters under each queue, and every drop the
 //     recorder or the writer counted, as "framescope dropped" counters and
-//     an instant marker whose packet sets previous_packet_dropped.
+//     an instant marker saying what grew by how much. (Not as
+//     previous_packet_dropped: the trace processor takes that to mean the
+//     packet sequence itself lost packets, and ignores its interned names
+//     from there on.)
 //
 // Times are the timeline's own: CLOCK_MONOTONIC nanoseconds. Every packet
 // sequence opens with a ClockSnapshot {BOOTTIME, MONOTONIC} whose primary

@@ -235,8 +235,9 @@ func (w *Writer) writeDrops(d timeline.Drops) {
 			w.counter(ts, uint64(uuidDrops+i), float64(now[i]))
 		}
 	}
+	// Not previous_packet_dropped: the trace processor takes it to mean
+	// the sequence lost packets, and then ignores its interned data.
 	e := w.timedPacket(ts)
-	e.varint(fPktPreviousDropped, 1)
 	at := e.open(fPktTrackEvent)
 	e.varint(fTEType, typeInstant)
 	e.varint(fTETrackUuid, uuidDropped)

@@ -18,7 +18,6 @@ const (
 	fPktInternedData     = 12
 	fPktDefaults         = 59
 	fPktFirstOnSequence  = 87
-	fPktPreviousDropped  = 42
 	fPktClockSnapshot    = 6
 	fPktTrackEvent       = 11
 	fPktTrackDescriptor  = 60
