@@ -160,3 +160,38 @@ func byNameOf(tr *Trace) map[string][]Sample {
 	}
 	return m
 }
+
+// BenchmarkFrame records whole frames as a render loop would (8 CPU
+// spans, one submission, 8 GPU zones two frames late, a counter) and
+// streams them to a sink that discards: the recorder's full cost per frame.
+func BenchmarkFrame(b *testing.B) {
+	discard := SinkFunc(func(*Trace) error { return nil })
+	r, q, zone := gpuSetup(Options{Sink: discard, FlushEvery: 4, WindowFrames: 120})
+	cpu := r.CPUTrack("render")
+	work, submit := r.Name("work"), r.Name("submit")
+	c := r.Counter("draws", UnitCount)
+	gpu := make([]GPUSpan, 8)
+	b.ReportAllocs()
+	var f uint64
+	for b.Loop() {
+		f = r.BeginFrame()
+		outer := cpu.Span(work)
+		for range 6 {
+			cpu.Span(work).End()
+		}
+		s := cpu.Span(submit)
+		s.Submitted(f)
+		s.End()
+		outer.End()
+		if f > 2 {
+			now := Now()
+			for i := range gpu {
+				gpu[i] = GPUSpan{Name: zone, Start: now + int64(i)*1000, End: now + int64(i)*1000 + 900, Frame: f - 2, Key: f - 2}
+			}
+			_ = r.AddGPUSpans(q, gpu)
+		}
+		c.Set(float64(f))
+		r.EndFrame()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/17, "ns/span")
+}

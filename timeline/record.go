@@ -143,6 +143,7 @@ type Recorder struct {
 	stats     Stats
 
 	gpuScratch []GPUSpan
+	seqScratch []uint64
 	takeFn     func(t *CPUTrack, r *cpuRec)
 }
 

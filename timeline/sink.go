@@ -69,7 +69,8 @@ func (r *Recorder) Flush() error {
 // holds mu.
 func (r *Recorder) batch() *Trace {
 	b := r.header()
-	var seqs []uint64
+	b.Spans = make([]Span, 0, len(r.spans)-r.spanCur)
+	seqs := r.seqScratch[:0]
 	cur := -1
 	for i := r.spanCur; i < len(r.spans); i++ {
 		it := &r.spans[i]
@@ -107,6 +108,8 @@ func (r *Recorder) batch() *Trace {
 			r.stats.FlowsSplit++
 		}
 	}
+
+	r.seqScratch = seqs[:0]
 
 	b.Frames = append(b.Frames, r.frames[r.frameCur:]...)
 	r.frameCur = len(r.frames)
