@@ -1,9 +1,6 @@
 package timeline
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // clockFit is a fitted line h(x) = hc + slope*(x - xc) with its error
 // bound p0 + p1*a + p2*a^2 + p3*a^3, a = |x - xc|. xc is the newest fitted
@@ -59,14 +56,62 @@ func anchorFit(p clockPoint, m *ClockModel) clockFit {
 	}
 }
 
-// median sorts v and returns its median; v must not be empty.
+// median returns the median of v, reordering v; v must not be empty.
 func median(v []float64) float64 {
-	slices.Sort(v)
 	n := len(v)
+	hi := nth(v, n/2)
 	if n%2 == 1 {
-		return v[n/2]
+		return hi
 	}
-	return (v[n/2-1] + v[n/2]) / 2
+	// The lower middle is the largest of the elements left of n/2.
+	lo := v[0]
+	for _, x := range v[1 : n/2] {
+		lo = max(lo, x)
+	}
+	return (lo + hi) / 2
+}
+
+// nth reorders v so that v[k] is the element a sort would put there, with
+// no greater element before it and no smaller one after, and returns it.
+// NaNs must not occur. Quickselect with a median-of-three pivot.
+func nth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		p := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < p {
+				i++
+			}
+			for v[j] > p {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }
 
 // fitPoints fits ps (oldest first) as described in calib_model.go. It sets

@@ -225,7 +225,8 @@ type clockSnap struct {
 	mask  uint64
 	half  uint64 // half a wrap; 0 when ValidBits == 64
 	segs  []clockSeg
-	predX float64 // tick predicted at predH, for wrap extension
+	last  clockSeg // segs[len(segs)-1]
+	predX float64  // tick predicted at predH, for wrap extension
 	predH float64
 	invSl float64 // ticks per host ns
 }
@@ -468,6 +469,7 @@ func (m *ClockModel) store() {
 		base:  m.base,
 		mask:  m.mask,
 		segs:  m.segs[:len(m.segs):len(m.segs)],
+		last:  m.segs[len(m.segs)-1],
 		predX: float64(f.xc),
 		predH: float64(f.hcI) + f.hcF,
 		invSl: 1 / f.slope,
@@ -484,7 +486,8 @@ func (m *ClockModel) store() {
 // tick the model predicts for hint, which is right as long as hint is
 // within half a wrap (2^(ValidBits-1) ticks) of the truth. It returns the
 // host time in ns, its error bound in ns, and ok = false before the first
-// sample or when the result would not fit in an int64. It does not
+// sample or when the result would not fit in an int64. The bound is
+// math.MaxInt64 where it would not fit either. It does not
 // allocate and is safe to call concurrently with Add.
 func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool) {
 	s := m.snap.Load()
@@ -507,31 +510,28 @@ func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool
 			x -= int64(s.half) * 2
 		}
 	}
-	return s.at(x)
+	g := &s.last
+	if x < g.x0 {
+		g = s.find(x)
+	}
+	return g.convert(x)
 }
 
 // at converts the extended tick x with the snapshot's chain.
 func (s *clockSnap) at(x int64) (host, errNs int64, ok bool) {
-	segs := s.segs
-	i := len(segs) - 1
-	if x < segs[i].x0 {
-		i = findSeg(segs, x)
+	g := &s.last
+	if x < g.x0 {
+		g = s.find(x)
 	}
-	g := &segs[i]
-	host, ok = g.host(x)
-	if !ok {
-		return 0, 0, false
-	}
-	e := g.bound(x)
-	if !(e < clockLimit) {
-		return 0, 0, false
-	}
-	return host, int64(e) + 1, true
+	return g.convert(x)
 }
 
-// findSeg returns the last segment starting at or before x, or 0.
-func findSeg(segs []clockSeg, x int64) int {
-	lo, hi := 0, len(segs)-1 // segs[hi].x0 > x
+// find returns the last segment starting at or before x, or the first.
+//
+//go:noinline
+func (s *clockSnap) find(x int64) *clockSeg {
+	segs := s.segs
+	lo, hi := 0, len(segs)-1
 	for lo < hi {
 		mid := int(uint(lo+hi+1) >> 1)
 		if segs[mid].x0 <= x {
@@ -540,18 +540,27 @@ func findSeg(segs []clockSeg, x int64) int {
 			hi = mid - 1
 		}
 	}
-	return lo
+	return &segs[lo]
 }
 
-// host evaluates the segment at x; false when out of int64 range.
-func (g *clockSeg) host(x int64) (int64, bool) {
-	var d float64
-	if x >= g.x0 {
-		d = float64(uint64(x) - uint64(g.x0))
-	} else {
-		d = -float64(uint64(g.x0) - uint64(x))
+// convert evaluates the segment and its bound at x.
+func (g *clockSeg) convert(x int64) (host, errNs int64, ok bool) {
+	v := diffF(x, g.x0) * g.slope
+	if !(math.Abs(float64(g.h0)+v) < clockLimit) {
+		return 0, 0, false
 	}
-	v := d * g.slope
+	a := math.Abs(diffF(x, g.xc))
+	e := g.p[0] + a*(g.p[1]+a*(g.p[2]+a*g.p[3]))
+	if !(e < clockLimit) {
+		return g.h0 + int64(v), math.MaxInt64, true // no useful bound
+	}
+	return g.h0 + int64(v), int64(e) + 1, true
+}
+
+// host evaluates the segment at x, exactly as convert does; false when
+// out of int64 range.
+func (g *clockSeg) host(x int64) (int64, bool) {
+	v := diffF(x, g.x0) * g.slope
 	if !(math.Abs(float64(g.h0)+v) < clockLimit) {
 		return 0, false
 	}
@@ -564,12 +573,7 @@ func (g *clockSeg) bound(x int64) float64 {
 }
 
 func evalBound(p *[4]float64, x, xc int64) float64 {
-	var a float64
-	if x >= xc {
-		a = float64(uint64(x) - uint64(xc))
-	} else {
-		a = float64(uint64(xc) - uint64(x))
-	}
+	a := math.Abs(diffF(x, xc))
 	return p[0] + a*(p[1]+a*(p[2]+a*p[3]))
 }
 

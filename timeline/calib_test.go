@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -372,4 +373,38 @@ func TestClockModelConcurrent(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{2, 1}, 1.5},
+		{[]float64{5, 1, 4}, 4},
+		{[]float64{1, 1, 1, 1}, 1},
+		{[]float64{-2, 7, 7, 3, -9, 0}, 1.5},
+	}
+	for _, tt := range tests {
+		if got := median(slices.Clone(tt.in)); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for n := 1; n < 200; n++ {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(rng.IntN(20)) // many duplicates
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		want := s[n/2]
+		if n%2 == 0 {
+			want = (s[n/2-1] + s[n/2]) / 2
+		}
+		if got := median(v); got != want {
+			t.Fatalf("median of %d values = %v, want %v", n, got, want)
+		}
+	}
 }
