@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -277,6 +278,8 @@ func TestReadForeign(t *testing.T) {
 		{"string tid", `{"traceEvents":[{"ph":"B","pid":"p","tid":"worker","ts":1,"name":"a"},{"ph":"E","pid":"p","tid":"worker","ts":2}]}`, 1, 1, 0, 0, ""},
 		{"flow", `[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":5,"name":"a"},{"ph":"s","id":7,"pid":1,"tid":1,"ts":2},{"ph":"X","pid":1,"tid":2,"ts":10,"dur":5,"name":"b"},{"ph":"f","bp":"e","id":7,"pid":1,"tid":2,"ts":11}]`, 2, 2, 1, 0, ""},
 		{"unmatched", `[{"ph":"E","pid":1,"tid":1,"ts":1},{"ph":"B","pid":1,"tid":1,"ts":2,"name":"open"}]`, 0, 1, 0, 2, ""},
+		{"overlapping X", `[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":10,"name":"a"},{"ph":"X","pid":1,"tid":1,"ts":5,"dur":10,"name":"b"},{"ph":"X","pid":1,"tid":1,"ts":10,"dur":0,"name":"c"}]`, 2, 1, 0, 0, ""},
+		{"E inside X", `[{"ph":"B","pid":1,"tid":1,"ts":0,"name":"a"},{"ph":"X","pid":1,"tid":1,"ts":1,"dur":10,"name":"x"},{"ph":"E","pid":1,"tid":1,"ts":5},{"ph":"E","pid":1,"tid":1,"ts":20}]`, 2, 1, 0, 1, ""},
 		{"counter", `[{"ph":"C","pid":1,"name":"mem","ts":1,"args":{"heap":5,"stack":2}}]`, 0, 2, 0, 0, ""},
 		{"other phases", `{"traceEvents":[{"ph":"i","ts":1,"name":"x"},{"ph":"P"},{"ph":"longer"}],"metadata":{"a":[1,2]}}`, 0, 0, 0, 0, ""},
 		{"empty object", `{}`, 0, 0, 0, 0, "no traceEvents"},
@@ -334,20 +337,39 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`[{"ph":"B","pid":1,"tid":1,"ts":1,"name":"a"},{"ph":"s","id":"x","pid":1,"tid":1,"ts":1},{"ph":"f","id":"x","bp":"e","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":2}`))
 	f.Add([]byte(`{"traceEvents":[{"ph":"C","pid":1,"name":"c","ts":1e3,"args":{"v":1.5}}]}`))
 	f.Add([]byte(`{"traceEvents":[{"ph":"M","name":"framescope_track","pid":1,"tid":3,"args":{"id":3,"kind":"gpu-queue","name":"q"}}]}`))
+	// Found by fuzzing: a slice never ended around a child; two counters
+	// of one name.
+	f.Add([]byte(`[{"ph":"B","pid":0,"tid":0,"ts":0,"name":""},{"ph":"B","pid":0,"tid":0,"ts":0,"name":""},{"ph":"E","pid":0,"tid":0,"ts":0}]`))
+	f.Add([]byte(`[{"ph":"M","name":"framescope_track","args":{"id":5,"kind":"counter","name":"c"}},{"ph":"M","name":"framescope_track","args":{"id":6,"kind":"counter","name":"c"}},{"ph":"C","name":"c","ts":1,"args":{"value":1}}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ReadLimited(bytes.NewReader(data), Limits{MaxBytes: 1 << 20, MaxEvents: 1 << 14})
 		if err != nil {
 			return
 		}
+		if err := tr.Validate(); err != nil {
+			t.Fatalf("Read returned a trace that breaks the model: %v", err)
+		}
 		var out bytes.Buffer
-		if err := Write(&out, tr); err != nil {
+		w := NewWriter(&out)
+		if err := w.WriteBatch(tr); err != nil {
 			t.Fatalf("writing what was read: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if w.Invalid() != (Invalid{}) {
+			t.Fatalf("the writer refused parts of a valid trace: %+v", w.Invalid())
 		}
 		if !json.Valid(out.Bytes()) {
 			t.Fatalf("invalid JSON written")
 		}
-		if _, err := Read(&out); err != nil {
+		back, err := Read(&out)
+		if err != nil {
 			t.Fatalf("reading back what was written: %v", err)
+		}
+		back.Process, tr.Process = timeline.Process{}, timeline.Process{}
+		if g, w := fmt.Sprintf("%+v", canon(back)), fmt.Sprintf("%+v", canon(tr)); g != w {
+			t.Fatalf("round trip changed the trace:\ngot  %.2000s\nwant %.2000s", g, w)
 		}
 	})
 }

@@ -293,6 +293,7 @@ type trackArgs struct {
 	Family uint32 `json:"family"`
 	Index  uint32 `json:"index"`
 	Flags  string `json:"flags"`
+	Series string `json:"series"`
 }
 
 var kinds = map[string]timeline.TrackKind{}
@@ -326,10 +327,8 @@ func (rd *reader) event(ev *rawEvent) error {
 		return nil
 	}
 	r := rec{ph: ph, seq: int32(rd.n)}
-	if ph != 'E' || len(ev.Ts) > 0 {
-		if r.ts, err = parseMicros(number(ev.Ts)); err != nil {
-			return fmt.Errorf("ts %s: %w", ev.Ts, err)
-		}
+	if r.ts, err = parseMicros(number(ev.Ts)); err != nil {
+		return fmt.Errorf("ts %s: %w", ev.Ts, err)
 	}
 	switch ph {
 	case 'X':
@@ -403,8 +402,12 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		rd.ours[tr.ID] = true
 		rd.nextID = max(rd.nextID, tr.ID)
 		if kind == timeline.TrackCounter {
-			if _, dup := rd.counters[counterKey(pid, a.Name)]; !dup {
-				rd.counters[counterKey(pid, a.Name)] = tr.ID
+			series := a.Series
+			if series == "" {
+				series = a.Name
+			}
+			if _, dup := rd.counters[counterKey(pid, series)]; !dup {
+				rd.counters[counterKey(pid, series)] = tr.ID
 			}
 		} else {
 			th := rd.thread(pid, tid)
@@ -433,7 +436,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
 			return fmt.Errorf("%s args: %w", metaCalibration, err)
 		}
-		c := timeline.Calibration{Track: timeline.TrackID(a.Track), Time: a.Time, Samples: a.Samples, ErrNs: math.NaN(), DriftPPM: math.NaN()}
+		c := timeline.Calibration{Track: timeline.TrackID(a.Track), Time: a.Time, Samples: a.Samples}
 		if a.ErrNs != nil {
 			c.ErrNs = *a.ErrNs
 		}
@@ -530,58 +533,57 @@ func (rd *reader) build() (*timeline.Trace, error) {
 			th.track = rd.nextID
 			t.Tracks = append(t.Tracks, timeline.Track{ID: th.track, Kind: timeline.TrackCPU, Name: "thread " + strconv.FormatInt(k.tid, 10)})
 		}
-		// X events become a B and an E; an E at the same time as later
-		// events comes first, as a slice ends before the next begins.
+		// Replay in time order, file order breaking ties, as Perfetto
+		// sorts. An X slice ends before anything at or after its end
+		// time happens; one that would overlap the X slice it starts in
+		// without nesting is dropped, as Perfetto drops it.
 		recs := th.recs
-		hasX := false
-		for _, r := range th.recs {
-			if r.ph == 'X' {
-				hasX = true
-				break
+		slices.SortStableFunc(recs, func(a, b rec) int { return cmp64(a.ts, b.ts) })
+		type open struct {
+			span int
+			xEnd int64 // end of an X slice; MaxInt64 for a B slice
+		}
+		var stack []open
+		popX := func(ts int64) {
+			for len(stack) > 0 && stack[len(stack)-1].xEnd <= ts {
+				stack = stack[:len(stack)-1]
 			}
 		}
-		if hasX {
-			recs = make([]rec, 0, len(th.recs)*2)
-			for _, r := range th.recs {
-				if r.ph == 'X' {
-					r.ph = 'B'
-					recs = append(recs, r)
-					recs = append(recs, rec{ph: 'E', ts: r.ts + r.dur, seq: -1})
-					continue
-				}
-				recs = append(recs, r)
-			}
-		}
-		slices.SortStableFunc(recs, func(a, b rec) int {
-			if c := cmp64(a.ts, b.ts); c != 0 {
-				return c
-			}
-			if hasX && (a.seq < 0) != (b.seq < 0) {
-				if a.seq < 0 {
-					return -1
-				}
-				return 1
-			}
-			return int(a.seq) - int(b.seq)
-		})
-		var stack []int
 		for _, r := range recs {
+			popX(r.ts)
 			switch r.ph {
-			case 'B':
+			case 'B', 'X':
 				if len(stack) >= rd.lim.MaxDepth {
 					return nil, fmt.Errorf("chrome: %w: slices nested deeper than %d", ErrTooLarge, rd.lim.MaxDepth)
 				}
-				stack = append(stack, len(t.Spans))
+				o := open{span: len(t.Spans), xEnd: math.MaxInt64}
+				end := r.ts
+				if r.ph == 'X' {
+					end = r.ts + r.dur
+					if len(stack) > 0 && stack[len(stack)-1].xEnd < end {
+						t.Drops.Spans++
+						continue
+					}
+					o.xEnd = end
+					if r.dur == 0 {
+						// Zero-length: it ends at once, on its own.
+						o.xEnd = math.MinInt64
+					}
+				}
 				t.Spans = append(t.Spans, timeline.Span{
-					Track: th.track, Name: r.name, Start: r.ts, End: r.ts,
-					Frame: r.arg, ErrNs: r.err, Depth: uint16(min(len(stack)-1, math.MaxUint16)),
+					Track: th.track, Name: r.name, Start: r.ts, End: end,
+					Frame: r.arg, ErrNs: r.err, Depth: uint16(min(len(stack), math.MaxUint16)),
 				})
+				if o.xEnd != math.MinInt64 {
+					stack = append(stack, o)
+				}
 			case 'E':
-				if len(stack) == 0 {
+				if len(stack) == 0 || stack[len(stack)-1].xEnd != math.MaxInt64 {
+					// No B open, or an X slice open inside it.
 					t.Drops.Unmatched++
 					continue
 				}
-				t.Spans[stack[len(stack)-1]].End = r.ts
+				t.Spans[stack[len(stack)-1].span].End = r.ts
 				stack = stack[:len(stack)-1]
 			case 's', 'f':
 				if len(stack) == 0 {
@@ -594,18 +596,29 @@ func (rd *reader) build() (*timeline.Trace, error) {
 					flowOrder = append(flowOrder, r.arg)
 				}
 				if r.ph == 's' {
-					e.from = stack[len(stack)-1]
+					e.from = stack[len(stack)-1].span
 				} else {
-					e.to = stack[len(stack)-1]
+					e.to = stack[len(stack)-1].span
 				}
 			}
 		}
-		// Slices never ended: lost, and counted.
-		for len(stack) > 0 {
-			i := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			t.Spans[i].End = -1
-			t.Drops.Unmatched++
+		// B slices never ended: lost, and counted. Every later span of
+		// the thread began inside them, so is that much less deep.
+		var lost []int
+		for _, o := range stack {
+			if o.xEnd == math.MaxInt64 {
+				t.Spans[o.span].End = t.Spans[o.span].Start - 1
+				t.Drops.Unmatched++
+				lost = append(lost, o.span)
+			}
+		}
+		for k, i := range lost {
+			for j := i + 1; j < len(t.Spans); j++ {
+				if k+1 < len(lost) && j == lost[k+1] {
+					break
+				}
+				t.Spans[j].Depth -= uint16(k + 1)
+			}
 		}
 		th.recs = nil
 	}
@@ -623,10 +636,13 @@ func (rd *reader) build() (*timeline.Trace, error) {
 	t.Spans = kept
 	for _, id := range flowOrder {
 		e := flows[id]
-		if e.from < 0 || e.to < 0 || remap[e.from] < 0 || remap[e.to] < 0 {
+		if e.from < 0 || e.to < 0 || e.from == e.to || remap[e.from] < 0 || remap[e.to] < 0 {
 			continue
 		}
 		t.Flows = append(t.Flows, timeline.Flow{From: remap[e.from], To: remap[e.to]})
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("chrome: the trace breaks Framescope's model: %w", err)
 	}
 	return t, nil
 }

@@ -51,8 +51,9 @@ type Writer struct {
 	pid     int32
 
 	tracks map[timeline.TrackID]*trackState
-	order  []*trackState // tracks in first-seen order
-	names  [][]byte      // quoted, escaped names by NameID
+	series map[string]bool // counter names in use
+	order  []*trackState   // tracks in first-seen order
+	names  [][]byte        // quoted, escaped names by NameID
 
 	flowID    uint64
 	drops     timeline.Drops
@@ -73,7 +74,10 @@ type trackState struct {
 	t     timeline.Track
 	tid   []byte // the tid, formatted
 	queue []byte // the queue, quoted; nil on tracks with none
-	held  []cand
+	// series is a counter track's name in 'C' events, quoted: its name,
+	// made unique with its ID when another counter has the same name.
+	series []byte
+	held   []cand
 }
 
 type flowMark struct {
@@ -95,6 +99,7 @@ func NewWriter(w io.Writer) *Writer {
 		out:    w,
 		buf:    make([]byte, 0, 64<<10),
 		tracks: make(map[timeline.TrackID]*trackState),
+		series: make(map[string]bool),
 		names:  [][]byte{[]byte(`""`)},
 	}
 }
@@ -279,6 +284,14 @@ func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
 	}
 	w.tracks[t.ID] = ts
 	w.order = append(w.order, ts)
+	series := t.Name
+	if t.Kind == timeline.TrackCounter {
+		if w.series[series] || series == dropsCounter {
+			series += " [" + strconv.FormatUint(uint64(t.ID), 10) + "]"
+		}
+		w.series[series] = true
+		ts.series = appendString(nil, series)
+	}
 	if t.Kind != timeline.TrackCounter {
 		w.beginEvent('M')
 		w.buf = append(w.buf, `,"tid":`...)
@@ -304,6 +317,10 @@ func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
 	w.buf = appendString(w.buf, t.Kind.String())
 	w.buf = append(w.buf, `,"name":`...)
 	w.buf = appendString(w.buf, t.Name)
+	if ts.series != nil {
+		w.buf = append(w.buf, `,"series":`...)
+		w.buf = append(w.buf, ts.series...)
+	}
 	w.buf = append(w.buf, `,"parent":`...)
 	w.buf = strconv.AppendUint(w.buf, uint64(t.Parent), 10)
 	w.buf = append(w.buf, `,"order":`...)
@@ -592,7 +609,7 @@ func (w *Writer) writeSamples(b *timeline.Trace) {
 		w.buf = append(w.buf, `,"ts":`...)
 		w.buf = appendMicros(w.buf, s.Time)
 		w.buf = append(w.buf, `,"name":`...)
-		w.buf = appendString(w.buf, ts.t.Name)
+		w.buf = append(w.buf, ts.series...)
 		w.buf = append(w.buf, `,"args":{"value":`...)
 		w.buf = strconv.AppendFloat(w.buf, s.Value, 'g', -1, 64)
 		w.buf = append(w.buf, "}}"...)
