@@ -97,6 +97,7 @@ type reader struct {
 	tracks    map[uint64]*rtrack
 	nextID    timeline.TrackID
 	order     []*rtrack // tracks in the order described
+	ids       map[timeline.TrackID]bool
 	flowFrom  map[uint64]evRef
 	flowTo    map[uint64]evRef
 	nevents   int
@@ -115,6 +116,7 @@ func newReader() *reader {
 		flowFrom: map[uint64]evRef{},
 		flowTo:   map[uint64]evRef{},
 		calib:    map[[2]int64]int{},
+		ids:      map[timeline.TrackID]bool{},
 	}
 }
 
@@ -485,9 +487,10 @@ func (rd *reader) descriptor(b []byte) error {
 		if err != nil {
 			return err
 		}
-		if rd.t.Track(tr.ID) != nil {
+		if rd.ids[tr.ID] {
 			return corrupt("track id %d described twice", tr.ID)
 		}
+		rd.ids[tr.ID] = true
 		rd.t.Tracks = append(rd.t.Tracks, tr)
 		rt.id, rt.kind = tr.ID, tr.Kind
 	case "drops":
@@ -507,8 +510,11 @@ func (rd *reader) descriptor(b []byte) error {
 		if isCounter {
 			kind = timeline.TrackCounter
 		}
+		for rd.ids[rd.nextID] {
+			rd.nextID++
+		}
 		tr := timeline.Track{ID: rd.nextID, Kind: kind, Name: name}
-		rd.nextID++
+		rd.ids[tr.ID] = true
 		if isCounter {
 			tr.Unit = unitFromCounter(counter)
 		}

@@ -1,0 +1,170 @@
+package perfetto
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// TestWriterSteadyStateAllocs: once its buffers have grown, the writer
+// allocates nothing per batch.
+func TestWriterSteadyStateAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in long mode")
+	}
+	batches := frameBatches(64)
+	first, last := span(batches)
+	w := NewWriter(io.Discard, Options{})
+	for _, b := range batches {
+		w.Write(b)
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		if i%len(batches) == 0 {
+			shift(batches, last-first+16_666_667)
+		}
+		if err := w.Write(batches[i%len(batches)]); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("Write allocates %v times a batch in steady state, want 0", allocs)
+	}
+}
+
+// TestBytesPerSpan: the realistic timeline costs at most 32 bytes a span,
+// begin and end together, everything else in the trace included.
+func TestBytesPerSpan(t *testing.T) {
+	batches := frameBatches(64)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	spans := 0
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		spans += len(b.Spans)
+	}
+	per := float64(buf.Len()) / float64(spans)
+	t.Logf("%d bytes for %d spans: %.2f bytes a span", buf.Len(), spans, per)
+	if per > 32 {
+		t.Errorf("%.2f bytes a span, want at most 32", per)
+	}
+}
+
+// TestInvalidInputIsCounted: bad items are dropped, counted in Stats and
+// in the trace, and the rest is written.
+func TestInvalidInputIsCounted(t *testing.T) {
+	b := &timeline.Trace{
+		Names:  names("ok"),
+		Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "cpu"}, {ID: 2, Kind: timeline.TrackCounter, Name: "c"}, {ID: 0, Name: "no id"}},
+		Spans: []timeline.Span{
+			sp(1, 1, 0, 10, 0), // fine
+			sp(1, 1, 10, 5, 0), // ends before it begins
+			sp(9, 1, 0, 10, 0), // unknown track
+			sp(1, 7, 0, 10, 0), // unknown name
+			sp(2, 1, 0, 10, 0), // a span on a counter track
+			{Track: 1, Name: 1, Start: -5, End: 3},
+		},
+		Flows:        []timeline.Flow{{From: 0, To: 1}, {From: 0, To: 0}, {From: -1, To: 0}, {From: 0, To: 99}},
+		Samples:      []timeline.Sample{{Track: 1, Time: t0, Value: 1}, {Track: 2, Time: -1, Value: 1}},
+		Calibrations: []timeline.Calibration{{Track: 1, Time: t0}},
+		Frames:       []timeline.Frame{{ID: 1, Start: t0 + 5, End: t0}, {ID: 2, Start: t0, End: 0}},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	const want = 5 + 4 + 2 + 1 + 1 // spans, flows, samples, calibration, frame
+	if got := w.Stats().Invalid; got != want {
+		t.Errorf("Stats().Invalid = %d, want %d", got, want)
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spans) != 1 || len(got.Flows) != 0 || len(got.Samples) != 0 || len(got.Frames) != 0 {
+		t.Errorf("read back %d spans, %d flows, %d samples, %d frames; want 1, 0, 0, 0", len(got.Spans), len(got.Flows), len(got.Samples), len(got.Frames))
+	}
+}
+
+type failWriter struct{ after int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if f.after <= 0 {
+		return 0, errors.New("disk full")
+	}
+	f.after--
+	return len(p), nil
+}
+
+// TestWriterErrors: an io.Writer error is returned and sticks; Close ends
+// the writer; a nil batch is refused.
+func TestWriterErrors(t *testing.T) {
+	c := cases()[1]
+	w := NewWriter(&failWriter{after: 0}, Options{})
+	if err := w.Write(c.batches[0]); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Write to a failing writer: got %v", err)
+	}
+	if err := w.Write(c.batches[0]); err == nil {
+		t.Error("the error did not stick")
+	}
+	w = NewWriter(io.Discard, Options{})
+	if err := w.Write(nil); err == nil {
+		t.Error("Write(nil): want an error")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(c.batches[0]); !errors.Is(err, ErrClosed) {
+		t.Errorf("Write after Close: got %v, want ErrClosed", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestSmallBuffersAndFewSequences writes every case flushing after each
+// packet and with one packet sequence at a time, which makes every batch
+// that reaches back open a new sequence: the trace must not change.
+func TestSmallBuffersAndFewSequences(t *testing.T) {
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf, Options{FlushBytes: 1, MaxSequences: 1})
+			for _, b := range c.batches {
+				if err := w.Write(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Read(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTrace(t, expect(c), got)
+		})
+	}
+}
+
+// TestTruncatedTrace: a trace cut inside a packet reads up to the cut, with
+// an error saying so.
+func TestTruncatedTrace(t *testing.T) {
+	data := write(t, cases()[1])
+	whole, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(data[:len(data)-3]))
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v, want io.ErrUnexpectedEOF", err)
+	}
+	if got == nil || len(got.Tracks) != len(whole.Tracks) {
+		t.Errorf("the part before the cut was lost: %+v", got)
+	}
+}
