@@ -394,12 +394,11 @@ func (m *ClockModel) publish(sampleHost int64, restart bool) {
 	old := m.snap.Load()
 	if !restart && old != nil && len(old.segs) > 0 {
 		a := &old.segs[len(old.segs)-1]
-		t := m.cfg.Now()
-		t = max(t, sampleHost)
-		t = min(t, sampleHost+clockPublishLag)
+		t := min(max(m.cfg.Now(), sampleHost), satAdd(sampleHost, clockPublishLag))
 		xf := a.tickAt(t)
-		xf = a.tickAt(t + int64(a.bound(xf)))
-		xf = a.tickAt(t + int64(a.bound(xf)))
+		for range 2 { // the bound grows with the distance: iterate
+			xf = a.tickAt(satAdd(t, clampTick(min(a.bound(xf), clockLimit))))
+		}
 		xf = max(xf, m.freeze, a.x0)
 		hf, ok := a.host(xf)
 		c := f.hostAt(xf) - float64(hf)
@@ -592,6 +591,14 @@ func clampTick(v float64) int64 {
 		return int64(v)
 	}
 	return 0
+}
+
+// satAdd returns a+b saturated to the int64 range, for b >= 0.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // Quality reports the model's current quality.

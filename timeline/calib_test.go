@@ -408,3 +408,97 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestClockModelHint checks the stated ambiguity limit: with 32 valid bits
+// at 1 ns a wrap is 4.295 s, and a hint within half of it of the truth
+// finds the right wrap; beyond, the result is whole wraps off.
+func TestClockModelHint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	clk := lineClock{period: 1, rate: 1 - 19.6e-6, tick0: 7 << 32}
+	const mask = 1<<32 - 1
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 32})
+	for i := 1; i <= 20; i++ {
+		if err := m.Add(clk.sample(rng, float64(i)*1e9, 3000, mask)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const wrap = 1 << 32 // host ns per wrap, near enough at 20 ppm
+	tests := []struct {
+		name  string
+		at    float64 // true host time of the tick
+		hint  float64
+		wraps float64 // expected error in wraps
+	}{
+		{"hint exact", 20.5e9, 20.5e9, 0},
+		{"hint at submit, 2 s early", 20.5e9, 18.5e9, 0},
+		{"hint at readback, 2 s late", 14.5e9, 16.5e9, 0},
+		{"a tick 10 s back, hinted", 10e9, 10.2e9, 0},
+		{"hint 2.3 s early: one wrap low", 20.5e9, 18.2e9, -1},
+		{"hint 2.3 s late: one wrap high", 14.5e9, 16.8e9, 1},
+		{"hint 6.5 s late: two wraps high", 10e9, 16.5e9, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := clk.tick(tt.at)
+			h, e, ok := m.Convert(uint64(tk)&mask, int64(tt.hint))
+			if !ok {
+				t.Fatal("not converted")
+			}
+			d := float64(h) - clk.hostOf(tk)
+			if w := math.Round(d / wrap); w != tt.wraps {
+				t.Fatalf("off by %.0f ns = %v wraps, want %v", d, w, tt.wraps)
+			}
+			if tt.wraps == 0 && math.Abs(d) > float64(e) {
+				t.Fatalf("error %.0f ns beyond the bound %d", d, e)
+			}
+		})
+	}
+}
+
+// TestClockModelSlew checks that a refit that corrects the mapping by
+// several us does so without a step: adjacent ticks stay within a ns or
+// two, and the correction is spread at no more than clockSlewMax.
+func TestClockModelSlew(t *testing.T) {
+	clk := lineClock{period: 1, rate: 1 + 10e-6, tick0: 1 << 40}
+	now := int64(0)
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return now }})
+	// Samples alternately 2.5 us early and late make every refit move.
+	slews := 0
+	for i := int64(1); i <= 40; i++ {
+		h := i * 1e9
+		now = h + 1e5
+		off := int64(2500)
+		if i%2 == 0 {
+			off = -2500
+		}
+		if i > 30 {
+			off = 9000 // then a run of late samples, within their deviation
+		}
+		old := m.snap.Load()
+		if err := m.Add(ClockSample{Device: uint64(clk.tick(float64(h))), Host: h + off, Deviation: 10000}); err != nil {
+			t.Fatal(err)
+		}
+		if old == nil {
+			continue
+		}
+		s := m.snap.Load()
+		if len(s.segs) == len(old.segs)+2 {
+			slews++
+		}
+		xf := m.freeze
+		prev, _, _ := s.at(xf - 1)
+		for x := xf; x < xf+20e6; x += 1 + (x-xf)/16 {
+			h, _, ok := s.at(x)
+			if !ok {
+				t.Fatal("not converted")
+			}
+			if h < prev || h-prev > 2+int64(float64(1+(x-xf)/16)*(1+clockSlewMax)) {
+				t.Fatalf("refit %d: step at tick %d past the freeze point: %d -> %d", i, x-xf, prev, h)
+			}
+			prev = h
+		}
+	}
+	if slews < 20 {
+		t.Fatalf("%d of 39 refits slewed, want most", slews)
+	}
+}

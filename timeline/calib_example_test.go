@@ -1,0 +1,53 @@
+package timeline_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// A device clock with Intel's 52.08 ns period and 36 valid bits, running
+// 10 ppm fast, calibrated once a second. A background goroutine would call
+// Add; the render thread calls Convert.
+func ExampleClockModel() {
+	const period, fast = 52.08, 1 + 10e-6
+	tickAt := func(host float64) uint64 { // the device counter, wrapping
+		return uint64(math.Floor(host*fast/period)) & (1<<36 - 1)
+	}
+	var now int64
+	m, err := timeline.NewClockModel(timeline.ClockConfig{
+		PeriodNs:  period,
+		ValidBits: 36,
+		Now:       func() int64 { return now }, // omit to read the host clock
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, _, ok := m.Convert(tickAt(0.5e9), 0.5e9); !ok {
+		fmt.Println("no calibration yet: count it as Drops.Unconverted")
+	}
+	for i := int64(1); i <= 30; i++ {
+		host := i * 1e9
+		now = host + 50e3
+		// vkGetCalibratedTimestamps: maxDeviation 2.6 us, this sample
+		// off by up to 2 us.
+		err := m.Add(timeline.ClockSample{
+			Device:    tickAt(float64(host)),
+			Host:      host + (i%5-2)*1000,
+			Deviation: 2600,
+		})
+		if err != nil {
+			panic(err)
+		}
+	}
+	// A GPU timestamp written at 30.25 s, read back at 30.26 s.
+	host, errNs, ok := m.Convert(tickAt(30.25e9), 30.26e9)
+	fmt.Printf("ok %v, host %.3f ms (true 30250.000), within ±%.0f us\n", ok, float64(host)/1e6, math.Ceil(float64(errNs)/1e3))
+	q := m.Quality()
+	fmt.Printf("drift %+.1f ppm over %d samples\n", q.DriftPPM, q.Samples)
+	// Output:
+	// no calibration yet: count it as Drops.Unconverted
+	// ok true, host 30250.000 ms (true 30250.000), within ±5 us
+	// drift +10.0 ppm over 21 samples
+}
