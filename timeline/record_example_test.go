@@ -168,3 +168,21 @@ func ExampleTrace_Validate() {
 	// Output:
 	// spans 0 [0, 10] and 1 [5, 15] on track 1 overlap without nesting
 }
+
+func ExampleRecorder_AddCalibration() {
+	rec := timeline.NewRecorder(timeline.Options{})
+	q := rec.QueueTrack(timeline.Queue{Device: "NVIDIA H200", Family: 2, Index: 0, Flags: "compute"})
+	// The profiler refits its clock model and passes the quality on.
+	err := rec.AddCalibration(timeline.Calibration{Track: q, Time: 5000, ErrNs: 2600, DriftPPM: 9.8, Samples: 32})
+	if err != nil {
+		fmt.Println(err)
+	}
+	tr := rec.Dump()
+	fmt.Println(len(tr.Calibrations), "calibration")
+	for _, s := range tr.Samples {
+		fmt.Printf("%s: %v ns at %d\n", tr.Track(s.Track).Name, s.Value, s.Time)
+	}
+	// Output:
+	// 1 calibration
+	// NVIDIA H200 / compute queue 2.0 clock error: 2600 ns at 5000
+}
