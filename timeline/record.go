@@ -169,6 +169,11 @@ func NewRecorder(o Options) *Recorder {
 	return r
 }
 
+// MaxNames caps the name table. Names are meant to be registered once, not
+// made per frame: past the cap Name returns 0, the empty name, and counts
+// misuse.
+const MaxNames = 1 << 20
+
 // Name registers s once and returns its handle; registering it again
 // returns the same handle.
 func (r *Recorder) Name(s string) NameID {
@@ -180,6 +185,10 @@ func (r *Recorder) Name(s string) NameID {
 func (r *Recorder) nameLocked(s string) NameID {
 	if id, ok := r.nameIDs[s]; ok {
 		return id
+	}
+	if len(r.names) >= MaxNames {
+		r.stats.Misuse++
+		return 0
 	}
 	id := NameID(len(r.names))
 	r.names = append(r.names, s)
