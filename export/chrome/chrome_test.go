@@ -213,6 +213,57 @@ func TestStreaming(t *testing.T) {
 
 // TestInvalidSpans checks that input breaking the model is dropped,
 // counted and reported rather than written into a corrupt trace.
+// TestFlowTimes checks the flows whose end span starts before their start
+// span: drawn when the spans overlap, refused and counted when the end
+// span is over before the start span begins.
+func TestFlowTimes(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to [2]int64
+		kept     int
+		refused  uint64
+	}{
+		{"forward", [2]int64{0, 10}, [2]int64{5, 20}, 1, 0},
+		{"end starts first", [2]int64{10, 20}, [2]int64{5, 30}, 1, 0},
+		{"touching", [2]int64{10, 20}, [2]int64{0, 10}, 1, 0},
+		{"backward", [2]int64{10, 20}, [2]int64{0, 9}, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &timeline.Trace{
+				Names:  []string{"", "submit", "zone", "child"},
+				Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "cpu"}, {ID: 2, Kind: timeline.TrackGPUQueue, Name: "gpu"}},
+				Spans: []timeline.Span{
+					{Track: 1, Name: 1, Start: tc.from[0], End: tc.from[1]},
+					{Track: 2, Name: 2, Start: tc.to[0], End: tc.to[1]},
+					// A child ending with the end span must not catch the flow.
+					{Track: 2, Name: 3, Start: tc.to[1] - 1, End: tc.to[1], Depth: 1},
+				},
+				Flows: []timeline.Flow{{From: 0, To: 1}},
+			}
+			var buf bytes.Buffer
+			w := NewWriter(&buf)
+			w.WriteBatch(tr)
+			w.Close()
+			if w.Invalid().Flows != tc.refused {
+				t.Errorf("refused %d flows, want %d", w.Invalid().Flows, tc.refused)
+			}
+			got, err := Read(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Flows) != tc.kept {
+				t.Fatalf("%d flows, want %d", len(got.Flows), tc.kept)
+			}
+			for _, f := range got.Flows {
+				if got.Name(got.Spans[f.From].Name) != "submit" || got.Name(got.Spans[f.To].Name) != "zone" {
+					t.Errorf("flow %s -> %s", got.Name(got.Spans[f.From].Name), got.Name(got.Spans[f.To].Name))
+				}
+			}
+		})
+	}
+}
+
 func TestInvalidSpans(t *testing.T) {
 	tr := &timeline.Trace{
 		Names:  []string{"", "a", "b"},

@@ -34,7 +34,7 @@ var ErrClosed = errors.New("chrome: writer closed")
 // framescope_drops record, so the reader sees them as dropped spans.
 type Invalid struct {
 	Spans   uint64 // unknown track, End < Start, or overlapping a sibling
-	Flows   uint64 // a span index out of range, or an end that was dropped
+	Flows   uint64 // a span index out of range, an end dropped, or an arrow back in time
 	Samples uint64 // unknown track, or a value that is NaN or infinite
 	Forced  uint64 // spans written before their parent arrived (MaxHeld hit)
 }
@@ -83,6 +83,10 @@ type trackState struct {
 type flowMark struct {
 	span int32
 	in   bool
+	// late: the flow's start comes after this (its end) span starts, so
+	// its 'f' is written at the span's end instead, where it still binds
+	// to the span and follows the 's' in time.
+	late bool
 	id   uint64
 }
 
@@ -357,8 +361,14 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 			w.invalid.Flows++
 			continue
 		}
+		from, to := &b.Spans[f.From], &b.Spans[f.To]
+		if from.Start > to.End || f.From == f.To {
+			// An arrow back in time: Chrome JSON flows cannot draw it.
+			w.invalid.Flows++
+			continue
+		}
 		w.flowID++
-		w.marks = append(w.marks, flowMark{span: int32(f.From), id: w.flowID}, flowMark{span: int32(f.To), in: true, id: w.flowID})
+		w.marks = append(w.marks, flowMark{span: int32(f.From), id: w.flowID}, flowMark{span: int32(f.To), in: true, late: from.Start > to.Start, id: w.flowID})
 	}
 	if len(w.marks) > 1 {
 		slices.SortFunc(w.marks, func(a, b flowMark) int { return int(a.span) - int(b.span) })
@@ -511,7 +521,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 			if s.Start < t.End {
 				break // overlap, handled below
 			}
-			w.end(ts, t.End)
+			w.end(ts, &cs[w.stack[len(w.stack)-1]])
 			w.stack = w.stack[:len(w.stack)-1]
 		}
 		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) {
@@ -525,7 +535,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 		w.stack = append(w.stack, int32(i))
 	}
 	for len(w.stack) > 0 {
-		w.end(ts, cs[w.stack[len(w.stack)-1]].s.End)
+		w.end(ts, &cs[w.stack[len(w.stack)-1]])
 		w.stack = w.stack[:len(w.stack)-1]
 	}
 	return held
@@ -567,31 +577,44 @@ func (w *Writer) begin(ts *trackState, c *cand) {
 	// Flow ends right after the B: at that point the span is the
 	// innermost open slice on its thread, which is what they bind to.
 	for _, f := range c.flows {
-		if f.in {
-			w.beginEvent('f')
-			w.buf = append(w.buf, `,"bp":"e"`...)
-		} else {
-			w.beginEvent('s')
+		if !f.late {
+			w.flowEvent(ts, f, s.Start)
 		}
-		w.buf = append(w.buf, `,"tid":`...)
-		w.buf = append(w.buf, ts.tid...)
-		w.buf = append(w.buf, `,"ts":`...)
-		w.buf = appendMicros(w.buf, s.Start)
-		w.buf = append(w.buf, `,"cat":"flow","name":"flow","id":`...)
-		w.buf = strconv.AppendUint(w.buf, f.id, 10)
-		w.buf = append(w.buf, '}')
 	}
 	if len(w.buf) > 256<<10 {
 		w.flush(0)
 	}
 }
 
-func (w *Writer) end(ts *trackState, at int64) {
-	w.beginEvent('E')
+func (w *Writer) flowEvent(ts *trackState, f flowMark, at int64) {
+	if f.in {
+		w.beginEvent('f')
+		w.buf = append(w.buf, `,"bp":"e"`...)
+	} else {
+		w.beginEvent('s')
+	}
 	w.buf = append(w.buf, `,"tid":`...)
 	w.buf = append(w.buf, ts.tid...)
 	w.buf = append(w.buf, `,"ts":`...)
 	w.buf = appendMicros(w.buf, at)
+	w.buf = append(w.buf, `,"cat":"flow","name":"flow","id":`...)
+	w.buf = strconv.AppendUint(w.buf, f.id, 10)
+	w.buf = append(w.buf, '}')
+}
+
+// end writes the E of c, after the flow ends that bind to it there: its
+// children have ended, so c is again the innermost open slice.
+func (w *Writer) end(ts *trackState, c *cand) {
+	for _, f := range c.flows {
+		if f.late {
+			w.flowEvent(ts, f, c.s.End)
+		}
+	}
+	w.beginEvent('E')
+	w.buf = append(w.buf, `,"tid":`...)
+	w.buf = append(w.buf, ts.tid...)
+	w.buf = append(w.buf, `,"ts":`...)
+	w.buf = appendMicros(w.buf, c.s.End)
 	w.buf = append(w.buf, '}')
 }
 
