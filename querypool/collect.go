@@ -108,7 +108,7 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		stale := p.frames-s.closed >= p.cfg.StaleFrames
-		if !stale && (s.writers.Load() != 0 || s.open.Load() != 0) {
+		if !stale && (s.writers.Load() != 0 || !s.settled()) {
 			continue
 		}
 		copied := s.copyAt != 0 && !s.needCopy
@@ -168,19 +168,19 @@ func (p *Pool) readPass(mode readMode) {
 			s.state.Store(slotClosed)
 			continue
 		}
-		// Take the slot: Begin and End refuse it from here on.
+		// Take the slot: Begin refuses it from here on, and a stale one's
+		// open pairs are voided so that End refuses them too.
 		s.state.Store(slotRecycling)
-		if s.writers.Load() != 0 {
-			s.state.Store(slotClosed) // an End is in flight; next pass
+		if s.writers.Load() != 0 || (s.stale && !s.abandon(s.used)) {
+			s.state.Store(slotClosed) // a Begin or End is in flight; next pass
 			continue
 		}
 		p.harvest(s)
 		if s.used > 0 {
 			clear(s.buf.Uint64s()[:2*s.used]) // a copy that never runs must not look complete next time
 		}
-		s.gen.Add(1)
+		s.renew()
 		s.next.Store(0)
-		s.open.Store(0)
 		s.dirty = true
 		s.state.Store(slotSpent)
 	}
@@ -223,7 +223,7 @@ func (p *Pool) readPass(mode readMode) {
 func (p *Pool) harvest(s *Slot) {
 	for k := uint32(0); k < s.used/2; k++ {
 		m := &s.meta[k]
-		switch m.state.Load() {
+		switch s.pairState(k) {
 		case pairEnded:
 			b, bAvail := s.results[4*k], s.results[4*k+1]
 			e, eAvail := s.results[4*k+2], s.results[4*k+3]
@@ -236,17 +236,16 @@ func (p *Pool) harvest(s *Slot) {
 				Begin: b & p.mask, End: e & p.mask,
 			})
 			p.collected.Add(1)
-		case pairBegun:
+		case pairVoid:
 			p.unended.Add(1)
 		}
-		m.state.Store(pairFree)
 	}
 }
 
 // complete reports whether every ended pair has both values available.
 func (s *Slot) complete() bool {
 	for k := uint32(0); k < s.used/2; k++ {
-		if s.meta[k].state.Load() != pairEnded {
+		if s.pairState(k) != pairEnded {
 			continue
 		}
 		if s.results[4*k+1] == 0 || s.results[4*k+3] == 0 {

@@ -188,6 +188,9 @@ func (p *Pool) allocate(s *Slot, queries uint32) error {
 	clear(buf.Uint64s())
 	s.cap = queries
 	s.meta = make([]pairMeta, queries/2)
+	for k := range s.meta {
+		s.meta[k].state.Store(pairWord(s.gen.Load(), pairOpen))
+	}
 	s.results = make([]uint64, 2*queries)
 	s.dirty = true
 	if p.dev.HostQueryReset {
@@ -270,7 +273,6 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.copyAt = 0
 	s.needCopy = false
 	s.next.Store(0)
-	s.open.Store(0)
 	s.state.Store(slotRecording)
 	p.cur.Store(s)
 	return nil
@@ -342,6 +344,7 @@ func (p *Pool) endFrameLocked() {
 	p.cur.Store(nil)
 	s.closed = p.frames
 	s.state.Store(slotClosed)
+	p.pairs.Add(uint64(min(s.next.Load(), s.cap) / 2))
 	if n := s.next.Load(); n > s.cap {
 		want := n
 		if want > p.cfg.MaxQueries {
@@ -392,12 +395,9 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	m := &s.meta[q/2]
 	m.name = name
 	m.cmd = uint64(uintptr(unsafe.Pointer(cmd)))
-	s.open.Add(1)
-	m.state.Store(pairBegun)
-	vkg.CmdWriteTimestamp(cmd, stage, s.pool, q)
 	gen := s.gen.Load()
+	vkg.CmdWriteTimestamp(cmd, stage, s.pool, q)
 	s.writers.Add(-1)
-	p.pairs.Add(1)
 	return Pair{s: s, q: q, gen: gen}, true
 }
 
@@ -411,21 +411,17 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		p.misuse.Add(1)
 		return false
 	}
-	s.writers.Add(1)
-	st := s.state.Load()
-	if (st != slotRecording && st != slotClosed && st != slotReading) || s.gen.Load() != pr.gen {
-		s.writers.Add(-1)
-		p.lateEnds.Add(1)
-		return false
-	}
-	if !s.meta[pr.q/2].state.CompareAndSwap(pairBegun, pairEnded) {
-		s.writers.Add(-1)
-		p.misuse.Add(1)
+	m := &s.meta[pr.q/2]
+	if !m.state.CompareAndSwap(pairWord(pr.gen, pairOpen), pairWord(pr.gen, pairEnding)) {
+		if m.state.Load()>>2 == pr.gen&(1<<30-1) && s.state.Load() != slotDead {
+			p.misuse.Add(1) // ended already
+		} else {
+			p.lateEnds.Add(1) // the slot was given up, or the pool closed
+		}
 		return false
 	}
 	vkg.CmdWriteTimestamp(cmd, stage, s.pool, pr.q+1)
-	s.open.Add(-1)
-	s.writers.Add(-1)
+	m.state.Store(pairWord(pr.gen, pairEnded))
 	return true
 }
 
@@ -467,7 +463,7 @@ func (p *Pool) Close() {
 	p.cur.Store(nil)
 	for _, s := range p.ring {
 		s.state.Store(slotDead)
-		s.gen.Add(1)
+		s.renew()
 		if s.pool != vkg.NullQueryPool {
 			vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
 			s.pool = vkg.NullQueryPool
@@ -483,7 +479,7 @@ func (p *Pool) Debug() string {
 	defer p.mu.Unlock()
 	out := fmt.Sprintf("frames %d:", p.frames)
 	for _, s := range p.ring {
-		out += fmt.Sprintf(" [state %d begun %d closed %d open %d next %d]", s.state.Load(), s.begun, s.closed, s.open.Load(), s.next.Load())
+		out += fmt.Sprintf(" [state %d begun %d closed %d next %d]", s.state.Load(), s.begun, s.closed, s.next.Load())
 	}
 	return out
 }

@@ -7,13 +7,18 @@ import (
 	vkg "github.com/vulkan-go/vulkan"
 )
 
-// Pair states.
+// Pair states: the low two bits of a pair's state word, whose upper bits
+// are the slot's generation, so that an End meant for an earlier use of
+// the slot can never touch a later one. A pair below the slot's next index
+// in state pairOpen was handed out and not ended.
 const (
-	pairFree  uint32 = iota // not handed out
-	pairBegun               // begin written, end not yet
-	pairEnded               // end written
-	pairVoid                // handed out but abandoned; its end will never be written
+	pairOpen   uint32 = iota // handed out (or not yet), end not written
+	pairEnding               // End is recording the end timestamp
+	pairEnded                // end written
+	pairVoid                 // abandoned: its end will never be written
 )
+
+func pairWord(gen, st uint32) uint32 { return gen<<2 | st }
 
 // Slot states.
 const (
@@ -45,7 +50,6 @@ type Slot struct {
 	state   atomic.Uint32
 	writers atomic.Int32  // Begin calls in progress
 	next    atomic.Uint32 // next free query index (even)
-	open    atomic.Int32  // pairs begun, not ended
 	frame   uint64        // frame id the slot records
 	begun   uint64        // Pool.frames when its frame began
 	closed  uint64        // frame counter value when it closed
@@ -65,3 +69,41 @@ type Slot struct {
 }
 
 func (s *Slot) pairs() uint32 { return s.cap / 2 }
+
+// renew starts a new generation: every pair open again, and an End meant
+// for an earlier generation refused.
+func (s *Slot) renew() {
+	g := s.gen.Add(1)
+	for k := range s.meta {
+		s.meta[k].state.Store(pairWord(g, pairOpen))
+	}
+}
+
+// pairState is the state of pair k in the slot's current generation.
+func (s *Slot) pairState(k uint32) uint32 { return s.meta[k].state.Load() & 3 }
+
+// settled reports whether no pair of the slot's frame is open or being ended.
+func (s *Slot) settled() bool {
+	for k := uint32(0); k < min(s.next.Load(), s.cap)/2; k++ {
+		if s.pairState(k) != pairEnded {
+			return false
+		}
+	}
+	return true
+}
+
+// abandon voids the open pairs of a slot given up, so that a late End
+// records nothing. It reports false when an End is in progress.
+func (s *Slot) abandon(used uint32) bool {
+	g := s.gen.Load()
+	for k := uint32(0); k < used/2; k++ {
+		w := &s.meta[k].state
+		if w.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid)) {
+			continue
+		}
+		if w.Load()&3 == pairEnding {
+			return false
+		}
+	}
+	return true
+}

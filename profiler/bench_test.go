@@ -1,0 +1,263 @@
+package profiler
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Benchmarks record into real command buffers on the default device
+// (lavapipe in CI), without the validation layer, which would dominate.
+// Both stages are TOP_OF_PIPE so that the batches the benchmarks submit
+// between timed stretches run fast on lavapipe; the stage does not change
+// what recording costs.
+
+const benchBatch = 2048 // zones recorded between submissions
+
+type benchRig struct {
+	b    *testing.B
+	dev  *vk.Device
+	q    vk.Queue
+	pool vkg.CommandPool
+	cmd  vkg.CommandBuffer
+	fen  vkg.Fence
+}
+
+func newBenchRig(b *testing.B) *benchRig {
+	d, err := vk.Open(vk.Config{})
+	if err != nil {
+		if os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1" {
+			b.Fatal(err)
+		}
+		b.Skip(err)
+	}
+	q, ok := d.QueueFor("graphics")
+	if !ok {
+		q = d.Queues[0]
+	}
+	r := &benchRig{b: b, dev: d, q: q}
+	pci := vkg.CommandPoolCreateInfo{SType: vkg.StructureTypeCommandPoolCreateInfo,
+		Flags: vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit), QueueFamilyIndex: q.Family}
+	var cp vkg.CommandPool
+	vkg.CreateCommandPool(d.Handle, &pci, nil, &cp)
+	r.pool = cp
+	cmds := make([]vkg.CommandBuffer, 1)
+	vkg.AllocateCommandBuffers(d.Handle, &vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
+		CommandPool: cp, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}, cmds)
+	r.cmd = cmds[0]
+	var f vkg.Fence
+	vkg.CreateFence(d.Handle, &vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}, nil, &f)
+	r.fen = f
+	b.Cleanup(func() {
+		vkg.DeviceWaitIdle(d.Handle)
+		vkg.DestroyFence(d.Handle, f, nil)
+		vkg.DestroyCommandPool(d.Handle, cp, nil)
+		d.Close()
+	})
+	return r
+}
+
+func (r *benchRig) begin() {
+	vkg.ResetCommandBuffer(r.cmd, 0)
+	vkg.BeginCommandBuffer(r.cmd, &vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo,
+		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit)})
+}
+
+func (r *benchRig) submitWait() {
+	vkg.EndCommandBuffer(r.cmd)
+	vkg.QueueSubmit(r.q.Handle, 1, []vkg.SubmitInfo{{SType: vkg.StructureTypeSubmitInfo,
+		CommandBufferCount: 1, PCommandBuffers: []vkg.CommandBuffer{r.cmd}}}, r.fen)
+	vkg.WaitForFences(r.dev.Handle, 1, []vkg.Fence{r.fen}, vkg.True, uint64(10*time.Second))
+	vkg.ResetFences(r.dev.Handle, 1, []vkg.Fence{r.fen})
+}
+
+// BenchmarkZone: one zone, begin and end, through the library.
+func BenchmarkZone(b *testing.B) {
+	r := newBenchRig(b)
+	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
+	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
+		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * benchBatch, MaxQueriesPerFrame: 2 * benchBatch,
+			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
+			Calibration: CalibrationOptions{Interval: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	name := p.Name("zone")
+	var zs []ZoneResult
+	start := func() {
+		r.begin()
+		p.BeginFrame()
+		g.BeginFrame(r.cmd)
+	}
+	finish := func() {
+		g.EndFrame(r.cmd)
+		p.EndFrame()
+		r.submitWait()
+		zs, _ = g.Drain(zs[:0])
+	}
+	start()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%benchBatch == 0 && i > 0 {
+			b.StopTimer()
+			finish()
+			start()
+			b.StartTimer()
+		}
+		g.Zone(r.cmd, name).End()
+	}
+	b.StopTimer()
+	finish()
+	if s := g.Stats(); s.Dropped+s.NoSlot != 0 {
+		b.Fatalf("zones dropped: %+v", s)
+	}
+}
+
+// BenchmarkRawTimestampPair: the same two vkCmdWriteTimestamp calls through
+// vulkan-go, without the library: the floor BenchmarkZone is compared with.
+func BenchmarkRawTimestampPair(b *testing.B) {
+	r := newBenchRig(b)
+	var qp vkg.QueryPool
+	vkg.CreateQueryPool(r.dev.Handle, &vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo,
+		QueryType: vkg.QueryTypeTimestamp, QueryCount: 2 * benchBatch}, nil, &qp)
+	defer vkg.DestroyQueryPool(r.dev.Handle, qp, nil)
+	start := func() {
+		r.begin()
+		vkg.CmdResetQueryPool(r.cmd, qp, 0, 2*benchBatch)
+	}
+	start()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := uint32(i % benchBatch)
+		if k == 0 && i > 0 {
+			b.StopTimer()
+			r.submitWait()
+			start()
+			b.StartTimer()
+		}
+		vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageTopOfPipeBit, qp, 2*k)
+		vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageTopOfPipeBit, qp, 2*k+1)
+	}
+	b.StopTimer()
+	r.submitWait()
+}
+
+// BenchmarkCollect: reading back, converting and merging a frame of 1000
+// zones (one op = one frame).
+func BenchmarkCollect(b *testing.B) {
+	const zones = 1000
+	r := newBenchRig(b)
+	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
+	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
+		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * zones,
+			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
+			Calibration: CalibrationOptions{Interval: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	names := []Name{p.Name("outer"), p.Name("inner")}
+	zs := make([]ZoneResult, 0, zones)
+	frame := func() {
+		r.begin()
+		p.BeginFrame()
+		g.BeginFrame(r.cmd)
+		for i := 0; i < zones/2; i++ {
+			z := g.Zone(r.cmd, names[0])
+			g.Zone(r.cmd, names[1]).End()
+			z.End()
+		}
+		g.EndFrame(r.cmd)
+		p.EndFrame()
+		r.submitWait()
+		r.begin() // the next frame begins: the one above is now FramesInFlight old
+		p.BeginFrame()
+		g.BeginFrame(r.cmd)
+		g.EndFrame(r.cmd)
+		p.EndFrame()
+		r.submitWait()
+	}
+	var total int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		frame()
+		b.StartTimer()
+		zs, err = g.Collect(zs[:0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += len(zs)
+	}
+	b.StopTimer()
+	if total != zones*b.N {
+		b.Fatalf("collected %d zones, want %d", total, zones*b.N)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(total), "ns/zone")
+}
+
+// BenchmarkZoneVsRaw alternates blocks of library zones and of raw
+// timestamp pairs on the same command buffer, so that both see the same
+// machine, and reports each per pair and their ratio (goal: <= 1.25).
+func BenchmarkZoneVsRaw(b *testing.B) {
+	r := newBenchRig(b)
+	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
+	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
+		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * benchBatch, MaxQueriesPerFrame: 2 * benchBatch,
+			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
+			Calibration: CalibrationOptions{Interval: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	var qp vkg.QueryPool
+	vkg.CreateQueryPool(r.dev.Handle, &vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo,
+		QueryType: vkg.QueryTypeTimestamp, QueryCount: 2 * benchBatch}, nil, &qp)
+	defer vkg.DestroyQueryPool(r.dev.Handle, qp, nil)
+	name := p.Name("zone")
+	const block = 64
+	var zoneNs, rawNs int64
+	var pairs int
+	var zs []ZoneResult
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		r.begin()
+		vkg.CmdResetQueryPool(r.cmd, qp, 0, 2*benchBatch)
+		p.BeginFrame()
+		g.BeginFrame(r.cmd)
+		for k := uint32(0); k < benchBatch && done < b.N; k += block {
+			t0 := timeline.Now()
+			for j := uint32(0); j < block; j++ {
+				g.Zone(r.cmd, name).End()
+			}
+			t1 := timeline.Now()
+			for j := k; j < k+block; j++ {
+				vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageTopOfPipeBit, qp, 2*j)
+				vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageTopOfPipeBit, qp, 2*j+1)
+			}
+			t2 := timeline.Now()
+			zoneNs += t1 - t0
+			rawNs += t2 - t1
+			done += block
+			pairs += block
+		}
+		g.EndFrame(r.cmd)
+		p.EndFrame()
+		r.submitWait()
+		zs, _ = g.Drain(zs[:0])
+	}
+	b.StopTimer()
+	n := float64(pairs)
+	b.ReportMetric(float64(zoneNs)/n, "ns/zone")
+	b.ReportMetric(float64(rawNs)/n, "ns/rawpair")
+	b.ReportMetric(float64(zoneNs)/float64(rawNs), "zone/raw")
+}
