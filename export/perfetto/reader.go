@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -801,7 +802,7 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 			idx[i] = int32(i)
 		}
 		slices.SortStableFunc(idx, func(a, b int32) int {
-			return cmpAll(rt.events[a].ts, rt.events[b].ts)
+			return cmp.Compare(rt.events[a].ts, rt.events[b].ts)
 		})
 		stack = stack[:0]
 		for _, i := range idx {

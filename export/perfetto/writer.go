@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/framescope/framescope/timeline"
-	"golang.org/x/sys/unix"
 )
 
 // Options configure a Writer. The zero Options are the defaults.
@@ -98,10 +97,7 @@ func NewWriter(w io.Writer, o Options) *Writer {
 		trackIndex: map[timeline.TrackID]int32{},
 		e:          enc{buf: make([]byte, 0, o.FlushBytes+4096)},
 	}
-	var boot unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot) == nil {
-		wr.bootOffset = max(0, boot.Nano()-timeline.Now())
-	}
+	wr.bootOffset = bootOffset()
 	wr.framesList = trackState{Track: timeline.Track{Kind: timeline.TrackFrames, Name: "Frames"}, uuid: uuidFrames, cat: catFrames}
 	return wr
 }
