@@ -109,9 +109,19 @@ type enc struct {
 	buf []byte
 }
 
+// uvarint appends v as a varint: a loop small enough to inline, where
+// protowire.AppendVarint's unrolled switch is a call.
+func uvarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
 func (e *enc) varint(field protowire.Number, v uint64) {
-	e.buf = protowire.AppendTag(e.buf, field, protowire.VarintType)
-	e.buf = protowire.AppendVarint(e.buf, v)
+	e.buf = uvarint(e.buf, uint64(field)<<3|uint64(protowire.VarintType))
+	e.buf = uvarint(e.buf, v)
 }
 
 func (e *enc) fixed64(field protowire.Number, v uint64) {
