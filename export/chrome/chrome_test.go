@@ -326,6 +326,7 @@ func TestReadForeign(t *testing.T) {
 	}{
 		{"array X", `[{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a"},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":2,"name":"b"}]`, 2, 1, 0, 0, ""},
 		{"array no close", `[{"ph":"B","pid":1,"tid":2,"ts":1,"name":"a"},{"ph":"E","pid":1,"tid":2,"ts":3}`, 1, 1, 0, 0, ""},
+		{"thread names", `[{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"render"}},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a"}]`, 1, 1, 0, 0, ""},
 		{"string tid", `{"traceEvents":[{"ph":"B","pid":"p","tid":"worker","ts":1,"name":"a"},{"ph":"E","pid":"p","tid":"worker","ts":2}]}`, 1, 1, 0, 0, ""},
 		{"flow", `[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":5,"name":"a"},{"ph":"s","id":7,"pid":1,"tid":1,"ts":2},{"ph":"X","pid":1,"tid":2,"ts":10,"dur":5,"name":"b"},{"ph":"f","bp":"e","id":7,"pid":1,"tid":2,"ts":11}]`, 2, 2, 1, 0, ""},
 		{"unmatched", `[{"ph":"E","pid":1,"tid":1,"ts":1},{"ph":"B","pid":1,"tid":1,"ts":2,"name":"open"}]`, 0, 1, 0, 2, ""},
@@ -359,6 +360,16 @@ func TestReadForeign(t *testing.T) {
 				t.Fatalf("got %d spans, %d tracks, %d flows, %d unmatched: %+v", len(got.Spans), len(got.Tracks), len(got.Flows), got.Drops.Unmatched, got)
 			}
 		})
+	}
+}
+
+func TestReadThreadName(t *testing.T) {
+	tr, err := Read(strings.NewReader(`[{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a"},{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"render"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Tracks) != 1 || tr.Tracks[0].Name != "render" || tr.Tracks[0].Kind != timeline.TrackCPU {
+		t.Fatalf("tracks %+v", tr.Tracks)
 	}
 }
 

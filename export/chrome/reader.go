@@ -139,7 +139,6 @@ type threadKey struct{ pid, tid int64 }
 // rec is one B, E, X, s or f event kept for the per-thread replay.
 type rec struct {
 	ts   int64
-	seq  int32
 	ph   byte
 	name timeline.NameID
 	dur  int64
@@ -149,6 +148,7 @@ type rec struct {
 
 type thread struct {
 	track timeline.TrackID
+	name  string // from thread_name, for threads without framescope_track
 	recs  []rec
 }
 
@@ -162,6 +162,7 @@ type reader struct {
 	strIDs   map[string]int64
 	nextID   timeline.TrackID
 	ours     map[timeline.TrackID]bool // tracks described by framescope_track
+	trackAt  map[timeline.TrackID]int  // index in t.Tracks
 	n        int
 	dropsOK  bool
 }
@@ -175,6 +176,7 @@ func newReader(lim Limits) *reader {
 		counters: map[string]timeline.TrackID{},
 		strIDs:   map[string]int64{},
 		ours:     map[timeline.TrackID]bool{},
+		trackAt:  map[timeline.TrackID]int{},
 	}
 }
 
@@ -326,7 +328,7 @@ func (rd *reader) event(ev *rawEvent) error {
 	default:
 		return nil
 	}
-	r := rec{ph: ph, seq: int32(rd.n)}
+	r := rec{ph: ph}
 	if r.ts, err = parseMicros(number(ev.Ts)); err != nil {
 		return fmt.Errorf("ts %s: %w", ev.Ts, err)
 	}
@@ -376,10 +378,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 	case "thread_name":
 		var a struct{ Name string }
 		if json.Unmarshal(ev.Args, &a) == nil {
-			rd.thread(pid, tid)
-			if tr := rd.trackOf(pid, tid); tr != nil && !rd.ours[tr.ID] {
-				tr.Name = a.Name
-			}
+			rd.thread(pid, tid).name = a.Name
 		}
 	case metaTrack:
 		var a trackArgs
@@ -390,7 +389,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		if !ok || a.ID == 0 {
 			return fmt.Errorf("%s: bad track id %d or kind %q", metaTrack, a.ID, a.Kind)
 		}
-		if rd.t.Track(timeline.TrackID(a.ID)) != nil {
+		if _, dup := rd.trackAt[timeline.TrackID(a.ID)]; dup {
 			return fmt.Errorf("%s: track %d described twice", metaTrack, a.ID)
 		}
 		tr := timeline.Track{
@@ -398,6 +397,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			Order: a.Order, Lane: a.Lane, Unit: timeline.Unit(a.Unit),
 			Queue: timeline.Queue{Device: a.Device, Family: a.Family, Index: a.Index, Flags: a.Flags},
 		}
+		rd.trackAt[tr.ID] = len(rd.t.Tracks)
 		rd.t.Tracks = append(rd.t.Tracks, tr)
 		rd.ours[tr.ID] = true
 		rd.nextID = max(rd.nextID, tr.ID)
@@ -462,16 +462,6 @@ func counterKey(pid int64, name string) string {
 	return strconv.FormatInt(pid, 10) + "/" + name
 }
 
-// trackOf returns the track of a thread, making a CPU track for threads
-// that no framescope_track described.
-func (rd *reader) trackOf(pid, tid int64) *timeline.Track {
-	th := rd.thread(pid, tid)
-	if th.track == 0 {
-		return nil
-	}
-	return rd.t.Track(th.track)
-}
-
 func (rd *reader) counter(ev *rawEvent, pid int64) error {
 	if ev.Name == dropsCounter {
 		return nil // restored from framescope_drops
@@ -505,6 +495,7 @@ func (rd *reader) counter(ev *rawEvent, pid int64) error {
 		if !ok {
 			rd.nextID++
 			id = rd.nextID
+			rd.trackAt[id] = len(rd.t.Tracks)
 			rd.t.Tracks = append(rd.t.Tracks, timeline.Track{ID: id, Kind: timeline.TrackCounter, Name: name})
 			rd.counters[ck] = id
 		}
@@ -531,7 +522,11 @@ func (rd *reader) build() (*timeline.Trace, error) {
 		if th.track == 0 {
 			rd.nextID++
 			th.track = rd.nextID
-			t.Tracks = append(t.Tracks, timeline.Track{ID: th.track, Kind: timeline.TrackCPU, Name: "thread " + strconv.FormatInt(k.tid, 10)})
+			name := th.name
+			if name == "" {
+				name = "thread " + strconv.FormatInt(k.tid, 10)
+			}
+			t.Tracks = append(t.Tracks, timeline.Track{ID: th.track, Kind: timeline.TrackCPU, Name: name})
 		}
 		// Replay in time order, file order breaking ties, as Perfetto
 		// sorts. An X slice ends before anything at or after its end
