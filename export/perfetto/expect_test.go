@@ -110,3 +110,5 @@ func write(t testing.TB, c tcase) []byte {
 	}
 	return buf.Bytes()
 }
+
+func readBytes(b []byte) (*timeline.Trace, error) { return Read(bytes.NewReader(b)) }
