@@ -193,8 +193,9 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write JSON")
 	markdown := fs.Bool("markdown", false, "write Markdown tables")
+	each := fs.Bool("frames", false, "also list every frame's GPU and CPU totals (JSON always has them)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: framescope stats [--json | --markdown] TRACE")
+		fmt.Fprintln(stderr, "usage: framescope stats [--json | --markdown] [--frames] TRACE")
 		fmt.Fprintln(stderr, "Per zone: count, mean, p50, p95, p99 and max duration; per frame: GPU and CPU totals.")
 		fs.PrintDefaults()
 	}
@@ -221,14 +222,14 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	case *markdown:
-		writeStatsMarkdown(stdout, r)
+		writeStatsMarkdown(stdout, r, *each)
 	default:
-		writeStatsText(stdout, r)
+		writeStatsText(stdout, r, *each)
 	}
 	return 0
 }
 
-func writeStatsText(w io.Writer, r statsReport) {
+func writeStatsText(w io.Writer, r statsReport, each bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tzone\tcount\tmean\tp50\tp95\tp99\tmax\t")
 	for _, z := range r.Zones {
@@ -246,6 +247,14 @@ func writeStatsText(w io.Writer, r statsReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, fmtNs(row.s.MeanNs), fmtNs(row.s.P50Ns), fmtNs(row.s.P95Ns), fmtNs(row.s.P99Ns), fmtNs(float64(row.s.MaxNs)))
 	}
 	tw.Flush()
+	if each {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "frame\tgpu\tcpu\t")
+		for _, f := range r.Frames.Each {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", f.Frame, fmtNs(float64(f.GPUNs)), fmtNs(float64(f.CPUNs)))
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(w, dropsLine(r.Drops))
 }
 
@@ -255,7 +264,7 @@ func mdCell(s string) string {
 	return r.Replace(s)
 }
 
-func writeStatsMarkdown(w io.Writer, r statsReport) {
+func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 	fmt.Fprintln(w, "| kind | zone | count | mean | p50 | p95 | p99 | max |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|")
 	for _, z := range r.Zones {
@@ -267,5 +276,12 @@ func writeStatsMarkdown(w io.Writer, r statsReport) {
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
 	fmt.Fprintf(w, "| gpu | %s | %s | %s | %s | %s |\n", fmtNs(r.Frames.GPU.MeanNs), fmtNs(r.Frames.GPU.P50Ns), fmtNs(r.Frames.GPU.P95Ns), fmtNs(r.Frames.GPU.P99Ns), fmtNs(float64(r.Frames.GPU.MaxNs)))
 	fmt.Fprintf(w, "| cpu | %s | %s | %s | %s | %s |\n", fmtNs(r.Frames.CPU.MeanNs), fmtNs(r.Frames.CPU.P50Ns), fmtNs(r.Frames.CPU.P95Ns), fmtNs(r.Frames.CPU.P99Ns), fmtNs(float64(r.Frames.CPU.MaxNs)))
+	if each {
+		fmt.Fprintln(w, "\n| frame | gpu | cpu |")
+		fmt.Fprintln(w, "|--:|--:|--:|")
+		for _, f := range r.Frames.Each {
+			fmt.Fprintf(w, "| %d | %s | %s |\n", f.Frame, fmtNs(float64(f.GPUNs)), fmtNs(float64(f.CPUNs)))
+		}
+	}
 	fmt.Fprintf(w, "\n%s\n", dropsLine(r.Drops))
 }
