@@ -125,7 +125,7 @@ type Calibration struct {
 type Drops struct {
 	Zones       uint64 // GPU zones with no query slot (pool full)
 	Unmatched   uint64 // GPU zones ended without begin, or never ended
-	Spans       uint64 // CPU spans dropped (buffers full, misuse)
+	Spans       uint64 // spans the recorder dropped: CPU buffers full, nesting too deep, GPU zones with bad times or no lane left
 	Unconverted uint64 // GPU zones with no calibration to place them
 	Evicted     uint64 // spans aged out of a flight-recorder window
 }
