@@ -1,0 +1,9 @@
+package main
+
+// The SPIR-V next to each GLSL source in shaders/ is committed and embedded
+// (see shaders.go); `go generate ./examples/triangle` rebuilds it with
+// glslc (Debian package glslc).
+//go:generate glslc -O --target-env=vulkan1.0 -o shaders/triangle.vert.spv shaders/triangle.vert
+//go:generate glslc -O --target-env=vulkan1.0 -o shaders/triangle.frag.spv shaders/triangle.frag
+//go:generate glslc -O --target-env=vulkan1.0 -o shaders/load.vert.spv shaders/load.vert
+//go:generate glslc -O --target-env=vulkan1.0 -o shaders/load.frag.spv shaders/load.frag

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/framescope/framescope/internal/stats"
+)
+
+// msStats summarises durations in milliseconds.
+type msStats struct {
+	N    int     `json:"n"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+// summarizeMs sorts ns in place and summarises it in ms.
+func summarizeMs(ns []int64) msStats {
+	s := stats.Summarize(ns)
+	if s.Count == 0 {
+		return msStats{}
+	}
+	return msStats{
+		N: s.Count, P50: s.P50 / 1e6, P95: s.P95 / 1e6, Mean: s.Mean / 1e6,
+		Min: float64(s.Min) / 1e6, Max: float64(s.Max) / 1e6,
+	}
+}
+
+// summary is what a run prints: as text, or as JSON with -json for the
+// scripts that compare runs.
+type summary struct {
+	Device         string `json:"device"`
+	Driver         string `json:"driver"`
+	Calibrated     string `json:"calibrated_timestamps"` // the extension, or ""
+	Frames         int    `json:"frames"`
+	FramesInFlight int    `json:"frames_in_flight"`
+	Load           int    `json:"load"`
+	Iterations     int    `json:"iterations"`
+	ExtraZones     int    `json:"extra_zones"`
+	RawZones       int    `json:"raw_zones"`
+	Stages         string `json:"stages"`
+
+	// FrameGPU is the duration of the "frame" GPU zone (device ticks times
+	// timestampPeriod), one sample per frame read back.
+	FrameGPU msStats `json:"frame_gpu_ms"`
+	// FrameCPU is the host time from one frame's start to the next's.
+	FrameCPU msStats `json:"frame_cpu_ms"`
+	// Record is the CPU time spent recording a frame's command buffer.
+	Record msStats `json:"record_cpu_ms"`
+	// RawPairNs is the mean duration of the -rawzones timestamp pairs.
+	RawPairNs float64 `json:"raw_pair_ns_mean"`
+	RawPairs  uint64  `json:"raw_pairs"`
+
+	Zones        uint64 `json:"zones"`         // GPU zones read back
+	ZonesDropped uint64 `json:"zones_dropped"` // no query, unmatched, unconverted
+	SpansDropped uint64 `json:"spans_dropped"` // CPU spans and evictions
+	// CalibrationErrNs and DriftPPM are the clock model's at the end.
+	CalibrationErrNs float64 `json:"calibration_err_ns"`
+	DriftPPM         float64 `json:"drift_ppm"`
+	ZoneErrNsMax     int64   `json:"zone_err_ns_max"`
+
+	ValidationWarnings uint64 `json:"validation_warnings"`
+	ValidationErrors   uint64 `json:"validation_errors"`
+
+	Files    []string `json:"files"`
+	PNG      string   `json:"png,omitempty"`
+	ElapsedS float64  `json:"elapsed_s"`
+}
+
+func (s *summary) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+func (s *summary) writeText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, `device      %s (%s), calibrated timestamps: %s
+frames      %d (%d in flight), load %d draws x %d iterations, %d extra zones, %d raw pairs, stages %s
+zones       %d read back, %d dropped; CPU spans dropped %d
+GPU frame   p50 %.3f ms, p95 %.3f ms, mean %.3f ms (%d frames)
+CPU frame   p50 %.3f ms, p95 %.3f ms; recording p50 %.3f ms
+clock       error bound %.0f ns at the end (largest on a zone %d ns), drift %.2f ppm
+`, s.Device, s.Driver, orNone(s.Calibrated),
+		s.Frames, s.FramesInFlight, s.Load, s.Iterations, s.ExtraZones, s.RawZones, s.Stages,
+		s.Zones, s.ZonesDropped, s.SpansDropped,
+		s.FrameGPU.P50, s.FrameGPU.P95, s.FrameGPU.Mean, s.FrameGPU.N,
+		s.FrameCPU.P50, s.FrameCPU.P95, s.Record.P50,
+		s.CalibrationErrNs, s.ZoneErrNsMax, s.DriftPPM)
+	if err != nil {
+		return err
+	}
+	if s.RawPairs > 0 {
+		fmt.Fprintf(w, "raw pairs   %d read back, mean %.0f ns\n", s.RawPairs, s.RawPairNs)
+	}
+	if s.ValidationWarnings+s.ValidationErrors > 0 {
+		fmt.Fprintf(w, "validation  %d warnings, %d errors\n", s.ValidationWarnings, s.ValidationErrors)
+	}
+	for _, f := range s.Files {
+		fmt.Fprintf(w, "wrote       %s\n", f)
+	}
+	if s.PNG != "" {
+		fmt.Fprintf(w, "wrote       %s (the last frame)\n", s.PNG)
+	}
+	_, err = fmt.Fprintf(w, "open %s at https://ui.perfetto.dev (Open trace file), "+
+		"or %s with go tool pprof -http=:\n", perfettoFile, pprofFile)
+	return err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
