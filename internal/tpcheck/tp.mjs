@@ -382,6 +382,19 @@ function startShell(shell) {
   };
 }
 
+// TPCHECK_RELAY=1 makes this process a stand-in for `trace_processor_shell
+// --stdiod`: the wasm engine's RPC byte stream on stdin and stdout. The
+// tests use it to exercise the shell path without a shell binary.
+if (process.env.TPCHECK_RELAY === '1') {
+  const port = loadEngine();
+  port.on('message', (b) => process.stdout.write(b));
+  process.stdin.on('data', (b) => port.postMessage(new Uint8Array(b)));
+  process.stdin.on('end', () => process.exit(0));
+} else {
+  await serve();
+}
+
+async function serve() {
 let engine;
 try {
   engine = new Engine(process.env.TPCHECK_SHELL ? startShell(process.env.TPCHECK_SHELL) : loadEngine());
@@ -411,3 +424,4 @@ for await (const line of lines) {
   process.stdout.write(toJSON(out) + '\n');
 }
 process.exit(0);
+}

@@ -153,3 +153,42 @@ func TestCell(t *testing.T) {
 		t.Error("cell of an unknown object: want an error")
 	}
 }
+
+// TestShellRelay drives the shell path (trace_processor_shell --stdiod)
+// with a stand-in: tp.mjs in relay mode, which speaks the shell's RPC on
+// stdin and stdout through the wasm engine.
+func TestShellRelay(t *testing.T) {
+	p, err := locate()
+	if err != nil || p.kind != "wasm" {
+		t.Skipf("needs the WebAssembly trace processor: %v", err)
+	}
+	script, err := filepath.Abs("tp.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(t.TempDir(), "trace_processor_shell")
+	body := fmt.Sprintf("#!/bin/sh\nTPCHECK_RELAY=1 TPCHECK_DIR=%q exec %q %q\n", p.path, p.node, script)
+	if err := os.WriteFile(fake, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvDir, fake)
+	sp, err := locate()
+	if err != nil || sp.kind != "shell" {
+		t.Fatalf("locate with %s=%s: %v, %v", EnvDir, fake, sp, err)
+	}
+	e, err := startNode(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	if err := e.load(writeFile(t, "good.json", goodJSON)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.query("select count(*) as n from slice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r.Rows, [][]any{{int64(2)}}) {
+		t.Errorf("got %v, want 2 slices", r.Rows)
+	}
+}
