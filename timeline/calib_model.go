@@ -28,12 +28,16 @@ package timeline
 //  3. The slope is clamped to the period allowed by MaxDriftPPM, so that
 //     the mapping always increases.
 //
-// Before the fit a new sample is screened against the current line: if it
-// is off by more than 3*(E(x)+dev+P) (E below) it is held as a suspect, not
-// fitted. A single bad sample, or a burst of up to resetAfter-1 of them,
-// cannot capture the fit. resetAfter consecutive suspects that agree with
-// each other mean the device clock itself jumped (AMD counter resets,
-// epochs): the model restarts from them and counts a Reset.
+// Once the window holds five samples, a new sample is first screened
+// against the current line: if it is off by more than 3*(E(x)+dev+P) (E
+// below) it is held as a suspect, not fitted. A single bad sample, or a
+// burst of up to 15 of them, cannot capture the fit. 16 consecutive
+// suspects of which at least three quarters agree on a line mean that the
+// device clock itself jumped (AMD counter resets, epochs): the model
+// restarts from those and counts a Reset. Warm-up: the first five samples
+// are not screened and the bound assumes they are honest; from five on,
+// the in-window step rejects a bad one among them. Take the first
+// calibration as a quick burst of samples to shorten the warm-up.
 //
 // # Error bound
 //
@@ -167,7 +171,7 @@ const (
 	clockScreenK    = 3       // screening tolerance, in bounds
 	clockRejectK    = 5       // in-window rejection, in robust scales
 	clockRejectMin  = 4       // in-window rejection floor, in deviations
-	clockResetAfter = 8       // consecutive agreeing suspects that reset
+	clockResetAfter = 16      // consecutive agreeing suspects that reset
 	clockMinKeep    = 5       // samples kept whatever their age
 	clockSlewMax    = 1e-3    // most relative rate change while slewing
 	clockMaxSegs    = 1 << 14 // segments kept; halved when full
@@ -313,7 +317,8 @@ func (m *ClockModel) Add(s ClockSample) error {
 	x := extendTick(raw, pred, m.base, m.mask)
 	p := clockPoint{x: x, h: s.Host, dev: dev}
 	m.lastHost = s.Host
-	if r := math.Abs(float64(s.Host) - m.fit.hostAt(x)); !(r <= clockScreenK*(m.fit.bound(x)+dev)) {
+	r := math.Abs(float64(s.Host) - m.fit.hostAt(x))
+	if len(m.win) >= clockMinKeep && !(r <= clockScreenK*(m.fit.bound(x)+dev)) {
 		m.suspects = append(m.suspects, p)
 		if len(m.suspects) >= clockResetAfter {
 			m.trySuspects(s.Host)
@@ -351,24 +356,30 @@ func (m *ClockModel) trim() {
 // each other; otherwise it drops the oldest as an outlier.
 func (m *ClockModel) trySuspects(host int64) {
 	f, rejected := fitPoints(m.suspects, m)
-	agree := rejected == 0
-	for _, p := range m.suspects {
-		if !(math.Abs(float64(p.h)-f.hostAt(p.x)) <= clockRejectMin*p.dev) {
+	agree := rejected <= len(m.suspects)/4
+	for i, p := range m.suspects {
+		if m.keep[i] && !(math.Abs(float64(p.h)-f.hostAt(p.x)) <= clockRejectMin*p.dev) {
 			agree = false
 		}
 	}
-	if agree {
-		m.resets++
-		m.win = append(m.win[:0], m.suspects...)
-		m.added += uint64(len(m.suspects))
-		m.suspects = m.suspects[:0]
-		m.trim()
-		m.refit()
-		m.publish(host, true)
+	if !agree {
+		m.outliers++
+		m.suspects = append(m.suspects[:0], m.suspects[1:]...)
 		return
 	}
-	m.outliers++
-	m.suspects = append(m.suspects[:0], m.suspects[1:]...)
+	m.resets++
+	m.outliers += uint64(rejected)
+	m.win = m.win[:0]
+	for i, p := range m.suspects {
+		if m.keep[i] {
+			m.win = append(m.win, p)
+		}
+	}
+	m.added += uint64(len(m.win))
+	m.suspects = m.suspects[:0]
+	m.trim()
+	m.refit()
+	m.publish(host, true)
 }
 
 // refit fits the window, dropping in-window outliers from it.

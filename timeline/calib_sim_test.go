@@ -103,6 +103,7 @@ type simResult struct {
 	errs, bounds                []float64 // of conversions
 	probeErr, probeBound        []float64 // of extrapolations past the newest sample
 	naiveErr1h                  float64
+	worstAt                     float64 // s, where error/bound was worst
 	q                           ClockQuality
 }
 
@@ -143,7 +144,9 @@ func runSim(t *testing.T, c simCase, seed uint64) simResult {
 		}
 		truth := hostBase + clk.hostOf(tick)
 		d, e = math.Abs(float64(h)-truth), float64(ei)
-		res.maxRatio = math.Max(res.maxRatio, d/e)
+		if d/e > res.maxRatio {
+			res.maxRatio, res.worstAt = d/e, clk.hostOf(tick)/1e9
+		}
 		if d > e {
 			t.Errorf("%s at %.3f s: error %.0f ns beyond the bound %.0f ns", what, clk.hostOf(tick)/1e9, d, e)
 		}
@@ -162,14 +165,15 @@ func runSim(t *testing.T, c simCase, seed uint64) simResult {
 			dev = 3200 + 4800*rng.Float64()
 		}
 		e := (2*rng.Float64() - 1) * dev
-		if i > 0 && burst == 0 && rng.Float64() < c.bursts {
-			burst, burstOff = 5, (2*rng.Float64()-1)*2e6
+		warm := i >= clockMinKeep // warm-up samples are honest: see the model's docs
+		if warm && burst == 0 && rng.Float64() < c.bursts {
+			burst, burstOff = 5, math.Copysign(50e3+2e6*rng.Float64(), 2*rng.Float64()-1)
 		}
 		switch {
 		case burst > 0:
 			burst--
 			e, dev = burstOff, 2500
-		case i > 0 && rng.Float64() < c.outliers:
+		case warm && rng.Float64() < c.outliers:
 			e = math.Copysign(50e3+5e6*rng.Float64(), 2*rng.Float64()-1)
 			dev = 2500
 		}
@@ -250,22 +254,27 @@ func TestClockModelSimulated(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runSim(t, c, uint64(i+1))
-			if r.conversions == 0 || r.failed > 0 {
-				t.Fatalf("%d conversions, %d failed", r.conversions, r.failed)
+			for seed := uint64(2*i + 1); seed <= uint64(2*i+2); seed++ {
+				r := runSim(t, c, seed)
+				if r.conversions == 0 || r.failed > 0 {
+					t.Fatalf("%d conversions, %d failed", r.conversions, r.failed)
+				}
+				if r.q.Resets != 0 {
+					t.Errorf("%d resets on a clock that never jumps", r.q.Resets)
+				}
+				if c.outliers > 0 && r.q.Outliers == 0 {
+					t.Errorf("no outlier rejected")
+				}
+				if seed%2 == 0 {
+					continue
+				}
+				t.Logf("%d conversions (figures after 1 min): error p50 %.0f ns, p99 %.0f ns, max %.0f ns; bound p50 %.0f ns, p99 %.0f ns",
+					r.conversions, pct(r.errs, 0.5), pct(r.errs, 0.99), pct(r.errs, 1), pct(r.bounds, 0.5), pct(r.bounds, 0.99))
+				t.Logf("%d extrapolations 1-30 intervals ahead: error p50 %.0f ns, max %.0f ns; bound p50 %.0f ns; worst error/bound of all %.2f at %.1f s",
+					r.probes, pct(r.probeErr, 0.5), pct(r.probeErr, 1), pct(r.probeBound, 0.5), r.maxRatio, r.worstAt)
+				t.Logf("after %.1f h: naive one-time calibration off by %.0f us; model quality %+v",
+					c.hours, r.naiveErr1h/1e3, r.q)
 			}
-			if r.q.Resets != 0 {
-				t.Errorf("%d resets on a clock that never jumps", r.q.Resets)
-			}
-			if c.outliers > 0 && r.q.Outliers == 0 {
-				t.Errorf("no outlier rejected")
-			}
-			t.Logf("%d conversions (figures after 1 min): error p50 %.0f ns, p99 %.0f ns, max %.0f ns; bound p50 %.0f ns, p99 %.0f ns",
-				r.conversions, pct(r.errs, 0.5), pct(r.errs, 0.99), pct(r.errs, 1), pct(r.bounds, 0.5), pct(r.bounds, 0.99))
-			t.Logf("%d extrapolations 1-30 intervals ahead: error p50 %.0f ns, max %.0f ns; bound p50 %.0f ns; worst error/bound of all %.2f",
-				r.probes, pct(r.probeErr, 0.5), pct(r.probeErr, 1), pct(r.probeBound, 0.5), r.maxRatio)
-			t.Logf("after %.1f h: naive one-time calibration off by %.0f us; model quality %+v",
-				c.hours, r.naiveErr1h/1e3, r.q)
 		})
 	}
 }
