@@ -22,6 +22,9 @@ const (
 	dropsCounter = "framescope dropped"
 )
 
+// A Writer is a recorder's sink.
+var _ timeline.Sink = (*Writer)(nil)
+
 // MaxHeld bounds the spans a Writer holds back waiting for their parent
 // (see WriteBatch). Past it the held spans are written at once, in order.
 const MaxHeld = 1 << 20
