@@ -140,5 +140,44 @@ func cases() []tcase {
 		rb = append(rb, b)
 	}
 	add("realistic frames", rb...)
+	add("late GPU results", lateBatches(8, 2)...)
+	return out
+}
+
+// lateBatches makes n batches as a recorder streams them: each carries the
+// CPU spans of its frame and the GPU zones of the frame lag frames before,
+// whose results came late. It has no flows (they would cross batches).
+func lateBatches(n, lag int) []*timeline.Trace {
+	g := benchspans.New(5)
+	var frames []*timeline.Trace
+	for i := 0; i < n+lag; i++ {
+		b := g.Batch(&timeline.Trace{Process: timeline.Process{PID: 5, Name: "late"}, Names: benchspans.Names, Tracks: benchspans.Tracks()})
+		g.Frame(b)
+		frames = append(frames, b)
+	}
+	gpu := func(id timeline.TrackID) bool {
+		return id == benchspans.GraphicsQueue || id == benchspans.GraphicsLane || id == benchspans.ComputeQueue
+	}
+	var out []*timeline.Trace
+	for i := 0; i < n+lag; i++ {
+		b := &timeline.Trace{Process: frames[0].Process, Names: benchspans.Names, Tracks: benchspans.Tracks()}
+		if i < n {
+			for _, s := range frames[i].Spans {
+				if !gpu(s.Track) {
+					b.Spans = append(b.Spans, s)
+				}
+			}
+			b.Frames, b.Samples = frames[i].Frames, frames[i].Samples
+		}
+		if i >= lag {
+			for _, s := range frames[i-lag].Spans {
+				if gpu(s.Track) {
+					b.Spans = append(b.Spans, s)
+				}
+			}
+			b.Calibrations = frames[i-lag].Calibrations
+		}
+		out = append(out, b)
+	}
 	return out
 }

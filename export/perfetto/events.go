@@ -15,9 +15,8 @@ type zeroGroup struct {
 	done       bool
 }
 
-// writeEvents writes the sorted events of the batch.
-func (w *Writer) writeEvents(b *timeline.Trace) {
-	ev := w.events
+// writeEvents writes sorted events of the batch on the current sequence.
+func (w *Writer) writeEvents(b *timeline.Trace, ev []event) {
 	for i := 0; i < len(ev); {
 		j := i + 1
 		for j < len(ev) && ev[j].ts == ev[i].ts && ev[j].track == ev[i].track {

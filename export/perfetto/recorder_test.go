@@ -62,7 +62,7 @@ func TestRecorderSink(t *testing.T) {
 	if len(x.spans) < 12*4 || len(x.flows) == 0 || len(x.frames) == 0 || len(x.samples) == 0 {
 		t.Fatalf("recorded %d spans, %d flows, %d frames, %d samples: want all kinds", len(x.spans), len(x.flows), len(x.frames), len(x.samples))
 	}
-	t.Logf("%d batches: %d spans, %d flows, %d frames, %d samples", len(batches), len(x.spans), len(x.flows), len(x.frames), len(x.samples))
+	t.Logf("%d batches: %d spans, %d flows, %d frames, %d samples; writer %+v", len(batches), len(x.spans), len(x.flows), len(x.frames), len(x.samples), w.Stats())
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

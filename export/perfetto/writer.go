@@ -227,17 +227,34 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	w.sortBuf = sortEvents(w.events, w.sortBuf)
 	w.linkFlows(b)
 
-	if len(w.events) > 0 {
-		w.pickSequence(w.events[0].ts)
-	} else if w.cur == nil {
-		w.pickSequence(timeline.Now())
+	// Events before the end of the latest sequence (late GPU results, outer
+	// spans ending after inner ones) go on an older sequence that they
+	// fit, or a new one; the rest continue the latest.
+	ev := w.events
+	latest, split := w.latest(), 0
+	switch {
+	case len(ev) == 0:
+		if w.cur == nil {
+			w.pickSequence(timeline.Now())
+		}
+	case latest != nil && ev[0].ts < latest.last:
+		split = searchTime(ev, latest.last)
+		w.pickSequence(ev[0].ts)
+	default:
+		w.pickSequence(ev[0].ts)
 	}
 	w.describeProcess(b.Process)
 	for _, i := range newTracks {
 		w.describe(&w.tracks[i])
 	}
+	if split > 0 {
+		w.writeEvents(b, ev[:split])
+		if split < len(ev) {
+			w.cur = latest
+		}
+	}
 	w.setDefaultTrack()
-	w.writeEvents(b)
+	w.writeEvents(b, ev[split:])
 	w.writeDrops(b.Drops)
 	w.names = nil
 	return w.Flush()
@@ -425,6 +442,31 @@ func (w *Writer) setDefaultTrack() {
 	e.close(ted)
 	e.close(def)
 	w.endPacket()
+}
+
+// latest returns the open sequence furthest ahead, or nil.
+func (w *Writer) latest() *sequence {
+	var l *sequence
+	for _, s := range w.seqs {
+		if l == nil || s.last > l.last {
+			l = s
+		}
+	}
+	return l
+}
+
+// searchTime returns the index of the first event at or after ts.
+func searchTime(ev []event, ts int64) int {
+	lo, hi := 0, len(ev)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ev[m].ts < ts {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // pickSequence makes w.cur a sequence whose clock is at or before ts: the

@@ -168,3 +168,18 @@ func TestTruncatedTrace(t *testing.T) {
 		t.Errorf("the part before the cut was lost: %+v", got)
 	}
 }
+
+// TestLateResultsReuseSequences: batches that reach back in time (late GPU
+// results) continue older packet sequences instead of opening one each.
+func TestLateResultsReuseSequences(t *testing.T) {
+	bs := lateBatches(40, 3)
+	w := NewWriter(io.Discard, Options{})
+	for _, b := range bs {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := w.Stats().Sequences; n > 3 {
+		t.Errorf("%d batches opened %d packet sequences, want at most 3", len(bs), n)
+	}
+}
