@@ -15,9 +15,22 @@ func appendMicros(dst []byte, ns int64) []byte {
 		dst = append(dst, '-')
 		u = -u
 	}
-	dst = strconv.AppendUint(dst, u/1000, 10)
+	// Digits from the right into a small array, then one copy.
+	var b [24]byte
+	i := len(b)
 	f := u % 1000
-	return append(dst, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	u /= 1000
+	b[i-1], b[i-2], b[i-3], b[i-4] = byte('0'+f%10), byte('0'+f/10%10), byte('0'+f/100), '.'
+	i -= 4
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	return append(dst, b[i:]...)
 }
 
 var errTime = errors.New("bad time value")

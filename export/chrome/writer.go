@@ -52,6 +52,7 @@ type Writer struct {
 	started bool
 	closed  bool
 	pid     int32
+	pidStr  []byte
 
 	tracks map[timeline.TrackID]*trackState
 	series map[string]bool // counter names in use
@@ -74,9 +75,11 @@ type Writer struct {
 }
 
 type trackState struct {
-	t     timeline.Track
-	tid   []byte // the tid, formatted
-	queue []byte // the queue, quoted; nil on tracks with none
+	t   timeline.Track
+	tid []byte // the tid, formatted
+	// bPre and ePre start this thread's B and E events, up to the ts.
+	bPre, ePre []byte
+	queue      []byte // the queue, quoted; nil on tracks with none
 	// series is a counter track's name in 'C' events, quoted: its name,
 	// made unique with its ID when another counter has the same name.
 	series []byte
@@ -225,6 +228,7 @@ func (w *Writer) start(b *timeline.Trace) {
 	if w.pid <= 0 {
 		w.pid = 1
 	}
+	w.pidStr = strconv.AppendInt(nil, int64(w.pid), 10)
 	w.buf = append(w.buf, "{\"traceEvents\":[\n"...)
 	w.buf = append(w.buf, `{"ph":"M","pid":`...)
 	w.buf = strconv.AppendInt(w.buf, int64(w.pid), 10)
@@ -243,7 +247,7 @@ func (w *Writer) start(b *timeline.Trace) {
 func (w *Writer) beginEvent(ph byte) {
 	w.buf = append(w.buf, ",\n{\"ph\":\""...)
 	w.buf = append(w.buf, ph, '"', ',', '"', 'p', 'i', 'd', '"', ':')
-	w.buf = strconv.AppendInt(w.buf, int64(w.pid), 10)
+	w.buf = append(w.buf, w.pidStr...)
 }
 
 func (w *Writer) internNames(names []string) {
@@ -286,6 +290,19 @@ func queueString(q timeline.Queue) string {
 
 func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
 	ts := &trackState{t: *t, tid: strconv.AppendUint(nil, uint64(t.ID), 10)}
+	for _, ph := range []byte{'B', 'E'} {
+		p := append([]byte(",\n{\"ph\":\""), ph)
+		p = append(p, `","pid":`...)
+		p = append(p, w.pidStr...)
+		p = append(p, `,"tid":`...)
+		p = append(p, ts.tid...)
+		p = append(p, `,"ts":`...)
+		if ph == 'B' {
+			ts.bPre = p
+		} else {
+			ts.ePre = p
+		}
+	}
 	if t.Kind == timeline.TrackGPUQueue || t.Kind == timeline.TrackGPULane {
 		ts.queue = appendString(nil, queueString(t.Queue))
 	}
@@ -547,10 +564,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 func (w *Writer) begin(ts *trackState, c *cand) {
 	s := &c.s
 	w.maxTs = max(w.maxTs, s.End)
-	w.beginEvent('B')
-	w.buf = append(w.buf, `,"tid":`...)
-	w.buf = append(w.buf, ts.tid...)
-	w.buf = append(w.buf, `,"ts":`...)
+	w.buf = append(w.buf, ts.bPre...)
 	w.buf = appendMicros(w.buf, s.Start)
 	w.buf = append(w.buf, `,"name":`...)
 	w.buf = append(w.buf, w.name(s.Name)...)
@@ -613,10 +627,7 @@ func (w *Writer) end(ts *trackState, c *cand) {
 			w.flowEvent(ts, f, c.s.End)
 		}
 	}
-	w.beginEvent('E')
-	w.buf = append(w.buf, `,"tid":`...)
-	w.buf = append(w.buf, ts.tid...)
-	w.buf = append(w.buf, `,"ts":`...)
+	w.buf = append(w.buf, ts.ePre...)
 	w.buf = appendMicros(w.buf, c.s.End)
 	w.buf = append(w.buf, '}')
 }
