@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"bytes"
 	"cmp"
 	"runtime"
 	"slices"
@@ -205,4 +206,41 @@ func marshalBatch(bt *timeline.Trace) ([]byte, error) {
 		last = e.ts
 	}
 	return proto.Marshal(tr)
+}
+
+// BenchmarkPerfettoRead reads back the trace of 64 realistic frames, and
+// reports ns per span and its time as a ratio to proto.Unmarshal of the
+// same bytes into the generated structs (which builds no timeline),
+// measured in the same run.
+func BenchmarkPerfettoRead(b *testing.B) {
+	batches := frameBatches(64)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	spans := 0
+	for _, bt := range batches {
+		w.Write(bt)
+		spans += len(bt.Spans)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Read(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	readNs := float64(b.Elapsed().Nanoseconds()) / float64(b.N*spans)
+	b.ReportMetric(readNs, "ns/span")
+	n := 0
+	start := time.Now()
+	for time.Since(start) < b.Elapsed()/4+10*time.Millisecond {
+		var tr pb.Trace
+		if err := proto.Unmarshal(data, &tr); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	unmarshalNs := float64(time.Since(start).Nanoseconds()) / float64(n*spans)
+	b.ReportMetric(readNs/unmarshalNs, "x-unmarshal-time")
 }

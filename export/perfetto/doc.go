@@ -34,4 +34,14 @@
 // sequence starts a new sequence (a snapshot may not go back in time on
 // one). Tracks carry their timeline attributes in their description, so
 // that Read can rebuild the timeline exactly.
+//
+// Two limits of the format show through. Perfetto links a flow only
+// forwards in time, so a flow whose GPU end begins before its CPU start
+// (possible within the clock model's error bound) is written, and shown,
+// from the GPU zone to the CPU span; Read restores its direction. And
+// slices of one track that begin (or end) at the very same nanosecond are
+// nested by the order they are written in: right within a batch, but when
+// the outer one comes in a later batch than the inner one, both the trace
+// processor and Read nest them the wrong way round. Names are written
+// whole, but the trace processor cuts a name at its first NUL byte.
 package perfetto
