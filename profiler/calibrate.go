@@ -268,10 +268,36 @@ func (f *fallback) destroy() {
 	}
 }
 
-// sampleFallback writes one timestamp on the GPU between two host reads:
-// host time before the submit and after the fence. The sample's host time
-// is their midpoint and its deviation half the round trip.
+// sampleFallback writes timestamps on the GPU between two host reads: host
+// time before the submit and after the fence. The GPU wrote its timestamp
+// somewhere in between, and the round trip bounds where: the sample's host
+// time is the later read and its deviation the round trip, so that the
+// model can be late but never early (a GPU timestamp never converts to
+// before the host event that caused it). A round takes a few such probes,
+// within FallbackTimeout, and keeps the one with the shortest round trip.
 func (c *calibrator) sampleFallback(q *Queue) (timeline.ClockSample, error) {
+	var best timeline.ClockSample
+	deadline := timeline.Now() + int64(c.o.FallbackTimeout)
+	tries := min(c.o.Burst, 4)
+	for i := 0; i < tries; i++ {
+		s, err := c.probeFallback(q, deadline-timeline.Now())
+		if err != nil {
+			if i > 0 {
+				break
+			}
+			return best, err
+		}
+		if i == 0 || s.Deviation < best.Deviation {
+			best = s
+		}
+		if timeline.Now() > deadline {
+			break
+		}
+	}
+	return best, nil
+}
+
+func (c *calibrator) probeFallback(q *Queue, timeout int64) (timeline.ClockSample, error) {
 	var s timeline.ClockSample
 	f, err := c.fallbackFor(q)
 	if err != nil {
@@ -300,7 +326,7 @@ func (c *calibrator) sampleFallback(q *Queue) (timeline.ClockSample, error) {
 	if r := vkg.QueueSubmit(q.Handle, 1, si, f.fence); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration submit: %w", vkg.Error(r))
 	}
-	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(c.o.FallbackTimeout))
+	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(max(timeout, 1)))
 	h1 := timeline.Now()
 	if r == vkg.Timeout {
 		f.pending = true
@@ -314,9 +340,5 @@ func (c *calibrator) sampleFallback(q *Queue) (timeline.ClockSample, error) {
 		vkg.QueryResultFlags(vkg.QueryResult64Bit|vkg.QueryResultWithAvailabilityBit)); r != vkg.Success || res[1] == 0 {
 		return s, fmt.Errorf("profiler: calibration timestamp unavailable (%v)", vkg.Error(r))
 	}
-	half := (h1 - h0 + 1) / 2
-	if half < 1 {
-		half = 1
-	}
-	return timeline.ClockSample{Device: res[0], Host: h0 + (h1-h0)/2, Deviation: half}, nil
+	return timeline.ClockSample{Device: res[0], Host: h1, Deviation: max(h1-h0, 1)}, nil
 }

@@ -60,3 +60,7 @@ func (r *rig) frame(record func(cmd vkg.CommandBuffer)) []ZoneResult {
 func sleepMs(d int) { time.Sleep(time.Duration(d) * time.Millisecond) }
 
 var _ = timeline.Now
+
+type vkgCmd = vkg.CommandBuffer
+
+func timeTimeline() int64 { return timeline.Now() }

@@ -1,0 +1,84 @@
+package profiler
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+)
+
+func TestClockCheckCausality(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		name := "calibrated"
+		if fallback {
+			name = "fallback"
+		}
+		t.Run(name, func(t *testing.T) {
+			q := vktest.Graphics(t, vk.Config{NoCalibrated: fallback})
+			if !fallback && q.Dev.Calibrated == "" {
+				t.Skipf("%s has no calibrated timestamps", q.Dev.Caps.Name)
+			}
+			rep, err := ClockCheck(&Device{q.Dev}, Queue{Handle: q.Q.Handle, Family: q.Q.Family, ValidBits: q.Q.ValidBits},
+				ClockCheckOptions{Duration: 3 * time.Second, SampleEvery: 5 * time.Millisecond,
+					FitEvery: 200 * time.Millisecond, CausalityEvery: time.Millisecond, CausalityTries: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			rep.Print(&buf)
+			t.Log("\n" + buf.String())
+			if rep.CausalityTries != 100 {
+				t.Errorf("%d causality tries, want 100", rep.CausalityTries)
+			}
+			if rep.CausalityViolations != 0 {
+				t.Errorf("%d causality violations", rep.CausalityViolations)
+			}
+			if !strings.Contains(buf.String(), "causality violations: 0") {
+				t.Error("report lacks the causality line")
+			}
+			if fallback && rep.Method != "submit-and-wait" {
+				t.Errorf("method %q with the extension left off", rep.Method)
+			}
+			if rep.OutsideBound != 0 {
+				t.Errorf("%d held-out samples outside the model's stated bound", rep.OutsideBound)
+			}
+			if rep.Residual.Count == 0 || rep.Fits < 2 {
+				t.Errorf("residuals %d, fits %d", rep.Residual.Count, rep.Fits)
+			}
+		})
+	}
+}
+
+// The fallback path end to end: no calibrated timestamps, the application
+// calibrates by submit-and-wait, and zones still land on the host clock.
+func TestFallbackCalibrationConvertsZones(t *testing.T) {
+	r := newRig(t, vk.Config{NoCalibrated: true}, GPUOptions{FramesInFlight: 1})
+	name := r.p.Name("z")
+	// Before any calibration, zones are read back but not placed: counted.
+	zs := r.frame(func(cmd vkgCmd) { r.g.Zone(cmd, name).End() })
+	if len(zs) != 1 || zs[0].Converted || r.g.Stats().Unconverted != 1 {
+		t.Fatalf("before calibration: %+v, stats %+v", zs, r.g.Stats())
+	}
+	for i := 0; i < 5; i++ {
+		if err := r.g.Calibrate(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := timeTimeline()
+	zs = r.frame(func(cmd vkgCmd) { r.g.Zone(cmd, name).End() })
+	after := timeTimeline()
+	if len(zs) != 1 || !zs[0].Converted {
+		t.Fatalf("after calibration: %+v", zs)
+	}
+	z := zs[0]
+	if z.Start+z.ErrNs < before || z.Stop-z.ErrNs > after {
+		t.Errorf("zone [%d, %d] ± %d outside the frame's host interval [%d, %d]", z.Start, z.Stop, z.ErrNs, before, after)
+	}
+	if got := r.p.Dump().Drops.Unconverted; got != 1 {
+		t.Errorf("timeline Drops.Unconverted = %d, want 1", got)
+	}
+}
