@@ -26,6 +26,7 @@ type config struct {
 	rawZones   int    // raw timestamp pairs around the load draws
 	stages     stages
 	inFlight   int
+	queries    int // per-frame query cap; 0: room for every zone
 	validation bool
 	quiet      bool
 	json       bool
@@ -47,8 +48,8 @@ func (c *config) check() error {
 	switch {
 	case c.frames < 1:
 		return fmt.Errorf("-frames %d: want at least 1", c.frames)
-	case c.load < 0 || c.zones < 0 || c.rawZones < 0 || c.iterations < 0:
-		return errors.New("-load, -iterations, -zones and -rawzones cannot be negative")
+	case c.load < 0 || c.zones < 0 || c.rawZones < 0 || c.iterations < 0 || c.queries < 0:
+		return errors.New("-load, -iterations, -zones, -rawzones and -queries cannot be negative")
 	case c.inFlight < 1 || c.inFlight > 8:
 		return fmt.Errorf("-inflight %d: want 1 to 8", c.inFlight)
 	case c.size < 8 || c.size > 4096:
@@ -153,14 +154,19 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 	l.draws = l.p.Recorder().Counter("draws", timeline.UnitCount)
 
 	// Two queries a zone: the frame, pass, load, draw and copy zones and
-	// the extra ones, with room to spare.
+	// the extra ones, with room to spare; or the -queries cap.
 	queries := uint32(min(2*(cfg.zones+16), math.MaxUint32/2))
+	initial, limit := max(queries, 512), max(queries, 32768)
+	if cfg.queries > 0 {
+		initial = uint32(min(cfg.queries, math.MaxUint32/2))
+		limit = initial
+	}
 	l.gpu, err = l.p.GPU(pdev, q, profiler.GPUOptions{
 		BeginStage:         cfg.stages.begin,
 		EndStage:           cfg.stages.end,
 		FramesInFlight:     cfg.inFlight,
-		QueriesPerFrame:    max(queries, 512),
-		MaxQueriesPerFrame: max(queries, 32768),
+		QueriesPerFrame:    initial,
+		MaxQueriesPerFrame: limit,
 	})
 	if err != nil {
 		return summary{}, err
@@ -386,43 +392,22 @@ func (l *loop) record(i int) error {
 	return nil
 }
 
-// recordLoad records the load draws, with the -zones zones and the
-// -rawzones timestamp pairs spread evenly over them: zone j covers draws
-// [j*L/Z, (j+1)*L/Z), so with more zones than draws some are empty.
+// recordLoad records the load draws with the -zones zones and the
+// -rawzones timestamp pairs around them (see spread).
 func (l *loop) recordLoad(cmd vkg.CommandBuffer, i int) {
-	L, Z, R := l.cfg.load, l.cfg.zones, l.cfg.rawZones
 	var open profiler.Zone
-	openEnd, rawEnd := -1, -1
-	jz, jr, rawOpen := 0, 0, -1
-	for p := 0; p <= L; p++ {
-		if openEnd == p {
-			open.End()
-			openEnd = -1
-		}
-		if rawEnd == p {
-			l.raw.end(cmd, i, rawOpen)
-			rawEnd = -1
-		}
-		for jz < Z && jz*L/Z == p {
-			z := l.gpu.Zone(cmd, l.n.zone)
-			if e := (jz + 1) * L / Z; e == p {
-				z.End()
-			} else {
-				open, openEnd = z, e
-			}
-			jz++
-		}
-		for jr < R && jr*L/R == p {
-			l.raw.begin(cmd, i, jr)
-			if e := (jr + 1) * L / R; e == p {
-				l.raw.end(cmd, i, jr)
-			} else {
-				rawOpen, rawEnd = jr, e
-			}
-			jr++
-		}
-		if p < L {
+	spread(l.cfg.load, l.cfg.zones, l.cfg.rawZones, func(ev event, k int) {
+		switch ev {
+		case draw:
 			l.r.loadDraw(cmd)
+		case zoneBegin:
+			open = l.gpu.Zone(cmd, l.n.zone)
+		case zoneEnd:
+			open.End()
+		case rawBegin:
+			l.raw.begin(cmd, i, k)
+		case rawEnd:
+			l.raw.end(cmd, i, k)
 		}
-	}
+	})
 }

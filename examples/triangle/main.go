@@ -36,6 +36,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.zones, "zones", cfg.zones, "extra profiler zones per frame, nested around the load draws")
 	fs.IntVar(&cfg.rawZones, "rawzones", cfg.rawZones, "raw vkCmdWriteTimestamp pairs per frame around the load draws, outside the profiler")
 	stagesFlag := fs.String("stages", cfg.stages.String(), "timestamp stages BEGIN-END of every zone and raw pair: top, bottom, all, graphics, vertex, fragment, color, transfer")
+	fs.IntVar(&cfg.queries, "queries", cfg.queries, "timestamp queries per frame the profiler may use (default: room for every zone); zones over it are dropped and counted")
 	fs.IntVar(&cfg.inFlight, "inflight", cfg.inFlight, "frames in flight")
 	fs.IntVar(&cfg.size, "size", cfg.size, "the image is size x size pixels")
 	fs.BoolVar(&cfg.validation, "validation", cfg.validation, "turn the Khronos validation layer on")

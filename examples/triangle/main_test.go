@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+func TestParseFlags(t *testing.T) {
+	def := defaultConfig()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want func(c *config) // edits the defaults into what is expected
+		err  string          // a substring of the message, when it fails
+	}{
+		{name: "defaults", want: func(*config) {}},
+		{name: "all", args: []string{"-frames", "20", "-out", "o", "-device", "llvm", "-png", "f.png", "-load", "7",
+			"-iterations", "9", "-zones", "100", "-rawzones", "50", "-stages", "all-all", "-inflight", "2", "-queries", "64",
+			"-size", "64", "-validation", "-quiet", "-json"},
+			want: func(c *config) {
+				c.frames, c.out, c.device, c.png, c.load, c.iterations = 20, "o", "llvm", "f.png", 7, 9
+				c.zones, c.rawZones, c.inFlight, c.size, c.queries = 100, 50, 2, 64, 64
+				c.stages = stages{vkg.PipelineStageAllCommandsBit, vkg.PipelineStageAllCommandsBit}
+				c.validation, c.quiet, c.json = true, true, true
+			}},
+		{name: "bad stages", args: []string{"-stages", "top-nowhere"}, err: "stages"},
+		{name: "no frames", args: []string{"-frames", "0"}, err: "-frames"},
+		{name: "negative load", args: []string{"-load", "-1"}, err: "negative"},
+		{name: "negative queries", args: []string{"-queries", "-1"}, err: "negative"},
+		{name: "too many in flight", args: []string{"-inflight", "9"}, err: "-inflight"},
+		{name: "no out", args: []string{"-out", ""}, err: "-out"},
+		{name: "stray argument", args: []string{"extra"}, err: "unexpected"},
+		{name: "unknown flag", args: []string{"-nope"}, err: "-nope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			got, err := parseFlags(tc.args, &stderr)
+			if tc.err != "" {
+				if err == nil {
+					t.Fatalf("parseFlags(%q) = %+v, want an error", tc.args, got)
+				}
+				if !strings.Contains(stderr.String(), tc.err) {
+					t.Errorf("stderr %q does not mention %q", stderr.String(), tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err, stderr.String())
+			}
+			want := def
+			tc.want(&want)
+			if got != want {
+				t.Errorf("parseFlags(%q)\n got %+v\nwant %+v", tc.args, got, want)
+			}
+		})
+	}
+}
+
+func TestParseFlagsHelp(t *testing.T) {
+	var stderr bytes.Buffer
+	_, err := parseFlags([]string{"-help"}, &stderr)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	for _, f := range []string{"-frames", "-load", "-zones", "-rawzones", "-stages", "-json"} {
+		if !strings.Contains(stderr.String(), f) {
+			t.Errorf("usage does not list %s", f)
+		}
+	}
+}
