@@ -377,12 +377,15 @@ func (rd *reader) snapshot(s *rseq, b []byte) error {
 	}))
 }
 
+// defaults takes a sequence's TracePacketDefaults; each one replaces the
+// last whole.
 func (rd *reader) defaults(s *rseq, b []byte) error {
+	s.defaultClock, s.defaultTrack = 0, 0
 	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, c []byte) error {
 		switch num {
 		case fDefTimestampClockID:
 			s.defaultClock = uint32(v)
-		case 11: // track_event_defaults
+		case fDefTrackEventDefaults:
 			return fields(c, func(num protowire.Number, _ protowire.Type, v uint64, _ []byte) error {
 				if num == fTETrackUuid {
 					s.defaultTrack = v
