@@ -1,7 +1,6 @@
 package chrome
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,13 +122,13 @@ func (l *limitReader) Read(p []byte) (int, error) {
 // rawEvent is one trace event as decoded; args stay raw until needed.
 type rawEvent struct {
 	Ph   string          `json:"ph"`
-	Name string          `json:"name"`
-	Pid  json.RawMessage `json:"pid"`
-	Tid  json.RawMessage `json:"tid"`
-	Ts   json.RawMessage `json:"ts"`
-	Dur  json.RawMessage `json:"dur"`
-	ID   json.RawMessage `json:"id"`
-	ID2  json.RawMessage `json:"id2"`
+	Name text            `json:"name"`
+	Pid  scalar          `json:"pid"`
+	Tid  scalar          `json:"tid"`
+	Ts   scalar          `json:"ts"`
+	Dur  scalar          `json:"dur"`
+	ID   scalar          `json:"id"`
+	ID2  scalar          `json:"id2"`
 	Bp   string          `json:"bp"`
 	Args json.RawMessage `json:"args"`
 }
@@ -191,12 +190,13 @@ func (rd *reader) fail(err error, lr *limitReader, what string) error {
 }
 
 func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
+	ev := new(rawEvent) // reused: decoding one event allocates little
 	for {
 		if !dec.More() {
 			break
 		}
-		var ev rawEvent
-		if err := dec.Decode(&ev); err != nil {
+		*ev = rawEvent{}
+		if err := dec.Decode(ev); err != nil {
 			if bare && err == io.EOF {
 				return nil // the array form may stop without its ']'
 			}
@@ -206,7 +206,7 @@ func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
 		if rd.n > rd.lim.MaxEvents {
 			return fmt.Errorf("chrome: %w: more than %d events", ErrTooLarge, rd.lim.MaxEvents)
 		}
-		if err := rd.event(&ev); err != nil {
+		if err := rd.event(ev); err != nil {
 			return fmt.Errorf("chrome: event %d (ph %q): %w", rd.n-1, ev.Ph, err)
 		}
 	}
@@ -219,13 +219,61 @@ func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
 	return nil
 }
 
+// scalar is a JSON number or string (pid, tid, id, ts, dur) kept as its
+// text, in place when short, so that decoding an event does not allocate
+// for each of them.
+type scalar struct {
+	n    int
+	in   [40]byte
+	long []byte
+}
+
+// UnmarshalJSON keeps the raw text; the decoder has checked it is JSON.
+func (v *scalar) UnmarshalJSON(b []byte) error {
+	v.long = nil
+	v.n = len(b)
+	if len(b) <= len(v.in) {
+		copy(v.in[:], b)
+	} else {
+		v.long = append([]byte(nil), b...)
+	}
+	return nil
+}
+
+func (v *scalar) raw() []byte {
+	if v.long != nil {
+		return v.long
+	}
+	return v.in[:v.n]
+}
+
+func (v *scalar) empty() bool {
+	r := v.raw()
+	return len(r) == 0 || string(r) == "null"
+}
+
+// numberText returns the text of a JSON number, or of the number in a
+// JSON string (some writers quote times).
+func (v *scalar) numberText() []byte {
+	r := v.raw()
+	if len(r) >= 2 && r[0] == '"' && r[len(r)-1] == '"' {
+		return r[1 : len(r)-1]
+	}
+	return r
+}
+
+func (v *scalar) String() string { return string(v.raw()) }
+
+// micros reads a time in microseconds as nanoseconds.
+func (v *scalar) micros() (int64, error) { return parseMicros(string(v.numberText())) }
+
 // intValue reads a pid, tid or id: a JSON integer, or a string, which is
 // given a stable number of its own.
-func (rd *reader) intValue(raw json.RawMessage) (int64, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+func (rd *reader) intValue(v *scalar) (int64, error) {
+	if v.empty() {
 		return 0, nil
 	}
+	raw := v.raw()
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -251,14 +299,57 @@ func (rd *reader) intValue(raw json.RawMessage) (int64, error) {
 	return int64(f), nil
 }
 
-// number returns the text of a JSON number, or of the number in a JSON
-// string (some writers quote times).
-func number(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
-		return string(raw[1 : len(raw)-1])
+// internBytes is intern for a name still in bytes: a name seen before
+// costs no allocation.
+func (rd *reader) internBytes(b []byte) timeline.NameID {
+	if id, ok := rd.names[string(b)]; ok {
+		return id
 	}
-	return string(raw)
+	return rd.intern(string(b))
+}
+
+// text is a JSON string decoded without allocating when it is short and
+// plain (ASCII without escapes); others go through encoding/json, which
+// also turns invalid UTF-8 into U+FFFD.
+type text struct {
+	n    int
+	in   [64]byte
+	long []byte
+}
+
+func (v *text) UnmarshalJSON(b []byte) error {
+	v.n, v.long = 0, nil
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' {
+		return fmt.Errorf("name %s is not a string", b)
+	}
+	body := b[1 : len(b)-1]
+	plain := len(body) <= len(v.in)
+	for _, c := range body {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		v.n = copy(v.in[:], body)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v.long = []byte(s)
+	return nil
+}
+
+func (v *text) bytes() []byte {
+	if v.long != nil {
+		return v.long
+	}
+	return v.in[:v.n]
 }
 
 func (rd *reader) intern(s string) timeline.NameID {
@@ -310,11 +401,11 @@ func (rd *reader) event(ev *rawEvent) error {
 	if len(ev.Ph) != 1 {
 		return nil // not a phase we know; other tools' events pass through
 	}
-	pid, err := rd.intValue(ev.Pid)
+	pid, err := rd.intValue(&ev.Pid)
 	if err != nil {
 		return fmt.Errorf("pid: %w", err)
 	}
-	tid, err := rd.intValue(ev.Tid)
+	tid, err := rd.intValue(&ev.Tid)
 	if err != nil {
 		return fmt.Errorf("tid: %w", err)
 	}
@@ -329,20 +420,20 @@ func (rd *reader) event(ev *rawEvent) error {
 		return nil
 	}
 	r := rec{ph: ph}
-	if r.ts, err = parseMicros(number(ev.Ts)); err != nil {
-		return fmt.Errorf("ts %s: %w", ev.Ts, err)
+	if r.ts, err = ev.Ts.micros(); err != nil {
+		return fmt.Errorf("ts %s: %w", &ev.Ts, err)
 	}
 	switch ph {
 	case 'X':
-		if r.dur, err = parseMicros(number(ev.Dur)); err != nil || r.dur < 0 {
-			return fmt.Errorf("dur %s: %w", ev.Dur, errTime)
+		if r.dur, err = ev.Dur.micros(); err != nil || r.dur < 0 {
+			return fmt.Errorf("dur %s: %w", &ev.Dur, errTime)
 		}
 		if r.ts > math.MaxInt64-r.dur {
 			return fmt.Errorf("ts + dur overflows")
 		}
 		fallthrough
 	case 'B':
-		r.name = rd.intern(ev.Name)
+		r.name = rd.internBytes(ev.Name.bytes())
 		if len(ev.Args) > 0 {
 			var a struct {
 				Frame uint64 `json:"frame"`
@@ -353,9 +444,9 @@ func (rd *reader) event(ev *rawEvent) error {
 			}
 		}
 	case 's', 'f':
-		raw := ev.ID
-		if len(raw) == 0 {
-			raw = ev.ID2
+		raw := &ev.ID
+		if raw.empty() {
+			raw = &ev.ID2
 		}
 		id, err := rd.intValue(raw)
 		if err != nil {
@@ -369,7 +460,7 @@ func (rd *reader) event(ev *rawEvent) error {
 }
 
 func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
-	switch ev.Name {
+	switch string(ev.Name.bytes()) {
 	case "process_name":
 		var a struct{ Name string }
 		if json.Unmarshal(ev.Args, &a) == nil && rd.t.Process.Name == "" {
@@ -463,12 +554,12 @@ func counterKey(pid int64, name string) string {
 }
 
 func (rd *reader) counter(ev *rawEvent, pid int64) error {
-	if ev.Name == dropsCounter {
+	if string(ev.Name.bytes()) == dropsCounter {
 		return nil // restored from framescope_drops
 	}
-	ts, err := parseMicros(number(ev.Ts))
+	ts, err := ev.Ts.micros()
 	if err != nil {
-		return fmt.Errorf("ts %s: %w", ev.Ts, err)
+		return fmt.Errorf("ts %s: %w", &ev.Ts, err)
 	}
 	var args map[string]json.RawMessage
 	if len(ev.Args) > 0 {
@@ -486,7 +577,7 @@ func (rd *reader) counter(ev *rawEvent, pid int64) error {
 		if json.Unmarshal(args[k], &v) != nil {
 			continue // not a number: not a counter value
 		}
-		name := ev.Name
+		name := string(ev.Name.bytes())
 		if k != "value" || len(args) > 1 {
 			name += " " + k
 		}
