@@ -10,7 +10,7 @@ import (
 // How a test checks a trace it wrote. (Compiled, not run: it needs a
 // test's own *testing.T.)
 func ExampleCheck() {
-	var t *testing.T // the test's own
+	var t *testing.T                                // the test's own
 	s := tpcheck.Check(t, "testdata/trace.pftrace") // fails t on import errors or data loss
 	rows := s.MustQuery("select name, ts, dur, depth from slice order by ts")
 	for _, r := range rows {
