@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"time"
@@ -13,52 +12,6 @@ import (
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
-
-// config is what the flags set.
-type config struct {
-	frames     int
-	out        string // directory for the traces
-	device     string // index or name substring
-	png        string // the last frame as PNG; "" for none
-	load       int    // extra full-screen draws per frame
-	iterations int    // loop count of the load shader
-	zones      int    // extra profiler zones around the load draws
-	rawZones   int    // raw timestamp pairs around the load draws
-	stages     stages
-	inFlight   int
-	queries    int // per-frame query cap; 0: room for every zone
-	validation bool
-	quiet      bool
-	json       bool
-	size       int // the image is size x size
-
-	// dev, when set, is a device opened by the caller (tests): run uses
-	// it and leaves it open.
-	dev *vk.Device
-}
-
-func defaultConfig() config {
-	return config{
-		frames: 300, out: "out", iterations: 256, inFlight: 3, size: 256,
-		stages: stages{begin: vkg.PipelineStageTopOfPipeBit, end: vkg.PipelineStageBottomOfPipeBit},
-	}
-}
-
-func (c *config) check() error {
-	switch {
-	case c.frames < 1:
-		return fmt.Errorf("-frames %d: want at least 1", c.frames)
-	case c.load < 0 || c.zones < 0 || c.rawZones < 0 || c.iterations < 0 || c.queries < 0:
-		return errors.New("-load, -iterations, -zones, -rawzones and -queries cannot be negative")
-	case c.inFlight < 1 || c.inFlight > 8:
-		return fmt.Errorf("-inflight %d: want 1 to 8", c.inFlight)
-	case c.size < 8 || c.size > 4096:
-		return fmt.Errorf("-size %d: want 8 to 4096", c.size)
-	case c.out == "":
-		return errors.New("-out: want a directory")
-	}
-	return nil
-}
 
 // names are the zone and span names, registered once.
 type names struct {
@@ -79,6 +32,7 @@ func registerNames(p *profiler.Profiler) names {
 // loop is one run's state.
 type loop struct {
 	cfg   config
+	dev   *profiler.Device
 	r     *renderer
 	p     *profiler.Profiler
 	gpu   *profiler.GPU
@@ -89,35 +43,23 @@ type loop struct {
 	mask  uint64  // timestampValidBits
 	tick  float64 // ns per device tick
 
-	zones     []profiler.ZoneResult // reused by Collect
-	frameGPU  []int64               // "frame" zone durations, ns
-	nZones    uint64
-	errMax    int64
-	firstErr  error // the first Collect error, reported, not fatal
-	lastStart int64 // host time the previous frame began
+	zones    []profiler.ZoneResult // reused by Collect
+	frameGPU []int64               // "frame" zone durations, ns
+	nZones   uint64
+	errMax   int64
+	firstErr error // the first Collect error, reported, not fatal
+	lastCal  int64 // when the fallback calibration last ran
+	last     int   // the slot of the last frame submitted
+	closed   bool
 }
 
-// run renders cfg.frames frames, writes the traces and returns the summary
-// (also printed on stdout unless cfg.quiet).
-func run(cfg config, stdout io.Writer) (summary, error) {
-	if err := cfg.check(); err != nil {
-		return summary{}, err
-	}
-	start := time.Now()
-	d := cfg.dev
-	if d == nil {
-		var err error
-		d, err = vk.Open(vk.Config{
-			InstanceConfig: vk.InstanceConfig{AppName: "triangle", Validation: cfg.validation},
-			Device:         cfg.device,
-		})
-		if err != nil {
-			return summary{}, err
-		}
-		defer d.Close()
-	}
-	w0, e0 := vk.ValidationCounts()
+// calibrateEvery is how often the loop samples the clocks itself on a
+// device without calibrated timestamps.
+const calibrateEvery = int64(time.Second)
 
+// newLoop sets up a render loop on d, profiled into a recorder whose sink
+// is sink (nil: none).
+func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 	// The application made its device; the profiler is handed it.
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
@@ -126,28 +68,22 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 		DebugUtils:           d.Instance.DebugUtils,
 	})
 	if err != nil {
-		return summary{}, err
+		return nil, err
 	}
 	q, ok := pdev.QueueFor("graphics")
 	if !ok {
-		return summary{}, fmt.Errorf("%s has no graphics queue", pdev.Name())
+		return nil, fmt.Errorf("%s has no graphics queue", pdev.Name())
 	}
 	caps := pdev.Caps()
 
-	tf, err := createTraceFiles(cfg.out)
-	if err != nil {
-		return summary{}, err
-	}
-	defer tf.close() // on error paths; a second close does nothing
-
-	l := &loop{cfg: cfg, tick: float64(caps.TimestampPeriod), mask: ^uint64(0)}
+	l := &loop{cfg: cfg, dev: pdev, tick: float64(caps.TimestampPeriod), mask: ^uint64(0), last: -1}
 	if q.ValidBits < 64 {
 		l.mask = 1<<q.ValidBits - 1
 	}
 	l.p = profiler.New(profiler.Options{Recorder: timeline.Options{
 		Process:    timeline.Process{PID: int32(os.Getpid()), Name: "triangle"},
-		Sink:       tf,
-		FlushEvery: 30,
+		Sink:       sink,
+		FlushEvery: cfg.flushEvery,
 	}})
 	l.n = registerNames(l.p)
 	l.cpu = l.p.CPUTrack("render loop")
@@ -169,117 +105,95 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 		MaxQueriesPerFrame: limit,
 	})
 	if err != nil {
-		return summary{}, err
+		return nil, err
 	}
-	defer l.p.Close()
+	if l.r, err = newRenderer(d.Handle, d.Physical, q.Handle, q.Family, cfg.inFlight, cfg.size, cfg.size); err != nil {
+		l.close()
+		return nil, err
+	}
+	if l.raw, err = newRawZones(d.Handle, cfg.inFlight, cfg.rawZones, cfg.stages, q.ValidBits, caps.TimestampPeriod); err != nil {
+		l.close()
+		return nil, err
+	}
+	if err := l.calibrate(true); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
 
-	l.r, err = newRenderer(d.Handle, d.Physical, q.Handle, q.Family, cfg.inFlight, cfg.size, cfg.size)
-	if err != nil {
-		return summary{}, err
+// calibrate samples the clocks by submit-and-wait on the loop's own queue,
+// on a device without calibrated timestamps (with them, the profiler does
+// it in the background): when forced, and otherwise once a second.
+func (l *loop) calibrate(force bool) error {
+	if l.dev.Calibrated() != "" {
+		return nil
 	}
-	defer l.r.destroy()
-	l.raw, err = newRawZones(d.Handle, cfg.inFlight, cfg.rawZones, cfg.stages, q.ValidBits, caps.TimestampPeriod)
-	if err != nil {
-		return summary{}, err
+	now := timeline.Now()
+	if !force && now-l.lastCal < calibrateEvery {
+		return nil
 	}
-	defer l.raw.destroy()
+	l.lastCal = now
+	defer l.cpu.Span(l.n.calibrate).End()
+	return l.gpu.Calibrate()
+}
 
-	if pdev.Calibrated() == "" {
-		// No calibrated timestamps: sample by submit-and-wait on our own
-		// queue, before the loop starts using it.
-		if err := l.gpu.Calibrate(); err != nil {
-			return summary{}, err
-		}
-	}
-
-	last := -1
-	frameCPU := make([]int64, 0, cfg.frames)
-	record := make([]int64, 0, cfg.frames)
-	for f := 0; f < cfg.frames; f++ {
-		i := f % cfg.inFlight
-		t0 := timeline.Now()
-		rec, err := l.frame(f, i)
-		if err != nil {
-			return summary{}, fmt.Errorf("frame %d: %w", f+1, err)
-		}
-		record = append(record, rec)
-		if f > 0 {
-			frameCPU = append(frameCPU, t0-l.lastStart)
-		}
-		l.lastStart = t0
-		last = i
-	}
-
-	// Shutdown: wait for the GPU, read back everything, then finish the
-	// traces. The image of the last frame is in its slot's host buffer.
-	if res := vkg.DeviceWaitIdle(d.Handle); res != vkg.Success {
-		return summary{}, fmt.Errorf("vkDeviceWaitIdle: %w", vkg.Error(res))
+// finish waits for the GPU, reads everything back and returns the last
+// frame's image.
+func (l *loop) finish() (pixels, error) {
+	if res := vkg.DeviceWaitIdle(l.dev.Handle()); res != vkg.Success {
+		return pixels{}, fmt.Errorf("vkDeviceWaitIdle: %w", vkg.Error(res))
 	}
 	for i := range l.r.slots {
 		if err := l.r.wait(i, 0); err != nil {
-			return summary{}, err
+			return pixels{}, err
 		}
 		if err := l.raw.read(i); err != nil {
-			return summary{}, err
+			return pixels{}, err
 		}
 	}
-	if pdev.Calibrated() == "" {
-		if err := l.gpu.Calibrate(); err != nil {
-			l.note(err)
-		}
-	}
+	l.note(l.calibrate(true))
 	zs, err := l.gpu.Drain(l.zones[:0])
 	l.note(err)
 	l.take(zs)
-	img := l.r.pixels(last)
+	if l.last < 0 {
+		return pixels{}, errors.New("no frame was rendered")
+	}
+	return l.r.pixels(l.last), nil
+}
 
+// summary reports what the loop measured; run adds the rest.
+func (l *loop) summary() summary {
+	caps, cfg := l.dev.Caps(), l.cfg
 	s := summary{
-		Device: caps.Name, Driver: caps.DriverName + " " + caps.DriverInfo, Calibrated: pdev.Calibrated(),
+		Device: caps.Name, Driver: caps.DriverName + " " + caps.DriverInfo, Calibrated: l.dev.Calibrated(),
 		Frames: cfg.frames, FramesInFlight: cfg.inFlight, Load: cfg.load, Iterations: cfg.iterations,
 		ExtraZones: cfg.zones, RawZones: cfg.rawZones, Stages: cfg.stages.String(),
-		FrameGPU: summarizeMs(l.frameGPU), FrameCPU: summarizeMs(frameCPU), Record: summarizeMs(record),
-		Zones: l.nZones, ZoneErrNsMax: l.errMax, RawPairs: l.raw.pairs,
+		FrameGPU: summarizeMs(l.frameGPU), Zones: l.nZones, ZoneErrNsMax: l.errMax, RawPairs: l.raw.pairs,
 	}
 	if l.raw.pairs > 0 {
 		s.RawPairNs = float64(l.raw.ns) / float64(l.raw.pairs)
 	}
-	cq := l.gpu.Clock().Quality()
-	s.CalibrationErrNs, s.DriftPPM = cq.ErrNs, cq.DriftPPM
-
-	if err := l.p.Close(); err != nil {
-		return s, fmt.Errorf("flushing the trace: %w", err)
-	}
-	files, err := tf.close()
-	if err != nil {
-		return s, fmt.Errorf("writing traces: %w", err)
-	}
-	s.Files = files
-	drops := tf.all.Drops
-	s.ZonesDropped = drops.Zones + drops.Unmatched + drops.Unconverted
-	s.SpansDropped = drops.Spans + drops.Evicted
-	if cfg.png != "" {
-		if err := writePNG(cfg.png, img); err != nil {
-			return s, err
-		}
-		s.PNG = cfg.png
-	}
-	w1, e1 := vk.ValidationCounts()
-	s.ValidationWarnings, s.ValidationErrors = w1-w0, e1-e0
-	s.ElapsedS = time.Since(start).Seconds()
-	if l.firstErr != nil {
-		return s, fmt.Errorf("collecting GPU zones: %w", l.firstErr)
-	}
-	return s, s.print(cfg, stdout)
+	q := l.gpu.Clock().Quality()
+	s.CalibrationErrNs, s.DriftPPM = q.ErrNs, q.DriftPPM
+	return s
 }
 
-func (s *summary) print(cfg config, w io.Writer) error {
-	switch {
-	case cfg.json:
-		return s.writeJSON(w)
-	case cfg.quiet:
+// close waits for the device to go idle, destroys the loop's Vulkan
+// objects and closes the profiler, flushing it to its sink. A second close
+// does nothing.
+func (l *loop) close() error {
+	if l.closed {
 		return nil
 	}
-	return s.writeText(w)
+	l.closed = true
+	if l.raw != nil {
+		l.raw.destroy()
+	}
+	if l.r != nil {
+		l.r.destroy()
+	}
+	return l.p.Close()
 }
 
 // note keeps the first error of a non-fatal step.
@@ -305,8 +219,11 @@ func (l *loop) take(zs []profiler.ZoneResult) {
 	l.zones = zs[:0]
 }
 
-// frame runs frame f on slot i and returns the CPU time spent recording.
-func (l *loop) frame(f, i int) (int64, error) {
+// frame runs frame f (from 0) and returns the CPU time spent recording
+// it. Frame f uses slot f mod frames in flight, once the GPU is done with
+// the frame that used it before.
+func (l *loop) frame(f int) (int64, error) {
+	i := f % len(l.r.slots)
 	l.p.BeginFrame()
 	defer l.p.EndFrame()
 
@@ -326,9 +243,10 @@ func (l *loop) frame(f, i int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	l.note(l.calibrate(false))
 
 	us := l.cpu.Span(l.n.update)
-	l.r.push = pushConstants{
+	*l.r.push = pushConstants{
 		angle:      float32(f) * 0.02,
 		iterations: uint32(l.cfg.iterations),
 		seed:       float32(f%1024) * 0.001,
@@ -349,6 +267,9 @@ func (l *loop) frame(f, i int) (int64, error) {
 	ss.Submitted(l.gpu.Submitted(l.r.slots[i].cmd))
 	err = l.r.submit(i)
 	ss.End()
+	if err == nil {
+		l.last = i
+	}
 	return rec, err
 }
 

@@ -22,7 +22,7 @@ type renderer struct {
 	clear  []vkg.ClearValue
 	vbufs  []vkg.Buffer
 	voffs  []vkg.DeviceSize
-	push   pushConstants
+	push   *pushConstants // an allocation of its own: cgo may be handed a pointer to it
 	region []vkg.BufferImageCopy
 }
 
@@ -37,7 +37,7 @@ type slot struct {
 }
 
 func newRenderer(dev vkg.Device, pd vkg.PhysicalDevice, queue vkg.Queue, family uint32, slots, w, h int) (*renderer, error) {
-	r := &renderer{dev: dev, queue: queue, w: w, h: h, mem: newMemoryTypes(pd)}
+	r := &renderer{dev: dev, queue: queue, w: w, h: h, mem: newMemoryTypes(pd), push: new(pushConstants)}
 	var err error
 	if r.pipes, err = newPipelines(dev, w, h); err != nil {
 		return nil, err
@@ -145,8 +145,7 @@ func (r *renderer) beginCmd(i int) (vkg.CommandBuffer, error) {
 // frame's constants.
 func (r *renderer) beginPass(cmd vkg.CommandBuffer, i int) {
 	vkg.CmdBeginRenderPass(cmd, r.slots[i].begin, vkg.SubpassContentsInline)
-	p := r.push
-	vkg.CmdPushConstants(cmd, r.pipes.layout, pushStages, 0, pushSize, unsafe.Pointer(&p))
+	vkg.CmdPushConstants(cmd, r.pipes.layout, pushStages, 0, pushSize, unsafe.Pointer(r.push))
 }
 
 // bindLoad binds the load pipeline; loadDraw records one full-screen draw.

@@ -118,6 +118,7 @@ func TestRender(t *testing.T) {
 	cfg := testConfig(t, 20)
 	cfg.load, cfg.iterations, cfg.zones, cfg.rawZones = 2, 4, 3, 2
 	cfg.json, cfg.quiet = true, false
+	cfg.flushEvery = 6 // several batches: flows and counters must survive streaming
 	var out bytes.Buffer
 	s, err := run(cfg, &out)
 	if err != nil {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// config is what the flags set.
+type config struct {
+	frames     int
+	out        string // directory for the traces
+	device     string // index or name substring
+	png        string // the last frame as PNG; "" for none
+	load       int    // extra full-screen draws per frame
+	iterations int    // loop count of the load shader
+	zones      int    // extra profiler zones around the load draws
+	rawZones   int    // raw timestamp pairs around the load draws
+	stages     stages
+	inFlight   int
+	queries    int // per-frame query cap; 0: room for every zone
+	validation bool
+	quiet      bool
+	json       bool
+	size       int // the image is size x size
+
+	// flushEvery is how many frames go to the trace files in one batch.
+	flushEvery int
+	// dev, when set, is a device opened by the caller (tests): run uses
+	// it and leaves it open.
+	dev *vk.Device
+}
+
+func defaultConfig() config {
+	return config{
+		frames: 300, out: "out", iterations: 256, inFlight: 3, size: 256, flushEvery: 30,
+		stages: stages{begin: vkg.PipelineStageTopOfPipeBit, end: vkg.PipelineStageBottomOfPipeBit},
+	}
+}
+
+func (c *config) check() error {
+	switch {
+	case c.frames < 1:
+		return fmt.Errorf("-frames %d: want at least 1", c.frames)
+	case c.load < 0 || c.zones < 0 || c.rawZones < 0 || c.iterations < 0 || c.queries < 0:
+		return errors.New("-load, -iterations, -zones, -rawzones and -queries cannot be negative")
+	case c.inFlight < 1 || c.inFlight > 8:
+		return fmt.Errorf("-inflight %d: want 1 to 8", c.inFlight)
+	case c.size < 8 || c.size > 4096:
+		return fmt.Errorf("-size %d: want 8 to 4096", c.size)
+	case c.out == "":
+		return errors.New("-out: want a directory")
+	}
+	return nil
+}
+
+// run renders cfg.frames frames, writes the traces and the PNG, and
+// returns the summary, which it also prints on stdout (as JSON with
+// cfg.json; not at all with cfg.quiet). On error the trace files still
+// hold everything recorded up to it.
+func run(cfg config, stdout io.Writer) (summary, error) {
+	if err := cfg.check(); err != nil {
+		return summary{}, err
+	}
+	start := time.Now()
+	d := cfg.dev
+	if d == nil {
+		var err error
+		d, err = vk.Open(vk.Config{
+			InstanceConfig: vk.InstanceConfig{AppName: "triangle", Validation: cfg.validation},
+			Device:         cfg.device,
+		})
+		if err != nil {
+			return summary{}, err
+		}
+		defer d.Close()
+	}
+	w0, e0 := vk.ValidationCounts()
+
+	tf, err := createTraceFiles(cfg.out)
+	if err != nil {
+		return summary{}, err
+	}
+	defer tf.close() // on error paths; a second close does nothing
+	l, err := newLoop(cfg, d, tf)
+	if err != nil {
+		return summary{}, err
+	}
+	defer l.close() // on error paths, as above
+
+	frameCPU := make([]int64, 0, cfg.frames)
+	record := make([]int64, 0, cfg.frames)
+	var last int64
+	for f := 0; f < cfg.frames; f++ {
+		t0 := timeline.Now()
+		rec, err := l.frame(f)
+		if err != nil {
+			return summary{}, fmt.Errorf("frame %d: %w", f+1, err)
+		}
+		record = append(record, rec)
+		if f > 0 {
+			frameCPU = append(frameCPU, t0-last)
+		}
+		last = t0
+	}
+	img, err := l.finish()
+	if err != nil {
+		return summary{}, err
+	}
+
+	s := l.summary()
+	s.FrameCPU, s.Record = summarizeMs(frameCPU), summarizeMs(record)
+	if err := l.close(); err != nil {
+		return s, fmt.Errorf("flushing the trace: %w", err)
+	}
+	if s.Files, err = tf.close(); err != nil {
+		return s, fmt.Errorf("writing traces: %w", err)
+	}
+	drops := tf.all.Drops
+	s.ZonesDropped = drops.Zones + drops.Unmatched + drops.Unconverted
+	s.SpansDropped = drops.Spans + drops.Evicted
+	if cfg.png != "" {
+		if err := writePNG(cfg.png, img); err != nil {
+			return s, err
+		}
+		s.PNG = cfg.png
+	}
+	w1, e1 := vk.ValidationCounts()
+	s.ValidationWarnings, s.ValidationErrors = w1-w0, e1-e0
+	s.ElapsedS = time.Since(start).Seconds()
+	if l.firstErr != nil {
+		return s, fmt.Errorf("collecting GPU zones: %w", l.firstErr)
+	}
+	return s, s.print(cfg, stdout)
+}
+
+func (s *summary) print(cfg config, w io.Writer) error {
+	switch {
+	case cfg.json:
+		return s.writeJSON(w)
+	case cfg.quiet:
+		return nil
+	}
+	return s.writeText(w)
+}
