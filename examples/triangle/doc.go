@@ -13,16 +13,28 @@
 // Usage:
 //
 //	go run ./examples/triangle [-frames 300] [-out out] [-device NAME|INDEX]
-//	    [-png FILE] [-load N] [-iterations N] [-zones N] [-rawzones N]
-//	    [-stages top-bottom] [-validation] [-quiet] [-json]
+//	    [-png FILE] [-load N] [-iterations 256] [-zones N] [-rawzones N]
+//	    [-stages top-bottom] [-queries N] [-inflight 3] [-size 256]
+//	    [-validation] [-quiet] [-json]
 //
-// -load adds N full-screen draws per frame whose fragment shader loops
-// -iterations times and leaves the image as it was: GPU weight to measure.
-// -zones wraps the load draws in N more profiler zones, -rawzones in N pairs
-// of bare vkCmdWriteTimestamp into a query pool of the demo's own, so that
-// runs with one and the other compare the library's overhead with the
-// hardware's. -stages picks the pipeline stages of both.
+// -load adds N full-screen draws per frame, before the triangle, whose
+// fragment shader loops -iterations times and blends its result in with
+// alpha 0, leaving the image as it was: GPU weight to measure. -zones wraps
+// the load draws in N more profiler zones, -rawzones in N pairs of bare
+// vkCmdWriteTimestamp into a query pool of the demo's own (read back with
+// vkGetQueryPoolResults once the frame's fence has signalled), so that runs
+// with one and with the other compare the library's overhead with the
+// hardware's. -stages picks the pipeline stages of both: BEGIN-END, each of
+// top, bottom, all, graphics, vertex, fragment, color, transfer. -queries
+// caps the profiler's timestamp queries per frame; zones over it are
+// dropped and counted.
+//
+// The summary gives the device, the "frame" zone's GPU time per frame
+// (p50, p95, mean; device ticks times timestampPeriod), CPU time per frame
+// and per recording, zones read back and dropped, the clock model's error
+// bound, and the validation layer's counts. -json prints it as one JSON
+// object, for scripts that compare runs.
 //
 // Open out/triangle.perfetto-trace at https://ui.perfetto.dev (Open trace
-// file). -json prints the summary as one JSON object instead of text.
+// file); out/triangle.pb.gz with go tool pprof.
 package main

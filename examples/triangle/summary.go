@@ -105,8 +105,12 @@ clock       error bound %.0f ns at the end (largest on a zone %d ns), drift %.2f
 	if s.PNG != "" {
 		fmt.Fprintf(w, "wrote       %s (the last frame)\n", s.PNG)
 	}
-	_, err = fmt.Fprintf(w, "open %s at https://ui.perfetto.dev (Open trace file), "+
-		"or %s with go tool pprof -http=:\n", perfettoFile, pprofFile)
+	trace, prof := perfettoFile, pprofFile
+	if len(s.Files) == 3 {
+		trace, prof = s.Files[0], s.Files[2]
+	}
+	_, err = fmt.Fprintf(w, "open %s at https://ui.perfetto.dev (Open trace file);\n"+
+		"GPU and CPU time by zone: go tool pprof -http=: %s\n", trace, prof)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/framescope/framescope/export/chrome"
@@ -378,4 +379,34 @@ func TestMoreZonesThanQueries(t *testing.T) {
 		t.Errorf("trace says %d zones dropped, summary %d", tr.Drops.Zones, s.ZonesDropped)
 	}
 	checkPNG(t, cfg.png)
+}
+
+// TestRunOwnDevice runs the way main does: run opens the device itself,
+// with the validation layer, and prints the text summary.
+func TestRunOwnDevice(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.frames, cfg.size, cfg.validation = 5, 32, true
+	cfg.out = t.TempDir()
+	var out bytes.Buffer
+	s, err := run(cfg, &out)
+	if err != nil {
+		if vktest.Required() {
+			t.Fatal(err)
+		}
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	if s.ValidationErrors+s.ValidationWarnings != 0 {
+		t.Errorf("validation: %d warnings, %d errors", s.ValidationWarnings, s.ValidationErrors)
+	}
+	text := out.String()
+	for _, want := range []string{s.Device, "GPU frame", "ui.perfetto.dev", perfettoFile, chromeFile, pprofFile} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary does not mention %q:\n%s", want, text)
+		}
+	}
+	for _, f := range s.Files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v, %v", f, st, err)
+		}
+	}
 }
