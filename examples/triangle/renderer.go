@@ -11,19 +11,22 @@ import (
 // vertex buffer, and per frame slot a render target, a command buffer and
 // a fence. It knows nothing of the profiler; the loop drives it.
 type renderer struct {
-	dev    vkg.Device
-	queue  vkg.Queue
-	w, h   int
-	mem    *memoryTypes
-	pipes  *pipelines
-	vbuf   *hostBuffer
-	pool   vkg.CommandPool
-	slots  []slot
-	clear  []vkg.ClearValue
-	vbufs  []vkg.Buffer
-	voffs  []vkg.DeviceSize
-	push   *pushConstants // an allocation of its own: cgo may be handed a pointer to it
-	region []vkg.BufferImageCopy
+	dev   vkg.Device
+	queue vkg.Queue
+	w, h  int
+	mem   *memoryTypes
+	pipes *pipelines
+	vbuf  *hostBuffer
+	pool  vkg.CommandPool
+	slots []slot
+	clear []vkg.ClearValue
+	vbufs []vkg.Buffer
+	voffs []vkg.DeviceSize
+	push  *pushConstants // an allocation of its own: cgo may be handed a pointer to it
+	// beginInfo is made once: vulkan-go keeps the C copy of a struct
+	// with it and frees it only on Free, so a new one per frame would leak.
+	beginInfo *vkg.CommandBufferBeginInfo
+	region    []vkg.BufferImageCopy
 }
 
 // slot is what one frame in flight uses.
@@ -49,6 +52,10 @@ func newRenderer(dev vkg.Device, pd vkg.PhysicalDevice, queue vkg.Queue, family 
 		return nil, err
 	}
 	copy(r.vbuf.bytes(), unsafe.Slice((*byte)(unsafe.Pointer(&verts[0])), size))
+	r.beginInfo = &vkg.CommandBufferBeginInfo{
+		SType: vkg.StructureTypeCommandBufferBeginInfo,
+		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit),
+	}
 	r.vbufs = []vkg.Buffer{r.vbuf.buf}
 	r.voffs = []vkg.DeviceSize{0}
 	r.clear = []vkg.ClearValue{vkg.NewClearValue(clearColor[:])}
@@ -131,11 +138,7 @@ func (r *renderer) beginCmd(i int) (vkg.CommandBuffer, error) {
 	if res := vkg.ResetCommandBuffer(cmd, 0); res != vkg.Success {
 		return nil, fmt.Errorf("vkResetCommandBuffer: %w", vkg.Error(res))
 	}
-	bi := vkg.CommandBufferBeginInfo{
-		SType: vkg.StructureTypeCommandBufferBeginInfo,
-		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit),
-	}
-	if res := vkg.BeginCommandBuffer(cmd, &bi); res != vkg.Success {
+	if res := vkg.BeginCommandBuffer(cmd, r.beginInfo); res != vkg.Success {
 		return nil, fmt.Errorf("vkBeginCommandBuffer: %w", vkg.Error(res))
 	}
 	return cmd, nil
@@ -230,6 +233,10 @@ func (r *renderer) destroy() {
 	}
 	r.vbuf.destroy(r.dev)
 	r.vbuf = nil
+	if r.beginInfo != nil {
+		r.beginInfo.Free()
+		r.beginInfo = nil
+	}
 	if r.pipes != nil {
 		r.pipes.destroy(r.dev)
 		r.pipes = nil
