@@ -38,7 +38,7 @@ var ErrClosed = errors.New("chrome: writer closed")
 type Invalid struct {
 	Spans   uint64 // unknown track, End < Start, or overlapping a sibling
 	Flows   uint64 // a span index out of range, an end dropped, or an arrow back in time
-	Samples uint64 // unknown track, or a value that is NaN or infinite
+	Samples uint64 // not on a counter track, or a value that is NaN or infinite
 	Forced  uint64 // spans written before their parent arrived (MaxHeld hit)
 }
 
@@ -65,12 +65,16 @@ type Writer struct {
 	maxTs     int64
 	invalid   Invalid
 	held      int
+	// dead holds the flows one of whose spans was refused: counted once,
+	// and neither end written. It only grows with bad input.
+	dead map[uint64]bool
 
 	// Scratch reused across batches.
 	idx   []int32
 	marks []flowMark
 	cands []cand
 	safe  []bool
+	bad   []bool
 	stack []int32
 }
 
@@ -399,7 +403,7 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 		ts := w.tracks[s.Track]
 		if ts == nil || ts.t.Kind == timeline.TrackCounter || s.End < s.Start {
 			w.invalid.Spans++
-			w.invalid.Flows += uint64(len(w.flowsOf(int32(i))))
+			w.killFlows(w.flowsOf(int32(i)))
 			continue
 		}
 		w.idx = append(w.idx, int32(i))
@@ -450,6 +454,22 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 			}
 		}
 		w.held = 0
+	}
+}
+
+// killFlows counts the flows of a refused span as refused, once each.
+func (w *Writer) killFlows(fs []flowMark) {
+	for _, f := range fs {
+		if w.dead == nil {
+			w.dead = map[uint64]bool{}
+		}
+		if !w.dead[f.id] {
+			if len(w.dead) >= 1<<16 {
+				clear(w.dead)
+			}
+			w.dead[f.id] = true
+			w.invalid.Flows++
+		}
 	}
 }
 
@@ -505,13 +525,24 @@ func contains(t, s *timeline.Span) bool {
 // and appends the others, still sorted, to held, which it returns. With
 // all set everything is written.
 func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
-	// Pass 1: find each span's parent among cs and decide what is safe.
+	// Pass 1: find each span's parent among cs, refuse spans that overlap
+	// one without nesting, and decide what is safe to write now.
 	w.safe = w.safe[:0]
+	w.bad = w.bad[:0]
 	w.stack = w.stack[:0]
 	for i := range cs {
 		s := &cs[i].s
-		for len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) {
+		for len(w.stack) > 0 {
+			t := &cs[w.stack[len(w.stack)-1]].s
+			if contains(t, s) || s.Start < t.End {
+				break
+			}
 			w.stack = w.stack[:len(w.stack)-1]
+		}
+		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) {
+			w.safe = append(w.safe, false)
+			w.bad = append(w.bad, true)
+			continue
 		}
 		ok := all || s.Depth == 0
 		if !ok && len(w.stack) > 0 {
@@ -519,12 +550,20 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 			ok = cs[p].s.Start < s.Start || w.safe[p]
 		}
 		w.safe = append(w.safe, ok)
+		w.bad = append(w.bad, false)
 		w.stack = append(w.stack, int32(i))
 	}
 	// Pass 2: write the safe spans as B/E pairs.
 	w.stack = w.stack[:0]
 	for i := range cs {
 		c := &cs[i]
+		if w.bad[i] {
+			// Overlaps a span without nesting: writing it would corrupt
+			// the track.
+			w.invalid.Spans++
+			w.killFlows(c.flows)
+			continue
+		}
 		if !w.safe[i] {
 			if c.flows != nil {
 				c.flows = slices.Clone(c.flows)
@@ -548,7 +587,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 			// Overlaps its sibling without nesting: writing it would
 			// corrupt the track.
 			w.invalid.Spans++
-			w.invalid.Flows += uint64(len(c.flows))
+			w.killFlows(c.flows)
 			continue
 		}
 		w.begin(ts, c)
@@ -604,6 +643,9 @@ func (w *Writer) begin(ts *trackState, c *cand) {
 }
 
 func (w *Writer) flowEvent(ts *trackState, f flowMark, at int64) {
+	if len(w.dead) > 0 && w.dead[f.id] {
+		return
+	}
 	if f.in {
 		w.beginEvent('f')
 		w.buf = append(w.buf, `,"bp":"e"`...)
@@ -635,7 +677,7 @@ func (w *Writer) end(ts *trackState, c *cand) {
 func (w *Writer) writeSamples(b *timeline.Trace) {
 	for _, s := range b.Samples {
 		ts := w.tracks[s.Track]
-		if ts == nil || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+		if ts == nil || ts.t.Kind != timeline.TrackCounter || math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 			w.invalid.Samples++
 			continue
 		}
