@@ -167,7 +167,13 @@ func TestRender(t *testing.T) {
 		t.Errorf("perfetto: %d flows, want one from each submit to each zone it carried: %d", got, want)
 	}
 	checkFlows(t, tr)
+	checkDepths(t, tr)
 	checkCounter(t, tr, "draws", float64(1+cfg.load), cfg.frames)
+	for _, name := range []string{"GPU time per frame", "CPU time per frame"} {
+		if n := countSamples(tr, name); n != cfg.frames {
+			t.Errorf("counter %q: %d samples, want one a frame: %d", name, n, cfg.frames)
+		}
+	}
 	if len(tr.Frames) != cfg.frames {
 		t.Errorf("%d frames, want %d", len(tr.Frames), cfg.frames)
 	}
@@ -277,6 +283,30 @@ func checkFlows(t *testing.T, tr *timeline.Trace) {
 	}
 }
 
+// checkDepths: GPU zones nest as recorded (frame > render pass > load >
+// zone, render pass > draw, frame > copy) and CPU spans are outermost.
+func checkDepths(t *testing.T, tr *timeline.Trace) {
+	t.Helper()
+	want := map[string]uint16{"frame": 0, "render pass": 1, "load": 2, "zone": 3, "draw": 2, "copy": 1,
+		"wait": 0, "collect": 0, "update": 0, "record": 0, "submit": 0}
+	kind := map[timeline.TrackID]timeline.TrackKind{}
+	for _, tk := range tr.Tracks {
+		kind[tk.ID] = tk.Kind
+	}
+	bad := 0
+	for _, s := range tr.Spans {
+		k := kind[s.Track]
+		if k != timeline.TrackGPUQueue && k != timeline.TrackGPULane && k != timeline.TrackCPU {
+			continue
+		}
+		if d, ok := want[tr.Name(s.Name)]; ok && d != s.Depth {
+			if bad++; bad <= 5 {
+				t.Errorf("%v span %q of frame %d at depth %d, want %d", k, tr.Name(s.Name), s.Frame, s.Depth, d)
+			}
+		}
+	}
+}
+
 // checkCounter: the counter named name has n samples, all equal to v.
 func checkCounter(t *testing.T, tr *timeline.Trace, name string, v float64, n int) {
 	t.Helper()
@@ -301,6 +331,17 @@ func checkCounter(t *testing.T, tr *timeline.Trace, name string, v float64, n in
 	if got != n {
 		t.Errorf("counter %q: %d samples, want %d", name, got, n)
 	}
+}
+
+// countSamples counts the samples of the counter track named name.
+func countSamples(tr *timeline.Trace, name string) int {
+	n := 0
+	for _, s := range tr.Samples {
+		if tk := tr.Track(s.Track); tk != nil && tk.Kind == timeline.TrackCounter && tk.Name == name {
+			n++
+		}
+	}
+	return n
 }
 
 // checkPprof: the profile parses and has GPU and CPU time.
