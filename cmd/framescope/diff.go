@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -181,6 +182,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.alpha, "alpha", 0.01, "one-sided significance level of the Mann-Whitney U test")
 	fs.Var(budgetValue{&o.budgets}, "budget", "ZONE=DURATION: the zone's p95 in NEW must not exceed DURATION (repeatable; ZONE is a name or gpu:NAME / cpu:NAME)")
 	markdown := fs.Bool("markdown", false, "write a Markdown report for a pull-request comment")
+	asJSON := fs.Bool("json", false, "write JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: framescope diff [flags] BASE NEW")
 		fmt.Fprintln(stderr, "A zone regressed when its median grew by more than --threshold and a one-sided")
@@ -215,15 +217,76 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope diff: --budget names zones not in %s: %s\n", pos[1], strings.Join(r.unmatched, ", "))
 		return 2
 	}
-	if *markdown {
+	switch {
+	case *asJSON && *markdown:
+		fmt.Fprintln(stderr, "framescope diff: --json and --markdown exclude each other")
+		return 2
+	case *asJSON:
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(diffJSON(r, o)); err != nil {
+			fmt.Fprintf(stderr, "framescope diff: %v\n", err)
+			return 2
+		}
+	case *markdown:
 		writeDiffMarkdown(stdout, r, o)
-	} else {
+	default:
 		writeDiffText(stdout, r, o)
 	}
 	if r.regressions > 0 || r.overBudget > 0 {
 		return 1
 	}
 	return 0
+}
+
+// zoneDiffJSON is a zoneDiff for --json; statistics that do not apply
+// (a zone on one side only) are null.
+type zoneDiffJSON struct {
+	Zone       string   `json:"zone"`
+	Kind       string   `json:"kind"`
+	NBase      int      `json:"n_base"`
+	NNew       int      `json:"n_new"`
+	P50BaseNs  *float64 `json:"p50_base_ns"`
+	P50NewNs   *float64 `json:"p50_new_ns"`
+	P95NewNs   *float64 `json:"p95_new_ns"`
+	Change     *float64 `json:"change"`
+	P          *float64 `json:"p"`
+	Regressed  bool     `json:"regressed"`
+	BudgetNs   *int64   `json:"budget_p95_ns,omitempty"`
+	OverBudget bool     `json:"over_budget"`
+	Note       string   `json:"note,omitempty"`
+}
+
+type diffReportJSON struct {
+	Threshold   float64        `json:"threshold"`
+	Alpha       float64        `json:"alpha"`
+	Regressions int            `json:"regressions"`
+	OverBudget  int            `json:"over_budget"`
+	Zones       []zoneDiffJSON `json:"zones"`
+}
+
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+func diffJSON(r diffReport, o diffOptions) diffReportJSON {
+	out := diffReportJSON{Threshold: o.threshold, Alpha: o.alpha, Regressions: r.regressions, OverBudget: r.overBudget, Zones: []zoneDiffJSON{}}
+	for _, d := range r.zones {
+		z := zoneDiffJSON{
+			Zone: d.zone.Name, Kind: d.zone.Kind, NBase: d.nBase, NNew: d.nNew,
+			P50BaseNs: finite(d.p50Base), P50NewNs: finite(d.p50New), P95NewNs: finite(d.p95New),
+			Change: finite(d.change), P: finite(d.p), Regressed: d.regressed, OverBudget: d.overBudget, Note: d.note,
+		}
+		if d.budget != nil {
+			ns := d.budget.max.Nanoseconds()
+			z.BudgetNs = &ns
+		}
+		out.Zones = append(out.Zones, z)
+	}
+	return out
 }
 
 func fmtChange(c float64) string {

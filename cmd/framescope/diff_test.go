@@ -33,6 +33,8 @@ func TestDiffExitCodes(t *testing.T) {
 		{"10% slower", []string{"diff", base, slow}, 1, []string{"z2", "REGRESSED", "1 regressed"}, ""},
 		{"flags after args", []string{"diff", base, slow, "--threshold", "15%"}, 0, []string{"0 regressed"}, ""},
 		{"markdown", []string{"diff", "--markdown", base, slow}, 1, []string{"| gpu | z2 |", "**REGRESSED**", ":x:"}, ""},
+		{"json", []string{"diff", "--json", base, slow}, 1, []string{`"zone": "z2"`, `"regressed": true`, `"regressions": 1`}, ""},
+		{"json and markdown", []string{"diff", "--json", "--markdown", base, slow}, 2, nil, "exclude"},
 		{"budget ok", []string{"diff", "--budget", "z0=1ms", base, same}, 0, nil, ""},
 		{"budget exceeded", []string{"diff", "--budget", "gpu:z3=500us", base, same}, 1, []string{"OVER BUDGET"}, ""},
 		{"budget unknown zone", []string{"diff", "--budget", "nope=1ms", base, same}, 2, nil, "nope"},

@@ -108,7 +108,21 @@ type statsReport struct {
 		CPU   summaryJSON  `json:"cpu"`
 		Each  []frameTotal `json:"each"`
 	} `json:"frames"`
-	Drops timeline.Drops `json:"drops"`
+	Drops dropsJSON `json:"drops"`
+}
+
+// dropsJSON is timeline.Drops for --json.
+type dropsJSON struct {
+	Total       uint64 `json:"total"`
+	Zones       uint64 `json:"zones"`
+	Unmatched   uint64 `json:"unmatched"`
+	Spans       uint64 `json:"spans"`
+	Unconverted uint64 `json:"unconverted"`
+	Evicted     uint64 `json:"evicted"`
+}
+
+func dropsOf(d timeline.Drops) dropsJSON {
+	return dropsJSON{d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted}
 }
 
 // frameTotals sums, for each frame, the durations of the outermost GPU and
@@ -162,7 +176,7 @@ func computeStats(t *timeline.Trace) statsReport {
 		gpu[i], cpu[i] = f.GPUNs, f.CPUNs
 	}
 	r.Frames.GPU, r.Frames.CPU = toJSON(stats.Summarize(gpu)), toJSON(stats.Summarize(cpu))
-	r.Drops = t.Drops
+	r.Drops = dropsOf(t.Drops)
 	return r
 }
 
@@ -183,9 +197,9 @@ func fmtNs(ns float64) string {
 	return fmt.Sprintf("%dns", d)
 }
 
-func dropsLine(d timeline.Drops) string {
+func dropsLine(d dropsJSON) string {
 	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d)",
-		d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted)
+		d.Total, d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted)
 }
 
 func runStats(args []string, stdout, stderr io.Writer) int {
