@@ -211,6 +211,48 @@ func TestStreaming(t *testing.T) {
 	}
 }
 
+// TestHeldBound streams the children of one run-long span, which a
+// recorder sends last: the Writer holds no more than MaxHeld of them and
+// the trace still reads back whole.
+func TestHeldBound(t *testing.T) {
+	const n = MaxHeld + MaxHeld/2
+	names := []string{"", "run", "frame"}
+	tracks := []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	b := &timeline.Trace{Names: names, Tracks: tracks}
+	for i := range n {
+		b.Spans = append(b.Spans, timeline.Span{Track: 1, Name: 2, Start: int64(i)*10 + 1, End: int64(i)*10 + 5, Depth: 1})
+		if len(b.Spans) == 1000 {
+			if err := w.WriteBatch(b); err != nil {
+				t.Fatal(err)
+			}
+			if w.held > MaxHeld {
+				t.Fatalf("%d spans held", w.held)
+			}
+			b.Spans = b.Spans[:0]
+		}
+	}
+	b.Spans = append(b.Spans, timeline.Span{Track: 1, Name: 1, Start: 0, End: n * 10})
+	w.WriteBatch(b)
+	w.Close()
+	if w.Invalid().Forced == 0 {
+		t.Error("no span was forced out")
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spans) != n+1 {
+		t.Fatalf("%d spans, want %d", len(got.Spans), n+1)
+	}
+	for _, s := range got.Spans {
+		if got.Name(s.Name) == "frame" && s.Depth != 1 || got.Name(s.Name) == "run" && s.Depth != 0 {
+			t.Fatalf("span %+v at the wrong depth", s)
+		}
+	}
+}
+
 // TestInvalidSpans checks that input breaking the model is dropped,
 // counted and reported rather than written into a corrupt trace.
 // TestFlowTimes checks the flows whose end span starts before their start

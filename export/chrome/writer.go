@@ -27,7 +27,12 @@ var _ timeline.Sink = (*Writer)(nil)
 
 // MaxHeld bounds the spans a Writer holds back waiting for their parent
 // (see WriteBatch). Past it the held spans are written at once, in order.
-const MaxHeld = 1 << 20
+// A span waits while its parent is still open, so the children of one
+// long-lived span (a whole-run "main" span, say) pile up until the bound.
+// Past it, a child written early nests wrongly in viewers only if its
+// parent, when it comes, starts at the very same nanosecond. Invalid.Forced
+// counts them.
+const MaxHeld = 1 << 16
 
 // ErrClosed is returned by a Writer used after Close.
 var ErrClosed = errors.New("chrome: writer closed")
@@ -205,6 +210,8 @@ func (w *Writer) Close() error {
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Flows, 10)
 	w.buf = append(w.buf, `,"invalid_samples":`...)
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Samples, 10)
+	w.buf = append(w.buf, `,"held_overflow":`...)
+	w.buf = strconv.AppendUint(w.buf, w.invalid.Forced, 10)
 	w.buf = append(w.buf, "}}\n],\"displayTimeUnit\":\"ns\"}\n"...)
 	w.closed = true
 	return w.flush(0)
