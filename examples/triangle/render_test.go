@@ -451,3 +451,29 @@ func TestRunOwnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCalibratedTimestamps: on a device without calibrated timestamps
+// the loop samples the clocks itself (submit-and-wait, in "calibrate"
+// spans), and every zone still lands on the host timeline.
+func TestNoCalibratedTimestamps(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.dev = vktest.Open(t, vk.Config{NoCalibrated: true})
+	cfg.frames, cfg.out, cfg.quiet = 8, t.TempDir(), true
+	s, err := run(cfg, new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Calibrated != "" {
+		t.Fatalf("calibrated timestamps %q in use; want none", s.Calibrated)
+	}
+	if want := uint64(cfg.frames * 4); s.Zones != want || s.ZonesDropped != 0 {
+		t.Errorf("%d zones, %d dropped (unconverted included); want %d, 0", s.Zones, s.ZonesDropped, want)
+	}
+	tr := readPerfetto(t, filepath.Join(cfg.out, perfettoFile))
+	if n := spanCounts(tr)["cpu/calibrate"]; n < 2 {
+		t.Errorf("%d calibrate spans, want one before the first frame and one at the end at least", n)
+	}
+	if got := spanCounts(tr)["gpu-queue/frame"]; got != cfg.frames {
+		t.Errorf("%d GPU frame zones in the trace, want %d", got, cfg.frames)
+	}
+}
