@@ -15,7 +15,7 @@
 //	go run ./examples/triangle [-frames 300] [-out out] [-device NAME|INDEX]
 //	    [-png FILE] [-load N] [-iterations 256] [-zones N] [-rawzones N]
 //	    [-stages top-bottom] [-queries N] [-inflight 3] [-size 256]
-//	    [-validation] [-quiet] [-json]
+//	    [-warmup N] [-validation] [-quiet] [-json]
 //
 // -load adds N full-screen draws per frame, before the triangle, whose
 // fragment shader loops -iterations times and blends its result in with
@@ -30,10 +30,11 @@
 // dropped and counted.
 //
 // The summary gives the device, the "frame" zone's GPU time per frame
-// (p50, p95, mean; device ticks times timestampPeriod), CPU time per frame
-// and per recording, zones read back and dropped, the clock model's error
-// bound, and the validation layer's counts. -json prints it as one JSON
-// object, for scripts that compare runs.
+// (p50, p95, mean; device ticks times timestampPeriod; the first -warmup
+// frames left out), CPU time per frame and per recording, zones read back
+// and dropped, the clock model's error bound, and the validation layer's
+// counts. -json prints it as one JSON object, for scripts that compare
+// runs.
 //
 // Open out/triangle.perfetto-trace at https://ui.perfetto.dev (Open trace
 // file); out/triangle.pb.gz with go tool pprof.

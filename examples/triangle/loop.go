@@ -167,7 +167,7 @@ func (l *loop) summary() summary {
 	caps, cfg := l.dev.Caps(), l.cfg
 	s := summary{
 		Device: caps.Name, Driver: caps.DriverName + " " + caps.DriverInfo, Calibrated: l.dev.Calibrated(),
-		Frames: cfg.frames, FramesInFlight: cfg.inFlight, Load: cfg.load, Iterations: cfg.iterations,
+		Frames: cfg.frames, Warmup: cfg.warmup, FramesInFlight: cfg.inFlight, Load: cfg.load, Iterations: cfg.iterations,
 		ExtraZones: cfg.zones, RawZones: cfg.rawZones, Stages: cfg.stages.String(),
 		FrameGPU: summarizeMs(l.frameGPU), Zones: l.nZones, ZoneErrNsMax: l.errMax, RawPairs: l.raw.pairs,
 	}
@@ -209,7 +209,7 @@ func (l *loop) take(zs []profiler.ZoneResult) {
 	for i := range zs {
 		z := &zs[i]
 		l.nZones++
-		if z.Name == l.n.frame {
+		if z.Name == l.n.frame && z.Frame > uint64(l.cfg.warmup) {
 			l.frameGPU = append(l.frameGPU, int64(float64((z.End-z.Begin)&l.mask)*l.tick))
 		}
 		if z.Converted && z.ErrNs > l.errMax {

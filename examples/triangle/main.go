@@ -39,6 +39,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.queries, "queries", cfg.queries, "timestamp queries per frame the profiler may use (default: room for every zone); zones over it are dropped and counted")
 	fs.IntVar(&cfg.inFlight, "inflight", cfg.inFlight, "frames in flight")
 	fs.IntVar(&cfg.size, "size", cfg.size, "the image is size x size pixels")
+	fs.IntVar(&cfg.warmup, "warmup", cfg.warmup, "first frames left out of the summary's statistics (they are in the traces)")
 	fs.BoolVar(&cfg.validation, "validation", cfg.validation, "turn the Khronos validation layer on")
 	fs.BoolVar(&cfg.quiet, "quiet", cfg.quiet, "print nothing (but -json)")
 	fs.BoolVar(&cfg.json, "json", cfg.json, "print the summary as JSON")

@@ -21,10 +21,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "defaults", want: func(*config) {}},
 		{name: "all", args: []string{"-frames", "20", "-out", "o", "-device", "llvm", "-png", "f.png", "-load", "7",
 			"-iterations", "9", "-zones", "100", "-rawzones", "50", "-stages", "all-all", "-inflight", "2", "-queries", "64",
-			"-size", "64", "-validation", "-quiet", "-json"},
+			"-size", "64", "-warmup", "5", "-validation", "-quiet", "-json"},
 			want: func(c *config) {
 				c.frames, c.out, c.device, c.png, c.load, c.iterations = 20, "o", "llvm", "f.png", 7, 9
-				c.zones, c.rawZones, c.inFlight, c.size, c.queries = 100, 50, 2, 64, 64
+				c.zones, c.rawZones, c.inFlight, c.size, c.queries, c.warmup = 100, 50, 2, 64, 64, 5
 				c.stages = stages{vkg.PipelineStageAllCommandsBit, vkg.PipelineStageAllCommandsBit}
 				c.validation, c.quiet, c.json = true, true, true
 			}},
@@ -33,6 +33,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "negative load", args: []string{"-load", "-1"}, err: "negative"},
 		{name: "negative queries", args: []string{"-queries", "-1"}, err: "negative"},
 		{name: "too many in flight", args: []string{"-inflight", "9"}, err: "-inflight"},
+		{name: "warm-up too long", args: []string{"-frames", "10", "-warmup", "10"}, err: "-warmup"},
 		{name: "no out", args: []string{"-out", ""}, err: "-out"},
 		{name: "stray argument", args: []string{"extra"}, err: "unexpected"},
 		{name: "unknown flag", args: []string{"-nope"}, err: "-nope"},

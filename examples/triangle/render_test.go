@@ -477,3 +477,20 @@ func TestNoCalibratedTimestamps(t *testing.T) {
 		t.Errorf("%d GPU frame zones in the trace, want %d", got, cfg.frames)
 	}
 }
+
+// TestWarmup: the first -warmup frames are in the trace but not in the
+// summary's statistics.
+func TestWarmup(t *testing.T) {
+	cfg := testConfig(t, 10)
+	cfg.warmup = 4
+	s, err := run(cfg, new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cfg.frames - cfg.warmup; s.FrameGPU.N != n || s.Record.N != n || s.FrameCPU.N != n {
+		t.Errorf("statistics over %d GPU, %d record, %d CPU frames; want %d each", s.FrameGPU.N, s.Record.N, s.FrameCPU.N, n)
+	}
+	if s.Zones != uint64(4*cfg.frames) {
+		t.Errorf("%d zones read back, want all %d", s.Zones, 4*cfg.frames)
+	}
+}

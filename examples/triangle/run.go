@@ -28,6 +28,7 @@ type config struct {
 	quiet      bool
 	json       bool
 	size       int // the image is size x size
+	warmup     int // frames left out of the summary's statistics
 
 	// flushEvery is how many frames go to the trace files in one batch.
 	flushEvery int
@@ -53,6 +54,8 @@ func (c *config) check() error {
 		return fmt.Errorf("-inflight %d: want 1 to 8", c.inFlight)
 	case c.size < 8 || c.size > 4096:
 		return fmt.Errorf("-size %d: want 8 to 4096", c.size)
+	case c.warmup < 0 || c.warmup >= c.frames:
+		return fmt.Errorf("-warmup %d: want 0 to frames-1 (%d)", c.warmup, c.frames-1)
 	case c.out == "":
 		return errors.New("-out: want a directory")
 	}
@@ -101,6 +104,10 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 		rec, err := l.frame(f)
 		if err != nil {
 			return summary{}, fmt.Errorf("frame %d: %w", f+1, err)
+		}
+		if f < cfg.warmup {
+			last = t0
+			continue
 		}
 		record = append(record, rec)
 		if f > 0 {

@@ -37,6 +37,7 @@ type summary struct {
 	Driver         string `json:"driver"`
 	Calibrated     string `json:"calibrated_timestamps"` // the extension, or ""
 	Frames         int    `json:"frames"`
+	Warmup         int    `json:"warmup"` // first frames left out of the statistics
 	FramesInFlight int    `json:"frames_in_flight"`
 	Load           int    `json:"load"`
 	Iterations     int    `json:"iterations"`
@@ -45,7 +46,7 @@ type summary struct {
 	Stages         string `json:"stages"`
 
 	// FrameGPU is the duration of the "frame" GPU zone (device ticks times
-	// timestampPeriod), one sample per frame read back.
+	// timestampPeriod), one sample per frame read back after the warm-up.
 	FrameGPU msStats `json:"frame_gpu_ms"`
 	// FrameCPU is the host time from one frame's start to the next's.
 	FrameCPU msStats `json:"frame_cpu_ms"`
