@@ -109,6 +109,26 @@ func TestDiffFalseAlarms(t *testing.T) {
 	}
 }
 
+// FuzzDiffFlags checks the parsers of --threshold and --budget: no input
+// panics, and what they accept is usable.
+func FuzzDiffFlags(f *testing.F) {
+	for _, s := range []string{"5%", "0.05", "1e-3", "-1", "NaN", "inf%", "z=1ms", "gpu:a=b=2us", "=1ms", "z=-1s", "z="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var th float64
+		if err := (percentValue{&th}).Set(s); err == nil && (th < 0 || th != th || th > 1e308) {
+			t.Fatalf("--threshold %q gave %v", s, th)
+		}
+		var bs []budget
+		if err := (budgetValue{&bs}).Set(s); err == nil {
+			if len(bs) != 1 || bs[0].max <= 0 || bs[0].zone == "" {
+				t.Fatalf("--budget %q gave %+v", s, bs)
+			}
+		}
+	})
+}
+
 func pow(x float64, n int) float64 {
 	r := 1.0
 	for range n {

@@ -1,6 +1,7 @@
 package pprof
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -95,6 +96,11 @@ func Build(t *timeline.Trace) *profile.Profile {
 		},
 		locs:    map[funcKey]*profile.Location{},
 		samples: map[sampleKey]*profile.Sample{},
+	}
+	if d := t.Drops; d.Total() > 0 {
+		// Shown by `go tool pprof -comments`: the profile misses these.
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope dropped %d: zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d",
+			d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted))
 	}
 	byTrack := map[timeline.TrackID][]int{}
 	var first, last int64

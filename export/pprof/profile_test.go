@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -154,6 +155,12 @@ func TestGoToolPprof(t *testing.T) {
 	out := goTool(t, "-top", "-unit=ns", "-diff_base="+bp, sp)
 	if !regexp.MustCompile(`(?m)^\s+25000ns .* shadow$`).MatchString(out) {
 		t.Errorf("diff does not show shadow +25000ns:\n%s", out)
+	}
+	// What was dropped is in the comments.
+	dropped := trace(2, 100)
+	dropped.Drops = timeline.Drops{Zones: 4, Evicted: 1}
+	if out := goTool(t, "-comments", write("dropped.pb.gz", dropped)); !strings.Contains(out, "framescope dropped 5: zones without query slot 4") {
+		t.Errorf("comments: %s", out)
 	}
 	// Labels are there to filter on.
 	out = goTool(t, "-top", "-unit=ns", "-tagfocus=frame=1", bp)
