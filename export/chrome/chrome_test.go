@@ -8,9 +8,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/internal/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -208,6 +211,46 @@ func TestStreaming(t *testing.T) {
 		if err := w.WriteBatch(tr); !errors.Is(err, ErrClosed) {
 			t.Errorf("WriteBatch after Close: %v", err)
 		}
+	}
+}
+
+// TestCrashLeftovers checks what a process that dies mid-trace leaves: the
+// batches written so far load without their closing bracket, in Read and
+// in the trace processor, and a file cut inside an event gives the events
+// before the cut with an error.
+func TestCrashLeftovers(t *testing.T) {
+	tr := sampleTrace(31, 12)
+	bs := batches(tr, 4, 3)
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, b := range bs[:3] {
+		if err := w.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No Close: the process died. Every batch was flushed whole.
+	left := buf.Bytes()
+	got, err := Read(bytes.NewReader(left))
+	if err != nil {
+		t.Fatalf("reading the leftovers: %v", err)
+	}
+	if len(got.Spans) == 0 || len(got.Spans)+w.held > len(tr.Spans) {
+		t.Fatalf("%d spans read, %d held, of %d", len(got.Spans), w.held, len(tr.Spans))
+	}
+	p := filepath.Join(t.TempDir(), "crashed.json")
+	if err := os.WriteFile(p, left, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tpSlices(t, tpcheck.Check(t, p))); n != len(got.Spans) {
+		t.Errorf("trace processor: %d slices, Read: %d", n, len(got.Spans))
+	}
+	cut := left[:len(left)-10]
+	part, err := Read(bytes.NewReader(cut))
+	if !errors.Is(err, io.ErrUnexpectedEOF) || part == nil {
+		t.Fatalf("cut inside an event: %v, %v", part, err)
+	}
+	if len(part.Spans) > len(got.Spans) || len(part.Spans) == 0 {
+		t.Errorf("cut inside an event: %d spans, whole file %d", len(part.Spans), len(got.Spans))
 	}
 }
 
@@ -448,6 +491,9 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ReadLimited(bytes.NewReader(data), Limits{MaxBytes: 1 << 20, MaxEvents: 1 << 14})
 		if err != nil {
+			if tr != nil && (!errors.Is(err, io.ErrUnexpectedEOF) || tr.Validate() != nil) {
+				t.Fatalf("a trace returned with error %v breaks the model: %v", err, tr.Validate())
+			}
 			return
 		}
 		if err := tr.Validate(); err != nil {

@@ -51,7 +51,7 @@ func ExampleWriter_WriteBatch() {
 	}})
 	w.Close()
 	// Output:
-	// {"traceEvents":[
+	// [
 	// {"ph":"M","pid":1,"name":"process_name","args":{"name":"framescope"}},
 	// {"ph":"M","pid":1,"name":"process_sort_index","args":{"sort_index":0}},
 	// {"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"main"}},
@@ -62,5 +62,5 @@ func ExampleWriter_WriteBatch() {
 	// {"ph":"E","pid":1,"tid":1,"ts":1.500},
 	// {"ph":"E","pid":1,"tid":1,"ts":16.000},
 	// {"ph":"M","pid":1,"name":"framescope_drops","args":{"zones":0,"unmatched":0,"spans":0,"unconverted":0,"evicted":0,"invalid_flows":0,"invalid_samples":0,"held_overflow":0}}
-	// ],"displayTimeUnit":"ns"}
+	// ]
 }

@@ -33,6 +33,9 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// errCut ends an array-form trace cut off inside an event.
+var errCut = errors.New("cut")
+
 // ErrTooLarge is returned (wrapped) when input exceeds the Limits.
 var ErrTooLarge = errors.New("chrome: input exceeds limits")
 
@@ -42,6 +45,10 @@ var ErrTooLarge = errors.New("chrome: input exceeds limits")
 func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}) }
 
 // ReadLimited is Read with explicit limits. It decodes one event at a time.
+//
+// An array-form trace cut off inside an event, as a crash leaves one,
+// gives the trace of the whole events before the cut along with an error
+// wrapping io.ErrUnexpectedEOF. Any other error comes with a nil trace.
 //
 // Traces written by this package come back as they were written. Other
 // Chrome JSON becomes CPU tracks, one per (pid, tid): B/E and X events
@@ -59,7 +66,14 @@ func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
 	}
 	switch tok {
 	case json.Delim('['):
-		if err := rd.events(dec, lr, true); err != nil {
+		if err := rd.events(dec, lr, true); err == errCut {
+			// What a crash leaves: keep every whole event, and say so.
+			t, err := rd.build()
+			if err != nil {
+				return nil, err
+			}
+			return t, fmt.Errorf("chrome: trace cut short inside event %d: %w", rd.n, io.ErrUnexpectedEOF)
+		} else if err != nil {
 			return nil, err
 		}
 	case json.Delim('{'):
@@ -199,6 +213,9 @@ func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
 		if err := dec.Decode(ev); err != nil {
 			if bare && err == io.EOF {
 				return nil // the array form may stop without its ']'
+			}
+			if bare && errors.Is(err, io.ErrUnexpectedEOF) && !lr.exceeded {
+				return errCut
 			}
 			return rd.fail(err, lr, fmt.Sprintf("event %d", rd.n))
 		}

@@ -171,7 +171,9 @@ func (w *Writer) WriteBatch(b *timeline.Trace) error {
 	}
 	w.drops = b.Drops
 	w.writeDropsCounter()
-	return w.flush(32 << 10)
+	// Every batch goes out whole: should the process die, the file holds
+	// an array of whole events, which readers take without its ']'.
+	return w.flush(0)
 }
 
 // Close writes the spans still held, the dropped counts and the end of the
@@ -212,7 +214,7 @@ func (w *Writer) Close() error {
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Samples, 10)
 	w.buf = append(w.buf, `,"held_overflow":`...)
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Forced, 10)
-	w.buf = append(w.buf, "}}\n],\"displayTimeUnit\":\"ns\"}\n"...)
+	w.buf = append(w.buf, "}}\n]\n"...)
 	w.closed = true
 	return w.flush(0)
 }
@@ -240,7 +242,7 @@ func (w *Writer) start(b *timeline.Trace) {
 		w.pid = 1
 	}
 	w.pidStr = strconv.AppendInt(nil, int64(w.pid), 10)
-	w.buf = append(w.buf, "{\"traceEvents\":[\n"...)
+	w.buf = append(w.buf, "[\n"...)
 	w.buf = append(w.buf, `{"ph":"M","pid":`...)
 	w.buf = strconv.AppendInt(w.buf, int64(w.pid), 10)
 	w.buf = append(w.buf, `,"name":"process_name","args":{"name":`...)
