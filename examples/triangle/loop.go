@@ -60,6 +60,7 @@ const calibrateEvery = int64(time.Second)
 // newLoop sets up a render loop on d, profiled into a recorder whose sink
 // is sink (nil: none).
 func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
+	defer gcOn(gcOff()) // pipeline creation converts slices too (gcpause.go)
 	// The application made its device; the profiler is handed it.
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
@@ -134,6 +135,7 @@ func (l *loop) calibrate(force bool) error {
 		return nil
 	}
 	l.lastCal = now
+	defer gcOn(gcOff()) // it submits (gcpause.go)
 	defer l.cpu.Span(l.n.calibrate).End()
 	return l.gpu.Calibrate()
 }
@@ -254,6 +256,8 @@ func (l *loop) frame(f int) (int64, error) {
 	l.draws.Set(float64(1 + l.cfg.load))
 	us.End()
 
+	gc := gcOff() // see gcpause.go
+	defer gcOn(gc)
 	rs := l.cpu.Span(l.n.record)
 	t0 := timeline.Now()
 	err = l.record(i)
