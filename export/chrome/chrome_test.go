@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,14 +119,24 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// batches splits tr into streaming batches the hard way: spans in reverse
-// order of their end (children before parents), shuffled within a batch.
-func batches(tr *timeline.Trace, n int, seed uint64) []*timeline.Trace {
+// batches splits tr into streaming batches the hard way: spans in order of
+// their end (children before parents, as a recorder emits spans when they
+// end), or with byStart in order of their start (parents before children),
+// shuffled within each batch.
+func batches(tr *timeline.Trace, n int, seed uint64, byStart ...bool) []*timeline.Trace {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	order := rng.Perm(len(tr.Spans))
-	// Sort by end time so parents (which end last) come late, as a
-	// recorder emits them; then shuffle within each batch.
-	slicesSortByEnd(order, tr.Spans)
+	if len(byStart) > 0 && byStart[0] {
+		slices.SortStableFunc(order, func(i, j int) int {
+			a, b := &tr.Spans[i], &tr.Spans[j]
+			if a.Start != b.Start {
+				return cmp64(a.Start, b.Start)
+			}
+			return int(a.Depth) - int(b.Depth)
+		})
+	} else {
+		slicesSortByEnd(order, tr.Spans)
+	}
 	var out []*timeline.Trace
 	per := (len(order) + n - 1) / n
 	for lo := 0; lo < len(order); lo += per {
@@ -177,13 +188,16 @@ func slicesSortByEnd(order []int, spans []timeline.Span) {
 // the same slices (see TestTraceProcessor).
 func TestStreaming(t *testing.T) {
 	tr := sampleTrace(2, 12)
-	for _, n := range []int{1, 3, 17, len(tr.Spans)} {
+	for _, n := range []int{1, 3, 17, len(tr.Spans), -3, -len(tr.Spans)} {
 		var buf bytes.Buffer
 		w := NewWriter(&buf)
-		bs := batches(tr, n, uint64(n))
+		bs := batches(tr, max(n, -n), uint64(max(n, -n)), n < 0)
 		for _, b := range bs {
 			if err := w.WriteBatch(b); err != nil {
 				t.Fatal(err)
+			}
+			if n < 0 && w.held != 0 {
+				t.Fatalf("%d batches in start order: %d spans held", -n, w.held)
 			}
 		}
 		if err := w.Close(); err != nil {
@@ -293,6 +307,34 @@ func TestHeldBound(t *testing.T) {
 		if got.Name(s.Name) == "frame" && s.Depth != 1 || got.Name(s.Name) == "run" && s.Depth != 0 {
 			t.Fatalf("span %+v at the wrong depth", s)
 		}
+	}
+}
+
+// TestOverlapAcrossBatches checks that a span overlapping one written in
+// an earlier batch without nesting is refused, while one inside it or
+// around it is written.
+func TestOverlapAcrossBatches(t *testing.T) {
+	names := []string{"", "a"}
+	tracks := []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "cpu"}}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, s := range []timeline.Span{
+		{Track: 1, Name: 1, Start: 100, End: 200},           // written
+		{Track: 1, Name: 1, Start: 150, End: 250},           // partly over it: refused
+		{Track: 1, Name: 1, Start: 120, End: 130, Depth: 1}, // inside, parent written: written
+		{Track: 1, Name: 1, Start: 50, End: 300},            // around it: written (depth 0; the first is depth 0 too, so the test only counts)
+		{Track: 1, Name: 1, Start: 290, End: 310},           // partly over the outer one: refused
+	} {
+		if err := w.WriteBatch(&timeline.Trace{Names: names, Tracks: tracks, Spans: []timeline.Span{s}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if got := w.Invalid().Spans; got != 2 {
+		t.Errorf("refused %d spans, want 2", got)
+	}
+	if _, err := Read(&buf); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -67,6 +67,7 @@ func TestTraceProcessor(t *testing.T) {
 		{"whole.json", []*timeline.Trace{tr}},
 		{"streamed.json", batches(tr, len(tr.Spans)/3, 11)},
 		{"one-per-batch.json", batches(tr, len(tr.Spans), 12)},
+		{"parents-first.json", batches(tr, len(tr.Spans)/2, 13, true)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tpcheck.Check(t, write(tc.name, tc.bs))

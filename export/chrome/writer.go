@@ -93,6 +93,77 @@ type trackState struct {
 	// made unique with its ID when another counter has the same name.
 	series []byte
 	held   []cand
+	// written holds the outermost intervals written so far, disjoint and
+	// sorted, the last maxWritten of them: a span written later may lie
+	// inside one, contain some or lie apart, but not overlap one partly,
+	// which claim checks.
+	written []interval
+	// lastAt[d] is the last span written at depth d (up to maxDepthSeen):
+	// a span inside lastAt[d-1] has its parent written already, so it is
+	// safe to write at once.
+	lastAt []timeline.Span
+}
+
+type interval struct{ start, end int64 }
+
+// maxWritten bounds trackState.written; older intervals are forgotten.
+const maxWritten = 256
+
+// maxDepthSeen bounds trackState.lastAt.
+const maxDepthSeen = 256
+
+// parentWritten reports whether the parent of s was written already.
+func (ts *trackState) parentWritten(s *timeline.Span) bool {
+	d := int(s.Depth) - 1
+	return d >= 0 && d < len(ts.lastAt) && ts.lastAt[d].End >= ts.lastAt[d].Start && contains(&ts.lastAt[d], s)
+}
+
+// wrote records a span just written.
+func (ts *trackState) wrote(s *timeline.Span) {
+	d := int(s.Depth)
+	if d >= maxDepthSeen {
+		return
+	}
+	for len(ts.lastAt) <= d {
+		ts.lastAt = append(ts.lastAt, timeline.Span{Start: 0, End: -1})
+	}
+	ts.lastAt[d] = *s
+}
+
+// claim checks span s, about to be written outside any span of its
+// batch, against the outermost spans written before. If it may be
+// written, claim records it and returns true.
+func (ts *trackState) claim(s *timeline.Span) bool {
+	w := ts.written
+	// First interval ending after s starts.
+	lo, _ := slices.BinarySearchFunc(w, s.Start, func(iv interval, t int64) int {
+		if iv.end <= t {
+			return -1
+		}
+		return 1
+	})
+	hi := lo
+	for hi < len(w) && w[hi].start < s.End {
+		if w[hi].start <= s.Start && s.End <= w[hi].end {
+			return true // inside a span written before
+		}
+		if w[hi].start < s.Start || w[hi].end > s.End {
+			return false // partly over one
+		}
+		hi++
+	}
+	iv := interval{s.Start, s.End}
+	if hi > lo {
+		w[lo] = iv
+		w = append(w[:lo+1], w[hi:]...)
+	} else {
+		w = slices.Insert(w, lo, iv)
+	}
+	if len(w) > maxWritten {
+		w = append(w[:0], w[len(w)-maxWritten/2:]...)
+	}
+	ts.written = w
+	return true
 }
 
 type flowMark struct {
@@ -140,11 +211,16 @@ func (w *Writer) Invalid() Invalid { return w.invalid }
 // Frames, Samples and Calibrations only new items, Flows index b.Spans, and
 // b.Drops is the running total.
 //
-// Within a batch spans may come in any order. Across batches a span must
-// not come before a span it contains, as a recorder that emits spans when
-// they end guarantees. A span with Depth > 0 is held back until its parent
-// arrives when the two could start at the same time, so that viewers nest
-// them right; Close writes whatever is still held.
+// Within a batch spans may come in any order. Across batches they may
+// come as they end (children before parents, a recorder's order) or as
+// they start (parents first); viewers order events of equal time by their
+// place in the file, so other orders can misplace spans that start or end
+// at the very same nanosecond. A span with Depth > 0 whose
+// parent has not been written is held back until its parent arrives when
+// the two could start at the same time, so that viewers nest them right;
+// Close writes whatever is still held. A span that overlaps another
+// without nesting, in its batch or among the outermost spans written
+// before, is refused and counted (Invalid).
 func (w *Writer) WriteBatch(b *timeline.Trace) error {
 	if w.closed {
 		return ErrClosed
@@ -557,6 +633,8 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 		if !ok && len(w.stack) > 0 {
 			p := w.stack[len(w.stack)-1]
 			ok = cs[p].s.Start < s.Start || w.safe[p]
+		} else if !ok {
+			ok = ts.parentWritten(s)
 		}
 		w.safe = append(w.safe, ok)
 		w.bad = append(w.bad, false)
@@ -592,9 +670,10 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 			w.end(ts, &cs[w.stack[len(w.stack)-1]])
 			w.stack = w.stack[:len(w.stack)-1]
 		}
-		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) {
-			// Overlaps its sibling without nesting: writing it would
-			// corrupt the track.
+		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) ||
+			len(w.stack) == 0 && !ts.claim(s) {
+			// Overlaps a span without nesting, here or written before:
+			// writing it would corrupt the track.
 			w.invalid.Spans++
 			w.killFlows(c.flows)
 			continue
@@ -611,6 +690,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 
 func (w *Writer) begin(ts *trackState, c *cand) {
 	s := &c.s
+	ts.wrote(s)
 	w.maxTs = max(w.maxTs, s.End)
 	w.buf = append(w.buf, ts.bPre...)
 	w.buf = appendMicros(w.buf, s.Start)
