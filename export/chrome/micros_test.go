@@ -1,10 +1,54 @@
 package chrome
 
 import (
+	"math"
 	"math/big"
 	"strings"
 	"testing"
 )
+
+func TestMicros(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0.000"}, {1, "0.001"}, {999, "0.999"}, {1000, "1.000"}, {1234567, "1234.567"},
+		{-5, "-0.005"}, {-1234567, "-1234.567"},
+		{math.MaxInt64, "9223372036854775.807"}, {math.MinInt64, "-9223372036854775.808"},
+	}
+	for _, tc := range tests {
+		got := string(appendMicros(nil, tc.ns))
+		if got != tc.want {
+			t.Errorf("appendMicros(%d) = %s, want %s", tc.ns, got, tc.want)
+		}
+		if tc.ns == math.MinInt64 || tc.ns == math.MaxInt64 {
+			continue
+		}
+		back, err := parseMicros(got)
+		if err != nil || back != tc.ns {
+			t.Errorf("parseMicros(%s) = %d, %v; want %d", got, back, err, tc.ns)
+		}
+	}
+}
+
+func TestParseMicros(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"12", 12000, true}, {"12.5", 12500, true}, {"0.0004", 0, true}, {"0.0005", 1, true},
+		{"1.23456789", 1235, true}, {"1e3", 1000000, true}, {"-2.5", -2500, true},
+		{"", 0, false}, {"abc", 0, false}, {"1.2.3", 0, false}, {"-", 0, false},
+		{"99999999999999999999", 0, false}, {"1e400", 0, false}, {".5", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := parseMicros(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("parseMicros(%q) = %d, %v; want %d ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
 
 // FuzzParseMicros checks parseMicros against exact rational arithmetic:
 // a plain decimal it accepts is that many microseconds rounded to the

@@ -1,0 +1,318 @@
+package chrome
+
+import (
+	"slices"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+type interval struct{ start, end int64 }
+
+// maxWritten bounds trackState.written; older intervals are forgotten.
+const maxWritten = 256
+
+// maxDepthSeen bounds trackState.lastAt.
+const maxDepthSeen = 256
+
+// parentWritten reports whether the parent of s was written already.
+func (ts *trackState) parentWritten(s *timeline.Span) bool {
+	d := int(s.Depth) - 1
+	return d >= 0 && d < len(ts.lastAt) && ts.lastAt[d].End >= ts.lastAt[d].Start && contains(&ts.lastAt[d], s)
+}
+
+// wrote records a span just written.
+func (ts *trackState) wrote(s *timeline.Span) {
+	d := int(s.Depth)
+	if d >= maxDepthSeen {
+		return
+	}
+	for len(ts.lastAt) <= d {
+		ts.lastAt = append(ts.lastAt, timeline.Span{Start: 0, End: -1})
+	}
+	ts.lastAt[d] = *s
+}
+
+// claim checks span s, about to be written outside any span of its
+// batch, against the outermost spans written before. If it may be
+// written, claim records it and returns true.
+func (ts *trackState) claim(s *timeline.Span) bool {
+	w := ts.written
+	// First interval ending after s starts.
+	lo, _ := slices.BinarySearchFunc(w, s.Start, func(iv interval, t int64) int {
+		if iv.end <= t {
+			return -1
+		}
+		return 1
+	})
+	hi := lo
+	for hi < len(w) && w[hi].start < s.End {
+		if w[hi].start <= s.Start && s.End <= w[hi].end {
+			return true // inside a span written before
+		}
+		if w[hi].start < s.Start || w[hi].end > s.End {
+			return false // partly over one
+		}
+		hi++
+	}
+	iv := interval{s.Start, s.End}
+	if hi > lo {
+		w[lo] = iv
+		w = append(w[:lo+1], w[hi:]...)
+	} else {
+		w = slices.Insert(w, lo, iv)
+	}
+	if len(w) > maxWritten {
+		w = append(w[:0], w[len(w)-maxWritten/2:]...)
+	}
+	ts.written = w
+	return true
+}
+
+type flowMark struct {
+	span int32
+	in   bool
+	// late: the flow's start comes after this (its end) span starts, so
+	// its 'f' is written at the span's end instead, where it still binds
+	// to the span and follows the 's' in time.
+	late bool
+	id   uint64
+}
+
+// cand is a span about to be written, with its flow ends.
+type cand struct {
+	s     timeline.Span
+	flows []flowMark
+}
+
+// writeSpans groups the batch's spans by track, joins them with the spans
+// held from earlier batches, and writes those whose ancestors that could
+// share their start time are known.
+func (w *Writer) writeSpans(b *timeline.Trace) {
+	n := len(b.Spans)
+	if n == 0 {
+		return
+	}
+	// Flow ends, sorted by span index.
+	w.marks = w.marks[:0]
+	for _, f := range b.Flows {
+		if f.From < 0 || f.From >= n || f.To < 0 || f.To >= n {
+			w.invalid.Flows++
+			continue
+		}
+		from, to := &b.Spans[f.From], &b.Spans[f.To]
+		if from.Start > to.End || f.From == f.To {
+			// An arrow back in time: Chrome JSON flows cannot draw it.
+			w.invalid.Flows++
+			continue
+		}
+		w.flowID++
+		w.marks = append(w.marks, flowMark{span: int32(f.From), id: w.flowID}, flowMark{span: int32(f.To), in: true, late: from.Start > to.Start, id: w.flowID})
+	}
+	if len(w.marks) > 1 {
+		slices.SortFunc(w.marks, func(a, b flowMark) int { return int(a.span) - int(b.span) })
+	}
+	w.idx = w.idx[:0]
+	for i := range b.Spans {
+		s := &b.Spans[i]
+		ts := w.tracks[s.Track]
+		if ts == nil || ts.t.Kind == timeline.TrackCounter || s.End < s.Start {
+			w.invalid.Spans++
+			w.killFlows(w.flowsOf(int32(i)))
+			continue
+		}
+		w.idx = append(w.idx, int32(i))
+	}
+	spans := b.Spans
+	slices.SortFunc(w.idx, func(i, j int32) int {
+		a, c := &spans[i], &spans[j]
+		switch {
+		case a.Track != c.Track:
+			return cmpU32(uint32(a.Track), uint32(c.Track))
+		case a.Start != c.Start:
+			return cmp64(a.Start, c.Start)
+		case a.End != c.End:
+			return cmp64(c.End, a.End)
+		}
+		return int(a.Depth) - int(c.Depth)
+	})
+	for lo := 0; lo < len(w.idx); {
+		track := spans[w.idx[lo]].Track
+		hi := lo + 1
+		for hi < len(w.idx) && spans[w.idx[hi]].Track == track {
+			hi++
+		}
+		ts := w.tracks[track]
+		w.cands = w.cands[:0]
+		// Merge the held spans (sorted) with this batch's (sorted).
+		h := ts.held
+		for k := lo; k < hi; k++ {
+			s := spans[w.idx[k]]
+			for len(h) > 0 && lessSpan(&h[0].s, &s) {
+				w.cands = append(w.cands, h[0])
+				h = h[1:]
+			}
+			w.cands = append(w.cands, cand{s: s, flows: w.flowsOf(w.idx[k])})
+		}
+		w.cands = append(w.cands, h...)
+		w.held -= len(ts.held)
+		ts.held = w.emit(ts, w.cands, ts.held[:0], false)
+		w.held += len(ts.held)
+		lo = hi
+	}
+	if w.held > MaxHeld {
+		for _, ts := range w.order {
+			if len(ts.held) > 0 {
+				w.invalid.Forced += uint64(len(ts.held))
+				w.emit(ts, ts.held, nil, true)
+				ts.held = ts.held[:0]
+			}
+		}
+		w.held = 0
+	}
+}
+
+// killFlows counts the flows of a refused span as refused, once each.
+func (w *Writer) killFlows(fs []flowMark) {
+	for _, f := range fs {
+		if w.dead == nil {
+			w.dead = map[uint64]bool{}
+		}
+		if !w.dead[f.id] {
+			if len(w.dead) >= 1<<16 {
+				clear(w.dead)
+			}
+			w.dead[f.id] = true
+			w.invalid.Flows++
+		}
+	}
+}
+
+func (w *Writer) flowsOf(span int32) []flowMark {
+	lo, _ := slices.BinarySearchFunc(w.marks, span, func(m flowMark, s int32) int { return int(m.span) - int(s) })
+	hi := lo
+	for hi < len(w.marks) && w.marks[hi].span == span {
+		hi++
+	}
+	return w.marks[lo:hi:hi]
+}
+
+func lessSpan(a, b *timeline.Span) bool {
+	if a.Start != b.Start {
+		return a.Start < b.Start
+	}
+	if a.End != b.End {
+		return a.End > b.End
+	}
+	return a.Depth < b.Depth
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// contains reports whether s nests inside t, given that s sorts after t.
+// A span that starts where t ends is inside t only if it is deeper.
+func contains(t, s *timeline.Span) bool {
+	if s.Start < t.Start || s.End > t.End {
+		return false
+	}
+	return s.Start < t.End || s.Depth > t.Depth
+}
+
+// emit writes the spans of cs (sorted by lessSpan) that are safe to write
+// and appends the others, still sorted, to held, which it returns. With
+// all set everything is written.
+func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
+	// Pass 1: find each span's parent among cs, refuse spans that overlap
+	// one without nesting, and decide what is safe to write now.
+	w.safe = w.safe[:0]
+	w.bad = w.bad[:0]
+	w.stack = w.stack[:0]
+	for i := range cs {
+		s := &cs[i].s
+		for len(w.stack) > 0 {
+			t := &cs[w.stack[len(w.stack)-1]].s
+			if contains(t, s) || s.Start < t.End {
+				break
+			}
+			w.stack = w.stack[:len(w.stack)-1]
+		}
+		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) {
+			w.safe = append(w.safe, false)
+			w.bad = append(w.bad, true)
+			continue
+		}
+		ok := all || s.Depth == 0
+		if !ok && len(w.stack) > 0 {
+			p := w.stack[len(w.stack)-1]
+			ok = cs[p].s.Start < s.Start || w.safe[p]
+		} else if !ok {
+			ok = ts.parentWritten(s)
+		}
+		w.safe = append(w.safe, ok)
+		w.bad = append(w.bad, false)
+		w.stack = append(w.stack, int32(i))
+	}
+	// Pass 2: write the safe spans as B/E pairs.
+	w.stack = w.stack[:0]
+	for i := range cs {
+		c := &cs[i]
+		if w.bad[i] {
+			// Overlaps a span without nesting: writing it would corrupt
+			// the track.
+			w.invalid.Spans++
+			w.killFlows(c.flows)
+			continue
+		}
+		if !w.safe[i] {
+			if c.flows != nil {
+				c.flows = slices.Clone(c.flows)
+			}
+			held = append(held, *c)
+			continue
+		}
+		s := &c.s
+		for len(w.stack) > 0 {
+			t := &cs[w.stack[len(w.stack)-1]].s
+			if contains(t, s) {
+				break
+			}
+			if s.Start < t.End {
+				break // overlap, handled below
+			}
+			w.end(ts, &cs[w.stack[len(w.stack)-1]])
+			w.stack = w.stack[:len(w.stack)-1]
+		}
+		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) ||
+			len(w.stack) == 0 && !ts.claim(s) {
+			// Overlaps a span without nesting, here or written before:
+			// writing it would corrupt the track.
+			w.invalid.Spans++
+			w.killFlows(c.flows)
+			continue
+		}
+		w.begin(ts, c)
+		w.stack = append(w.stack, int32(i))
+	}
+	for len(w.stack) > 0 {
+		w.end(ts, &cs[w.stack[len(w.stack)-1]])
+		w.stack = w.stack[:len(w.stack)-1]
+	}
+	return held
+}
