@@ -60,7 +60,6 @@ const calibrateEvery = int64(time.Second)
 // newLoop sets up a render loop on d, profiled into a recorder whose sink
 // is sink (nil: none).
 func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
-	defer gcOn(gcOff()) // pipeline creation converts slices too (gcpause.go)
 	// The application made its device; the profiler is handed it.
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
@@ -135,7 +134,6 @@ func (l *loop) calibrate(force bool) error {
 		return nil
 	}
 	l.lastCal = now
-	defer gcOn(gcOff()) // it submits (gcpause.go)
 	defer l.cpu.Span(l.n.calibrate).End()
 	return l.gpu.Calibrate()
 }
@@ -189,6 +187,9 @@ func (l *loop) close() error {
 		return nil
 	}
 	l.closed = true
+	// Frames may still be in flight (an error, a benchmark's cleanup):
+	// nothing they use may go before the device is idle.
+	vkg.DeviceWaitIdle(l.dev.Handle())
 	if l.raw != nil {
 		l.raw.destroy()
 	}
@@ -256,8 +257,6 @@ func (l *loop) frame(f int) (int64, error) {
 	l.draws.Set(float64(1 + l.cfg.load))
 	us.End()
 
-	gc := gcOff() // see gcpause.go
-	defer gcOn(gc)
 	rs := l.cpu.Span(l.n.record)
 	t0 := timeline.Now()
 	err = l.record(i)
