@@ -105,6 +105,7 @@ func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 		MaxQueriesPerFrame: limit,
 	})
 	if err != nil {
+		l.close()
 		return nil, err
 	}
 	if l.r, err = newRenderer(d.Handle, d.Physical, q.Handle, q.Family, cfg.inFlight, cfg.size, cfg.size); err != nil {
