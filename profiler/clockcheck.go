@@ -263,7 +263,8 @@ func (r *causalityRig) try(g *GPU) (int64, error) {
 	vkg.CmdResetQueryPool(r.cmd, r.qp, 0, 1)
 	vkg.CmdWaitEvents(r.cmd, 1, []vkg.Event{r.ev}, vkg.PipelineStageFlags(vkg.PipelineStageHostBit),
 		vkg.PipelineStageFlags(vkg.PipelineStageAllCommandsBit), 0, nil, 0, nil, 0, nil)
-	vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageTopOfPipeBit, r.qp, 0)
+	// BOTTOM_OF_PIPE: a TOP_OF_PIPE write may run ahead of the wait (seen on NVIDIA).
+	vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageBottomOfPipeBit, r.qp, 0)
 	if res := vkg.EndCommandBuffer(r.cmd); res != vkg.Success {
 		return 0, vkg.Error(res)
 	}

@@ -171,9 +171,12 @@ func (p *Pool) readPass(mode readMode) {
 		// Take the slot: Begin refuses it from here on, and a stale one's
 		// open pairs are voided so that End refuses them too.
 		s.state.Store(slotRecycling)
-		if s.writers.Load() != 0 || (s.stale && !s.abandon(s.used)) {
-			s.state.Store(slotClosed) // a Begin or End is in flight; next pass
+		if s.writers.Load() != 0 {
+			s.state.Store(slotClosed) // a Begin is in flight; next pass
 			continue
+		}
+		if s.stale {
+			s.abandon(s.used)
 		}
 		p.harvest(s)
 		if s.used > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -298,6 +299,18 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 	}
 }
 
+var copyFlags = resultFlags
+
+func init() {
+	if os.Getenv("FRAMESCOPE_COPY_EXPERIMENT") == "mem" {
+		toTransfer[0].SrcAccessMask = vkg.AccessFlags(vkg.AccessMemoryWriteBit)
+		toTransfer[0].DstAccessMask = vkg.AccessFlags(vkg.AccessTransferReadBit | vkg.AccessMemoryReadBit)
+	}
+	if os.Getenv("FRAMESCOPE_COPY_EXPERIMENT") == "wait" {
+		copyFlags |= vkg.QueryResultFlags(vkg.QueryResultWaitBit)
+	}
+}
+
 var (
 	toTransfer = []vkg.MemoryBarrier{{SType: vkg.StructureTypeMemoryBarrier}}
 	toHost     = []vkg.MemoryBarrier{{
@@ -328,7 +341,7 @@ func (p *Pool) recordCopies(cmd vkg.CommandBuffer) {
 				vkg.PipelineStageFlags(vkg.PipelineStageTransferBit), 0, 1, toTransfer, 0, nil, 0, nil)
 			first = false
 		}
-		vkg.CmdCopyQueryPoolResults(cmd, s.pool, 0, used, s.buf.Buffer, 0, 16, resultFlags)
+		vkg.CmdCopyQueryPoolResults(cmd, s.pool, 0, used, s.buf.Buffer, 0, 16, copyFlags)
 	}
 	if !first {
 		vkg.CmdPipelineBarrier(cmd, vkg.PipelineStageFlags(vkg.PipelineStageTransferBit),
@@ -412,7 +425,11 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		return false
 	}
 	m := &s.meta[pr.q/2]
-	if !m.state.CompareAndSwap(pairWord(pr.gen, pairOpen), pairWord(pr.gen, pairEnding)) {
+	// The pair is marked ended before its timestamp is recorded: one atomic
+	// instruction, not two. A slot is only given up StaleFrames frames after
+	// it closed, so an End would have to stall between these two lines for
+	// that long for its write to land in the slot's next use.
+	if !m.state.CompareAndSwap(pairWord(pr.gen, pairOpen), pairWord(pr.gen, pairEnded)) {
 		if m.state.Load()>>2 == pr.gen&(1<<30-1) && s.state.Load() != slotDead {
 			p.misuse.Add(1) // ended already
 		} else {
@@ -421,7 +438,6 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		return false
 	}
 	vkg.CmdWriteTimestamp(cmd, stage, s.pool, pr.q+1)
-	m.state.Store(pairWord(pr.gen, pairEnded))
 	return true
 }
 

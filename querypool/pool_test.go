@@ -376,6 +376,7 @@ func TestCollectReadsCopies(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d results, stats %+v", len(got), p.Stats())
 	if len(got) != 3*frames {
 		t.Fatalf("%d results, want %d; stats %+v", len(got), 3*frames, p.Stats())
 	}

@@ -12,10 +12,9 @@ import (
 // the slot can never touch a later one. A pair below the slot's next index
 // in state pairOpen was handed out and not ended.
 const (
-	pairOpen   uint32 = iota // handed out (or not yet), end not written
-	pairEnding               // End is recording the end timestamp
-	pairEnded                // end written
-	pairVoid                 // abandoned: its end will never be written
+	pairOpen  uint32 = iota // handed out (or not yet), end not written
+	pairEnded               // End took it: its end timestamp is recorded
+	pairVoid                // abandoned: its end will never be written
 )
 
 func pairWord(gen, st uint32) uint32 { return gen<<2 | st }
@@ -82,7 +81,7 @@ func (s *Slot) renew() {
 // pairState is the state of pair k in the slot's current generation.
 func (s *Slot) pairState(k uint32) uint32 { return s.meta[k].state.Load() & 3 }
 
-// settled reports whether no pair of the slot's frame is open or being ended.
+// settled reports whether every pair of the slot's frame has ended.
 func (s *Slot) settled() bool {
 	for k := uint32(0); k < min(s.next.Load(), s.cap)/2; k++ {
 		if s.pairState(k) != pairEnded {
@@ -93,17 +92,10 @@ func (s *Slot) settled() bool {
 }
 
 // abandon voids the open pairs of a slot given up, so that a late End
-// records nothing. It reports false when an End is in progress.
-func (s *Slot) abandon(used uint32) bool {
+// records nothing.
+func (s *Slot) abandon(used uint32) {
 	g := s.gen.Load()
 	for k := uint32(0); k < used/2; k++ {
-		w := &s.meta[k].state
-		if w.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid)) {
-			continue
-		}
-		if w.Load()&3 == pairEnding {
-			return false
-		}
+		s.meta[k].state.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid))
 	}
-	return true
 }
