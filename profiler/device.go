@@ -65,6 +65,12 @@ func WrapDevice(e Existing) (*Device, error) {
 // Handle returns the VkDevice.
 func (d *Device) Handle() vkg.Device { return d.d.Handle }
 
+// Physical returns the VkPhysicalDevice.
+func (d *Device) Physical() vkg.PhysicalDevice { return d.d.Physical }
+
+// Instance returns the VkInstance.
+func (d *Device) Instance() vkg.Instance { return d.d.Instance.Handle }
+
 // Name returns the physical device's name.
 func (d *Device) Name() string { return d.d.Caps.Name }
 

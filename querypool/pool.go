@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"os"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -112,6 +111,7 @@ type Pool struct {
 	wantCap  uint32
 	closed   atomic.Bool
 	order    []*Slot  // reader's scratch
+	copies   []*Slot  // EndFrame's scratch
 	ready    []Result // harvested, not yet collected
 	readErr  error
 	uncopied bool // closed slots without a copy: the reader has work
@@ -299,53 +299,25 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 	}
 }
 
-var copyFlags = resultFlags
-
-func init() {
-	if os.Getenv("FRAMESCOPE_COPY_EXPERIMENT") == "mem" {
-		toTransfer[0].SrcAccessMask = vkg.AccessFlags(vkg.AccessMemoryWriteBit)
-		toTransfer[0].DstAccessMask = vkg.AccessFlags(vkg.AccessTransferReadBit | vkg.AccessMemoryReadBit)
-	}
-	if os.Getenv("FRAMESCOPE_COPY_EXPERIMENT") == "wait" {
-		copyFlags |= vkg.QueryResultFlags(vkg.QueryResultWaitBit)
-	}
-}
-
-var (
-	toTransfer = []vkg.MemoryBarrier{{SType: vkg.StructureTypeMemoryBarrier}}
-	toHost     = []vkg.MemoryBarrier{{
-		SType:         vkg.StructureTypeMemoryBarrier,
-		SrcAccessMask: vkg.AccessFlags(vkg.AccessTransferWriteBit),
-		DstAccessMask: vkg.AccessFlags(vkg.AccessHostReadBit),
-	}}
-)
-
 // recordCopies records, into cmd, the copy of every closed slot not yet
 // copied (or whose copy came back incomplete). A barrier first makes the
 // copy wait for all earlier work on the queue, so every timestamp written
 // by command buffers submitted before cmd is in the copy; a second one
 // makes the copy visible to the host once the frame's fence signals.
 func (p *Pool) recordCopies(cmd vkg.CommandBuffer) {
-	first := true
+	p.copies = p.copies[:0]
 	for _, s := range p.ring {
 		if s.state.Load() != slotClosed || (s.copyAt != 0 && !s.needCopy) {
 			continue
 		}
-		used := min(s.next.Load(), s.cap)
 		s.copyAt, s.needCopy = p.frames, false
-		if used == 0 {
-			continue
+		if min(s.next.Load(), s.cap) > 0 {
+			p.copies = append(p.copies, s)
 		}
-		if first {
-			vkg.CmdPipelineBarrier(cmd, vkg.PipelineStageFlags(vkg.PipelineStageAllCommandsBit),
-				vkg.PipelineStageFlags(vkg.PipelineStageTransferBit), 0, 1, toTransfer, 0, nil, 0, nil)
-			first = false
-		}
-		vkg.CmdCopyQueryPoolResults(cmd, s.pool, 0, used, s.buf.Buffer, 0, 16, copyFlags)
 	}
-	if !first {
-		vkg.CmdPipelineBarrier(cmd, vkg.PipelineStageFlags(vkg.PipelineStageTransferBit),
-			vkg.PipelineStageFlags(vkg.PipelineStageHostBit), 0, 1, toHost, 0, nil, 0, nil)
+	for i, s := range p.copies {
+		used := min(s.next.Load(), s.cap)
+		p.dev.CmdCopyQueries(cmd, s.pool, 0, used, s.buf.Buffer, i == 0, i == len(p.copies)-1)
 	}
 }
 

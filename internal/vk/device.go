@@ -71,6 +71,8 @@ type Device struct {
 	calibrated   proc
 	beginLabel   proc
 	endLabel     proc
+	barrier      proc
+	copyQueries  proc
 }
 
 // Open creates an instance (see InstanceConfig) and a logical device with
@@ -276,6 +278,8 @@ func (d *Device) loadProcs(hostReset, calibrated bool) {
 			d.Calibrated = ""
 		}
 	}
+	d.barrier, _ = deviceProc(in.Handle, d.Handle, "vkCmdPipelineBarrier")
+	d.copyQueries, _ = deviceProc(in.Handle, d.Handle, "vkCmdCopyQueryPoolResults")
 	if in.DebugUtils {
 		d.beginLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdBeginDebugUtilsLabelEXT")
 		d.endLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdEndDebugUtilsLabelEXT")
@@ -377,4 +381,22 @@ func (d *Device) CmdEndLabel(cmd vk.CommandBuffer) {
 		return
 	}
 	C.fs_cmd_end_label(C.fsPFN(d.endLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)))
+}
+
+// CmdCopyQueries records the copy of count timestamp queries (64-bit
+// values with availability, 16 bytes a query) into buf, through the
+// device's own entry points: no Go memory and no finalizers are involved.
+// pre records a barrier before it that makes all earlier work on the queue
+// finish first; post one after it that makes the copy visible to the host.
+func (d *Device) CmdCopyQueries(cmd vk.CommandBuffer, pool vk.QueryPool, first, count uint32, buf vk.Buffer, pre, post bool) {
+	C.fs_cmd_copy_queries(C.fsPFN(d.barrier), C.fsPFN(d.copyQueries), C.fsVkCommandBuffer(unsafe.Pointer(cmd)),
+		C.fsVkQueryPool(handle64(pool)), C.uint32_t(first), C.uint32_t(count), C.fsVkBuffer(handle64(buf)),
+		C.uint32_t(vk.QueryResult64Bit|vk.QueryResultWithAvailabilityBit), cbool(pre), cbool(post))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }

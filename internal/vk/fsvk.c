@@ -124,6 +124,38 @@ int fs_get_driver_info(fsPFN fn, fsVkPhysicalDevice pd, fsDriverInfo *out) {
 	return 0;
 }
 
+typedef struct {
+	int32_t sType; // VK_STRUCTURE_TYPE_MEMORY_BARRIER 46
+	const void *pNext;
+	uint32_t srcAccessMask;
+	uint32_t dstAccessMask;
+} fsMemoryBarrier;
+
+typedef void (*fsPFN_CmdPipelineBarrier)(fsVkCommandBuffer, uint32_t, uint32_t, uint32_t, uint32_t,
+	const fsMemoryBarrier *, uint32_t, const void *, uint32_t, const void *);
+typedef void (*fsPFN_CmdCopyQueryPoolResults)(fsVkCommandBuffer, fsVkQueryPool, uint32_t, uint32_t, fsVkBuffer,
+	uint64_t, uint64_t, uint32_t);
+
+void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQueryPool pool,
+	uint32_t first, uint32_t count, fsVkBuffer buf, uint32_t flags, int pre, int post) {
+	fsMemoryBarrier mb;
+	memset(&mb, 0, sizeof mb);
+	mb.sType = 46;
+	if (pre) {
+		// ALL_COMMANDS -> TRANSFER; timestamp and availability writes -> transfer reads.
+		mb.srcAccessMask = 0x00010000; // MEMORY_WRITE
+		mb.dstAccessMask = 0x00000800 | 0x00008000; // TRANSFER_READ | MEMORY_READ
+		((fsPFN_CmdPipelineBarrier)barrier)(cmd, 0x00010000, 0x00001000, 0, 1, &mb, 0, NULL, 0, NULL);
+	}
+	((fsPFN_CmdCopyQueryPoolResults)copy)(cmd, pool, first, count, buf, 0, 16, flags);
+	if (post) {
+		// TRANSFER -> HOST: the copy's writes -> host reads.
+		mb.srcAccessMask = 0x00001000; // TRANSFER_WRITE
+		mb.dstAccessMask = 0x00002000; // HOST_READ
+		((fsPFN_CmdPipelineBarrier)barrier)(cmd, 0x00001000, 0x00004000, 0, 1, &mb, 0, NULL, 0, NULL);
+	}
+}
+
 // ---- Validation messages: counted by severity, kept in a small ring. ----
 
 typedef struct {

@@ -66,6 +66,13 @@ typedef struct {
 } fsDriverInfo;
 int fs_get_driver_info(fsPFN props2, fsVkPhysicalDevice pd, fsDriverInfo *out);
 
+// Query copies for readback without driver calls: a barrier making all
+// earlier work on the queue finish before the copy, the copy, and a barrier
+// making the copy visible to the host.
+typedef uint64_t fsVkBuffer;
+void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQueryPool pool,
+	uint32_t first, uint32_t count, fsVkBuffer buf, uint32_t flags, int pre, int post);
+
 // Validation messages.
 fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out);
 void fs_destroy_messenger(fsPFN destroy, fsVkInstance instance, fsVkDebugUtilsMessenger m);
