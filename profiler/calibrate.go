@@ -96,9 +96,13 @@ func (c *calibrator) queueForBackground() *Queue {
 	return c.o.FallbackQueue
 }
 
+// loop recalibrates in the background: quickly at first (20 ms, doubling
+// up to Interval), so that the rate is known within the first second
+// rather than after a few Intervals, then every Interval.
 func (c *calibrator) loop() {
 	defer close(c.done)
-	t := time.NewTicker(c.o.Interval)
+	wait := min(20*time.Millisecond, c.o.Interval)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
@@ -108,6 +112,8 @@ func (c *calibrator) loop() {
 			if err := c.round(c.queueForBackground()); err != nil {
 				c.errs.Add(1)
 			}
+			wait = min(2*wait, c.o.Interval)
+			t.Reset(wait)
 		}
 	}
 }
