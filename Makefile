@@ -31,7 +31,7 @@ devices: deps
 	$(GO) run ./cmd/framescope devices
 
 demo: deps
-	$(GO) run ./cmd/framescope demo
+	$(GO) run ./examples/triangle -frames 300 -out out -png out/triangle.png
 
 generate: deps
 	$(GO) generate ./...
