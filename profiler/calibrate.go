@@ -96,13 +96,26 @@ func (c *calibrator) queueForBackground() *Queue {
 	return c.o.FallbackQueue
 }
 
-// loop recalibrates in the background: quickly at first (20 ms, doubling
-// up to Interval), so that the rate is known within the first second
-// rather than after a few Intervals, then every Interval.
+// warmupEvery is the calibration interval during the first Interval of a
+// context's life: dense samples then fix the rate before the model has to
+// extrapolate far (an H100's clock runs 20 ppm slow: 20 µs a second).
+const warmupEvery = 20 * time.Millisecond
+
+// nextCalibration returns when the round after one at age (time since the
+// first round) is due.
+func nextCalibration(age, interval time.Duration) time.Duration {
+	if age < interval && warmupEvery < interval {
+		return warmupEvery
+	}
+	return interval
+}
+
+// loop recalibrates in the background: every warmupEvery during the first
+// Interval, then every Interval.
 func (c *calibrator) loop() {
 	defer close(c.done)
-	wait := min(20*time.Millisecond, c.o.Interval)
-	t := time.NewTimer(wait)
+	start := time.Now()
+	t := time.NewTimer(nextCalibration(0, c.o.Interval))
 	defer t.Stop()
 	for {
 		select {
@@ -112,8 +125,7 @@ func (c *calibrator) loop() {
 			if err := c.round(c.queueForBackground()); err != nil {
 				c.errs.Add(1)
 			}
-			wait = min(2*wait, c.o.Interval)
-			t.Reset(wait)
+			t.Reset(nextCalibration(time.Since(start), c.o.Interval))
 		}
 	}
 }

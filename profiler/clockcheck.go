@@ -20,7 +20,8 @@ type ClockCheckOptions struct {
 	// never sees and is judged on. Default 10ms.
 	SampleEvery time.Duration
 	// FitEvery is the interval of calibration rounds fed to the model, as
-	// a GPU context does in the background. Default 1s.
+	// a GPU context does in the background (denser during the first
+	// interval, as there). Default 1s.
 	FitEvery time.Duration
 	// CausalityEvery is the interval of causality tries. Default 100ms.
 	CausalityEvery time.Duration
@@ -130,7 +131,7 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 				return nil, fmt.Errorf("calibration round: %w", err)
 			}
 			rep.Fits++
-			nextFit += int64(o.FitEvery)
+			nextFit = timeline.Now() + int64(nextCalibration(time.Duration(now-start), o.FitEvery))
 		}
 		s, cost, err := sample()
 		if err != nil {
