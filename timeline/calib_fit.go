@@ -12,6 +12,9 @@ type clockFit struct {
 	hcF   float64
 	slope float64
 	p     [4]float64
+	// scatter is 1.4826 times the median absolute residual of the fitted
+	// samples: how well they agree with each other, not a bound.
+	scatter float64
 }
 
 // diffF returns a-b as a float64 without int64 overflow.
@@ -205,6 +208,7 @@ func fitPoints(ps []clockPoint, m *ClockModel) (clockFit, int) {
 	// a = |x - xc|.
 	uc := -xbar
 	var g0, a1, q0, q1, q2, q3 float64
+	sc = m.scratch[:0]
 	for i := 0; i < n; i++ {
 		if !keep[i] {
 			continue
@@ -212,6 +216,7 @@ func fitPoints(ps []clockPoint, m *ClockModel) (clockFit, int) {
 		w := 1 / (ps[i].dev * ps[i].dev)
 		d := dx(i) - xbar
 		r := dy(i) - (ybar + b*d)
+		sc = append(sc, math.Abs(r))
 		dv := math.Max(ps[i].dev, math.Abs(r))
 		c := math.Abs(w/s + w*d*uc/sxx)
 		beta := math.Abs(w * d / sxx)
@@ -235,11 +240,13 @@ func fitPoints(ps []clockPoint, m *ClockModel) (clockFit, int) {
 	k := m.kappa / 2
 	hc := ybar + b*uc
 	f := clockFit{
-		xc:    last.x,
-		hcI:   last.h,
-		slope: bc,
-		p:     [4]float64{g0 + k*q0 + 1, a1 + math.Abs(b-bc) + k*q1, k * q2, k * q3},
+		xc:      last.x,
+		hcI:     last.h,
+		slope:   bc,
+		p:       [4]float64{g0 + k*q0 + 1, a1 + math.Abs(b-bc) + k*q1, k * q2, k * q3},
+		scatter: 1.4826 * median(sc),
 	}
+	m.scratch = sc[:0]
 	ip := math.Round(hc)
 	if !(math.Abs(ip) < clockLimit) || math.IsNaN(f.p[0]+f.p[1]+f.p[2]+f.p[3]) {
 		return anchorFit(ps[newest], m), rejected

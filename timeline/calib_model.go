@@ -160,11 +160,16 @@ const (
 type ClockQuality struct {
 	ErrNs    float64 // error bound of a conversion at the newest sample, ns
 	DriftPPM float64 // device clock rate against the host, minus 1, in ppm
-	Samples  int     // samples in the fit window
-	LastHost int64   // host time of the newest fitted sample; 0 before any
-	Added    uint64  // samples accepted into the fit
-	Outliers uint64  // samples rejected as outliers
-	Resets   uint64  // times the model restarted after a device clock jump
+	// ScatterNs is how well the fitted samples agree with each other:
+	// 1.4826 times their median absolute residual, ns. Not a bound: it
+	// cannot see an error all samples share, which ErrNs covers. On an
+	// H100 it was 28 ns, with maxDeviation about 3 us and ErrNs 5.5 us.
+	ScatterNs float64
+	Samples   int    // samples in the fit window
+	LastHost  int64  // host time of the newest fitted sample; 0 before any
+	Added     uint64 // samples accepted into the fit
+	Outliers  uint64 // samples rejected as outliers
+	Resets    uint64 // times the model restarted after a device clock jump
 }
 
 // Errors returned by NewClockModel and Add; match them with errors.Is.
@@ -633,6 +638,7 @@ func (m *ClockModel) Quality() ClockQuality {
 	if m.started && len(m.win) > 0 {
 		q.ErrNs = m.fit.p[0]
 		q.DriftPPM = (m.period/m.fit.slope - 1) * 1e6
+		q.ScatterNs = m.fit.scatter
 		q.LastHost = m.win[len(m.win)-1].h
 	}
 	return q
