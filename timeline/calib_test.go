@@ -1,11 +1,14 @@
 package timeline
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -340,39 +343,66 @@ func TestClockModelQuality(t *testing.T) {
 	}
 }
 
-// TestClockModelConcurrent converts on several goroutines while samples are
-// added; run it with -race.
+// TestClockModelConcurrent converts on two goroutines while a third adds
+// samples (run it with -race). Time is simulated and shared: each
+// converter takes a tick written up to 50 ms before "now" and converts
+// it. Every conversion must be within its bound, and all of them together,
+// from whatever snapshots, must be monotonic in the tick.
 func TestClockModelConcurrent(t *testing.T) {
 	clk := lineClock{period: 1, rate: 1 - 19.6e-6, tick0: 1 << 45}
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 32})
+	const mask = 1<<32 - 1
+	var now atomic.Int64
+	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 32, Now: now.Load})
+	type conv struct{ tick, host int64 }
 	var wg sync.WaitGroup
-	done := make(chan struct{})
-	for g := 0; g < 2; g++ {
+	var done atomic.Bool
+	results := make([][]conv, 2)
+	for g := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int64(0); ; i++ {
-				select {
-				case <-done:
-					return
-				default:
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for !done.Load() && len(results[g]) < 40000 {
+				t0 := now.Load()
+				tk := clk.tick(float64(t0) - 50e6*rng.Float64())
+				h, e, ok := m.Convert(uint64(tk)&mask, t0)
+				if !ok {
+					runtime.Gosched()
+					continue
 				}
-				h := 1e9 + float64(i%1000)*1e6
-				if got, e, ok := m.Convert(uint64(clk.tick(h))&(1<<32-1), int64(h)); ok && (e <= 0 || got <= 0) {
-					t.Errorf("bad conversion %d ± %d", got, e)
+				if d := math.Abs(float64(h) - clk.hostOf(tk)); d > float64(e) {
+					t.Errorf("error %.0f ns beyond the bound %d", d, e)
 					return
 				}
+				results[g] = append(results[g], conv{tk, h})
+				runtime.Gosched() // let time move between conversions
 			}
 		}()
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	for i := 1; i <= 500; i++ {
-		if err := m.Add(clk.sample(rng, float64(i)*1e7, 3000, 1<<32-1)); err != nil {
+	for i := 1; i <= 200; i++ {
+		for k := 0; k < 10; k++ {
+			now.Add(100e6)
+			runtime.Gosched()
+		}
+		h := float64(now.Load()) - 1e6*rng.Float64() // taken a little earlier
+		if err := m.Add(clk.sample(rng, h, 3000, mask)); err != nil {
 			t.Error(err)
 		}
 	}
-	close(done)
+	done.Store(true)
 	wg.Wait()
+	all := append(results[0], results[1]...)
+	slices.SortFunc(all, func(a, b conv) int { return cmp.Compare(a.tick, b.tick) })
+	if len(all) < 1000 || clk.hostOf(all[len(all)-1].tick) < 100e9 {
+		t.Fatalf("%d conversions up to %.0f s: too few to test", len(all), clk.hostOf(all[len(all)-1].tick)/1e9)
+	}
+	t.Logf("%d conversions from %.1f s to %.1f s", len(all), clk.hostOf(all[0].tick)/1e9, clk.hostOf(all[len(all)-1].tick)/1e9)
+	for i := 1; i < len(all); i++ {
+		if all[i].host < all[i-1].host {
+			t.Fatalf("not monotonic: tick %d -> %d, later tick %d -> %d", all[i-1].tick, all[i-1].host, all[i].tick, all[i].host)
+		}
+	}
 }
 
 func TestMedian(t *testing.T) {
