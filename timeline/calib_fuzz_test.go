@@ -108,6 +108,7 @@ func FuzzClockModel(f *testing.F) {
 			}
 			m.Convert(s.Device, s.Host)
 			m.Convert(s.Device^0x5555, s.Host-int64(dev)*1000)
+			m.ConvertBits(s.Device, uint(r[14]%70), s.Host+int64(dev))
 			q := m.Quality()
 			if math.IsNaN(q.ErrNs) || math.IsNaN(q.DriftPPM) || q.ErrNs < 0 {
 				t.Fatalf("quality %+v", q)

@@ -11,9 +11,10 @@ import (
 // NVIDIA H100 (driver 580.159, timestampPeriod 1 ns): every 0.5 s for
 // 300 s, each the best of a burst of 8 vkGetCalibratedTimestamps calls
 // (device, CLOCK_MONOTONIC), as the profiler takes them. Every other
-// sample feeds the model at 1 Hz; the others are held out and converted,
-// as 64-bit ticks and as ticks cut to 32 bits (the H100's transfer
-// family) with a hint one second late. A held-out sample is itself within
+// sample feeds the model at 1 Hz; the others are held out and converted
+// with a hint one second late, as 64-bit ticks, as ticks cut to 32 bits
+// (the H100's transfer family) by a 32-bit model, and by the 64-bit model
+// through ConvertBits. A held-out sample is itself within
 // its maxDeviation of the truth, so the conversion must land within the
 // bound plus that deviation. The recorded clock ran 22.7-23.1 ppm slow,
 // its rate moving up to 0.3 ppm/minute; maxDeviation was 2.8-3.6 us, yet
@@ -44,6 +45,10 @@ func TestClockModelH100(t *testing.T) {
 				h, e, ok := m.Convert(s.Device, s.Host+1e9)
 				if !ok {
 					t.Fatalf("sample %d not converted", i)
+				}
+				// A 32-bit family's tick through the 64-bit model.
+				if h2, e2, ok2 := m.ConvertBits(s.Device&(1<<32-1), 32, s.Host+1e9); h2 != h || e2 != e || !ok2 {
+					t.Fatalf("sample %d: ConvertBits(32) = %d ± %d, Convert = %d ± %d", i, h2, e2, h, e)
 				}
 				d := math.Abs(float64(h - s.Host))
 				if d > float64(e+s.Deviation) {

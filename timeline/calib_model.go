@@ -527,23 +527,55 @@ func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool
 	var x int64
 	if s.half == 0 {
 		x = int64(raw - s.base)
-	} else {
-		pf := s.predX + (float64(hint)-s.predH)*s.invSl
-		if !(pf > -clockLimit && pf < clockLimit) {
-			return 0, 0, false
-		}
-		pred := int64(pf)
-		d := (raw - (s.base + uint64(pred))) & s.mask
-		x = pred + int64(d)
-		if d >= s.half {
-			x -= int64(s.half) * 2
-		}
+	} else if x, ok = s.near(raw, hint, s.mask, s.half); !ok {
+		return 0, 0, false
 	}
 	g := &s.last
 	if x < g.x0 {
 		g = s.find(x)
 	}
 	return g.convert(x)
+}
+
+// ConvertBits is Convert for a tick with fewer valid bits than the clock
+// the samples were taken from: a queue family whose timestampValidBits is
+// below the model's ValidBits (the H100's transfer family counts 32 bits
+// of its 64-bit device clock). One model then serves every family of a
+// device. validBits of 0, or not below the model's, means Convert.
+func (m *ClockModel) ConvertBits(raw uint64, validBits uint, hint int64) (host, errNs int64, ok bool) {
+	s := m.snap.Load()
+	if s == nil {
+		return 0, 0, false
+	}
+	mask := uint64(1)<<(validBits&63) - 1
+	if validBits == 0 || validBits >= 64 || mask >= s.mask {
+		return m.Convert(raw, hint)
+	}
+	x, ok := s.near(raw&mask, hint, mask, mask>>1+1)
+	if !ok {
+		return 0, 0, false
+	}
+	g := &s.last
+	if x < g.x0 {
+		g = s.find(x)
+	}
+	return g.convert(x)
+}
+
+// near extends raw (its low bits, mask) to the tick nearest the one the
+// snapshot predicts at host time hint; half is half a wrap.
+func (s *clockSnap) near(raw uint64, hint int64, mask, half uint64) (int64, bool) {
+	pf := s.predX + (float64(hint)-s.predH)*s.invSl
+	if !(pf > -clockLimit && pf < clockLimit) {
+		return 0, false
+	}
+	pred := int64(pf)
+	d := (raw - (s.base + uint64(pred))) & mask
+	x := pred + int64(d)
+	if d >= half {
+		x -= int64(half) * 2
+	}
+	return x, true
 }
 
 // at converts the extended tick x with the snapshot's chain.
