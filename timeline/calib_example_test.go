@@ -51,3 +51,19 @@ func ExampleClockModel() {
 	// ok true, host 30250.000 ms (true 30250.000), within ±5 us
 	// drift +10.0 ppm over 21 samples
 }
+
+// The model's quality goes into the trace with the GPU spans it placed.
+func ExampleClockModel_Calibration() {
+	m, _ := timeline.NewClockModel(timeline.ClockConfig{PeriodNs: 1, ValidBits: 64})
+	for i := int64(1); i <= 10; i++ {
+		// A device clock running 20 ppm slow, samples within 3 us.
+		m.Add(timeline.ClockSample{Device: uint64(i * 999_980_000), Host: i * 1e9, Deviation: 3000})
+	}
+	var tr timeline.Trace
+	c := m.Calibration(1) // for GPU queue track 1
+	tr.Calibrations = append(tr.Calibrations, c)
+	fmt.Printf("track %d at %d s: %.1f ppm, %d samples, bound %.0f us\n",
+		c.Track, c.Time/1e9, c.DriftPPM, c.Samples, math.Ceil(c.ErrNs/1e3))
+	// Output:
+	// track 1 at 10 s: -20.0 ppm, 10 samples, bound 5 us
+}

@@ -60,7 +60,7 @@ package timeline
 // uses the nominal period anchored at the newest sample and
 // E = dev + P + P*MaxDrift*a + (k/2)*a^2.
 //
-// # The mapping and its guarantees
+// # Guarantees
 //
 // A snapshot is a chain of linear segments, each with its own bound
 // polynomial; the last one is the current fit, extrapolated at its rate.
@@ -149,7 +149,8 @@ type ClockConfig struct {
 	WanderPPMPerMin float64
 	// MaxDriftPPM bounds the device clock's rate error; default 500 ppm.
 	MaxDriftPPM float64
-	// Now reads the host clock when a refit is published; default Now.
+	// Now reads the host clock when a refit is published, to place its
+	// freeze point (see Guarantees atop calib_model.go); default Now.
 	// Simulations and replays set their own.
 	Now func() int64
 }
@@ -197,8 +198,10 @@ const (
 	clockLimit      = float64(1 << 62) // conversions beyond this fail
 )
 
-// ClockModel converts device ticks of one clock domain to host time. Create
-// it with NewClockModel; feed it with Add; read it with Convert.
+// ClockModel converts the ticks of one device clock (one VkDevice) to host
+// time. Create it with NewClockModel; feed it with Add from a background
+// goroutine; read it with Convert, or ConvertBits for a queue family with
+// fewer valid bits, on any goroutine.
 type ClockModel struct {
 	snap atomic.Pointer[clockSnap]
 
