@@ -1,0 +1,99 @@
+package timeline
+
+// Conversion: the lock-free read side of the model.
+
+// Convert places a raw device tick on the host clock. hint is a host time
+// near the tick's (its command buffer's submission, or the readback time):
+// for ValidBits < 64 the tick is extended to the 64-bit value nearest the
+// tick the model predicts for hint, which is right as long as hint is
+// within half a wrap (2^(ValidBits-1) ticks, 2.1 s for 32 bits at 1 ns) of
+// the truth; with 64 valid bits hint is not used. It returns the host time
+// in ns and its error bound in ns (math.MaxInt64 when too large to hold),
+// and ok = false before the first sample or when the result would not fit
+// in an int64: count those as Drops.Unconverted. It does not allocate and
+// is safe to call concurrently with Add.
+func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool) {
+	s := m.snap.Load()
+	if s == nil {
+		return 0, 0, false
+	}
+	raw &= s.mask
+	var x int64
+	if s.half == 0 {
+		x = int64(raw - s.base)
+	} else if x, ok = s.near(raw, hint, s.mask, s.half); !ok {
+		return 0, 0, false
+	}
+	g := &s.last
+	if x < g.x0 {
+		g = s.find(x)
+	}
+	return g.convert(x)
+}
+
+// ConvertBits is Convert for a tick with fewer valid bits than the clock
+// the samples were taken from: a queue family whose timestampValidBits is
+// below the model's ValidBits (the H100's transfer family counts 32 bits
+// of its 64-bit device clock). One model then serves every family of a
+// device. validBits of 0, or not below the model's, means Convert.
+func (m *ClockModel) ConvertBits(raw uint64, validBits uint, hint int64) (host, errNs int64, ok bool) {
+	s := m.snap.Load()
+	if s == nil {
+		return 0, 0, false
+	}
+	mask := uint64(1)<<(validBits&63) - 1
+	if validBits == 0 || validBits >= 64 || mask >= s.mask {
+		return m.Convert(raw, hint)
+	}
+	x, ok := s.near(raw&mask, hint, mask, mask>>1+1)
+	if !ok {
+		return 0, 0, false
+	}
+	g := &s.last
+	if x < g.x0 {
+		g = s.find(x)
+	}
+	return g.convert(x)
+}
+
+// near extends raw (its low bits, mask) to the tick nearest the one the
+// snapshot predicts at host time hint; half is half a wrap.
+func (s *clockSnap) near(raw uint64, hint int64, mask, half uint64) (int64, bool) {
+	pf := s.predX + (float64(hint)-s.predH)*s.invSl
+	if !(pf > -clockLimit && pf < clockLimit) {
+		return 0, false
+	}
+	pred := int64(pf)
+	d := (raw - (s.base + uint64(pred))) & mask
+	x := pred + int64(d)
+	if d >= half {
+		x -= int64(half) * 2
+	}
+	return x, true
+}
+
+// at converts the extended tick x with the snapshot's chain.
+func (s *clockSnap) at(x int64) (host, errNs int64, ok bool) {
+	g := &s.last
+	if x < g.x0 {
+		g = s.find(x)
+	}
+	return g.convert(x)
+}
+
+// find returns the last segment starting at or before x, or the first.
+//
+//go:noinline
+func (s *clockSnap) find(x int64) *clockSeg {
+	segs := s.segs
+	lo, hi := 0, len(segs)-1
+	for lo < hi {
+		mid := int(uint(lo+hi+1) >> 1)
+		if segs[mid].x0 <= x {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return &segs[lo]
+}
