@@ -794,6 +794,7 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 	t := rd.t
 	spanOf := map[evRef]int{}
 	var stack []int
+	var parent []int // each span's enclosing span, -1 for none
 	for _, rt := range rd.order {
 		if len(rt.events) == 0 {
 			continue
@@ -815,6 +816,11 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 					return t, corrupt("slices nested deeper than %d", maxDepth)
 				}
 				spanOf[evRef{rt, i}] = len(t.Spans)
+				if len(stack) > 0 {
+					parent = append(parent, stack[len(stack)-1])
+				} else {
+					parent = append(parent, -1)
+				}
 				t.Spans = append(t.Spans, timeline.Span{Track: rt.id, Name: ev.name, Start: ev.ts, End: -1,
 					Frame: ev.frame, ErrNs: ev.errNs, Depth: uint16(len(stack))})
 				stack = append(stack, len(t.Spans)-1)
@@ -832,6 +838,20 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 			}
 		}
 		rt.events = nil
+	}
+	// A trace cut short leaves parents that never ended: they are dropped,
+	// so their children's depth counts only the ancestors that remain.
+	for i := range t.Spans {
+		if t.Spans[i].End < 0 {
+			continue
+		}
+		d := 0
+		for p := parent[i]; p >= 0; p = parent[p] {
+			if t.Spans[p].End >= 0 {
+				d++
+			}
+		}
+		t.Spans[i].Depth = uint16(min(d, maxDepth))
 	}
 	// Keep the spans that ended and are not the writer's own frames.
 	remap := make([]int, len(t.Spans))
