@@ -35,6 +35,8 @@ type CalibrationOptions struct {
 	FallbackQueue *Queue
 	// FallbackTimeout bounds a submit-and-wait round. Default 100ms.
 	FallbackTimeout time.Duration
+	// Clock is the host clock to calibrate against. Default ClockMonotonic.
+	Clock HostClock
 }
 
 // ErrNoCalibration is returned by Calibrate when no sampling method works.
@@ -69,11 +71,14 @@ func newCalibrator(g *GPU, o CalibrationOptions) (*calibrator, error) {
 	if o.FallbackTimeout <= 0 {
 		o.FallbackTimeout = 100 * time.Millisecond
 	}
+	if err := o.Clock.check(); err != nil {
+		return nil, err
+	}
 	c := &calibrator{g: g, o: o, stopc: make(chan struct{}), done: make(chan struct{})}
 	caps := g.dev.Caps
 	c.useExt = !o.NoCalibrated && g.dev.Calibrated != "" &&
-		caps.HasTimeDomain(vk.TimeDomainDevice) && caps.HasTimeDomain(vk.TimeDomainClockMonotonic)
-	c.doms = [2]vk.TimeDomain{vk.TimeDomainDevice, vk.TimeDomainClockMonotonic}
+		caps.HasTimeDomain(vk.TimeDomainDevice) && caps.HasTimeDomain(o.Clock.domain())
+	c.doms = [2]vk.TimeDomain{vk.TimeDomainDevice, o.Clock.domain()}
 	background := c.useExt || o.FallbackQueue != nil
 	if background {
 		// A first sample now, so that frame 1 converts.
@@ -340,12 +345,12 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (timeline.ClockSampl
 		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
 	}
 	si := []vkg.SubmitInfo{{SType: vkg.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vkg.CommandBuffer{f.cmd}}}
-	h0 := timeline.Now()
+	h0 := c.o.Clock.now()
 	if r := vkg.QueueSubmit(q.Handle, 1, si, f.fence); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration submit: %w", vkg.Error(r))
 	}
 	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(max(timeout, 1)))
-	h1 := timeline.Now()
+	h1 := c.o.Clock.now()
 	if r == vkg.Timeout {
 		f.pending = true
 		return s, fmt.Errorf("profiler: calibration submission took over %v", c.o.FallbackTimeout)

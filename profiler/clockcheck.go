@@ -29,6 +29,8 @@ type ClockCheckOptions struct {
 	CausalityTries int
 	// Fallback samples by submit-and-wait instead of calibrated timestamps.
 	Fallback bool
+	// Clock is the host clock to check against. Default ClockMonotonic.
+	Clock HostClock
 	// Progress, when set, receives a line every few seconds.
 	Progress io.Writer
 }
@@ -37,6 +39,7 @@ type ClockCheckOptions struct {
 type ClockCheckReport struct {
 	Device, Driver  string
 	Method          string  // calibrated timestamps extension, or "submit-and-wait"
+	Clock           string  // the host clock
 	Seconds         float64 // measured span
 	PeriodNs        float64 // timestampPeriod as reported
 	ValidBits       uint32
@@ -84,7 +87,7 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 		o.CausalityEvery = 100 * time.Millisecond
 	}
 	p := New(Options{})
-	g, err := p.GPU(dev, q, GPUOptions{Calibration: CalibrationOptions{Interval: -1, NoCalibrated: o.Fallback}})
+	g, err := p.GPU(dev, q, GPUOptions{Calibration: CalibrationOptions{Interval: -1, NoCalibrated: o.Fallback, Clock: o.Clock}})
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +97,7 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 	rep := &ClockCheckReport{
 		Device: caps.Name, Driver: caps.DriverName + " " + caps.DriverInfo,
 		PeriodNs: float64(caps.TimestampPeriod), ValidBits: q.ValidBits,
-		Method: dev.d.Calibrated,
+		Method: dev.d.Calibrated, Clock: o.Clock.String(),
 	}
 	if !c.useExt {
 		rep.Method = "submit-and-wait"
@@ -275,7 +278,7 @@ func (r *causalityRig) try(g *GPU) (int64, error) {
 		return 0, vkg.Error(res)
 	}
 	time.Sleep(200 * time.Microsecond) // let the GPU reach the wait
-	set := timeline.Now()
+	set := g.cal.o.Clock.now()
 	vkg.SetEvent(h, r.ev)
 	if res := vkg.WaitForFences(h, 1, []vkg.Fence{r.fence}, vkg.True, uint64(5*time.Second)); res != vkg.Success {
 		return 0, fmt.Errorf("waiting for the causality probe: %w", vkg.Error(res))
@@ -314,7 +317,7 @@ func (r *causalityRig) destroy() {
 func (r *ClockCheckReport) Print(w io.Writer) {
 	us := func(ns float64) string { return fmt.Sprintf("%.3f µs", ns/1e3) }
 	fmt.Fprintf(w, "device:               %s (%s)\n", r.Device, r.Driver)
-	fmt.Fprintf(w, "calibration:          %s; %d rounds fed to the model over %.1f s\n", r.Method, r.Fits, r.Seconds)
+	fmt.Fprintf(w, "calibration:          %s against %s; %d rounds fed to the model over %.1f s\n", r.Method, r.Clock, r.Fits, r.Seconds)
 	fmt.Fprintf(w, "timestampPeriod:      %.6g ns (valid bits %d); measured %.9g ns: the reported period is off by %+.3f ppm\n",
 		r.PeriodNs, r.ValidBits, r.EffectivePeriod, r.PeriodErrPPM)
 	fmt.Fprintf(w, "maxDeviation:         p50 %s, p99 %s, max %s (%d calls)\n",

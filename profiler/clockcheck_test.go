@@ -11,19 +11,20 @@ import (
 )
 
 func TestClockCheckCausality(t *testing.T) {
-	for _, fallback := range []bool{false, true} {
-		name := "calibrated"
-		if fallback {
-			name = "fallback"
+	for _, mode := range []string{"calibrated", "fallback", "raw"} {
+		fallback := mode == "fallback"
+		clock := ClockMonotonic
+		if mode == "raw" {
+			clock = ClockMonotonicRaw
 		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(mode, func(t *testing.T) {
 			q := vktest.Graphics(t, vk.Config{NoCalibrated: fallback})
 			if !fallback && q.Dev.Calibrated == "" {
 				t.Skipf("%s has no calibrated timestamps", q.Dev.Caps.Name)
 			}
 			rep, err := ClockCheck(&Device{q.Dev}, Queue{Handle: q.Q.Handle, Family: q.Q.Family, ValidBits: q.Q.ValidBits},
 				ClockCheckOptions{Duration: 3 * time.Second, SampleEvery: 5 * time.Millisecond,
-					FitEvery: 200 * time.Millisecond, CausalityEvery: time.Millisecond, CausalityTries: 100})
+					FitEvery: 200 * time.Millisecond, CausalityEvery: time.Millisecond, CausalityTries: 100, Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,6 +39,9 @@ func TestClockCheckCausality(t *testing.T) {
 			}
 			if !strings.Contains(buf.String(), "causality violations: 0") {
 				t.Error("report lacks the causality line")
+			}
+			if mode == "raw" && rep.Clock != "CLOCK_MONOTONIC_RAW" {
+				t.Errorf("clock %q, want CLOCK_MONOTONIC_RAW", rep.Clock)
 			}
 			if fallback && rep.Method != "submit-and-wait" {
 				t.Errorf("method %q with the extension left off", rep.Method)
@@ -80,5 +84,29 @@ func TestFallbackCalibrationConvertsZones(t *testing.T) {
 	}
 	if got := r.p.Dump().Drops.Unconverted; got != 1 {
 		t.Errorf("timeline Drops.Unconverted = %d, want 1", got)
+	}
+}
+
+// A context on CLOCK_MONOTONIC_RAW returns its zones on that clock and
+// keeps them out of the timeline, whose CPU spans are on CLOCK_MONOTONIC.
+func TestRawClockZonesStayOutOfTheTimeline(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1,
+		Calibration: CalibrationOptions{Clock: ClockMonotonicRaw, Interval: -1}})
+	if err := r.g.Calibrate(); err != nil {
+		t.Fatal(err)
+	}
+	before := ClockMonotonicRaw.now()
+	zs := r.frame(func(cmd vkgCmd) { r.g.Zone(cmd, r.p.Name("z")).End() })
+	after := ClockMonotonicRaw.now()
+	if len(zs) != 1 || !zs[0].Converted {
+		t.Fatalf("zones %+v", zs)
+	}
+	if z := zs[0]; z.Start+z.ErrNs < before || z.Stop-z.ErrNs > after {
+		t.Errorf("zone [%d, %d] ± %d outside the frame's CLOCK_MONOTONIC_RAW interval [%d, %d]", z.Start, z.Stop, z.ErrNs, before, after)
+	}
+	for _, s := range r.p.Dump().Spans {
+		if s.Track == r.g.Track() {
+			t.Fatalf("a CLOCK_MONOTONIC_RAW zone went into the timeline: %+v", s)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func (g *GPU) Collect(dst []ZoneResult) ([]ZoneResult, error) {
 	raw, err := g.pool.Collect(g.raw[:0])
 	g.raw = raw
 	dst, spans := g.convert(raw, dst)
-	if len(spans) > 0 {
+	if len(spans) > 0 && !g.ownClock {
 		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
 			err = aerr
 		}
@@ -61,7 +61,7 @@ func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	raw, err := g.pool.Drain(g.raw[:0])
 	g.raw = raw
 	dst, spans := g.convert(raw, dst)
-	if len(spans) > 0 {
+	if len(spans) > 0 && !g.ownClock {
 		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
 			err = aerr
 		}
@@ -96,7 +96,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 			Begin: r.Begin, End: r.End,
 		}
 		fi := &g.frameAt[r.Frame%frameRing]
-		hint := timeline.Now()
+		hint := g.cal.o.Clock.now()
 		if fi.frame == r.Frame {
 			hint = fi.host
 			for k := 0; k < fi.nsubs; k++ {

@@ -65,6 +65,7 @@ type GPU struct {
 	stacks   []cmdStack
 	lastDrop timeline.Drops
 	lastCal  int64
+	ownClock bool // zones are on another clock than the timeline's: not added to it
 	unconv   atomic.Uint64
 
 	labelMu sync.RWMutex
@@ -124,6 +125,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		clock:  clock,
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags})
+	g.ownClock = o.Calibration.Clock != ClockMonotonic
 	g.cal, err = newCalibrator(g, o.Calibration)
 	if err != nil {
 		pool.Close()
@@ -157,7 +159,7 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	g.mu.Lock()
 	g.frame = f
 	fi := &g.frameAt[f%frameRing]
-	fi.frame, fi.host, fi.nsubs = f, timeline.Now(), 0
+	fi.frame, fi.host, fi.nsubs = f, g.cal.o.Clock.now(), 0
 	g.mu.Unlock()
 	return g.pool.BeginFrame(f, cmd)
 }

@@ -24,11 +24,21 @@ func runClockCheck(args []string, stdout, stderr io.Writer) int {
 	fallback := fs.Bool("fallback", false, "calibrate by submit-and-wait, not calibrated timestamps")
 	fitEvery := fs.Duration("fit-every", time.Second, "interval of calibration rounds fed to the model")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	clock := fs.String("clock", "monotonic", "host clock: monotonic or raw (CLOCK_MONOTONIC_RAW)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *seconds <= 0 || fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "framescope clockcheck: -seconds must be positive and no arguments are taken")
+		return 2
+	}
+	hc := profiler.ClockMonotonic
+	switch *clock {
+	case "monotonic":
+	case "raw":
+		hc = profiler.ClockMonotonicRaw
+	default:
+		fmt.Fprintf(stderr, "framescope clockcheck: -clock %q: want monotonic or raw\n", *clock)
 		return 2
 	}
 	dev, err := profiler.OpenDevice(profiler.DeviceConfig{AppName: "framescope clockcheck", Device: *device, NoCalibrated: *fallback})
@@ -55,7 +65,7 @@ func runClockCheck(args []string, stdout, stderr io.Writer) int {
 	if !*asJSON {
 		fmt.Fprintf(stdout, "watching %s, queue family %d (%s), for %.0f s...\n", dev.Name(), q.Family, q.Flags, *seconds)
 	}
-	o := profiler.ClockCheckOptions{Duration: time.Duration(*seconds * float64(time.Second)), FitEvery: *fitEvery, Fallback: *fallback}
+	o := profiler.ClockCheckOptions{Duration: time.Duration(*seconds * float64(time.Second)), FitEvery: *fitEvery, Fallback: *fallback, Clock: hc}
 	if !*asJSON {
 		o.Progress = stdout
 	}
