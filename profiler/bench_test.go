@@ -261,3 +261,43 @@ func BenchmarkZoneVsRaw(b *testing.B) {
 	b.ReportMetric(float64(rawNs)/n, "ns/rawpair")
 	b.ReportMetric(float64(zoneNs)/float64(rawNs), "zone/raw")
 }
+
+// BenchmarkCalibrationRound: one background recalibration round (a bounded
+// burst of vkGetCalibratedTimestamps, the best sample fed to the model),
+// beside BenchmarkCalibratedTimestampsCall, one bare call: the floor.
+func BenchmarkCalibrationRound(b *testing.B) {
+	r := newBenchRig(b)
+	if r.dev.Calibrated == "" {
+		b.Skip("no calibrated timestamps")
+	}
+	p := New(Options{})
+	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
+		GPUOptions{Calibration: CalibrationOptions{Interval: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := g.Calibrate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCalibratedTimestampsCall(b *testing.B) {
+	r := newBenchRig(b)
+	if r.dev.Calibrated == "" {
+		b.Skip("no calibrated timestamps")
+	}
+	doms := []vk.TimeDomain{vk.TimeDomainDevice, vk.TimeDomainClockMonotonic}
+	var ts [2]uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.dev.CalibratedTimestamps(doms, ts[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

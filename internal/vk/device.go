@@ -340,22 +340,19 @@ func (d *Device) CalibratedTimestamps(domains []TimeDomain, out []uint64) (maxDe
 	if n == 0 || n > MaxCalibrationDomains || len(out) < n {
 		return 0, fmt.Errorf("vk: CalibratedTimestamps: %d domains, %d outputs (1..%d domains)", n, len(out), MaxCalibrationDomains)
 	}
-	var infos [MaxCalibrationDomains]C.fsCalibratedTimestampInfo
-	var ts [MaxCalibrationDomains]C.uint64_t
+	var doms [MaxCalibrationDomains]C.int32_t
 	for i, dom := range domains {
-		infos[i].sType = 1000184000
-		infos[i].timeDomain = C.int32_t(dom)
+		doms[i] = C.int32_t(dom)
 	}
-	var dev C.uint64_t
-	r := C.fs_get_calibrated_timestamps(C.fsPFN(d.calibrated), C.fsVkDevice(unsafe.Pointer(d.Handle)),
-		C.uint32_t(n), &infos[0], &ts[0], &dev)
-	if r != 0 {
-		return 0, fmt.Errorf("vk: vkGetCalibratedTimestamps: %w", vk.Error(vk.Result(r)))
+	r := C.fs_calibrated(C.fsPFN(d.calibrated), C.fsVkDevice(unsafe.Pointer(d.Handle)), C.uint32_t(n),
+		doms[0], doms[1], doms[2], doms[3])
+	if r.rc != 0 {
+		return 0, fmt.Errorf("vk: vkGetCalibratedTimestamps: %w", vk.Error(vk.Result(r.rc)))
 	}
 	for i := 0; i < n; i++ {
-		out[i] = uint64(ts[i])
+		out[i] = uint64(r.ts[i])
 	}
-	return uint64(dev), nil
+	return uint64(r.maxDeviation), nil
 }
 
 // Label is a debug-utils label name kept in C memory, made once.

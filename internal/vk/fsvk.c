@@ -56,9 +56,21 @@ fsVkResult fs_get_calibrateable_time_domains(fsPFN fn, fsVkPhysicalDevice pd, ui
 
 typedef fsVkResult (*fsPFN_GetCalibratedTimestamps)(fsVkDevice, uint32_t, const fsCalibratedTimestampInfo *,
 	uint64_t *, uint64_t *);
-fsVkResult fs_get_calibrated_timestamps(fsPFN fn, fsVkDevice dev, uint32_t count,
-	const fsCalibratedTimestampInfo *infos, uint64_t *timestamps, uint64_t *maxDeviation) {
-	return ((fsPFN_GetCalibratedTimestamps)fn)(dev, count, infos, timestamps, maxDeviation);
+fsCalibrated fs_calibrated(fsPFN fn, fsVkDevice dev, uint32_t count, int32_t d0, int32_t d1, int32_t d2, int32_t d3) {
+	fsCalibratedTimestampInfo infos[4];
+	int32_t doms[4] = {d0, d1, d2, d3};
+	fsCalibrated out;
+	memset(&out, 0, sizeof out);
+	memset(infos, 0, sizeof infos);
+	if (count > 4) {
+		count = 4;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		infos[i].sType = 1000184000;
+		infos[i].timeDomain = doms[i];
+	}
+	out.rc = ((fsPFN_GetCalibratedTimestamps)fn)(dev, count, infos, out.ts, &out.maxDeviation);
+	return out;
 }
 
 typedef void (*fsPFN_ResetQueryPool)(fsVkDevice, fsVkQueryPool, uint32_t, uint32_t);

@@ -51,8 +51,14 @@ fsPFN fs_device_proc(fsVkInstance instance, fsVkDevice device, const char *name)
 
 // Trampolines: call a loaded entry point.
 fsVkResult fs_get_calibrateable_time_domains(fsPFN fn, fsVkPhysicalDevice pd, uint32_t *count, int32_t *domains);
-fsVkResult fs_get_calibrated_timestamps(fsPFN fn, fsVkDevice dev, uint32_t count,
-	const fsCalibratedTimestampInfo *infos, uint64_t *timestamps, uint64_t *maxDeviation);
+typedef struct {
+	uint64_t ts[4];
+	uint64_t maxDeviation;
+	int32_t rc;
+} fsCalibrated;
+// fs_calibrated reads up to four time domains; everything passes by value,
+// so Go hands it no pointers (and allocates nothing).
+fsCalibrated fs_calibrated(fsPFN fn, fsVkDevice dev, uint32_t count, int32_t d0, int32_t d1, int32_t d2, int32_t d3);
 void fs_reset_query_pool(fsPFN fn, fsVkDevice dev, fsVkQueryPool pool, uint32_t first, uint32_t count);
 void fs_cmd_begin_label(fsPFN fn, fsVkCommandBuffer cmd, const char *name);
 void fs_cmd_end_label(fsPFN fn, fsVkCommandBuffer cmd);
