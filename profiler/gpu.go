@@ -101,7 +101,11 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		o.EndStage = vkg.PipelineStageBottomOfPipeBit
 	}
 	pool, err := querypool.New(dev.d, querypool.Config{
-		ValidBits:      q.ValidBits,
+		ValidBits: q.ValidBits,
+		// On an H100, vkCmdCopyQueryPoolResults with its barriers lost the
+		// device on two of the transfer-only families (1 and 3); the copy
+		// path is kept to graphics and compute queues.
+		NoCopy:         !containsWord(q.Flags, "graphics") && !containsWord(q.Flags, "compute"),
 		FramesInFlight: o.FramesInFlight,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
@@ -171,7 +175,8 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 // still recording and outside a render pass: the copy of the frame's
 // timestamps into host memory is recorded there, and Collect reads them
 // from that memory, with no driver call, once the application has waited
-// for the frame (FramesInFlight later). With a nil cmd the results are
+// for the frame (FramesInFlight later). On transfer-only queues cmd is not
+// used (see GPU's NoCopy note in the source). With a nil cmd the results are
 // read through vkGetQueryPoolResults on a goroutine of the context's own,
 // which is fine on most drivers but waits for the whole device to go idle
 // on lavapipe.

@@ -30,6 +30,10 @@ type Config struct {
 	Queries uint32
 	// MaxQueries bounds a slot's growth. Default 32768.
 	MaxQueries uint32
+	// NoCopy ignores EndFrame's command buffer: results are read through
+	// vkGetQueryPoolResults on the reader goroutine. For queues where the
+	// copy is not safe (see the profiler's use).
+	NoCopy bool
 	// StaleFrames: a slot whose results are still incomplete this many
 	// frames after it closed is given up; what it lacked is counted
 	// (Unended, Unwritten). Default 64.
@@ -294,7 +298,7 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 		return
 	}
 	p.endFrameLocked()
-	if cmd != nil {
+	if cmd != nil && !p.cfg.NoCopy {
 		p.recordCopies(cmd)
 	}
 }
