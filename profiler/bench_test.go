@@ -75,18 +75,25 @@ func (r *benchRig) submitWait() {
 	vkg.ResetFences(r.dev.Handle, 1, []vkg.Fence{r.fen})
 }
 
-// BenchmarkZone: one zone, begin and end, through the library.
-func BenchmarkZone(b *testing.B) {
-	r := newBenchRig(b)
+// profiler makes a GPU context on the rig's queue with room for queries per
+// frame, TOP_OF_PIPE stages and no background calibration.
+func (r *benchRig) profiler(queries uint32) (*Profiler, *GPU) {
 	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
-	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
-		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * benchBatch, MaxQueriesPerFrame: 2 * benchBatch,
+	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, Flags: r.q.Flags, ValidBits: r.q.ValidBits},
+		GPUOptions{FramesInFlight: 1, QueriesPerFrame: queries, MaxQueriesPerFrame: queries,
 			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
 			Calibration: CalibrationOptions{Interval: -1}})
 	if err != nil {
-		b.Fatal(err)
+		r.b.Fatal(err)
 	}
-	defer g.Close()
+	r.b.Cleanup(g.Close)
+	return p, g
+}
+
+// BenchmarkZone: one zone, begin and end, through the library.
+func BenchmarkZone(b *testing.B) {
+	r := newBenchRig(b)
+	p, g := r.profiler(2 * benchBatch)
 	name := p.Name("zone")
 	var zs []ZoneResult
 	start := func() {
@@ -154,15 +161,7 @@ func BenchmarkRawTimestampPair(b *testing.B) {
 func BenchmarkCollect(b *testing.B) {
 	const zones = 1000
 	r := newBenchRig(b)
-	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
-	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
-		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * zones,
-			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
-			Calibration: CalibrationOptions{Interval: -1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close()
+	p, g := r.profiler(2 * zones)
 	names := []Name{p.Name("outer"), p.Name("inner")}
 	zs := make([]ZoneResult, 0, zones)
 	frame := func() {
@@ -191,6 +190,7 @@ func BenchmarkCollect(b *testing.B) {
 		b.StopTimer()
 		frame()
 		b.StartTimer()
+		var err error
 		zs, err = g.Collect(zs[:0])
 		if err != nil {
 			b.Fatal(err)
@@ -209,15 +209,7 @@ func BenchmarkCollect(b *testing.B) {
 // machine, and reports each per pair and their ratio (goal: <= 1.25).
 func BenchmarkZoneVsRaw(b *testing.B) {
 	r := newBenchRig(b)
-	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
-	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
-		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * benchBatch, MaxQueriesPerFrame: 2 * benchBatch,
-			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
-			Calibration: CalibrationOptions{Interval: -1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close()
+	p, g := r.profiler(2 * benchBatch)
 	var qp vkg.QueryPool
 	vkg.CreateQueryPool(r.dev.Handle, &vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo,
 		QueryType: vkg.QueryTypeTimestamp, QueryCount: 2 * benchBatch}, nil, &qp)

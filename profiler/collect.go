@@ -32,33 +32,25 @@ func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
 // has not finished come on a later call. It allocates only while its
 // buffers grow to the largest frame seen.
 func (g *GPU) Collect(dst []ZoneResult) ([]ZoneResult, error) {
-	if g.closed.Load() {
-		return dst, ErrClosed
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	raw, err := g.pool.Collect(g.raw[:0])
-	g.raw = raw
-	dst, spans := g.convert(raw, dst)
-	if len(spans) > 0 && !g.ownClock {
-		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
-			err = aerr
-		}
-	}
-	g.reportLocked()
-	return dst, err
+	return g.collect(dst, g.pool.Collect)
 }
 
 // Drain waits for the readback of everything the GPU has finished and
 // collects it: for shutdown, after vkDeviceWaitIdle. It may wait inside the
 // driver; keep it off the render path.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
+	return g.collect(dst, g.pool.Drain)
+}
+
+// collect reads pairs with read (the pool's Collect or Drain), converts
+// them, and adds them to the timeline.
+func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	if g.closed.Load() {
 		return dst, ErrClosed
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	raw, err := g.pool.Drain(g.raw[:0])
+	raw, err := read(g.raw[:0])
 	g.raw = raw
 	dst, spans := g.convert(raw, dst)
 	if len(spans) > 0 && !g.ownClock {

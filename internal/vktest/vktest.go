@@ -24,15 +24,7 @@ func Required() bool { return os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1" }
 // parallel with other Vulkan tests.
 func Open(tb testing.TB, cfg vk.Config) *vk.Device {
 	tb.Helper()
-	cfg.Validation = true
-	cfg.RequireValidation = Required()
-	d, err := vk.Open(cfg)
-	if err != nil {
-		if Required() {
-			tb.Fatalf("no Vulkan device (FRAMESCOPE_REQUIRE_VULKAN=1): %v", err)
-		}
-		tb.Skipf("no Vulkan device: %v", err)
-	}
+	d := open(tb, cfg)
 	if !d.Instance.Validation {
 		tb.Logf("validation layer %s not installed: running without it", vk.ValidationLayer)
 	}
@@ -56,6 +48,16 @@ func Open(tb testing.TB, cfg vk.Config) *vk.Device {
 // messages: for tests that provoke them on purpose.
 func OpenUnchecked(tb testing.TB, cfg vk.Config) *vk.Device {
 	tb.Helper()
+	d := open(tb, cfg)
+	tb.Cleanup(func() {
+		d.Close()
+		vk.TakeValidationMessages()
+	})
+	return d
+}
+
+func open(tb testing.TB, cfg vk.Config) *vk.Device {
+	tb.Helper()
 	cfg.Validation = true
 	cfg.RequireValidation = Required()
 	d, err := vk.Open(cfg)
@@ -65,9 +67,5 @@ func OpenUnchecked(tb testing.TB, cfg vk.Config) *vk.Device {
 		}
 		tb.Skipf("no Vulkan device: %v", err)
 	}
-	tb.Cleanup(func() {
-		d.Close()
-		vk.TakeValidationMessages()
-	})
 	return d
 }
