@@ -69,8 +69,9 @@ func (r *benchRig) begin() {
 
 func (r *benchRig) submitWait() {
 	vkg.EndCommandBuffer(r.cmd)
-	vkg.QueueSubmit(r.q.Handle, 1, []vkg.SubmitInfo{{SType: vkg.StructureTypeSubmitInfo,
-		CommandBufferCount: 1, PCommandBuffers: []vkg.CommandBuffer{r.cmd}}}, r.fen)
+	if err := r.dev.QueueSubmit(r.q.Handle, []vkg.CommandBuffer{r.cmd}, r.fen); err != nil {
+		r.b.Fatal(err)
+	}
 	vkg.WaitForFences(r.dev.Handle, 1, []vkg.Fence{r.fen}, vkg.True, uint64(10*time.Second))
 	vkg.ResetFences(r.dev.Handle, 1, []vkg.Fence{r.fen})
 }

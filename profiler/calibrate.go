@@ -225,6 +225,7 @@ type fallback struct {
 	q       Queue
 	cmdPool vkg.CommandPool
 	cmd     vkg.CommandBuffer
+	cmds    [1]vkg.CommandBuffer
 	qpool   vkg.QueryPool
 	fence   vkg.Fence
 	pending bool // a submission timed out and may still run
@@ -258,6 +259,7 @@ func (c *calibrator) fallbackFor(q *Queue) (*fallback, error) {
 		return nil, fmt.Errorf("profiler: calibration command buffer: %w", vkg.Error(r))
 	}
 	f.cmd = cmds[0]
+	f.cmds[0] = f.cmd
 	qci := vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo, QueryType: vkg.QueryTypeTimestamp, QueryCount: 1}
 	var qp vkg.QueryPool
 	if r := vkg.CreateQueryPool(d, &qci, nil, &qp); r != vkg.Success {
@@ -344,10 +346,9 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (timeline.ClockSampl
 	if r := vkg.EndCommandBuffer(f.cmd); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
 	}
-	si := []vkg.SubmitInfo{{SType: vkg.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vkg.CommandBuffer{f.cmd}}}
 	h0 := c.o.Clock.now()
-	if r := vkg.QueueSubmit(q.Handle, 1, si, f.fence); r != vkg.Success {
-		return s, fmt.Errorf("profiler: calibration submit: %w", vkg.Error(r))
+	if err := c.g.dev.QueueSubmit(q.Handle, f.cmds[:], f.fence); err != nil {
+		return s, fmt.Errorf("profiler: calibration submit: %w", err)
 	}
 	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(max(timeout, 1)))
 	h1 := c.o.Clock.now()

@@ -265,17 +265,15 @@ func (r *causalityRig) try(g *GPU) (int64, error) {
 	vkg.BeginCommandBuffer(r.cmd, &vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo,
 		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit)})
 	vkg.CmdResetQueryPool(r.cmd, r.qp, 0, 1)
-	vkg.CmdWaitEvents(r.cmd, 1, []vkg.Event{r.ev}, vkg.PipelineStageFlags(vkg.PipelineStageHostBit),
-		vkg.PipelineStageFlags(vkg.PipelineStageAllCommandsBit), 0, nil, 0, nil, 0, nil)
+	r.dev.CmdWaitEvent(r.cmd, r.ev)
 	// BOTTOM_OF_PIPE: a TOP_OF_PIPE write may run ahead of the wait (seen on NVIDIA).
 	vkg.CmdWriteTimestamp(r.cmd, vkg.PipelineStageBottomOfPipeBit, r.qp, 0)
 	if res := vkg.EndCommandBuffer(r.cmd); res != vkg.Success {
 		return 0, vkg.Error(res)
 	}
 	vkg.ResetEvent(h, r.ev)
-	if res := vkg.QueueSubmit(r.q.Handle, 1, []vkg.SubmitInfo{{SType: vkg.StructureTypeSubmitInfo,
-		CommandBufferCount: 1, PCommandBuffers: []vkg.CommandBuffer{r.cmd}}}, r.fence); res != vkg.Success {
-		return 0, vkg.Error(res)
+	if err := r.dev.QueueSubmit(r.q.Handle, []vkg.CommandBuffer{r.cmd}, r.fence); err != nil {
+		return 0, err
 	}
 	time.Sleep(200 * time.Microsecond) // let the GPU reach the wait
 	set := g.cal.o.Clock.now()

@@ -29,7 +29,7 @@ func TestZoneMeasuresEventWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			z := r.g.Zone(cmd, wait)
-			vktest.WaitEvent(cmd, ev)
+			r.q.WaitEvent(cmd, ev)
 			z.End()
 			r.g.EndFrame(cmd)
 			r.p.EndFrame()
@@ -231,7 +231,7 @@ func TestThousandFramesNeverBlock(t *testing.T) {
 		}
 		stall := true
 		if stall {
-			vktest.WaitEvent(cmds[i], events[i])
+			r.q.WaitEvent(cmds[i], events[i])
 		}
 		z := r.g.Zone(cmds[i], outer)
 		r.g.Zone(cmds[i], inner).End()

@@ -161,7 +161,7 @@ func TestCollectNeverWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr, _ := p.Begin(cmd, top, 7)
-	vktest.WaitEvent(cmd, ev)
+	q.WaitEvent(cmd, ev)
 	p.End(pr, cmd, bottom)
 	p.EndFrame(nil)
 	q.Submit(f, cmd)

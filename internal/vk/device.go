@@ -73,6 +73,8 @@ type Device struct {
 	endLabel     proc
 	barrier      proc
 	copyQueries  proc
+	submit       proc
+	waitEvents   proc
 }
 
 // Open creates an instance (see InstanceConfig) and a logical device with
@@ -153,44 +155,32 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 		d.Calibrated = caps.CalibratedExtension
 	}
 	core12 := caps.APIVersionCode >= vk.MakeVersion(1, 2, 0)
-	var pnext unsafe.Pointer
 	wantHQR := !cfg.NoHostQueryReset && caps.HostQueryReset
-	if wantHQR {
-		if !core12 {
-			exts = append(exts, cstr(ExtHostQueryReset))
-		}
-		f := (*C.fsHostQueryResetFeatures)(C.calloc(1, C.size_t(unsafe.Sizeof(C.fsHostQueryResetFeatures{}))))
-		defer C.free(unsafe.Pointer(f))
-		f.sType = 1000261000
-		f.hostQueryReset = 1
-		pnext = unsafe.Pointer(f)
+	if wantHQR && !core12 {
+		exts = append(exts, cstr(ExtHostQueryReset))
 	}
-	prio := []float32{1}
-	var qcis []vk.DeviceQueueCreateInfo
+	var fams []C.uint32_t
 	for _, f := range caps.Families {
-		if f.Count == 0 {
-			continue
+		if f.Count > 0 {
+			fams = append(fams, C.uint32_t(f.Index))
 		}
-		qcis = append(qcis, vk.DeviceQueueCreateInfo{
-			SType:            vk.StructureTypeDeviceQueueCreateInfo,
-			QueueFamilyIndex: f.Index,
-			QueueCount:       1,
-			PQueuePriorities: prio,
-		})
 	}
-	ci := vk.DeviceCreateInfo{
-		SType:                   vk.StructureTypeDeviceCreateInfo,
-		PNext:                   pnext,
-		QueueCreateInfoCount:    uint32(len(qcis)),
-		PQueueCreateInfos:       qcis,
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: exts,
+	ce, freeE := cstrings(exts)
+	defer freeE()
+	var ch C.fsVkDevice
+	hqr := 0
+	if wantHQR {
+		hqr = 1
 	}
-	var h vk.Device // a local: cgo refuses a pointer into d, which holds Go pointers
-	if r := vk.CreateDevice(pd, &ci, nil, &h); r != vk.Success {
-		return nil, fmt.Errorf("vk: vkCreateDevice on %s: %w", caps.Name, vk.Error(r))
+	var famp *C.uint32_t
+	if len(fams) > 0 {
+		famp = &fams[0]
 	}
-	d.Handle = h
+	if r := C.fs_create_device(C.fsVkInstance(unsafe.Pointer(in.Handle)), C.fsVkPhysicalDevice(unsafe.Pointer(pd)),
+		famp, C.uint32_t(len(fams)), ce, C.uint32_t(len(exts)), C.int(hqr), &ch); r != 0 {
+		return nil, fmt.Errorf("vk: vkCreateDevice on %s: %w", caps.Name, vk.Error(vk.Result(r)))
+	}
+	d.Handle = vk.Device(unsafe.Pointer(ch))
 	for _, f := range caps.Families {
 		if f.Count == 0 {
 			continue
@@ -279,6 +269,8 @@ func (d *Device) loadProcs(hostReset, calibrated bool) {
 		}
 	}
 	d.barrier, _ = deviceProc(in.Handle, d.Handle, "vkCmdPipelineBarrier")
+	d.submit, _ = deviceProc(in.Handle, d.Handle, "vkQueueSubmit")
+	d.waitEvents, _ = deviceProc(in.Handle, d.Handle, "vkCmdWaitEvents")
 	d.copyQueries, _ = deviceProc(in.Handle, d.Handle, "vkCmdCopyQueryPoolResults")
 	if in.DebugUtils {
 		d.beginLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdBeginDebugUtilsLabelEXT")
@@ -396,4 +388,28 @@ func cbool(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// QueueSubmit submits cmds (ended) to q in one batch, signalling fence
+// (which may be nil). It passes no Go memory to the driver that a
+// finalizer could free during the call.
+func (d *Device) QueueSubmit(q vk.Queue, cmds []vk.CommandBuffer, fence vk.Fence) error {
+	if len(cmds) == 0 || len(cmds) > 64 {
+		return fmt.Errorf("vk: QueueSubmit: %d command buffers (1..64)", len(cmds))
+	}
+	var arr [64]unsafe.Pointer
+	for i, c := range cmds {
+		arr[i] = unsafe.Pointer(c)
+	}
+	r := C.fs_queue_submit(C.fsPFN(d.submit), unsafe.Pointer(q), &arr[0], C.uint32_t(len(cmds)), C.uint64_t(handle64(fence)))
+	if r != 0 {
+		return fmt.Errorf("vk: vkQueueSubmit: %w", vk.Error(vk.Result(r)))
+	}
+	return nil
+}
+
+// CmdWaitEvent records a wait for ev, set by the host, before all later
+// commands.
+func (d *Device) CmdWaitEvent(cmd vk.CommandBuffer, ev vk.Event) {
+	C.fs_cmd_wait_event(C.fsPFN(d.waitEvents), C.fsVkCommandBuffer(unsafe.Pointer(cmd)), C.uint64_t(handle64(ev)))
 }

@@ -168,6 +168,136 @@ void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQ
 	}
 }
 
+typedef struct {
+	int32_t sType; // 0 VK_STRUCTURE_TYPE_APPLICATION_INFO
+	const void *pNext;
+	const char *pApplicationName;
+	uint32_t applicationVersion;
+	const char *pEngineName;
+	uint32_t engineVersion;
+	uint32_t apiVersion;
+} fsApplicationInfo;
+
+typedef struct {
+	int32_t sType; // 1 VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO
+	const void *pNext;
+	uint32_t flags;
+	const fsApplicationInfo *pApplicationInfo;
+	uint32_t enabledLayerCount;
+	const char *const *ppEnabledLayerNames;
+	uint32_t enabledExtensionCount;
+	const char *const *ppEnabledExtensionNames;
+} fsInstanceCreateInfo;
+
+typedef fsVkResult (*fsPFN_CreateInstance)(const fsInstanceCreateInfo *, const void *, fsVkInstance *);
+
+fsVkResult fs_create_instance(const char *app, uint32_t api, const char *const *layers, uint32_t nl,
+	const char *const *exts, uint32_t ne, fsVkInstance *out) {
+	fsPFN_CreateInstance create = (fsPFN_CreateInstance)fs_instance_proc(NULL, "vkCreateInstance");
+	if (create == NULL) {
+		return -9; // VK_ERROR_INCOMPATIBLE_DRIVER
+	}
+	fsApplicationInfo ai;
+	memset(&ai, 0, sizeof ai);
+	ai.pApplicationName = app;
+	ai.pEngineName = "framescope";
+	ai.apiVersion = api;
+	fsInstanceCreateInfo ci;
+	memset(&ci, 0, sizeof ci);
+	ci.sType = 1;
+	ci.pApplicationInfo = &ai;
+	ci.enabledLayerCount = nl;
+	ci.ppEnabledLayerNames = layers;
+	ci.enabledExtensionCount = ne;
+	ci.ppEnabledExtensionNames = exts;
+	return create(&ci, NULL, out);
+}
+
+typedef struct {
+	int32_t sType; // 2 VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
+	const void *pNext;
+	uint32_t flags;
+	uint32_t queueFamilyIndex;
+	uint32_t queueCount;
+	const float *pQueuePriorities;
+} fsDeviceQueueCreateInfo;
+
+typedef struct {
+	int32_t sType; // 3 VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO
+	const void *pNext;
+	uint32_t flags;
+	uint32_t queueCreateInfoCount;
+	const fsDeviceQueueCreateInfo *pQueueCreateInfos;
+	uint32_t enabledLayerCount;
+	const char *const *ppEnabledLayerNames;
+	uint32_t enabledExtensionCount;
+	const char *const *ppEnabledExtensionNames;
+	const void *pEnabledFeatures;
+} fsDeviceCreateInfo;
+
+typedef fsVkResult (*fsPFN_CreateDevice)(fsVkPhysicalDevice, const fsDeviceCreateInfo *, const void *, fsVkDevice *);
+
+fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint32_t *families, uint32_t nf,
+	const char *const *exts, uint32_t ne, int hostQueryReset, fsVkDevice *out) {
+	fsPFN_CreateDevice create = (fsPFN_CreateDevice)fs_instance_proc(inst, "vkCreateDevice");
+	if (create == NULL || nf > 64) {
+		return -3; // VK_ERROR_INITIALIZATION_FAILED
+	}
+	static const float prio = 1.0f;
+	fsDeviceQueueCreateInfo q[64];
+	memset(q, 0, sizeof q);
+	for (uint32_t i = 0; i < nf; i++) {
+		q[i].sType = 2;
+		q[i].queueFamilyIndex = families[i];
+		q[i].queueCount = 1;
+		q[i].pQueuePriorities = &prio;
+	}
+	fsHostQueryResetFeatures hqr;
+	memset(&hqr, 0, sizeof hqr);
+	hqr.sType = 1000261000;
+	hqr.hostQueryReset = 1;
+	fsDeviceCreateInfo ci;
+	memset(&ci, 0, sizeof ci);
+	ci.sType = 3;
+	ci.pNext = hostQueryReset ? &hqr : NULL;
+	ci.queueCreateInfoCount = nf;
+	ci.pQueueCreateInfos = q;
+	ci.enabledExtensionCount = ne;
+	ci.ppEnabledExtensionNames = exts;
+	return create(pd, &ci, NULL, out);
+}
+
+typedef struct {
+	int32_t sType; // 4 VK_STRUCTURE_TYPE_SUBMIT_INFO
+	const void *pNext;
+	uint32_t waitSemaphoreCount;
+	const void *pWaitSemaphores;
+	const void *pWaitDstStageMask;
+	uint32_t commandBufferCount;
+	void *const *pCommandBuffers;
+	uint32_t signalSemaphoreCount;
+	const void *pSignalSemaphores;
+} fsSubmitInfo;
+
+typedef fsVkResult (*fsPFN_QueueSubmit)(void *, uint32_t, const fsSubmitInfo *, uint64_t);
+
+fsVkResult fs_queue_submit(fsPFN submit, void *queue, void *const *cmds, uint32_t n, uint64_t fence) {
+	fsSubmitInfo si;
+	memset(&si, 0, sizeof si);
+	si.sType = 4;
+	si.commandBufferCount = n;
+	si.pCommandBuffers = cmds;
+	return ((fsPFN_QueueSubmit)submit)(queue, 1, &si, fence);
+}
+
+typedef void (*fsPFN_CmdWaitEvents)(fsVkCommandBuffer, uint32_t, const uint64_t *, uint32_t, uint32_t,
+	uint32_t, const void *, uint32_t, const void *, uint32_t, const void *);
+
+void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event) {
+	// HOST -> ALL_COMMANDS
+	((fsPFN_CmdWaitEvents)wait)(cmd, 1, &event, 0x00004000, 0x00010000, 0, NULL, 0, NULL, 0, NULL);
+}
+
 // ---- Validation messages: counted by severity, kept in a small ring. ----
 
 typedef struct {

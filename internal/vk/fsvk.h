@@ -79,6 +79,15 @@ typedef uint64_t fsVkBuffer;
 void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQueryPool pool,
 	uint32_t first, uint32_t count, fsVkBuffer buf, uint32_t flags, int pre, int post);
 
+// Creation and submission without vulkan-go's struct marshalling, whose
+// C copies of slices can be freed by a finalizer while the call runs.
+fsVkResult fs_create_instance(const char *app, uint32_t api, const char *const *layers, uint32_t nl,
+	const char *const *exts, uint32_t ne, fsVkInstance *out);
+fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint32_t *families, uint32_t nf,
+	const char *const *exts, uint32_t ne, int hostQueryReset, fsVkDevice *out);
+fsVkResult fs_queue_submit(fsPFN submit, void *queue, void *const *cmds, uint32_t n, uint64_t fence);
+void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event);
+
 // Validation messages.
 fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out);
 void fs_destroy_messenger(fsPFN destroy, fsVkInstance instance, fsVkDebugUtilsMessenger m);

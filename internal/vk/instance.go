@@ -1,6 +1,7 @@
 package vk
 
 /*
+#include <stdlib.h>
 #include "fsvk.h"
 */
 import "C"
@@ -8,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
@@ -122,24 +124,18 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	if name == "" {
 		name = "framescope"
 	}
-	app := vk.ApplicationInfo{
-		SType:            vk.StructureTypeApplicationInfo,
-		PApplicationName: cstr(name),
-		PEngineName:      cstr("framescope"),
-		ApiVersion:       vk.MakeVersion(1, 3, 0),
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	cl, freeL := cstrings(layers)
+	defer freeL()
+	ce, freeE := cstrings(extNames)
+	defer freeE()
+	var ch C.fsVkInstance
+	if r := C.fs_create_instance(cname, C.uint32_t(vk.MakeVersion(1, 3, 0)), cl, C.uint32_t(len(layers)),
+		ce, C.uint32_t(len(extNames)), &ch); r != 0 {
+		return nil, fmt.Errorf("vk: vkCreateInstance: %w", vk.Error(vk.Result(r)))
 	}
-	ci := vk.InstanceCreateInfo{
-		SType:                   vk.StructureTypeInstanceCreateInfo,
-		PApplicationInfo:        &app,
-		EnabledLayerCount:       uint32(len(layers)),
-		PpEnabledLayerNames:     layers,
-		EnabledExtensionCount:   uint32(len(extNames)),
-		PpEnabledExtensionNames: extNames,
-	}
-	var h vk.Instance
-	if r := vk.CreateInstance(&ci, nil, &h); r != vk.Success {
-		return nil, fmt.Errorf("vk: vkCreateInstance: %w", vk.Error(r))
-	}
+	h := vk.Instance(unsafe.Pointer(ch))
 	if err := vk.InitInstance(h); err != nil {
 		vk.DestroyInstance(h, nil)
 		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
@@ -213,4 +209,22 @@ func TakeValidationMessages() []string {
 		out = append(out, C.GoString(&buf[0]))
 	}
 	return out
+}
+
+// cstrings copies names (which may end in NUL) into C memory, for a
+// call's duration: the returned pointer addresses a C array.
+func cstrings(names []string) (**C.char, func()) {
+	if len(names) == 0 {
+		return nil, func() {}
+	}
+	arr := (*[1 << 16]*C.char)(C.malloc(C.size_t(len(names)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	for i, n := range names {
+		arr[i] = C.CString(strings.TrimSuffix(n, "\x00"))
+	}
+	return &arr[0], func() {
+		for i := range names {
+			C.free(unsafe.Pointer(arr[i]))
+		}
+		C.free(unsafe.Pointer(arr))
+	}
 }

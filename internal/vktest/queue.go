@@ -119,13 +119,8 @@ func (q *Queue) Submit(fence vkg.Fence, cmds ...vkg.CommandBuffer) {
 			q.tb.Fatalf("vkEndCommandBuffer: %v", vkg.Error(r))
 		}
 	}
-	si := []vkg.SubmitInfo{{
-		SType:              vkg.StructureTypeSubmitInfo,
-		CommandBufferCount: uint32(len(cmds)),
-		PCommandBuffers:    cmds,
-	}}
-	if r := vkg.QueueSubmit(q.Q.Handle, 1, si, fence); r != vkg.Success {
-		q.tb.Fatalf("vkQueueSubmit: %v", vkg.Error(r))
+	if err := q.Dev.QueueSubmit(q.Q.Handle, cmds, fence); err != nil {
+		q.tb.Fatal(err)
 	}
 }
 
@@ -146,10 +141,5 @@ func (q *Queue) SubmitWait(cmds ...vkg.CommandBuffer) {
 	q.Wait(f)
 }
 
-// WaitEvent records a wait on ev at the top of the pipe.
-func WaitEvent(cmd vkg.CommandBuffer, ev vkg.Event) {
-	vkg.CmdWaitEvents(cmd, 1, []vkg.Event{ev},
-		vkg.PipelineStageFlags(vkg.PipelineStageHostBit),
-		vkg.PipelineStageFlags(vkg.PipelineStageAllCommandsBit),
-		0, nil, 0, nil, 0, nil)
-}
+// WaitEvent records a wait on ev, set by the host, before all later commands.
+func (q *Queue) WaitEvent(cmd vkg.CommandBuffer, ev vkg.Event) { q.Dev.CmdWaitEvent(cmd, ev) }

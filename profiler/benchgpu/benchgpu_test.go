@@ -41,7 +41,7 @@ func TestReportsGPUTimePerOp(t *testing.T) {
 			g.BeginFrame(cmd)
 			z := g.Zone(cmd, pass)
 			for k := 0; k < 4; k++ {
-				vktest.WaitEvent(cmd, ev) // some GPU work
+				q.WaitEvent(cmd, ev) // some GPU work
 			}
 			z.End()
 			g.Zone(cmd, other).End()
