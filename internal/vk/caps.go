@@ -121,24 +121,6 @@ func versionString(v uint32) string {
 	return fmt.Sprintf("%d.%d.%d", v>>22, (v>>12)&0x3ff, v&0xfff)
 }
 
-// DeviceExtensions lists the device extensions a physical device offers.
-func DeviceExtensions(pd vk.PhysicalDevice) (map[string]bool, error) {
-	var n uint32
-	if r := vk.EnumerateDeviceExtensionProperties(pd, "", &n, nil); r != vk.Success {
-		return nil, fmt.Errorf("vk: vkEnumerateDeviceExtensionProperties: %w", vk.Error(r))
-	}
-	props := make([]vk.ExtensionProperties, n)
-	if r := vk.EnumerateDeviceExtensionProperties(pd, "", &n, props); r != vk.Success && r != vk.Incomplete {
-		return nil, fmt.Errorf("vk: vkEnumerateDeviceExtensionProperties: %w", vk.Error(r))
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vk.ToString(props[i].ExtensionName[:])] = true
-	}
-	return out, nil
-}
-
 // Caps reads the timing capabilities of a physical device.
 func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 	var p vk.PhysicalDeviceProperties
@@ -162,20 +144,12 @@ func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 		c.DriverName = C.GoString(&d.driverName[0])
 		c.DriverInfo = C.GoString(&d.driverInfo[0])
 	}
-	var nf uint32
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nf, nil)
-	fams := make([]vk.QueueFamilyProperties, nf)
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nf, fams)
-	for i := range fams[:nf] {
-		fams[i].Deref()
-		c.Families = append(c.Families, FamilyCaps{
-			Index:              uint32(i),
-			Flags:              queueFlagsString(fams[i].QueueFlags),
-			Count:              fams[i].QueueCount,
-			TimestampValidBits: fams[i].TimestampValidBits,
-		})
+	fams, err := in.queueFamilies(pd)
+	if err != nil {
+		return c, err
 	}
-	exts, err := DeviceExtensions(pd)
+	c.Families = fams
+	exts, err := in.DeviceExtensions(pd)
 	if err != nil {
 		return c, err
 	}

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef fsPFN (*fsPFN_GetInstanceProcAddr)(fsVkInstance, const char *);
@@ -296,6 +297,118 @@ typedef void (*fsPFN_CmdWaitEvents)(fsVkCommandBuffer, uint32_t, const uint64_t 
 void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event) {
 	// HOST -> ALL_COMMANDS
 	((fsPFN_CmdWaitEvents)wait)(cmd, 1, &event, 0x00004000, 0x00010000, 0, NULL, 0, NULL, 0, NULL);
+}
+
+typedef struct {
+	char name[256];
+	uint32_t specVersion;
+} fsExtensionProperties;
+
+typedef struct {
+	char name[256];
+	uint32_t specVersion;
+	uint32_t implementationVersion;
+	char description[256];
+} fsLayerProperties;
+
+typedef fsVkResult (*fsPFN_EnumInstanceExts)(const char *, uint32_t *, fsExtensionProperties *);
+typedef fsVkResult (*fsPFN_EnumInstanceLayers)(uint32_t *, fsLayerProperties *);
+typedef fsVkResult (*fsPFN_EnumDeviceExts)(fsVkPhysicalDevice, const char *, uint32_t *, fsExtensionProperties *);
+typedef void (*fsPFN_QueueFamilies)(fsVkPhysicalDevice, uint32_t *, void *);
+
+static int copy_names(const char *src, size_t stride, uint32_t n, char *names, uint32_t cap) {
+	if (n > cap) {
+		n = cap;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(names + 256 * (size_t)i, src + stride * i, 256);
+		names[256 * (size_t)i + 255] = 0;
+	}
+	return (int)n;
+}
+
+int fs_instance_extensions(char *names, uint32_t cap) {
+	fsPFN_EnumInstanceExts fn = (fsPFN_EnumInstanceExts)fs_instance_proc(NULL, "vkEnumerateInstanceExtensionProperties");
+	if (fn == NULL) {
+		return -3;
+	}
+	uint32_t n = 0;
+	fsVkResult r = fn(NULL, &n, NULL);
+	if (r < 0) {
+		return r;
+	}
+	fsExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
+	if (p == NULL) {
+		return -1;
+	}
+	r = fn(NULL, &n, p);
+	int out = r < 0 ? r : copy_names((const char *)p, sizeof *p, n, names, cap);
+	free(p);
+	return out;
+}
+
+int fs_instance_layers(char *names, uint32_t cap) {
+	fsPFN_EnumInstanceLayers fn = (fsPFN_EnumInstanceLayers)fs_instance_proc(NULL, "vkEnumerateInstanceLayerProperties");
+	if (fn == NULL) {
+		return -3;
+	}
+	uint32_t n = 0;
+	fsVkResult r = fn(&n, NULL);
+	if (r < 0) {
+		return r;
+	}
+	fsLayerProperties *p = calloc(n ? n : 1, sizeof *p);
+	if (p == NULL) {
+		return -1;
+	}
+	r = fn(&n, p);
+	int out = r < 0 ? r : copy_names((const char *)p, sizeof *p, n, names, cap);
+	free(p);
+	return out;
+}
+
+int fs_device_extensions(fsVkInstance inst, fsVkPhysicalDevice pd, char *names, uint32_t cap) {
+	fsPFN_EnumDeviceExts fn = (fsPFN_EnumDeviceExts)fs_instance_proc(inst, "vkEnumerateDeviceExtensionProperties");
+	if (fn == NULL) {
+		return -3;
+	}
+	uint32_t n = 0;
+	fsVkResult r = fn(pd, NULL, &n, NULL);
+	if (r < 0) {
+		return r;
+	}
+	fsExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
+	if (p == NULL) {
+		return -1;
+	}
+	r = fn(pd, NULL, &n, p);
+	int out = r < 0 ? r : copy_names((const char *)p, sizeof *p, n, names, cap);
+	free(p);
+	return out;
+}
+
+int fs_queue_families(fsVkInstance inst, fsVkPhysicalDevice pd, fsFamily *out, uint32_t cap) {
+	fsPFN_QueueFamilies fn = (fsPFN_QueueFamilies)fs_instance_proc(inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+	if (fn == NULL) {
+		return -3;
+	}
+	uint32_t n = 0;
+	fn(pd, &n, NULL);
+	uint32_t *p = calloc(n ? n : 1, 24); // VkQueueFamilyProperties: 6 uint32
+	if (p == NULL) {
+		return -1;
+	}
+	fn(pd, &n, p);
+	if (n > cap) {
+		n = cap;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		out[i].flags = p[6 * i];
+		out[i].count = p[6 * i + 1];
+		out[i].validBits = p[6 * i + 2];
+	}
+	free(p);
+	return (int)n;
 }
 
 // ---- Validation messages: counted by severity, kept in a small ring. ----

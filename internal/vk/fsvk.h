@@ -88,6 +88,16 @@ fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint
 fsVkResult fs_queue_submit(fsPFN submit, void *queue, void *const *cmds, uint32_t n, uint64_t fence);
 void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event);
 
+// Enumerations into caller memory: names as cap slots of 256 bytes.
+// Each returns the number written, or a negative VkResult.
+int fs_instance_extensions(char *names, uint32_t cap);
+int fs_instance_layers(char *names, uint32_t cap);
+int fs_device_extensions(fsVkInstance inst, fsVkPhysicalDevice pd, char *names, uint32_t cap);
+typedef struct {
+	uint32_t flags, count, validBits;
+} fsFamily;
+int fs_queue_families(fsVkInstance inst, fsVkPhysicalDevice pd, fsFamily *out, uint32_t cap);
+
 // Validation messages.
 fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out);
 void fs_destroy_messenger(fsPFN destroy, fsVkInstance instance, fsVkDebugUtilsMessenger m);

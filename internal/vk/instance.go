@@ -50,48 +50,6 @@ type Instance struct {
 
 func cstr(s string) string { return s + "\x00" }
 
-// InstanceExtensions lists the instance extensions the loader offers.
-func InstanceExtensions() (map[string]bool, error) {
-	if err := Load(); err != nil {
-		return nil, err
-	}
-	var n uint32
-	if r := vk.EnumerateInstanceExtensionProperties("", &n, nil); r != vk.Success {
-		return nil, fmt.Errorf("vk: vkEnumerateInstanceExtensionProperties: %w", vk.Error(r))
-	}
-	props := make([]vk.ExtensionProperties, n)
-	if r := vk.EnumerateInstanceExtensionProperties("", &n, props); r != vk.Success && r != vk.Incomplete {
-		return nil, fmt.Errorf("vk: vkEnumerateInstanceExtensionProperties: %w", vk.Error(r))
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vk.ToString(props[i].ExtensionName[:])] = true
-	}
-	return out, nil
-}
-
-// InstanceLayers lists the installed instance layers.
-func InstanceLayers() (map[string]bool, error) {
-	if err := Load(); err != nil {
-		return nil, err
-	}
-	var n uint32
-	if r := vk.EnumerateInstanceLayerProperties(&n, nil); r != vk.Success {
-		return nil, fmt.Errorf("vk: vkEnumerateInstanceLayerProperties: %w", vk.Error(r))
-	}
-	props := make([]vk.LayerProperties, n)
-	if r := vk.EnumerateInstanceLayerProperties(&n, props); r != vk.Success && r != vk.Incomplete {
-		return nil, fmt.Errorf("vk: vkEnumerateInstanceLayerProperties: %w", vk.Error(r))
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vk.ToString(props[i].LayerName[:])] = true
-	}
-	return out, nil
-}
-
 // NewInstance loads Vulkan and creates an instance for API 1.3.
 func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	if err := Load(); err != nil {
