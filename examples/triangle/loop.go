@@ -108,7 +108,7 @@ func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 		l.close()
 		return nil, err
 	}
-	if l.r, err = newRenderer(d.Handle, d.Physical, q.Handle, q.Family, cfg.inFlight, cfg.size, cfg.size); err != nil {
+	if l.r, err = newRenderer(d, q.Handle, q.Family, cfg.inFlight, cfg.size, cfg.size); err != nil {
 		l.close()
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -128,7 +129,7 @@ type target struct {
 
 const colorFormat = vkg.FormatR8g8b8a8Unorm
 
-func newTarget(dev vkg.Device, m *memoryTypes, rp vkg.RenderPass, w, h int) (*target, error) {
+func newTarget(g *vk.Graphics, dev vkg.Device, m *memoryTypes, rp vkg.RenderPass, w, h int) (*target, error) {
 	t := &target{}
 	ici := vkg.ImageCreateInfo{
 		SType:         vkg.StructureTypeImageCreateInfo,
@@ -174,19 +175,10 @@ func newTarget(dev vkg.Device, m *memoryTypes, rp vkg.RenderPass, w, h int) (*ta
 		return nil, fmt.Errorf("vkCreateImageView: %w", vkg.Error(r))
 	}
 	t.view = view
-	fci := vkg.FramebufferCreateInfo{
-		SType:           vkg.StructureTypeFramebufferCreateInfo,
-		RenderPass:      rp,
-		AttachmentCount: 1,
-		PAttachments:    []vkg.ImageView{view},
-		Width:           uint32(w),
-		Height:          uint32(h),
-		Layers:          1,
-	}
-	var fb vkg.Framebuffer
-	if r := vkg.CreateFramebuffer(dev, &fci, nil, &fb); r != vkg.Success {
+	fb, err := g.CreateFramebuffer(rp, []vkg.ImageView{view}, uint32(w), uint32(h))
+	if err != nil {
 		t.destroy(dev)
-		return nil, fmt.Errorf("vkCreateFramebuffer: %w", vkg.Error(r))
+		return nil, err
 	}
 	t.fb = fb
 	t.readback, err = newHostBuffer(dev, m, w*h*4, vkg.BufferUsageTransferDstBit)

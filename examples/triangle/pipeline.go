@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -58,116 +59,91 @@ type pipelines struct {
 	load       vkg.Pipeline
 }
 
-func newRenderPass(dev vkg.Device) (vkg.RenderPass, error) {
-	ci := vkg.RenderPassCreateInfo{
-		SType:           vkg.StructureTypeRenderPassCreateInfo,
-		AttachmentCount: 1,
-		PAttachments: []vkg.AttachmentDescription{{
-			Format:         colorFormat,
-			Samples:        vkg.SampleCount1Bit,
-			LoadOp:         vkg.AttachmentLoadOpClear,
-			StoreOp:        vkg.AttachmentStoreOpStore,
-			StencilLoadOp:  vkg.AttachmentLoadOpDontCare,
-			StencilStoreOp: vkg.AttachmentStoreOpDontCare,
-			InitialLayout:  vkg.ImageLayoutUndefined,
-			FinalLayout:    vkg.ImageLayoutTransferSrcOptimal,
-		}},
-		SubpassCount: 1,
-		PSubpasses: []vkg.SubpassDescription{{
-			PipelineBindPoint:    vkg.PipelineBindPointGraphics,
-			ColorAttachmentCount: 1,
-			PColorAttachments:    []vkg.AttachmentReference{{Attachment: 0, Layout: vkg.ImageLayoutColorAttachmentOptimal}},
-		}},
-		DependencyCount: 2,
-		PDependencies: []vkg.SubpassDependency{
-			{ // earlier frames' writes and copies of this image come first
-				SrcSubpass:    vkg.SubpassExternal,
-				DstSubpass:    0,
-				SrcStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageColorAttachmentOutputBit | vkg.PipelineStageTransferBit),
-				DstStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageColorAttachmentOutputBit),
-				SrcAccessMask: vkg.AccessFlags(vkg.AccessColorAttachmentWriteBit),
-				DstAccessMask: vkg.AccessFlags(vkg.AccessColorAttachmentWriteBit),
-			},
-			{ // the copy to host memory reads what the pass wrote
-				SrcSubpass:    0,
-				DstSubpass:    vkg.SubpassExternal,
-				SrcStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageColorAttachmentOutputBit),
-				DstStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageTransferBit),
-				SrcAccessMask: vkg.AccessFlags(vkg.AccessColorAttachmentWriteBit),
-				DstAccessMask: vkg.AccessFlags(vkg.AccessTransferReadBit),
-			},
+// renderPassDesc: one color attachment, cleared, then left for the copy
+// to host memory.
+var renderPassDesc = vk.RenderPass{
+	Attachments: []vk.Attachment{{
+		Format:         colorFormat,
+		Samples:        vkg.SampleCount1Bit,
+		LoadOp:         vkg.AttachmentLoadOpClear,
+		StoreOp:        vkg.AttachmentStoreOpStore,
+		StencilLoadOp:  vkg.AttachmentLoadOpDontCare,
+		StencilStoreOp: vkg.AttachmentStoreOpDontCare,
+		InitialLayout:  vkg.ImageLayoutUndefined,
+		FinalLayout:    vkg.ImageLayoutTransferSrcOptimal,
+	}},
+	Color: []vk.AttachmentRef{{Attachment: 0, Layout: vkg.ImageLayoutColorAttachmentOptimal}},
+	Dependencies: []vk.Dependency{
+		{ // earlier frames' writes and copies of this image come first
+			SrcSubpass:    vkg.SubpassExternal,
+			DstSubpass:    0,
+			SrcStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageColorAttachmentOutputBit | vkg.PipelineStageTransferBit),
+			DstStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageColorAttachmentOutputBit),
+			SrcAccessMask: vkg.AccessFlags(vkg.AccessColorAttachmentWriteBit),
+			DstAccessMask: vkg.AccessFlags(vkg.AccessColorAttachmentWriteBit),
 		},
-	}
-	var rp vkg.RenderPass
-	if r := vkg.CreateRenderPass(dev, &ci, nil, &rp); r != vkg.Success {
-		return vkg.NullRenderPass, fmt.Errorf("vkCreateRenderPass: %w", vkg.Error(r))
-	}
-	return rp, nil
+		{ // the copy to host memory reads what the pass wrote
+			SrcSubpass:    0,
+			DstSubpass:    vkg.SubpassExternal,
+			SrcStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageColorAttachmentOutputBit),
+			DstStageMask:  vkg.PipelineStageFlags(vkg.PipelineStageTransferBit),
+			SrcAccessMask: vkg.AccessFlags(vkg.AccessColorAttachmentWriteBit),
+			DstAccessMask: vkg.AccessFlags(vkg.AccessTransferReadBit),
+		},
+	},
 }
 
-func newShaderModule(dev vkg.Device, name string, spv []byte) (vkg.ShaderModule, error) {
+func newShaderModule(g *vk.Graphics, name string, spv []byte) (vkg.ShaderModule, error) {
 	words, err := spirvWords(spv)
 	if err != nil {
 		return vkg.NullShaderModule, fmt.Errorf("shader %s: %w", name, err)
 	}
-	ci := vkg.ShaderModuleCreateInfo{
-		SType:    vkg.StructureTypeShaderModuleCreateInfo,
-		CodeSize: uint(len(words) * 4),
-		PCode:    words,
-	}
-	var m vkg.ShaderModule
-	if r := vkg.CreateShaderModule(dev, &ci, nil, &m); r != vkg.Success {
-		return vkg.NullShaderModule, fmt.Errorf("vkCreateShaderModule %s: %w", name, vkg.Error(r))
+	m, err := g.CreateShaderModule(words)
+	if err != nil {
+		return vkg.NullShaderModule, fmt.Errorf("shader %s: %w", name, err)
 	}
 	return m, nil
 }
 
-func newPipelines(dev vkg.Device, w, h int) (*pipelines, error) {
+// newPipelines makes the render pass, the layout and both pipelines through
+// g: vulkan-go's own create calls hand the driver C copies of their slices
+// that a finalizer may free during the call.
+func newPipelines(g *vk.Graphics, dev vkg.Device, w, h int) (*pipelines, error) {
 	p := &pipelines{}
 	var err error
-	if p.renderPass, err = newRenderPass(dev); err != nil {
+	if p.renderPass, err = g.CreateRenderPass(renderPassDesc); err != nil {
 		return nil, err
 	}
-	lci := vkg.PipelineLayoutCreateInfo{
-		SType:                  vkg.StructureTypePipelineLayoutCreateInfo,
-		PushConstantRangeCount: 1,
-		PPushConstantRanges:    []vkg.PushConstantRange{{StageFlags: pushStages, Offset: 0, Size: pushSize}},
-	}
-	var layout vkg.PipelineLayout
-	if r := vkg.CreatePipelineLayout(dev, &lci, nil, &layout); r != vkg.Success {
+	if p.layout, err = g.CreatePipelineLayout([]vk.PushConstantRange{{Stages: pushStages, Offset: 0, Size: pushSize}}); err != nil {
 		p.destroy(dev)
-		return nil, fmt.Errorf("vkCreatePipelineLayout: %w", vkg.Error(r))
+		return nil, err
 	}
-	p.layout = layout
 
-	opaque := vkg.PipelineColorBlendAttachmentState{ColorWriteMask: 0xf}
+	opaque := vk.Blend{WriteMask: 0xf}
 	// The load pass writes alpha 0 over the image: dst*(1-0) + src*0 = dst.
-	invisible := vkg.PipelineColorBlendAttachmentState{
-		BlendEnable:         vkg.True,
-		SrcColorBlendFactor: vkg.BlendFactorSrcAlpha,
-		DstColorBlendFactor: vkg.BlendFactorOneMinusSrcAlpha,
-		ColorBlendOp:        vkg.BlendOpAdd,
-		SrcAlphaBlendFactor: vkg.BlendFactorZero,
-		DstAlphaBlendFactor: vkg.BlendFactorOne,
-		AlphaBlendOp:        vkg.BlendOpAdd,
-		ColorWriteMask:      0xf,
+	invisible := vk.Blend{
+		Enable:    true,
+		SrcColor:  vkg.BlendFactorSrcAlpha,
+		DstColor:  vkg.BlendFactorOneMinusSrcAlpha,
+		ColorOp:   vkg.BlendOpAdd,
+		SrcAlpha:  vkg.BlendFactorZero,
+		DstAlpha:  vkg.BlendFactorOne,
+		AlphaOp:   vkg.BlendOpAdd,
+		WriteMask: 0xf,
 	}
-	triInput := &vkg.PipelineVertexInputStateCreateInfo{
-		SType:                           vkg.StructureTypePipelineVertexInputStateCreateInfo,
-		VertexBindingDescriptionCount:   1,
-		PVertexBindingDescriptions:      []vkg.VertexInputBindingDescription{{Binding: 0, Stride: vertexStride, InputRate: vkg.VertexInputRateVertex}},
-		VertexAttributeDescriptionCount: 2,
-		PVertexAttributeDescriptions: []vkg.VertexInputAttributeDescription{
+	tri := vk.Pipeline{
+		Bindings: []vk.VertexBinding{{Binding: 0, Stride: vertexStride, Rate: vkg.VertexInputRateVertex}},
+		Attributes: []vk.VertexAttribute{
 			{Location: 0, Binding: 0, Format: vkg.FormatR32g32Sfloat, Offset: 0},
 			{Location: 1, Binding: 0, Format: vkg.FormatR32g32b32Sfloat, Offset: 8},
 		},
+		Blend: []vk.Blend{opaque},
 	}
-	noInput := &vkg.PipelineVertexInputStateCreateInfo{SType: vkg.StructureTypePipelineVertexInputStateCreateInfo}
-	if p.triangle, err = p.graphics(dev, w, h, "triangle", triangleVert, triangleFrag, triInput, opaque); err != nil {
+	if p.triangle, err = p.graphics(g, dev, w, h, "triangle", triangleVert, triangleFrag, tri); err != nil {
 		p.destroy(dev)
 		return nil, err
 	}
-	if p.load, err = p.graphics(dev, w, h, "load", loadVert, loadFrag, noInput, invisible); err != nil {
+	if p.load, err = p.graphics(g, dev, w, h, "load", loadVert, loadFrag, vk.Pipeline{Blend: []vk.Blend{invisible}}); err != nil {
 		p.destroy(dev)
 		return nil, err
 	}
@@ -175,63 +151,32 @@ func newPipelines(dev vkg.Device, w, h int) (*pipelines, error) {
 }
 
 // graphics makes one pipeline of the render pass's only subpass, with a
-// fixed viewport of w x h.
-func (p *pipelines) graphics(dev vkg.Device, w, h int, name string, vs, fs []byte,
-	input *vkg.PipelineVertexInputStateCreateInfo, blend vkg.PipelineColorBlendAttachmentState) (vkg.Pipeline, error) {
-	vm, err := newShaderModule(dev, name+".vert", vs)
+// fixed viewport of w x h; desc brings the vertex input and the blend.
+func (p *pipelines) graphics(g *vk.Graphics, dev vkg.Device, w, h int, name string, vs, fs []byte, desc vk.Pipeline) (vkg.Pipeline, error) {
+	vm, err := newShaderModule(g, name+".vert", vs)
 	if err != nil {
 		return vkg.NullPipeline, err
 	}
 	defer vkg.DestroyShaderModule(dev, vm, nil)
-	fm, err := newShaderModule(dev, name+".frag", fs)
+	fm, err := newShaderModule(g, name+".frag", fs)
 	if err != nil {
 		return vkg.NullPipeline, err
 	}
 	defer vkg.DestroyShaderModule(dev, fm, nil)
 
-	ci := []vkg.GraphicsPipelineCreateInfo{{
-		SType:      vkg.StructureTypeGraphicsPipelineCreateInfo,
-		StageCount: 2,
-		PStages: []vkg.PipelineShaderStageCreateInfo{
-			{SType: vkg.StructureTypePipelineShaderStageCreateInfo, Stage: vkg.ShaderStageVertexBit, Module: vm, PName: "main\x00"},
-			{SType: vkg.StructureTypePipelineShaderStageCreateInfo, Stage: vkg.ShaderStageFragmentBit, Module: fm, PName: "main\x00"},
-		},
-		PVertexInputState: input,
-		PInputAssemblyState: &vkg.PipelineInputAssemblyStateCreateInfo{
-			SType:    vkg.StructureTypePipelineInputAssemblyStateCreateInfo,
-			Topology: vkg.PrimitiveTopologyTriangleList,
-		},
-		PViewportState: &vkg.PipelineViewportStateCreateInfo{
-			SType:         vkg.StructureTypePipelineViewportStateCreateInfo,
-			ViewportCount: 1,
-			PViewports:    []vkg.Viewport{{Width: float32(w), Height: float32(h), MinDepth: 0, MaxDepth: 1}},
-			ScissorCount:  1,
-			PScissors:     []vkg.Rect2D{{Extent: vkg.Extent2D{Width: uint32(w), Height: uint32(h)}}},
-		},
-		PRasterizationState: &vkg.PipelineRasterizationStateCreateInfo{
-			SType:       vkg.StructureTypePipelineRasterizationStateCreateInfo,
-			PolygonMode: vkg.PolygonModeFill,
-			CullMode:    vkg.CullModeFlags(vkg.CullModeNone),
-			FrontFace:   vkg.FrontFaceCounterClockwise,
-			LineWidth:   1,
-		},
-		PMultisampleState: &vkg.PipelineMultisampleStateCreateInfo{
-			SType:                vkg.StructureTypePipelineMultisampleStateCreateInfo,
-			RasterizationSamples: vkg.SampleCount1Bit,
-		},
-		PColorBlendState: &vkg.PipelineColorBlendStateCreateInfo{
-			SType:           vkg.StructureTypePipelineColorBlendStateCreateInfo,
-			AttachmentCount: 1,
-			PAttachments:    []vkg.PipelineColorBlendAttachmentState{blend},
-		},
-		Layout:     p.layout,
-		RenderPass: p.renderPass,
-	}}
-	out := make([]vkg.Pipeline, 1)
-	if r := vkg.CreateGraphicsPipelines(dev, vkg.NullPipelineCache, 1, ci, nil, out); r != vkg.Success {
-		return vkg.NullPipeline, fmt.Errorf("vkCreateGraphicsPipelines %s: %w", name, vkg.Error(r))
+	desc.Vertex, desc.Fragment = vm, fm
+	desc.Topology = vkg.PrimitiveTopologyTriangleList
+	desc.Width, desc.Height = uint32(w), uint32(h)
+	desc.PolygonMode = vkg.PolygonModeFill
+	desc.CullMode = vkg.CullModeFlags(vkg.CullModeNone)
+	desc.FrontFace = vkg.FrontFaceCounterClockwise
+	desc.Samples = vkg.SampleCount1Bit
+	desc.Layout, desc.RenderPass = p.layout, p.renderPass
+	pl, err := g.CreateGraphicsPipeline(desc)
+	if err != nil {
+		return vkg.NullPipeline, fmt.Errorf("pipeline %s: %w", name, err)
 	}
-	return out[0], nil
+	return pl, nil
 }
 
 func (p *pipelines) destroy(dev vkg.Device) {

@@ -4,13 +4,22 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
 // renderer owns the Vulkan objects of the render loop: the pipelines, the
 // vertex buffer, and per frame slot a render target, a command buffer and
 // a fence. It knows nothing of the profiler; the loop drives it.
+//
+// Every Vulkan call that hands the driver a struct holding a slice, or a
+// slice of structs, goes through vk (gfx, and vd.QueueSubmit): vulkan-go
+// copies those into C memory that a finalizer frees, possibly while the
+// driver still reads it. The vulkan-go calls left take scalars, handles,
+// handle slices it passes as they are, or structs without slices.
 type renderer struct {
+	vd    *vk.Device
+	gfx   *vk.Graphics
 	dev   vkg.Device
 	queue vkg.Queue
 	w, h  int
@@ -19,14 +28,12 @@ type renderer struct {
 	vbuf  *hostBuffer
 	pool  vkg.CommandPool
 	slots []slot
-	clear []vkg.ClearValue
 	vbufs []vkg.Buffer
 	voffs []vkg.DeviceSize
 	push  *pushConstants // an allocation of its own: cgo may be handed a pointer to it
 	// beginInfo is made once: vulkan-go keeps the C copy of a struct
 	// with it and frees it only on Free, so a new one per frame would leak.
 	beginInfo *vkg.CommandBufferBeginInfo
-	region    []vkg.BufferImageCopy
 }
 
 // slot is what one frame in flight uses.
@@ -35,14 +42,17 @@ type slot struct {
 	cmd       vkg.CommandBuffer
 	cmds      []vkg.CommandBuffer // {cmd}, for vkQueueSubmit
 	fence     []vkg.Fence         // one fence, as vkWaitForFences wants it
-	begin     *vkg.RenderPassBeginInfo
 	submitted bool
 }
 
-func newRenderer(dev vkg.Device, pd vkg.PhysicalDevice, queue vkg.Queue, family uint32, slots, w, h int) (*renderer, error) {
-	r := &renderer{dev: dev, queue: queue, w: w, h: h, mem: newMemoryTypes(pd), push: new(pushConstants)}
-	var err error
-	if r.pipes, err = newPipelines(dev, w, h); err != nil {
+func newRenderer(d *vk.Device, queue vkg.Queue, family uint32, slots, w, h int) (*renderer, error) {
+	g, err := d.Graphics()
+	if err != nil {
+		return nil, err
+	}
+	dev := d.Handle
+	r := &renderer{vd: d, gfx: g, dev: dev, queue: queue, w: w, h: h, mem: newMemoryTypes(d.Physical), push: new(pushConstants)}
+	if r.pipes, err = newPipelines(g, dev, w, h); err != nil {
 		return nil, err
 	}
 	verts := triangleVertices()
@@ -58,11 +68,6 @@ func newRenderer(dev vkg.Device, pd vkg.PhysicalDevice, queue vkg.Queue, family 
 	}
 	r.vbufs = []vkg.Buffer{r.vbuf.buf}
 	r.voffs = []vkg.DeviceSize{0}
-	r.clear = []vkg.ClearValue{vkg.NewClearValue(clearColor[:])}
-	r.region = []vkg.BufferImageCopy{{
-		ImageSubresource: vkg.ImageSubresourceLayers{AspectMask: vkg.ImageAspectFlags(vkg.ImageAspectColorBit), LayerCount: 1},
-		ImageExtent:      vkg.Extent3D{Width: uint32(w), Height: uint32(h), Depth: 1},
-	}}
 
 	pci := vkg.CommandPoolCreateInfo{
 		SType:            vkg.StructureTypeCommandPoolCreateInfo,
@@ -87,7 +92,7 @@ func newRenderer(dev vkg.Device, pd vkg.PhysicalDevice, queue vkg.Queue, family 
 		return nil, fmt.Errorf("vkAllocateCommandBuffers: %w", vkg.Error(res))
 	}
 	for i := 0; i < slots; i++ {
-		t, err := newTarget(dev, r.mem, r.pipes.renderPass, w, h)
+		t, err := newTarget(g, dev, r.mem, r.pipes.renderPass, w, h)
 		if err != nil {
 			r.destroy()
 			return nil, err
@@ -101,16 +106,6 @@ func newRenderer(dev vkg.Device, pd vkg.PhysicalDevice, queue vkg.Queue, family 
 			return nil, fmt.Errorf("vkCreateFence: %w", vkg.Error(res))
 		}
 		r.slots[i].fence = []vkg.Fence{f}
-		// Made once: vulkan-go keeps its C copy with the struct, so
-		// recording a frame converts nothing.
-		r.slots[i].begin = &vkg.RenderPassBeginInfo{
-			SType:           vkg.StructureTypeRenderPassBeginInfo,
-			RenderPass:      r.pipes.renderPass,
-			Framebuffer:     t.fb,
-			RenderArea:      vkg.Rect2D{Extent: vkg.Extent2D{Width: uint32(w), Height: uint32(h)}},
-			ClearValueCount: 1,
-			PClearValues:    r.clear,
-		}
 	}
 	return r, nil
 }
@@ -147,7 +142,7 @@ func (r *renderer) beginCmd(i int) (vkg.CommandBuffer, error) {
 // beginPass begins the render pass on the slot's target and pushes the
 // frame's constants.
 func (r *renderer) beginPass(cmd vkg.CommandBuffer, i int) {
-	vkg.CmdBeginRenderPass(cmd, r.slots[i].begin, vkg.SubpassContentsInline)
+	r.gfx.CmdBeginRenderPass(cmd, r.pipes.renderPass, r.slots[i].target.fb, uint32(r.w), uint32(r.h), clearColor)
 	vkg.CmdPushConstants(cmd, r.pipes.layout, pushStages, 0, pushSize, unsafe.Pointer(r.push))
 }
 
@@ -172,20 +167,11 @@ func (r *renderer) endPass(cmd vkg.CommandBuffer) { vkg.CmdEndRenderPass(cmd) }
 // signals.
 func (r *renderer) copyOut(cmd vkg.CommandBuffer, i int) {
 	t := r.slots[i].target
-	vkg.CmdCopyImageToBuffer(cmd, t.image, vkg.ImageLayoutTransferSrcOptimal, t.readback.buf, 1, r.region)
-	vkg.CmdPipelineBarrier(cmd,
-		vkg.PipelineStageFlags(vkg.PipelineStageTransferBit), vkg.PipelineStageFlags(vkg.PipelineStageHostBit), 0,
-		0, nil,
-		1, []vkg.BufferMemoryBarrier{{
-			SType:               vkg.StructureTypeBufferMemoryBarrier,
-			SrcAccessMask:       vkg.AccessFlags(vkg.AccessTransferWriteBit),
-			DstAccessMask:       vkg.AccessFlags(vkg.AccessHostReadBit),
-			SrcQueueFamilyIndex: vkg.QueueFamilyIgnored,
-			DstQueueFamilyIndex: vkg.QueueFamilyIgnored,
-			Buffer:              t.readback.buf,
-			Size:                vkg.DeviceSize(vkg.WholeSize),
-		}},
-		0, nil)
+	r.gfx.CmdCopyImageToBuffer(cmd, t.image, vkg.ImageLayoutTransferSrcOptimal, t.readback.buf,
+		vkg.ImageAspectFlags(vkg.ImageAspectColorBit), uint32(r.w), uint32(r.h))
+	r.gfx.CmdBufferBarrier(cmd,
+		vkg.PipelineStageFlags(vkg.PipelineStageTransferBit), vkg.PipelineStageFlags(vkg.PipelineStageHostBit),
+		vkg.AccessFlags(vkg.AccessTransferWriteBit), vkg.AccessFlags(vkg.AccessHostReadBit), t.readback.buf)
 }
 
 // submit ends the slot's command buffer and submits it with its fence.
@@ -194,13 +180,8 @@ func (r *renderer) submit(i int) error {
 	if res := vkg.EndCommandBuffer(s.cmd); res != vkg.Success {
 		return fmt.Errorf("vkEndCommandBuffer: %w", vkg.Error(res))
 	}
-	si := []vkg.SubmitInfo{{
-		SType:              vkg.StructureTypeSubmitInfo,
-		CommandBufferCount: 1,
-		PCommandBuffers:    s.cmds,
-	}}
-	if res := vkg.QueueSubmit(r.queue, 1, si, s.fence[0]); res != vkg.Success {
-		return fmt.Errorf("vkQueueSubmit: %w", vkg.Error(res))
+	if err := r.vd.QueueSubmit(r.queue, s.cmds, s.fence[0]); err != nil {
+		return err
 	}
 	s.submitted = true
 	return nil
@@ -220,9 +201,6 @@ func (r *renderer) destroy() {
 		s := &r.slots[i]
 		if len(s.fence) == 1 && s.fence[0] != vkg.NullFence {
 			vkg.DestroyFence(r.dev, s.fence[0], nil)
-		}
-		if s.begin != nil {
-			s.begin.Free()
 		}
 		s.target.destroy(r.dev)
 	}
