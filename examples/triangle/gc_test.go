@@ -6,6 +6,10 @@ import (
 	"runtime/debug"
 	"sync"
 	"testing"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+	vkg "github.com/vulkan-go/vulkan"
 )
 
 // TestRenderUnderGC renders while the garbage collector runs without a
@@ -39,4 +43,33 @@ func TestRenderUnderGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPNG(t, cfg.png)
+}
+
+// TestRecordAllocatesNothing: beginning the render pass and recording the
+// readback, which vulkan-go would marshal, allocate nothing.
+func TestRecordAllocatesNothing(t *testing.T) {
+	d := vktest.Open(t, vk.Config{})
+	q, ok := d.QueueFor("graphics")
+	if !ok {
+		t.Skip("no graphics queue")
+	}
+	r, err := newRenderer(d, q.Handle, q.Family, 1, 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.destroy()
+	cmd, err := r.beginCmd(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		r.beginPass(cmd, 0)
+		r.endPass(cmd)
+		r.copyOut(cmd, 0)
+	}); n != 0 {
+		t.Errorf("%v allocations a frame's render pass and readback, want 0", n)
+	}
+	if res := vkg.EndCommandBuffer(cmd); res != vkg.Success {
+		t.Fatal(vkg.Error(res))
+	}
 }
