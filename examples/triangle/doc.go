@@ -38,4 +38,10 @@
 //
 // Open out/triangle.perfetto-trace at https://ui.perfetto.dev (Open trace
 // file); out/triangle.pb.gz with go tool pprof.
+//
+// The render pass, pipelines, framebuffers, the readback and the submits go
+// through internal/vk (vk.Graphics, Device.QueueSubmit), not vulkan-go:
+// vulkan-go copies slices into C memory that a finalizer can free while the
+// driver reads it. A test reads these sources and allows only the vulkan-go
+// calls that take scalars, handles or slice-free structs.
 package main
