@@ -356,16 +356,19 @@ func TestClockModelConcurrent(t *testing.T) {
 	type conv struct{ tick, host int64 }
 	var wg sync.WaitGroup
 	var done atomic.Bool
+	var tries, exited atomic.Int64 // conversions tried so far; converters that returned
 	results := make([][]conv, 2)
 	for g := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer exited.Add(1)
 			rng := rand.New(rand.NewPCG(uint64(g), 9))
 			for !done.Load() && len(results[g]) < 40000 {
 				t0 := now.Load()
 				tk := clk.tick(float64(t0) - 50e6*rng.Float64())
 				h, e, ok := m.Convert(uint64(tk)&mask, t0)
+				tries.Add(1)
 				if !ok {
 					runtime.Gosched()
 					continue
@@ -383,7 +386,12 @@ func TestClockModelConcurrent(t *testing.T) {
 	for i := 1; i <= 200; i++ {
 		for k := 0; k < 10; k++ {
 			now.Add(100e6)
-			runtime.Gosched()
+			// Each step of time sees at least two conversions tried
+			// (before the first sample none can succeed), however the
+			// scheduler treats this goroutine.
+			for target := tries.Load() + 2; tries.Load() < target && exited.Load() == 0; {
+				runtime.Gosched()
+			}
 		}
 		h := float64(now.Load()) - 1e6*rng.Float64() // taken a little earlier
 		if err := m.Add(clk.sample(rng, h, 3000, mask)); err != nil {
