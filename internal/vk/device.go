@@ -107,10 +107,10 @@ func (in *Instance) SelectPhysical(spec string) (int, vk.PhysicalDevice, error) 
 		spec = os.Getenv("FRAMESCOPE_DEVICE")
 	}
 	if spec != "" {
-		if i, err := strconv.Atoi(spec); err == nil {
-			if i < 0 || i >= len(pds) {
-				return 0, nil, fmt.Errorf("%w: index %d out of range (%d devices)", ErrNoDevice, i, len(pds))
-			}
+		// A number is an index when one of the devices has it; otherwise
+		// it is part of a name ("100" finds an H100).
+		i, err := strconv.Atoi(spec)
+		if err == nil && i >= 0 && i < len(pds) {
 			return i, pds[i], nil
 		}
 		var names []string
@@ -123,6 +123,9 @@ func (in *Instance) SelectPhysical(spec string) (int, vk.PhysicalDevice, error) 
 				return i, pd, nil
 			}
 			names = append(names, name)
+		}
+		if err == nil {
+			return 0, nil, fmt.Errorf("%w: no device %d (%d devices) and none named like %q among %q", ErrNoDevice, i, len(pds), spec, names)
 		}
 		return 0, nil, fmt.Errorf("%w: none named like %q among %q", ErrNoDevice, spec, names)
 	}

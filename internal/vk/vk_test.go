@@ -2,6 +2,8 @@ package vk_test
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -115,5 +117,38 @@ func TestSelectByName(t *testing.T) {
 	_, pd, err := in.SelectPhysical(name[:3])
 	if err != nil || pd == nil {
 		t.Errorf("select %q: %v", name[:3], err)
+	}
+	if i, pd, err := in.SelectPhysical("0"); err != nil || i != 0 || pd == nil {
+		t.Errorf("select index 0: %d, %v", i, err)
+	}
+	t.Setenv("FRAMESCOPE_DEVICE", name[1:4])
+	if _, pd, err := in.SelectPhysical(""); err != nil || pd == nil {
+		t.Errorf("select by $FRAMESCOPE_DEVICE=%q: %v", name[1:4], err)
+	}
+	t.Setenv("FRAMESCOPE_DEVICE", "no such device xyz")
+	if _, _, err := in.SelectPhysical(""); err == nil {
+		t.Error("want an error for an unknown $FRAMESCOPE_DEVICE")
+	}
+}
+
+// TestSelectDigitsInName: digits that are no device's index are part of a
+// name, as in "-device 100" for an H100.
+func TestSelectDigitsInName(t *testing.T) {
+	d := openTest(t, Config{})
+	name := d.Caps.Name
+	k := strings.IndexAny(name, "0123456789")
+	if k < 0 {
+		t.Skipf("%q has no digit", name)
+	}
+	j := k
+	for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+		j++
+	}
+	digits := name[k:j]
+	if n, _ := strconv.Atoi(digits); n == 0 || len(digits) > 9 {
+		t.Skipf("%q: the digits %q are a valid index or too long", name, digits)
+	}
+	if _, pd, err := d.Instance.SelectPhysical(digits); err != nil || pd == nil {
+		t.Errorf("select %q (part of %q): %v", digits, name, err)
 	}
 }
