@@ -112,7 +112,7 @@ func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 		l.close()
 		return nil, err
 	}
-	if l.raw, err = newRawZones(d.Handle, cfg.inFlight, cfg.rawZones, cfg.stages, q.ValidBits, caps.TimestampPeriod); err != nil {
+	if l.raw, err = newRawZones(d, cfg.inFlight, cfg.rawZones, cfg.cmdGPU, cfg.warmup, cfg.stages, q.ValidBits, caps.TimestampPeriod); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (l *loop) summary() summary {
 		Device: caps.Name, Driver: caps.DriverName + " " + caps.DriverInfo, Calibrated: l.dev.Calibrated(),
 		Frames: cfg.frames, Warmup: cfg.warmup, FramesInFlight: cfg.inFlight, Load: cfg.load, Iterations: cfg.iterations,
 		ExtraZones: cfg.zones, RawZones: cfg.rawZones, Stages: cfg.stages.String(),
-		FrameGPU: summarizeMs(l.frameGPU), Zones: l.nZones, ZoneErrNsMax: l.errMax, RawPairs: l.raw.pairs,
+		FrameGPU: summarizeMs(l.frameGPU), CmdGPU: summarizeMs(l.raw.cmdNs), Zones: l.nZones, ZoneErrNsMax: l.errMax, RawPairs: l.raw.pairs,
 	}
 	if l.raw.pairs > 0 {
 		s.RawPairNs = float64(l.raw.ns) / float64(l.raw.pairs)
@@ -260,7 +260,7 @@ func (l *loop) frame(f int) (int64, error) {
 
 	rs := l.cpu.Span(l.n.record)
 	t0 := timeline.Now()
-	err = l.record(i)
+	err = l.record(i, f)
 	rec := timeline.Now() - t0
 	rs.End()
 	if err != nil {
@@ -277,27 +277,30 @@ func (l *loop) frame(f int) (int64, error) {
 	return rec, err
 }
 
-// record records frame slot i's command buffer:
+// record records frame f into slot i's command buffer:
 //
+//	(-cmdgpu: a raw timestamp)
 //	frame
 //	├─ render pass
 //	│  ├─ load            (with -load, -zones or -rawzones)
 //	│  │  └─ zone ...     (-zones of them, around the load draws)
 //	│  └─ draw
 //	└─ copy
-func (l *loop) record(i int) error {
+//	(the profiler's readback copy; -cmdgpu: a raw timestamp)
+func (l *loop) record(i, f int) error {
 	cmd, err := l.r.beginCmd(i)
 	if err != nil {
 		return err
 	}
 	g, n := l.gpu, &l.n
+	l.raw.reset(cmd, i, f)
+	l.raw.cmdBegin(cmd, i)
 	_ = g.BeginFrame(cmd) // an error refuses this frame's zones and counts them
-	l.raw.reset(cmd, i)
 
 	fz := g.Zone(cmd, n.frame)
 	pz := g.Zone(cmd, n.pass)
 	l.r.beginPass(cmd, i)
-	if l.cfg.load > 0 || l.cfg.zones > 0 || l.cfg.rawZones > 0 {
+	if l.cfg.hasLoadZone() {
 		lz := g.Zone(cmd, n.load)
 		l.r.bindLoad(cmd)
 		l.recordLoad(cmd, i)
@@ -314,6 +317,7 @@ func (l *loop) record(i int) error {
 	cz.End()
 	fz.End()
 	g.EndFrame(cmd)
+	l.raw.cmdEnd(cmd, i)
 	return nil
 }
 

@@ -35,6 +35,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.iterations, "iterations", cfg.iterations, "loop count of the load draws' fragment shader")
 	fs.IntVar(&cfg.zones, "zones", cfg.zones, "extra profiler zones per frame, nested around the load draws")
 	fs.IntVar(&cfg.rawZones, "rawzones", cfg.rawZones, "raw vkCmdWriteTimestamp pairs per frame around the load draws, outside the profiler")
+	fs.BoolVar(&cfg.cmdGPU, "cmdgpu", cfg.cmdGPU, "also time each command buffer as a whole with two raw timestamps, the profiler's readback included (overhead runs)")
 	stagesFlag := fs.String("stages", cfg.stages.String(), "timestamp stages BEGIN-END of every zone and raw pair: top, bottom, all, graphics, vertex, fragment, color, transfer")
 	fs.IntVar(&cfg.queries, "queries", cfg.queries, "timestamp queries per frame the profiler may use (default: room for every zone); zones over it are dropped and counted")
 	fs.IntVar(&cfg.inFlight, "inflight", cfg.inFlight, "frames in flight")

@@ -89,7 +89,7 @@ func wantSpans(cfg config) map[string]int {
 		"frames/frame": n,
 		"cpu/wait":     n, "cpu/collect": n, "cpu/update": n, "cpu/record": n, "cpu/submit": n,
 	}
-	if cfg.load > 0 || cfg.zones > 0 || cfg.rawZones > 0 {
+	if cfg.hasLoadZone() {
 		w["gpu-queue/load"] = n
 	}
 	if cfg.zones > 0 {
@@ -492,5 +492,45 @@ func TestWarmup(t *testing.T) {
 	}
 	if s.Zones != uint64(4*cfg.frames) {
 		t.Errorf("%d zones read back, want all %d", s.Zones, 4*cfg.frames)
+	}
+}
+
+// TestCmdGPU: -cmdgpu times every command buffer as a whole with raw
+// timestamps, whichever way the raw queries are reset: one sample per frame
+// after the warm-up, each at least as long as the "frame" zone it
+// contains, and validation stays quiet.
+func TestCmdGPU(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vc   vk.Config
+	}{
+		{"host reset", vk.Config{}},
+		{"command reset", vk.Config{NoHostQueryReset: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, 12)
+			cfg.dev = vktest.Open(t, tc.vc)
+			if cfg.dev.HostQueryReset == tc.vc.NoHostQueryReset {
+				t.Fatalf("hostQueryReset %v with NoHostQueryReset %v", cfg.dev.HostQueryReset, tc.vc.NoHostQueryReset)
+			}
+			cfg.cmdGPU, cfg.warmup, cfg.rawZones, cfg.load, cfg.iterations = true, 3, 2, 1, 1
+			s, err := run(cfg, new(bytes.Buffer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := cfg.frames - cfg.warmup
+			if s.CmdGPU.N != n || s.FrameGPU.N != n {
+				t.Fatalf("%d command buffer times, %d frame zones; want %d each", s.CmdGPU.N, s.FrameGPU.N, n)
+			}
+			// Each command buffer contains its frame zone, so its k-th
+			// smallest time is at least the frame zones' k-th smallest.
+			if s.CmdGPU.Min < s.FrameGPU.Min || s.CmdGPU.P50 < s.FrameGPU.P50 || s.CmdGPU.Max < s.FrameGPU.Max {
+				t.Errorf("command buffers %+v shorter than the frame zones %+v", s.CmdGPU, s.FrameGPU)
+			}
+			if s.RawPairs != uint64(cfg.frames*cfg.rawZones) || s.Zones != uint64(cfg.frames*5) || s.ZonesDropped != 0 {
+				t.Errorf("%d raw pairs, %d zones, %d dropped; want %d, %d, 0", s.RawPairs, s.Zones, s.ZonesDropped, cfg.frames*cfg.rawZones, cfg.frames*5)
+			}
+			checkPNG(t, cfg.png)
+		})
 	}
 }

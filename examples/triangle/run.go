@@ -21,6 +21,7 @@ type config struct {
 	iterations int    // loop count of the load shader
 	zones      int    // extra profiler zones around the load draws
 	rawZones   int    // raw timestamp pairs around the load draws
+	cmdGPU     bool   // a raw timestamp pair around each command buffer
 	stages     stages
 	inFlight   int
 	queries    int // per-frame query cap; 0: room for every zone
@@ -42,6 +43,13 @@ func defaultConfig() config {
 		frames: 300, out: "out", iterations: 256, inFlight: 3, size: 256, flushEvery: 30,
 		stages: stages{begin: vkg.PipelineStageTopOfPipeBit, end: vkg.PipelineStageBottomOfPipeBit},
 	}
+}
+
+// hasLoadZone says whether frames have a "load" zone: with load draws,
+// extra zones or raw pairs, and with -cmdgpu, so that the runs an overhead
+// measurement compares have the same library zones.
+func (c *config) hasLoadZone() bool {
+	return c.load > 0 || c.zones > 0 || c.rawZones > 0 || c.cmdGPU
 }
 
 func (c *config) check() error {

@@ -48,6 +48,10 @@ type summary struct {
 	// FrameGPU is the duration of the "frame" GPU zone (device ticks times
 	// timestampPeriod), one sample per frame read back after the warm-up.
 	FrameGPU msStats `json:"frame_gpu_ms"`
+	// CmdGPU, with -cmdgpu, is each command buffer's GPU time from its
+	// first command to its last (raw timestamps, the profiler's readback
+	// copy included), one sample per frame after the warm-up.
+	CmdGPU msStats `json:"cmd_gpu_ms"`
 	// FrameCPU is the host time from one frame's start to the next's.
 	FrameCPU msStats `json:"frame_cpu_ms"`
 	// Record is the CPU time spent recording a frame's command buffer.
@@ -93,6 +97,9 @@ clock       error bound %.0f ns at the end (largest on a zone %d ns), drift %.2f
 		s.CalibrationErrNs, s.ZoneErrNsMax, s.DriftPPM)
 	if err != nil {
 		return err
+	}
+	if s.CmdGPU.N > 0 {
+		fmt.Fprintf(w, "GPU cmdbuf  p50 %.3f ms, p95 %.3f ms (%d frames, raw timestamps around each command buffer)\n", s.CmdGPU.P50, s.CmdGPU.P95, s.CmdGPU.N)
 	}
 	if s.RawPairs > 0 {
 		fmt.Fprintf(w, "raw pairs   %d read back, mean %.0f ns\n", s.RawPairs, s.RawPairNs)
