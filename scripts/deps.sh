@@ -17,6 +17,15 @@ need protobuf-compiler /usr/bin/protoc
 need glslc /usr/bin/glslc
 need nodejs /usr/bin/node
 need npm /usr/bin/npm
+need gcc /usr/bin/gcc # cgo: internal/vk
+need libc6-dev /usr/include/stdio.h
+
+# Go comes from go.dev, not Debian (whose golang is too old for go.mod).
+want_go=$(sed -n 's/^go \([0-9.]*\)$/\1/p' go.mod 2>/dev/null || true)
+if ! command -v "${GO:-go}" >/dev/null; then
+	echo "framescope: Go ${want_go:-1.26} or later is missing: install it from https://go.dev/dl/ and put its bin/ on PATH" >&2
+	exit 1
+fi
 
 if [ ${#pkgs[@]} -eq 0 ]; then
 	exit 0
