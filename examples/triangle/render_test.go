@@ -391,6 +391,9 @@ func TestStages(t *testing.T) {
 			if want := uint64(cfg.frames * (5 + cfg.zones)); s.Zones != want || s.ZonesDropped != 0 {
 				t.Errorf("%d zones read back, %d dropped; want %d, 0", s.Zones, s.ZonesDropped, want)
 			}
+			if s.GPULanes != 0 {
+				t.Errorf("%d extra GPU lanes: zones recorded nested did not nest under %s", s.GPULanes, st)
+			}
 			if s.Stages != st {
 				t.Errorf("summary says stages %q, want %q", s.Stages, st)
 			}

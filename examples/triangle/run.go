@@ -139,6 +139,11 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 	drops := tf.all.Drops
 	s.ZonesDropped = drops.Zones + drops.Unmatched + drops.Unconverted
 	s.SpansDropped = drops.Spans + drops.Evicted
+	for i := range tf.all.Tracks {
+		if tf.all.Tracks[i].Kind == timeline.TrackGPULane {
+			s.GPULanes++
+		}
+	}
 	if cfg.png != "" {
 		if err := writePNG(cfg.png, img); err != nil {
 			return s, err

@@ -63,6 +63,9 @@ type summary struct {
 	Zones        uint64 `json:"zones"`         // GPU zones read back
 	ZonesDropped uint64 `json:"zones_dropped"` // no query, unmatched, unconverted
 	SpansDropped uint64 `json:"spans_dropped"` // CPU spans and evictions
+	// GPULanes counts the extra lanes GPU zones went to because they
+	// overlapped without nesting on their queue (0: every zone nested).
+	GPULanes int `json:"gpu_extra_lanes"`
 	// CalibrationErrNs and DriftPPM are the clock model's at the end.
 	CalibrationErrNs float64 `json:"calibration_err_ns"`
 	DriftPPM         float64 `json:"drift_ppm"`
@@ -85,13 +88,13 @@ func (s *summary) writeJSON(w io.Writer) error {
 func (s *summary) writeText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, `device      %s (%s), calibrated timestamps: %s
 frames      %d (%d in flight), load %d draws x %d iterations, %d extra zones, %d raw pairs, stages %s
-zones       %d read back, %d dropped; CPU spans dropped %d
+zones       %d read back, %d dropped, %d extra GPU lanes; CPU spans dropped %d
 GPU frame   p50 %.3f ms, p95 %.3f ms, mean %.3f ms (%d frames)
 CPU frame   p50 %.3f ms, p95 %.3f ms; recording p50 %.3f ms
 clock       error bound %.0f ns at the end (largest on a zone %d ns), drift %.2f ppm
 `, s.Device, s.Driver, orNone(s.Calibrated),
 		s.Frames, s.FramesInFlight, s.Load, s.Iterations, s.ExtraZones, s.RawZones, s.Stages,
-		s.Zones, s.ZonesDropped, s.SpansDropped,
+		s.Zones, s.ZonesDropped, s.GPULanes, s.SpansDropped,
 		s.FrameGPU.P50, s.FrameGPU.P95, s.FrameGPU.Mean, s.FrameGPU.N,
 		s.FrameCPU.P50, s.FrameCPU.P95, s.Record.P50,
 		s.CalibrationErrNs, s.ZoneErrNsMax, s.DriftPPM)
