@@ -1,0 +1,17 @@
+# Sourced by the GPU-machine scripts: the Vulkan loader from .gl/*.deb, the
+# NVIDIA driver's manifest, $out for results, and what the machine is.
+#
+# Here, once: the loader as .deb files in .gl/ (see ../shared/docs/gpu-clocks.md)
+# and the binaries in .gpubin/ (scripts/gpu/build.sh).
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+if [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+	export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+{
+	date -u
+	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+	uname -r
+} > "$out/machine.txt"
