@@ -87,7 +87,9 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 
 	r.collectCPU()
 	r.settleGPUFrames(false)
-	if g := r.drops.Zones + r.drops.Unmatched + r.drops.Unconverted; g != r.lastGPUDrops {
+	// GPU zones that never reached the timeline: the profiler's counts
+	// and the recorder's own.
+	if g := r.drops.Zones + r.drops.Unmatched + r.drops.Unconverted + r.drops.GPUSpans; g != r.lastGPUDrops {
 		r.lastGPUDrops = g
 		r.builtin(&r.droppedTrack, "GPU zones dropped", TrackCounter, UnitCount)
 		r.samples = append(r.samples, Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})

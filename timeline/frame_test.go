@@ -195,3 +195,38 @@ func BenchmarkFrame(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/17, "ns/span")
 }
+
+// TestGPUDropsCounter checks that GPU zones the recorder drops itself are
+// counted apart from CPU spans, and sampled on "GPU zones dropped" with
+// those the profiler reports.
+func TestGPUDropsCounter(t *testing.T) {
+	r, q, zone := gpuSetup(Options{MaxLanes: 1})
+	cpu := r.CPUTrack("render")
+	r.BeginFrame()
+	cpu.Span(NameID(999)).End() // a CPU span dropped: a name never given out
+	_ = r.AddGPUSpans(q, []GPUSpan{
+		{Name: zone, Start: 10, End: 5, Frame: 1},    // End < Start
+		{Name: 999, Start: 10, End: 20, Frame: 1},    // unknown name
+		{Name: zone, Start: 0, End: 100, Frame: 1},   // kept
+		{Name: zone, Start: 50, End: 150, Frame: 1},  // no second lane
+		{Name: zone, Start: 200, End: 300, Frame: 1}, // kept
+	})
+	_ = r.AddGPUSpans(TrackID(777), []GPUSpan{{Name: zone, Start: 0, End: 1, Frame: 1}}) // unknown track
+	r.AddDrops(Drops{Zones: 2, Unmatched: 3, Unconverted: 4})
+	r.EndFrame()
+	r.BeginFrame()
+	r.EndFrame() // nothing new dropped: no new sample
+
+	d := r.Stats().Drops
+	if want := (Drops{Zones: 2, Unmatched: 3, Unconverted: 4, Spans: 1, GPUSpans: 4}); d != want {
+		t.Fatalf("drops %+v, want %+v", d, want)
+	}
+	tr := r.Dump()
+	if tr.Drops != d {
+		t.Errorf("trace drops %+v, want %+v", tr.Drops, d)
+	}
+	// 2+3+4 from the profiler, 4 from the recorder; not the CPU span.
+	if s := byNameOf(tr)["GPU zones dropped"]; len(s) != 1 || s[0].Value != 13 {
+		t.Errorf("GPU zones dropped samples %+v, want one of 13", s)
+	}
+}

@@ -125,9 +125,10 @@ type Calibration struct {
 type Drops struct {
 	Zones       uint64 // GPU zones with no query slot (pool full)
 	Unmatched   uint64 // GPU zones ended without begin, or never ended
-	Spans       uint64 // spans the recorder dropped: CPU buffers full, nesting too deep, GPU zones with bad times or no lane left
+	Spans       uint64 // CPU spans the recorder dropped (track buffer full, nesting too deep, a NameID never given out); spans a writer or reader refused
 	Unconverted uint64 // GPU zones with no calibration to place them
 	Evicted     uint64 // spans aged out of a flight-recorder window
+	GPUSpans    uint64 // GPU zones the recorder dropped: End < Start, an unknown name or track, no lane left
 }
 
 // Add returns the sum of two Drops.
@@ -138,12 +139,13 @@ func (d Drops) Add(o Drops) Drops {
 		Spans:       d.Spans + o.Spans,
 		Unconverted: d.Unconverted + o.Unconverted,
 		Evicted:     d.Evicted + o.Evicted,
+		GPUSpans:    d.GPUSpans + o.GPUSpans,
 	}
 }
 
 // Total is the sum of every count.
 func (d Drops) Total() uint64 {
-	return d.Zones + d.Unmatched + d.Spans + d.Unconverted + d.Evicted
+	return d.Zones + d.Unmatched + d.Spans + d.Unconverted + d.Evicted + d.GPUSpans
 }
 
 // Process describes the traced process.

@@ -46,7 +46,7 @@ type Options struct {
 	// Drops.Spans (default 16384).
 	MaxPendingSpans int
 	// MaxLanes caps the tracks one GPU queue may spread over; a zone that
-	// fits none is dropped and counted in Drops.Spans (default 32).
+	// fits none is dropped and counted in Drops.GPUSpans (default 32).
 	MaxLanes int
 	// MaxPendingKeys caps the submission keys waiting for their other end;
 	// the oldest expire first (default 65536).
@@ -111,10 +111,10 @@ type Stats struct {
 // the window. With a sink, finished data is streamed and then let go,
 // unless a window keeps it for Dump too.
 //
-// Drops: Drops.Spans counts spans the recorder dropped itself (a CPU
+// Drops: Drops.Spans counts CPU spans the recorder dropped itself (a CPU
 // track's buffer full, spans nested deeper than MaxCPUDepth, a NameID
-// never given out, GPU zones with End < Start, on an unknown track or
-// with no lane left). Drops.Evicted counts spans that left memory (out of
+// never given out), Drops.GPUSpans the GPU zones it dropped (End < Start,
+// an unknown name, an unknown track, no lane left). Drops.Evicted counts spans that left memory (out of
 // the window, or over MaxSpans) without having been in a Dump or a sink
 // batch: data that was delivered is not lost, so it is not counted. The
 // other counts are the profiler's, passed in with AddDrops.

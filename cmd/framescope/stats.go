@@ -119,10 +119,11 @@ type dropsJSON struct {
 	Spans       uint64 `json:"spans"`
 	Unconverted uint64 `json:"unconverted"`
 	Evicted     uint64 `json:"evicted"`
+	GPUSpans    uint64 `json:"gpu_spans"`
 }
 
 func dropsOf(d timeline.Drops) dropsJSON {
-	return dropsJSON{d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted}
+	return dropsJSON{d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans}
 }
 
 // frameTotals sums, for each frame, the durations of the outermost GPU and
@@ -198,8 +199,8 @@ func fmtNs(ns float64) string {
 }
 
 func dropsLine(d dropsJSON) string {
-	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d)",
-		d.Total, d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted)
+	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d, gpu spans %d)",
+		d.Total, d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans)
 }
 
 func runStats(args []string, stdout, stderr io.Writer) int {

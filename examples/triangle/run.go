@@ -129,7 +129,7 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 		return s, fmt.Errorf("writing traces: %w", err)
 	}
 	drops := tf.all.Drops
-	s.ZonesDropped = drops.Zones + drops.Unmatched + drops.Unconverted
+	s.ZonesDropped = drops.Zones + drops.Unmatched + drops.Unconverted + drops.GPUSpans
 	s.SpansDropped = drops.Spans + drops.Evicted
 	if cfg.png != "" {
 		if err := writePNG(cfg.png, img); err != nil {

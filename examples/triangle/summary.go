@@ -57,7 +57,7 @@ type summary struct {
 	RawPairs  uint64  `json:"raw_pairs"`
 
 	Zones        uint64 `json:"zones"`         // GPU zones read back
-	ZonesDropped uint64 `json:"zones_dropped"` // no query, unmatched, unconverted
+	ZonesDropped uint64 `json:"zones_dropped"` // no query, unmatched, unconverted, dropped by the recorder
 	SpansDropped uint64 `json:"spans_dropped"` // CPU spans and evictions
 	// CalibrationErrNs and DriftPPM are the clock model's at the end.
 	CalibrationErrNs float64 `json:"calibration_err_ns"`
