@@ -12,7 +12,9 @@ type frameState struct {
 	lastEndTime int64
 	ended       uint64 // frames ended so far
 
-	gpuFrames map[uint64]*gpuFrame // GPU busy intervals of unsettled frames
+	gpuFrames     map[uint64]*gpuFrame // GPU busy intervals of unsettled frames
+	gpuSettled    uint64               // frames up to this one have had their GPU time sampled
+	settleScratch []uint64
 
 	framesTrack  TrackID
 	frameName    NameID
@@ -107,42 +109,61 @@ func (r *Recorder) builtin(id *TrackID, name string, kind TrackKind, unit Unit) 
 	}
 }
 
+// maxFrameIntervals caps the outermost GPU spans one frame's GPU time is
+// computed from; more are counted in Drops.Untimed.
+const maxFrameIntervals = 1 << 16
+
 // noteGPUFrame adds an outermost GPU span of frame f to its frame's busy
-// time, if that frame has not settled yet. The caller holds mu.
+// time, or counts it in Drops.Untimed when that frame's time was already
+// sampled, the frame was not begun, or the frame has too many. The caller
+// holds mu.
 func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
-	if frame == 0 || frame > r.lastID+1 {
-		return
+	if frame == 0 {
+		return // in no frame
 	}
-	settle := uint64(r.opt.SettleFrames)
-	if r.lastEnded >= settle && frame <= r.lastEnded-settle {
-		return // already sampled
+	if frame > r.lastID+1 || frame <= r.gpuSettled {
+		r.drops.Untimed++
+		return
 	}
 	g := r.gpuFrames[frame]
 	if g == nil {
 		g = &gpuFrame{}
 		r.gpuFrames[frame] = g
 	}
-	if len(g.ivs) < 1<<16 {
-		g.ivs = append(g.ivs, [2]int64{start, end})
+	if len(g.ivs) >= maxFrameIntervals {
+		r.drops.Untimed++
+		return
 	}
+	g.ivs = append(g.ivs, [2]int64{start, end})
 }
 
-// settleGPUFrames samples the GPU busy time of every frame that has
-// settled (all of them when all is set). The caller holds mu.
+// settleGPUFrames samples, oldest first, the GPU busy time of every frame
+// that has settled: ended SettleFrames frames ago, or, when all is set,
+// begun. Their zones that come later are counted in Drops.Untimed. The
+// caller holds mu.
 func (r *Recorder) settleGPUFrames(all bool) {
 	settle := uint64(r.opt.SettleFrames)
-	for id, g := range r.gpuFrames {
-		if !all && (r.lastEnded < settle || id > r.lastEnded-settle) {
-			continue
+	switch {
+	case all:
+		r.gpuSettled = r.lastID
+	case r.lastEnded > settle && r.lastEnded-settle > r.gpuSettled:
+		r.gpuSettled = r.lastEnded - settle
+	}
+	ids := r.settleScratch[:0]
+	for id := range r.gpuFrames {
+		if id <= r.gpuSettled {
+			ids = append(ids, id)
 		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		g := r.gpuFrames[id]
 		delete(r.gpuFrames, id)
-		if len(g.ivs) == 0 {
-			continue
-		}
 		busy, last := unionLen(g.ivs)
 		r.builtin(&r.gpuTimeTrack, "GPU time per frame", TrackCounter, UnitNs)
 		r.samples = append(r.samples, Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
 	}
+	r.settleScratch = ids[:0]
 }
 
 // unionLen returns the total length covered by the intervals and the

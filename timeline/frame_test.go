@@ -230,3 +230,64 @@ func TestGPUDropsCounter(t *testing.T) {
 		t.Errorf("GPU zones dropped samples %+v, want one of 13", s)
 	}
 }
+
+// TestLateGPUResultsCounted checks that GPU zones whose frame's GPU time
+// was already sampled stay on the timeline, leave the sample as it was,
+// and are counted in Drops.Untimed; and that a frame with no GPU zones
+// gets no sample.
+func TestLateGPUResultsCounted(t *testing.T) {
+	r, q, zone := gpuSetup(Options{SettleFrames: 2})
+	q2 := r.QueueTrack(Queue{Device: "NVIDIA H200", Family: 2, Flags: "compute"})
+	base := Now()
+	at := func(f uint64, off int64) int64 { return base + int64(f)*1_000_000 + off }
+	for f := uint64(1); f <= 3; f++ {
+		r.BeginFrame()
+		if f != 2 { // frame 2 has no GPU work
+			_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(f, 0), End: at(f, 300), Frame: f}})
+		}
+		r.EndFrame()
+	}
+	// Frame 1 settled when frame 3 ended: its time is sampled as 300.
+	_ = r.AddGPUSpans(q2, []GPUSpan{{Name: zone, Start: at(1, 400), End: at(1, 900), Frame: 1}})  // late
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(1, 1000), End: at(1, 2000), Frame: 1}}) // late
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(1, 2100), End: at(1, 2200), Frame: 9}}) // a frame not begun
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(1, 3000), End: at(1, 4000)}})           // no frame: not timed, not counted
+	if u := r.Stats().Drops.Untimed; u != 3 {
+		t.Fatalf("untimed %d, want 3", u)
+	}
+	if err := r.Close(); err != nil { // settles frame 3
+		t.Fatal(err)
+	}
+	// After Close, frame 3's time is sampled: a zone of it is late too.
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(3, 500), End: at(3, 600), Frame: 3}})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr := r.Dump()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Drops.Untimed != 4 || tr.Drops.GPUSpans != 0 {
+		t.Errorf("drops %+v, want 4 untimed and no GPU span dropped", tr.Drops)
+	}
+	var gpuSpans int
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track).Kind; k == TrackGPUQueue || k == TrackGPULane {
+			gpuSpans++
+		}
+	}
+	if gpuSpans != 7 {
+		t.Errorf("%d GPU spans on the timeline, want all 7", gpuSpans)
+	}
+	// Frames 1 and 3, once each; none for frame 2.
+	got := byNameOf(tr)["GPU time per frame"]
+	want := []Sample{{Time: at(1, 300), Value: 300}, {Time: at(3, 300), Value: 300}}
+	if len(got) != len(want) {
+		t.Fatalf("GPU time samples %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Time != want[i].Time || got[i].Value != want[i].Value {
+			t.Errorf("GPU time sample %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

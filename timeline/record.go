@@ -31,8 +31,9 @@ type Options struct {
 
 	// SettleFrames is how many frames after a frame ends its GPU results
 	// are still expected: the GPU time of frame F is sampled when frame
-	// F+SettleFrames ends, and a submission key waits that long for its
-	// other end (default 4).
+	// F+SettleFrames ends (zones of F that come later stay on the
+	// timeline but are counted in Drops.Untimed), and a submission key
+	// waits that long for its other end (default 4).
 	SettleFrames int
 	// SettleTimeout bounds that wait in time, for programs with few or no
 	// frames (default 2s).
@@ -111,13 +112,27 @@ type Stats struct {
 // the window. With a sink, finished data is streamed and then let go,
 // unless a window keeps it for Dump too.
 //
+// Counters: the recorder samples tracks of its own. "CPU time per frame"
+// is each frame's End-Start, at its end. "GPU time per frame" is the time
+// covered by the frame's outermost GPU zones on all queues together (their
+// union), at the end of the last one, once the frame has settled
+// (Options.SettleFrames). A frame with no GPU zones gets no GPU time
+// sample rather than 0, so that a frame whose results were lost is not
+// mistaken for one that was idle. "GPU zones dropped" is the running total
+// of GPU zones that never reached the timeline (Drops.Zones, Unmatched,
+// Unconverted and GPUSpans), sampled at EndFrame when it changed. Each GPU
+// queue's "clock error" track is the clock model's error bound, sampled at
+// each AddCalibration.
+//
 // Drops: Drops.Spans counts CPU spans the recorder dropped itself (a CPU
 // track's buffer full, spans nested deeper than MaxCPUDepth, a NameID
 // never given out), Drops.GPUSpans the GPU zones it dropped (End < Start,
-// an unknown name, an unknown track, no lane left). Drops.Evicted counts spans that left memory (out of
-// the window, or over MaxSpans) without having been in a Dump or a sink
-// batch: data that was delivered is not lost, so it is not counted. The
-// other counts are the profiler's, passed in with AddDrops.
+// an unknown name, an unknown track, no lane left), and Drops.Untimed the
+// GPU zones it kept but left out of "GPU time per frame" (too late).
+// Drops.Evicted counts spans that left memory (out of the window, or over
+// MaxSpans) without having been in a Dump or a sink batch: data that was
+// delivered is not lost, so it is not counted. The other counts are the
+// profiler's, passed in with AddDrops.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
 	maxChunks int

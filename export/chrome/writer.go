@@ -206,6 +206,8 @@ func (w *Writer) Close() error {
 	w.buf = strconv.AppendUint(w.buf, d.Evicted, 10)
 	w.buf = append(w.buf, `,"gpu_spans":`...)
 	w.buf = strconv.AppendUint(w.buf, d.GPUSpans, 10)
+	w.buf = append(w.buf, `,"untimed":`...)
+	w.buf = strconv.AppendUint(w.buf, d.Untimed, 10)
 	w.buf = append(w.buf, `,"invalid_flows":`...)
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Flows, 10)
 	w.buf = append(w.buf, `,"invalid_samples":`...)
