@@ -35,23 +35,28 @@ type gpuFrame struct {
 // which counts as misuse.
 func (r *Recorder) BeginFrame() uint64 {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var overs []OverBudget
 	if r.open.ID != 0 {
 		r.stats.Misuse++
-		r.endFrameLocked(Now())
+		now := Now()
+		r.endFrameLocked(now)
+		overs = r.dumpForBudgets(now)
 	}
 	r.lastID++
 	r.open = Frame{ID: r.lastID, Start: Now()}
 	r.frame.Store(r.lastID)
-	return r.lastID
+	id := r.lastID
+	r.mu.Unlock()
+	r.callBudgets(overs)
+	return id
 }
 
 // EndFrame ends the frame in progress and returns its CPU duration in ns
 // (0, counted as misuse, when no frame is open). It collects the CPU
 // tracks, samples the per-frame counters, settles the GPU time of older
-// frames, expires old submission keys, evicts what left the window, and
-// flushes to the sink every Options.FlushEvery frames. A program may
-// compare the duration with a budget and call Dump.
+// frames, checks the budgets (Options.CPUBudget and GPUBudget, calling
+// OnBudget), expires old submission keys, evicts what left the window,
+// and flushes to the sink every Options.FlushEvery frames.
 func (r *Recorder) EndFrame() int64 {
 	r.mu.Lock()
 	if r.open.ID == 0 {
@@ -59,12 +64,15 @@ func (r *Recorder) EndFrame() int64 {
 		r.mu.Unlock()
 		return 0
 	}
-	d := r.endFrameLocked(Now())
+	now := Now()
+	d := r.endFrameLocked(now)
+	overs := r.dumpForBudgets(now)
 	flush := r.opt.Sink != nil && r.opt.FlushEvery > 0 && r.ended%uint64(r.opt.FlushEvery) == 0
 	r.mu.Unlock()
 	if flush {
 		_ = r.Flush() // counted in Stats.SinkErrors
 	}
+	r.callBudgets(overs)
 	return d
 }
 
@@ -88,6 +96,7 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	r.samples = append(r.samples, Sample{Track: r.cpuTimeTrack, Time: now, Value: float64(f.End - f.Start)})
 
 	r.collectCPU()
+	r.checkBudget(BudgetCPU, f.ID, f.End-f.Start)
 	r.settleGPUFrames(false)
 	// GPU zones that never reached the timeline: the profiler's counts
 	// and the recorder's own.
@@ -162,6 +171,7 @@ func (r *Recorder) settleGPUFrames(all bool) {
 		busy, last := unionLen(g.ivs)
 		r.builtin(&r.gpuTimeTrack, "GPU time per frame", TrackCounter, UnitNs)
 		r.samples = append(r.samples, Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
+		r.checkBudget(BudgetGPU, id, busy)
 	}
 	r.settleScratch = ids[:0]
 }

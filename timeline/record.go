@@ -29,6 +29,30 @@ type Options struct {
 	// FlushEvery frames, on the goroutine calling EndFrame.
 	FlushEvery int
 
+	// CPUBudget, when > 0, is the CPU time a frame may take, from
+	// BeginFrame to EndFrame; GPUBudget, when > 0, the GPU time it may
+	// take, as sampled on "GPU time per frame". A frame that takes longer
+	// is passed to OnBudget with the window dumped the moment it was found
+	// over: for the CPU budget at its EndFrame, for the GPU budget when
+	// its GPU time settles, SettleFrames frames after it ended (with a
+	// frame window, WindowFrames > SettleFrames keeps the frame in the
+	// dump). Budgets without OnBudget are not checked.
+	CPUBudget time.Duration
+	GPUBudget time.Duration
+	// OnBudget is called for each frame found over a budget, except as
+	// BudgetEvery limits it, on the goroutine whose call found it
+	// (EndFrame; BeginFrame or Close settling frames) once the recorder's
+	// lock is released: it may call the recorder's methods, and the
+	// frames it takes delay only that goroutine.
+	OnBudget func(OverBudget)
+	// BudgetEvery is the number of frames that must end after a call of
+	// OnBudget for one budget before the next call for that budget, so
+	// that a run of slow frames dumps one window, not hundreds. Frames
+	// over budget in between are counted in Stats.BudgetSkipped. The
+	// default is WindowFrames, so that the windows dumped do not overlap,
+	// or 60 without a frame window.
+	BudgetEvery int
+
 	// SettleFrames is how many frames after a frame ends its GPU results
 	// are still expected: the GPU time of frame F is sampled when frame
 	// F+SettleFrames ends (zones of F that come later stay on the
@@ -73,6 +97,12 @@ func (o *Options) setDefaults() {
 	if o.MaxPendingKeys <= 0 {
 		o.MaxPendingKeys = 65536
 	}
+	if o.BudgetEvery <= 0 {
+		o.BudgetEvery = o.WindowFrames
+		if o.BudgetEvery <= 0 {
+			o.BudgetEvery = defaultBudgetEvery
+		}
+	}
 }
 
 // Stats are the recorder's counts of dropped data and of misuse.
@@ -93,6 +123,11 @@ type Stats struct {
 	FlowsSplit uint64
 	// SinkErrors counts batches the sink returned an error for.
 	SinkErrors uint64
+	// OverBudget counts frames found over a budget (a frame over both
+	// counts twice); BudgetSkipped those of them not passed to OnBudget,
+	// for Options.BudgetEvery.
+	OverBudget    uint64
+	BudgetSkipped uint64
 }
 
 // Recorder builds one timeline from CPU spans, GPU spans, frames, flows,
@@ -152,6 +187,7 @@ type Recorder struct {
 	store
 	flowTable
 	frameState
+	budgetState
 
 	drops     Drops // recorder-level drops, and those the profiler reports
 	sentDrops Drops // the Drops of the last batch to the sink
@@ -310,12 +346,15 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 }
 
 // Close settles everything still waiting (submission keys, GPU frame
-// times) and flushes to the sink. The recorder stays usable.
+// times, checked against Options.GPUBudget) and flushes to the sink. The recorder stays usable.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	r.collectCPU()
 	r.expireKeys(true)
 	r.settleGPUFrames(true)
+	overs := r.dumpForBudgets(Now())
 	r.mu.Unlock()
-	return r.Flush()
+	err := r.Flush()
+	r.callBudgets(overs)
+	return err
 }
