@@ -129,8 +129,15 @@ func TestFrameCounters(t *testing.T) {
 		}
 		byName[tk.Name] = append(byName[tk.Name], s)
 	}
-	if n := len(byName["CPU time per frame"]); n != 6 {
-		t.Errorf("%d CPU time samples, want 6", n)
+	// One CPU time sample per frame, at its end: End-Start.
+	cpuTime := byName["CPU time per frame"]
+	if len(cpuTime) != 6 || len(tr.Frames) != 6 {
+		t.Fatalf("%d CPU time samples for %d frames, want 6", len(cpuTime), len(tr.Frames))
+	}
+	for i, f := range tr.Frames {
+		if s := cpuTime[i]; s.Time != f.End || s.Value != float64(f.End-f.Start) || f.End <= f.Start {
+			t.Errorf("frame %+v: CPU time sample %+v, want %d at %d", f, s, f.End-f.Start, f.End)
+		}
 	}
 	// Frames 1..4 have settled (frame 6 ended, settle 2).
 	gpu := byName["GPU time per frame"]
