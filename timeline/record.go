@@ -144,7 +144,8 @@ type Stats struct {
 //
 // Memory: without a window or sink the recorder keeps everything (up to
 // Options.MaxSpans). With a window it is a flight recorder: Dump returns
-// the window. With a sink, finished data is streamed and then let go,
+// the window, and a frame over Options.CPUBudget or GPUBudget has it
+// dumped to Options.OnBudget. With a sink, finished data is streamed and then let go,
 // unless a window keeps it for Dump too.
 //
 // Counters: the recorder samples tracks of its own. "CPU time per frame"
