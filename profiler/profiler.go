@@ -12,7 +12,8 @@ type Name = timeline.NameID
 // Options configure a Profiler.
 type Options struct {
 	// Recorder configures the timeline: flight-recorder window, sink for
-	// streaming, limits.
+	// streaming, frame budgets that dump the window (CPUBudget,
+	// GPUBudget, OnBudget), limits.
 	Recorder timeline.Options
 }
 
@@ -45,8 +46,12 @@ func (p *Profiler) CPUTrack(name string) *timeline.CPUTrack { return p.rec.CPUTr
 // until EndFrame carry it, however late their results arrive.
 func (p *Profiler) BeginFrame() uint64 { return p.rec.BeginFrame() }
 
-// EndFrame ends the current frame.
-func (p *Profiler) EndFrame() { p.rec.EndFrame() }
+// EndFrame ends the current frame and returns its CPU time in ns, from
+// BeginFrame (0, counted as misuse, when no frame was begun). It checks
+// the frame budgets of Options.Recorder, calling OnBudget for this frame
+// when it went over the CPU budget, and for an older frame whose GPU time
+// settled now when that went over the GPU budget.
+func (p *Profiler) EndFrame() int64 { return p.rec.EndFrame() }
 
 // Frame returns the current frame id (0 before the first BeginFrame).
 func (p *Profiler) Frame() uint64 { return p.rec.Frame() }

@@ -3,6 +3,7 @@ package timeline
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 func TestWindowFrames(t *testing.T) {
@@ -129,28 +130,41 @@ func heapInuse() uint64 {
 	return m.HeapInuse
 }
 
+// longRunMode is one configuration of TestLongRunHeapBounded.
+type longRunMode struct {
+	name     string
+	window   int           // Options.WindowFrames
+	duration time.Duration // Options.WindowDuration
+	sink     bool          // stream to a sink every 8 frames
+	late     bool          // GPU results 2 and 3 frames late, on two queues
+}
+
 func TestLongRunHeapBounded(t *testing.T) {
-	tests := []struct {
-		name   string
-		window int
-		sink   bool
-	}{
-		{"flight recorder", 60, false},
-		{"streaming", 0, true},
-		{"streaming with a window", 60, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { longRun(t, tc.window, tc.sink) })
+	for _, m := range []longRunMode{
+		{name: "flight recorder", window: 60},
+		{name: "streaming", sink: true},
+		{name: "streaming with a window", window: 60, sink: true},
+		// The window holds a few frames; what the store holds is bounded
+		// by its compaction threshold, whatever the frame rate.
+		{name: "duration window", duration: 200 * time.Microsecond},
+		{name: "late results on two queues", window: 60, late: true},
+	} {
+		t.Run(m.name, func(t *testing.T) { longRun(t, m) })
 	}
 }
 
+// maxGrowth is how much the heap may grow between 50k and 100k frames: a
+// leak of a few bytes per frame shows above it.
+const maxGrowth = 128 << 10
+
 // longRun records 100k frames of small work and checks the heap does not
-// grow between 10k and 100k frames.
-func longRun(t *testing.T, window int, withSink bool) {
+// grow between 10k, 50k and 100k frames.
+func longRun(t *testing.T, m longRunMode) {
 	const frames = 100_000
 	var batches, streamed int
-	o := Options{WindowFrames: window}
-	if withSink {
+	// Keys expire by frames, never by time on a slow machine.
+	o := Options{WindowFrames: m.window, WindowDuration: m.duration, SettleTimeout: time.Hour}
+	if m.sink {
 		o.FlushEvery = 8
 		o.Sink = SinkFunc(func(b *Trace) error {
 			batches++
@@ -159,11 +173,24 @@ func longRun(t *testing.T, window int, withSink bool) {
 		})
 	}
 	r, q, zone := gpuSetup(o)
+	q2 := r.QueueTrack(Queue{Device: "NVIDIA H200", Family: 2, Flags: "compute"})
 	cpu := r.CPUTrack("render")
 	frame, update, submit := r.Name("frame"), r.Name("update"), r.Name("submit")
 	draws := r.Counter("draws", UnitCount)
+	perFrame := 7 // 3 CPU, 3 GPU, 1 frame span
+	if m.late {
+		perFrame = 8 // and one on the second queue
+	}
 	gpu := make([]GPUSpan, 3)
-	var at10k uint64
+	// gpuOf fills gpu with the zones of frame f, which began at start.
+	gpuOf := func(f uint64, start int64) []GPUSpan {
+		gpu[0] = GPUSpan{Name: zone, Start: start, End: start + 1000, Frame: f, Key: f}
+		gpu[1] = GPUSpan{Name: zone, Start: start + 100, End: start + 400, Frame: f, Key: f}
+		gpu[2] = GPUSpan{Name: zone, Start: start + 900, End: start + 1500, Frame: f, Key: f} // overlaps: a lane
+		return gpu
+	}
+	var starts [4]int64 // GPU start times of the last frames, by frame%4
+	var heap [3]uint64  // at 10k, 50k and 100k frames
 	for f := uint64(1); f <= frames; f++ {
 		r.BeginFrame()
 		outer := cpu.Span(frame)
@@ -173,40 +200,69 @@ func longRun(t *testing.T, window int, withSink bool) {
 		s.End()
 		outer.End()
 		now := Now()
-		gpu[0] = GPUSpan{Name: zone, Start: now, End: now + 1000, Frame: f, Key: f}
-		gpu[1] = GPUSpan{Name: zone, Start: now + 100, End: now + 400, Frame: f, Key: f}
-		gpu[2] = GPUSpan{Name: zone, Start: now + 900, End: now + 1500, Frame: f, Key: f} // overlaps: a lane
-		_ = r.AddGPUSpans(q, gpu)
+		if !m.late {
+			_ = r.AddGPUSpans(q, gpuOf(f, now))
+		} else {
+			starts[f%4] = now
+			if f > 2 {
+				_ = r.AddGPUSpans(q, gpuOf(f-2, starts[(f-2)%4]))
+			}
+			if f > 3 {
+				g := starts[(f-3)%4]
+				_ = r.AddGPUSpans(q2, []GPUSpan{{Name: zone, Start: g + 200, End: g + 2000, Frame: f - 3, Key: f - 3}})
+			}
+		}
 		draws.Set(float64(f % 100))
 		r.EndFrame()
-		if f == 10_000 {
-			at10k = heapInuse()
+		switch f {
+		case 10_000:
+			heap[0] = heapInuse()
+		case 50_000:
+			heap[1] = heapInuse()
+		case frames:
+			heap[2] = heapInuse()
 		}
 	}
-	at100k := heapInuse()
-	t.Logf("HeapInuse after GC: %d KiB at 10k frames, %d KiB at 100k frames (%.2fx); %d batches",
-		at10k>>10, at100k>>10, float64(at100k)/float64(at10k), batches)
-	if at100k > at10k+at10k/2+1<<20 {
-		t.Errorf("heap grew from %d to %d bytes", at10k, at100k)
+	t.Logf("HeapInuse after GC: %d KiB at 10k frames, %d KiB at 50k, %d KiB at 100k (%+d bytes from 50k); %d batches",
+		heap[0]>>10, heap[1]>>10, heap[2]>>10, int64(heap[2])-int64(heap[1]), batches)
+	if heap[2] > heap[0]+heap[0]/2+1<<20 {
+		t.Errorf("heap grew from %d bytes at 10k frames to %d at 100k", heap[0], heap[2])
+	}
+	if heap[2] > heap[1]+maxGrowth {
+		t.Errorf("heap grew by %d bytes from 50k to 100k frames, more than %d", heap[2]-heap[1], maxGrowth)
+	}
+	if m.late { // the results the loop left for later
+		for f := uint64(frames - 1); f <= frames; f++ {
+			_ = r.AddGPUSpans(q, gpuOf(f, starts[f%4]))
+		}
+		for f := uint64(frames - 2); f <= frames; f++ {
+			g := starts[f%4]
+			_ = r.AddGPUSpans(q2, []GPUSpan{{Name: zone, Start: g + 200, End: g + 2000, Frame: f, Key: f}})
+		}
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if want := frames * 7; withSink && streamed != want { // 3 CPU, 3 GPU, 1 frame span per frame
+	if want := frames * perFrame; m.sink && streamed != want {
 		t.Errorf("streamed %d spans, want %d", streamed, want)
 	}
 	tr := r.Dump()
 	checkDepths(t, tr)
 	st := r.Stats()
-	if st.FlowsSplit != 0 || st.ZonesUnlinked != 0 || st.Drops.Spans != 0 {
+	if st.FlowsSplit != 0 || st.ZonesUnlinked != 0 || st.SubmitsUnmatched != 0 || st.Drops.Spans != 0 || st.Drops.GPUSpans != 0 || st.Drops.Untimed != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	if !withSink && window > 0 {
-		if want := uint64(frames-window) * 7; st.Drops.Evicted != want {
+	if !m.sink && m.window > 0 {
+		if want := uint64(frames-m.window) * uint64(perFrame); st.Drops.Evicted != want {
 			t.Errorf("evicted %d, want %d", st.Drops.Evicted, want)
 		}
-		if len(tr.Frames) != window || len(tr.Spans) != window*7 {
+		if len(tr.Frames) != m.window || len(tr.Spans) != m.window*perFrame {
 			t.Errorf("dump holds %d frames and %d spans", len(tr.Frames), len(tr.Spans))
+		}
+	}
+	if m.duration > 0 {
+		if len(tr.Frames) >= frames/2 || st.Drops.Evicted == 0 {
+			t.Errorf("dump holds %d frames, %d spans evicted: no window", len(tr.Frames), st.Drops.Evicted)
 		}
 	}
 }

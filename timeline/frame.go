@@ -12,7 +12,9 @@ type frameState struct {
 	lastEndTime int64
 	ended       uint64 // frames ended so far
 
-	gpuFrames map[uint64]*gpuFrame // GPU busy intervals of unsettled frames
+	gpuFrames     map[uint64]*gpuFrame // GPU busy intervals of unsettled frames
+	gpuSettled    uint64               // frames up to this one have had their GPU time sampled
+	settleScratch []uint64
 
 	framesTrack  TrackID
 	frameName    NameID
@@ -33,23 +35,28 @@ type gpuFrame struct {
 // which counts as misuse.
 func (r *Recorder) BeginFrame() uint64 {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var overs []OverBudget
 	if r.open.ID != 0 {
 		r.stats.Misuse++
-		r.endFrameLocked(Now())
+		now := Now()
+		r.endFrameLocked(now)
+		overs = r.dumpForBudgets(now)
 	}
 	r.lastID++
 	r.open = Frame{ID: r.lastID, Start: Now()}
 	r.frame.Store(r.lastID)
-	return r.lastID
+	id := r.lastID
+	r.mu.Unlock()
+	r.callBudgets(overs)
+	return id
 }
 
 // EndFrame ends the frame in progress and returns its CPU duration in ns
 // (0, counted as misuse, when no frame is open). It collects the CPU
 // tracks, samples the per-frame counters, settles the GPU time of older
-// frames, expires old submission keys, evicts what left the window, and
-// flushes to the sink every Options.FlushEvery frames. A program may
-// compare the duration with a budget and call Dump.
+// frames, checks the budgets (Options.CPUBudget and GPUBudget, calling
+// OnBudget), expires old submission keys, evicts what left the window,
+// and flushes to the sink every Options.FlushEvery frames.
 func (r *Recorder) EndFrame() int64 {
 	r.mu.Lock()
 	if r.open.ID == 0 {
@@ -57,12 +64,15 @@ func (r *Recorder) EndFrame() int64 {
 		r.mu.Unlock()
 		return 0
 	}
-	d := r.endFrameLocked(Now())
+	now := Now()
+	d := r.endFrameLocked(now)
+	overs := r.dumpForBudgets(now)
 	flush := r.opt.Sink != nil && r.opt.FlushEvery > 0 && r.ended%uint64(r.opt.FlushEvery) == 0
 	r.mu.Unlock()
 	if flush {
 		_ = r.Flush() // counted in Stats.SinkErrors
 	}
+	r.callBudgets(overs)
 	return d
 }
 
@@ -86,8 +96,11 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	r.samples = append(r.samples, Sample{Track: r.cpuTimeTrack, Time: now, Value: float64(f.End - f.Start)})
 
 	r.collectCPU()
+	r.checkBudget(BudgetCPU, f.ID, f.End-f.Start)
 	r.settleGPUFrames(false)
-	if g := r.drops.Zones + r.drops.Unmatched + r.drops.Unconverted; g != r.lastGPUDrops {
+	// GPU zones that never reached the timeline: the profiler's counts
+	// and the recorder's own.
+	if g := r.drops.Zones + r.drops.Unmatched + r.drops.Unconverted + r.drops.GPUSpans; g != r.lastGPUDrops {
 		r.lastGPUDrops = g
 		r.builtin(&r.droppedTrack, "GPU zones dropped", TrackCounter, UnitCount)
 		r.samples = append(r.samples, Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})
@@ -105,42 +118,62 @@ func (r *Recorder) builtin(id *TrackID, name string, kind TrackKind, unit Unit) 
 	}
 }
 
+// maxFrameIntervals caps the outermost GPU spans one frame's GPU time is
+// computed from; more are counted in Drops.Untimed.
+const maxFrameIntervals = 1 << 16
+
 // noteGPUFrame adds an outermost GPU span of frame f to its frame's busy
-// time, if that frame has not settled yet. The caller holds mu.
+// time, or counts it in Drops.Untimed when that frame's time was already
+// sampled, the frame was not begun, or the frame has too many. The caller
+// holds mu.
 func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
-	if frame == 0 || frame > r.lastID+1 {
-		return
+	if frame == 0 {
+		return // in no frame
 	}
-	settle := uint64(r.opt.SettleFrames)
-	if r.lastEnded >= settle && frame <= r.lastEnded-settle {
-		return // already sampled
+	if frame > r.lastID+1 || frame <= r.gpuSettled {
+		r.drops.Untimed++
+		return
 	}
 	g := r.gpuFrames[frame]
 	if g == nil {
 		g = &gpuFrame{}
 		r.gpuFrames[frame] = g
 	}
-	if len(g.ivs) < 1<<16 {
-		g.ivs = append(g.ivs, [2]int64{start, end})
+	if len(g.ivs) >= maxFrameIntervals {
+		r.drops.Untimed++
+		return
 	}
+	g.ivs = append(g.ivs, [2]int64{start, end})
 }
 
-// settleGPUFrames samples the GPU busy time of every frame that has
-// settled (all of them when all is set). The caller holds mu.
+// settleGPUFrames samples, oldest first, the GPU busy time of every frame
+// that has settled: ended SettleFrames frames ago, or, when all is set,
+// begun. Their zones that come later are counted in Drops.Untimed. The
+// caller holds mu.
 func (r *Recorder) settleGPUFrames(all bool) {
 	settle := uint64(r.opt.SettleFrames)
-	for id, g := range r.gpuFrames {
-		if !all && (r.lastEnded < settle || id > r.lastEnded-settle) {
-			continue
+	switch {
+	case all:
+		r.gpuSettled = r.lastID
+	case r.lastEnded > settle && r.lastEnded-settle > r.gpuSettled:
+		r.gpuSettled = r.lastEnded - settle
+	}
+	ids := r.settleScratch[:0]
+	for id := range r.gpuFrames {
+		if id <= r.gpuSettled {
+			ids = append(ids, id)
 		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		g := r.gpuFrames[id]
 		delete(r.gpuFrames, id)
-		if len(g.ivs) == 0 {
-			continue
-		}
 		busy, last := unionLen(g.ivs)
 		r.builtin(&r.gpuTimeTrack, "GPU time per frame", TrackCounter, UnitNs)
 		r.samples = append(r.samples, Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
+		r.checkBudget(BudgetGPU, id, busy)
 	}
+	r.settleScratch = ids[:0]
 }
 
 // unionLen returns the total length covered by the intervals and the

@@ -129,8 +129,15 @@ func TestFrameCounters(t *testing.T) {
 		}
 		byName[tk.Name] = append(byName[tk.Name], s)
 	}
-	if n := len(byName["CPU time per frame"]); n != 6 {
-		t.Errorf("%d CPU time samples, want 6", n)
+	// One CPU time sample per frame, at its end: End-Start.
+	cpuTime := byName["CPU time per frame"]
+	if len(cpuTime) != 6 || len(tr.Frames) != 6 {
+		t.Fatalf("%d CPU time samples for %d frames, want 6", len(cpuTime), len(tr.Frames))
+	}
+	for i, f := range tr.Frames {
+		if s := cpuTime[i]; s.Time != f.End || s.Value != float64(f.End-f.Start) || f.End <= f.Start {
+			t.Errorf("frame %+v: CPU time sample %+v, want %d at %d", f, s, f.End-f.Start, f.End)
+		}
 	}
 	// Frames 1..4 have settled (frame 6 ended, settle 2).
 	gpu := byName["GPU time per frame"]
@@ -194,4 +201,100 @@ func BenchmarkFrame(b *testing.B) {
 		r.EndFrame()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/17, "ns/span")
+}
+
+// TestGPUDropsCounter checks that GPU zones the recorder drops itself are
+// counted apart from CPU spans, and sampled on "GPU zones dropped" with
+// those the profiler reports.
+func TestGPUDropsCounter(t *testing.T) {
+	r, q, zone := gpuSetup(Options{MaxLanes: 1})
+	cpu := r.CPUTrack("render")
+	r.BeginFrame()
+	cpu.Span(NameID(999)).End() // a CPU span dropped: a name never given out
+	_ = r.AddGPUSpans(q, []GPUSpan{
+		{Name: zone, Start: 10, End: 5, Frame: 1},    // End < Start
+		{Name: 999, Start: 10, End: 20, Frame: 1},    // unknown name
+		{Name: zone, Start: 0, End: 100, Frame: 1},   // kept
+		{Name: zone, Start: 50, End: 150, Frame: 1},  // no second lane
+		{Name: zone, Start: 200, End: 300, Frame: 1}, // kept
+	})
+	_ = r.AddGPUSpans(TrackID(777), []GPUSpan{{Name: zone, Start: 0, End: 1, Frame: 1}}) // unknown track
+	r.AddDrops(Drops{Zones: 2, Unmatched: 3, Unconverted: 4})
+	r.EndFrame()
+	r.BeginFrame()
+	r.EndFrame() // nothing new dropped: no new sample
+
+	d := r.Stats().Drops
+	if want := (Drops{Zones: 2, Unmatched: 3, Unconverted: 4, Spans: 1, GPUSpans: 4}); d != want {
+		t.Fatalf("drops %+v, want %+v", d, want)
+	}
+	tr := r.Dump()
+	if tr.Drops != d {
+		t.Errorf("trace drops %+v, want %+v", tr.Drops, d)
+	}
+	// 2+3+4 from the profiler, 4 from the recorder; not the CPU span.
+	if s := byNameOf(tr)["GPU zones dropped"]; len(s) != 1 || s[0].Value != 13 {
+		t.Errorf("GPU zones dropped samples %+v, want one of 13", s)
+	}
+}
+
+// TestLateGPUResultsCounted checks that GPU zones whose frame's GPU time
+// was already sampled stay on the timeline, leave the sample as it was,
+// and are counted in Drops.Untimed; and that a frame with no GPU zones
+// gets no sample.
+func TestLateGPUResultsCounted(t *testing.T) {
+	r, q, zone := gpuSetup(Options{SettleFrames: 2})
+	q2 := r.QueueTrack(Queue{Device: "NVIDIA H200", Family: 2, Flags: "compute"})
+	base := Now()
+	at := func(f uint64, off int64) int64 { return base + int64(f)*1_000_000 + off }
+	for f := uint64(1); f <= 3; f++ {
+		r.BeginFrame()
+		if f != 2 { // frame 2 has no GPU work
+			_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(f, 0), End: at(f, 300), Frame: f}})
+		}
+		r.EndFrame()
+	}
+	// Frame 1 settled when frame 3 ended: its time is sampled as 300.
+	_ = r.AddGPUSpans(q2, []GPUSpan{{Name: zone, Start: at(1, 400), End: at(1, 900), Frame: 1}})  // late
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(1, 1000), End: at(1, 2000), Frame: 1}}) // late
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(1, 2100), End: at(1, 2200), Frame: 9}}) // a frame not begun
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(1, 3000), End: at(1, 4000)}})           // no frame: not timed, not counted
+	if u := r.Stats().Drops.Untimed; u != 3 {
+		t.Fatalf("untimed %d, want 3", u)
+	}
+	if err := r.Close(); err != nil { // settles frame 3
+		t.Fatal(err)
+	}
+	// After Close, frame 3's time is sampled: a zone of it is late too.
+	_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: at(3, 500), End: at(3, 600), Frame: 3}})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr := r.Dump()
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Drops.Untimed != 4 || tr.Drops.GPUSpans != 0 {
+		t.Errorf("drops %+v, want 4 untimed and no GPU span dropped", tr.Drops)
+	}
+	var gpuSpans int
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track).Kind; k == TrackGPUQueue || k == TrackGPULane {
+			gpuSpans++
+		}
+	}
+	if gpuSpans != 7 {
+		t.Errorf("%d GPU spans on the timeline, want all 7", gpuSpans)
+	}
+	// Frames 1 and 3, once each; none for frame 2.
+	got := byNameOf(tr)["GPU time per frame"]
+	want := []Sample{{Time: at(1, 300), Value: 300}, {Time: at(3, 300), Value: 300}}
+	if len(got) != len(want) {
+		t.Fatalf("GPU time samples %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Time != want[i].Time || got[i].Value != want[i].Value {
+			t.Errorf("GPU time sample %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
 }

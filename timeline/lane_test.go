@@ -156,8 +156,8 @@ func TestGPUBadInput(t *testing.T) {
 	}
 	tr := r.Dump()
 	checkDepths(t, tr)
-	if len(tr.Spans) != 2 || tr.Drops.Spans != 5 {
-		t.Fatalf("%d spans, %d dropped; want 2 and 5", len(tr.Spans), tr.Drops.Spans)
+	if len(tr.Spans) != 2 || tr.Drops.GPUSpans != 5 || tr.Drops.Spans != 0 {
+		t.Fatalf("%d spans, drops %+v; want 2 spans and 5 GPU spans dropped", len(tr.Spans), tr.Drops)
 	}
 }
 
@@ -224,8 +224,8 @@ func FuzzGPUSpans(f *testing.F) {
 		}
 		tr := r.Dump()
 		checkDepths(t, tr)
-		if got := uint64(len(tr.Spans)) + tr.Drops.Spans; got != uint64(in) {
-			t.Fatalf("%d kept + %d dropped, want %d", len(tr.Spans), tr.Drops.Spans, in)
+		if got := uint64(len(tr.Spans)) + tr.Drops.GPUSpans; got != uint64(in) || tr.Drops.Spans != 0 {
+			t.Fatalf("%d kept + %d dropped (drops %+v), want %d", len(tr.Spans), tr.Drops.GPUSpans, tr.Drops, in)
 		}
 	})
 }

@@ -29,10 +29,35 @@ type Options struct {
 	// FlushEvery frames, on the goroutine calling EndFrame.
 	FlushEvery int
 
+	// CPUBudget, when > 0, is the CPU time a frame may take, from
+	// BeginFrame to EndFrame; GPUBudget, when > 0, the GPU time it may
+	// take, as sampled on "GPU time per frame". A frame that takes longer
+	// is passed to OnBudget with the window dumped the moment it was found
+	// over: for the CPU budget at its EndFrame, for the GPU budget when
+	// its GPU time settles, SettleFrames frames after it ended (with a
+	// frame window, WindowFrames > SettleFrames keeps the frame in the
+	// dump). Budgets without OnBudget are not checked.
+	CPUBudget time.Duration
+	GPUBudget time.Duration
+	// OnBudget is called for each frame found over a budget, except as
+	// BudgetEvery limits it, on the goroutine whose call found it
+	// (EndFrame; BeginFrame or Close settling frames) once the recorder's
+	// lock is released: it may call the recorder's methods, and the
+	// frames it takes delay only that goroutine.
+	OnBudget func(OverBudget)
+	// BudgetEvery is the number of frames that must end after a call of
+	// OnBudget for one budget before the next call for that budget, so
+	// that a run of slow frames dumps one window, not hundreds. Frames
+	// over budget in between are counted in Stats.BudgetSkipped. The
+	// default is WindowFrames, so that the windows dumped do not overlap,
+	// or 60 without a frame window.
+	BudgetEvery int
+
 	// SettleFrames is how many frames after a frame ends its GPU results
 	// are still expected: the GPU time of frame F is sampled when frame
-	// F+SettleFrames ends, and a submission key waits that long for its
-	// other end (default 4).
+	// F+SettleFrames ends (zones of F that come later stay on the
+	// timeline but are counted in Drops.Untimed), and a submission key
+	// waits that long for its other end (default 4).
 	SettleFrames int
 	// SettleTimeout bounds that wait in time, for programs with few or no
 	// frames (default 2s).
@@ -46,7 +71,7 @@ type Options struct {
 	// Drops.Spans (default 16384).
 	MaxPendingSpans int
 	// MaxLanes caps the tracks one GPU queue may spread over; a zone that
-	// fits none is dropped and counted in Drops.Spans (default 32).
+	// fits none is dropped and counted in Drops.GPUSpans (default 32).
 	MaxLanes int
 	// MaxPendingKeys caps the submission keys waiting for their other end;
 	// the oldest expire first (default 65536).
@@ -72,6 +97,12 @@ func (o *Options) setDefaults() {
 	if o.MaxPendingKeys <= 0 {
 		o.MaxPendingKeys = 65536
 	}
+	if o.BudgetEvery <= 0 {
+		o.BudgetEvery = o.WindowFrames
+		if o.BudgetEvery <= 0 {
+			o.BudgetEvery = defaultBudgetEvery
+		}
+	}
 }
 
 // Stats are the recorder's counts of dropped data and of misuse.
@@ -92,6 +123,11 @@ type Stats struct {
 	FlowsSplit uint64
 	// SinkErrors counts batches the sink returned an error for.
 	SinkErrors uint64
+	// OverBudget counts frames found over a budget (a frame over both
+	// counts twice); BudgetSkipped those of them not passed to OnBudget,
+	// for Options.BudgetEvery.
+	OverBudget    uint64
+	BudgetSkipped uint64
 }
 
 // Recorder builds one timeline from CPU spans, GPU spans, frames, flows,
@@ -108,16 +144,31 @@ type Stats struct {
 //
 // Memory: without a window or sink the recorder keeps everything (up to
 // Options.MaxSpans). With a window it is a flight recorder: Dump returns
-// the window. With a sink, finished data is streamed and then let go,
+// the window, and a frame over Options.CPUBudget or GPUBudget has it
+// dumped to Options.OnBudget. With a sink, finished data is streamed and then let go,
 // unless a window keeps it for Dump too.
 //
-// Drops: Drops.Spans counts spans the recorder dropped itself (a CPU
+// Counters: the recorder samples tracks of its own. "CPU time per frame"
+// is each frame's End-Start, at its end. "GPU time per frame" is the time
+// covered by the frame's outermost GPU zones on all queues together (their
+// union), at the end of the last one, once the frame has settled
+// (Options.SettleFrames). A frame with no GPU zones gets no GPU time
+// sample rather than 0, so that a frame whose results were lost is not
+// mistaken for one that was idle. "GPU zones dropped" is the running total
+// of GPU zones that never reached the timeline (Drops.Zones, Unmatched,
+// Unconverted and GPUSpans), sampled at EndFrame when it changed. Each GPU
+// queue's "clock error" track is the clock model's error bound, sampled at
+// each AddCalibration.
+//
+// Drops: Drops.Spans counts CPU spans the recorder dropped itself (a CPU
 // track's buffer full, spans nested deeper than MaxCPUDepth, a NameID
-// never given out, GPU zones with End < Start, on an unknown track or
-// with no lane left). Drops.Evicted counts spans that left memory (out of
-// the window, or over MaxSpans) without having been in a Dump or a sink
-// batch: data that was delivered is not lost, so it is not counted. The
-// other counts are the profiler's, passed in with AddDrops.
+// never given out), Drops.GPUSpans the GPU zones it dropped (End < Start,
+// an unknown name, an unknown track, no lane left), and Drops.Untimed the
+// GPU zones it kept but left out of "GPU time per frame" (too late).
+// Drops.Evicted counts spans that left memory (out of the window, or over
+// MaxSpans) without having been in a Dump or a sink batch: data that was
+// delivered is not lost, so it is not counted. The other counts are the
+// profiler's, passed in with AddDrops.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
 	maxChunks int
@@ -137,6 +188,7 @@ type Recorder struct {
 	store
 	flowTable
 	frameState
+	budgetState
 
 	drops     Drops // recorder-level drops, and those the profiler reports
 	sentDrops Drops // the Drops of the last batch to the sink
@@ -295,12 +347,15 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 }
 
 // Close settles everything still waiting (submission keys, GPU frame
-// times) and flushes to the sink. The recorder stays usable.
+// times, checked against Options.GPUBudget) and flushes to the sink. The recorder stays usable.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	r.collectCPU()
 	r.expireKeys(true)
 	r.settleGPUFrames(true)
+	overs := r.dumpForBudgets(Now())
 	r.mu.Unlock()
-	return r.Flush()
+	err := r.Flush()
+	r.callBudgets(overs)
+	return err
 }

@@ -90,32 +90,43 @@ func Example_flows() {
 }
 
 func Example_flightRecorder() {
-	rec := timeline.NewRecorder(timeline.Options{WindowFrames: 3})
-	render := rec.CPUTrack("render loop")
-	work := rec.Name("work")
-	budget := 50 * time.Millisecond
-
-	var dump *timeline.Trace
-	for i := range 10 {
-		rec.BeginFrame()
-		s := render.Span(work)
-		if i == 7 {
-			time.Sleep(budget) // a slow frame
-		}
-		s.End()
-		if d := rec.EndFrame(); d > int64(budget) && dump == nil {
-			dump = rec.Dump() // the frames that led to it
-		}
+	// A flight recorder of the last 3 frames that dumps them when a frame
+	// goes over its GPU budget (CPUBudget does the same for CPU time).
+	rec := timeline.NewRecorder(timeline.Options{
+		WindowFrames: 3,
+		SettleFrames: 1, // GPU results come in the next frame
+		GPUBudget:    2 * time.Millisecond,
+		OnBudget: func(o timeline.OverBudget) {
+			fmt.Printf("frame %d over the %s budget: %v > %v\n", o.Frame, o.Budget, o.Took, o.Limit)
+			for _, f := range o.Trace.Frames {
+				fmt.Println("dumped frame", f.ID)
+			}
+			// An exporter would write o.Trace to a file here.
+		},
+	})
+	q := rec.QueueTrack(timeline.Queue{Device: "llvmpipe", Flags: "graphics"})
+	draw := rec.Name("draw")
+	gpuTime := []time.Duration{1, 1, 1, 3, 1, 1, 1} // ms per frame; frame 4 is slow
+	t0 := timeline.Now()
+	results := func(frame uint64) { // read back by the profiler, on the host clock
+		start := t0 + int64(frame)*int64(10*time.Millisecond)
+		end := start + int64(gpuTime[frame-1]*time.Millisecond)
+		_ = rec.AddGPUSpans(q, []timeline.GPUSpan{{Name: draw, Start: start, End: end, Frame: frame}})
 	}
-	for _, f := range dump.Frames {
-		fmt.Println("frame", f.ID)
+	for range gpuTime {
+		frame := rec.BeginFrame()
+		if frame > 1 {
+			results(frame - 1)
+		}
+		rec.EndFrame()
 	}
-	fmt.Println("evicted spans:", dump.Drops.Evicted)
+	results(uint64(len(gpuTime)))
+	_ = rec.Close()
 	// Output:
-	// frame 6
-	// frame 7
-	// frame 8
-	// evicted spans: 10
+	// frame 4 over the gpu budget: 3ms > 2ms
+	// dumped frame 3
+	// dumped frame 4
+	// dumped frame 5
 }
 
 func Example_streaming() {

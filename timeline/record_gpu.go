@@ -72,8 +72,10 @@ var ErrUnknownTrack = errors.New("timeline: unknown track")
 // AddGPUSpans adds GPU zones of the queue whose track is track (from
 // QueueTrack). Zones may come in any batches and order; each goes on a
 // lane of the queue where it nests properly (see placeGPU), a new lane
-// when none fits. Zones with End < Start or an unknown name are dropped, counted
-// in Drops.Spans, and reported in the error; the others are kept.
+// when none fits. Zones with End < Start, an unknown name or no lane left
+// (Options.MaxLanes), and all zones given for an unknown track, are
+// dropped, counted in Drops.GPUSpans, and reported in the error; the
+// others are kept.
 func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 	if len(spans) == 0 {
 		return nil
@@ -82,7 +84,7 @@ func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 	defer r.mu.Unlock()
 	qs := r.queueOf[track]
 	if qs == nil {
-		r.drops.Spans += uint64(len(spans))
+		r.drops.GPUSpans += uint64(len(spans))
 		return fmt.Errorf("%w %d for %d GPU spans", ErrUnknownTrack, track, len(spans))
 	}
 	buf := append(r.gpuScratch[:0], spans...)
@@ -99,7 +101,7 @@ func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 		}
 	}
 	r.gpuScratch = buf[:0]
-	r.drops.Spans += uint64(bad + full)
+	r.drops.GPUSpans += uint64(bad + full)
 	r.maybeCompact()
 	if bad > 0 || full > 0 {
 		return fmt.Errorf("timeline: %d GPU spans dropped on %q: %d with End < Start or an unknown name, %d with no free lane", bad+full, qs.name, bad, full)

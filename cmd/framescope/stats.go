@@ -119,10 +119,12 @@ type dropsJSON struct {
 	Spans       uint64 `json:"spans"`
 	Unconverted uint64 `json:"unconverted"`
 	Evicted     uint64 `json:"evicted"`
+	GPUSpans    uint64 `json:"gpu_spans"`
+	Untimed     uint64 `json:"untimed"`
 }
 
 func dropsOf(d timeline.Drops) dropsJSON {
-	return dropsJSON{d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted}
+	return dropsJSON{d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed}
 }
 
 // frameTotals sums, for each frame, the durations of the outermost GPU and
@@ -198,8 +200,8 @@ func fmtNs(ns float64) string {
 }
 
 func dropsLine(d dropsJSON) string {
-	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d)",
-		d.Total, d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted)
+	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d, gpu spans %d, untimed %d)",
+		d.Total, d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed)
 }
 
 func runStats(args []string, stdout, stderr io.Writer) int {

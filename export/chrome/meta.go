@@ -112,11 +112,13 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 	case metaDrops:
 		var a struct {
 			Zones, Unmatched, Spans, Unconverted, Evicted uint64
+			GPUSpans                                      uint64 `json:"gpu_spans"`
+			Untimed                                       uint64
 		}
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
 			return fmt.Errorf("%s args: %w", metaDrops, err)
 		}
-		rd.t.Drops = timeline.Drops{Zones: a.Zones, Unmatched: a.Unmatched, Spans: a.Spans, Unconverted: a.Unconverted, Evicted: a.Evicted}
+		rd.t.Drops = timeline.Drops{Zones: a.Zones, Unmatched: a.Unmatched, Spans: a.Spans, Unconverted: a.Unconverted, Evicted: a.Evicted, GPUSpans: a.GPUSpans, Untimed: a.Untimed}
 		rd.dropsOK = true
 	}
 	return nil

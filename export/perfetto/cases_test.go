@@ -80,7 +80,7 @@ func cases() []tcase {
 	add("drops", &timeline.Trace{Process: proc, Names: names("x"),
 		Tracks: []timeline.Track{cpu},
 		Spans:  []timeline.Span{sp(1, 1, 0, 10, 0)},
-		Drops:  timeline.Drops{Zones: 3, Unmatched: 1, Spans: 7, Unconverted: 2, Evicted: 11}})
+		Drops:  timeline.Drops{Zones: 3, Unmatched: 1, Spans: 7, Unconverted: 2, Evicted: 11, GPUSpans: 5, Untimed: 6}})
 	add("unicode and hostile names", &timeline.Trace{
 		Process: timeline.Process{PID: 1, Name: "プロセス \"quoted\"\n"},
 		Names:   names("フレーム 🎮", `quote " and \ backslash`, "new\nline\ttab", strings.Repeat("long ", 2000), "", "x</script>&amp;", "same", "nul\x00byte", "bad utf8 \xff\xfe"),

@@ -763,6 +763,10 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 			d.Unconverted = n
 		case "evicted":
 			d.Evicted = n
+		case "gpu_spans":
+			d.GPUSpans = n
+		case "untimed":
+			d.Untimed = n
 		}
 	case "calibration":
 		key := [2]int64{int64(rt.of), ts}

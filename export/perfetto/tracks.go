@@ -47,10 +47,10 @@ var annotationNames = [...]string{annFrame: "frame", annErrNs: "err_ns"}
 
 // dropFields name the counts of timeline.Drops, and the writer's own count
 // of invalid input, in the order of their counter tracks.
-var dropFields = [...]string{"zones", "unmatched", "spans", "unconverted", "evicted", "invalid"}
+var dropFields = [...]string{"zones", "unmatched", "spans", "unconverted", "evicted", "gpu_spans", "untimed", "invalid"}
 
 func dropValues(d timeline.Drops, invalid uint64) [len(dropFields)]uint64 {
-	return [...]uint64{d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, invalid}
+	return [...]uint64{d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed, invalid}
 }
 
 // calibFields name the counters each GPU queue's calibrations become.

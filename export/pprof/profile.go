@@ -99,8 +99,8 @@ func Build(t *timeline.Trace) *profile.Profile {
 	}
 	if d := t.Drops; d.Total() > 0 {
 		// Shown by `go tool pprof -comments`: the profile misses these.
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope dropped %d: zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d",
-			d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted))
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope dropped %d: zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d, gpu spans %d, untimed %d",
+			d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed))
 	}
 	byTrack := map[timeline.TrackID][]int{}
 	var first, last int64
