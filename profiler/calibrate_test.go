@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
 )
 
 // scripted wraps a calibrator's vkGetCalibratedTimestamps: each call runs
@@ -186,5 +187,59 @@ func waitCalibrations(t *testing.T, g *GPU, n uint64) {
 			t.Fatalf("%d calibrations after a minute, want %d; stats %+v", g.Stats().Calibrations, n, g.Stats())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The fallback in the background: no calibrated timestamps, a queue the
+// calibrator submits to from its own goroutine every Interval, and zones
+// land on the host clock. Lavapipe has one queue, shared here with the
+// test's frame: the test holds the calibrator's round lock while it
+// submits, the external synchronization Vulkan requires of a queue.
+func TestBackgroundFallbackCalibration(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{NoCalibrated: true})
+	fq := &Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits}
+	p := New(Options{})
+	g, err := p.GPU(&Device{d: q.Dev}, *fq, GPUOptions{FramesInFlight: 1,
+		Calibration: CalibrationOptions{FallbackQueue: fq, Interval: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	if g.cal.useExt {
+		t.Fatal("calibrated timestamps in use with the extension left off")
+	}
+	waitCalibrations(t, g, 5)
+	if s := g.Clock().Quality(); s.Samples < 2 {
+		t.Errorf("clock quality after background rounds: %+v", s)
+	}
+
+	name := p.Name("z")
+	p.BeginFrame()
+	cmd := q.Cmd()
+	if err := g.BeginFrame(cmd); err != nil {
+		t.Fatal(err)
+	}
+	g.Zone(cmd, name).End()
+	g.Submitted(cmd)
+	g.EndFrame(cmd)
+	p.EndFrame()
+	before := timeTimeline()
+	g.cal.mu.Lock()
+	q.SubmitWait(cmd)
+	g.cal.mu.Unlock()
+	after := timeTimeline()
+	q.Free(cmd)
+	zs, err := g.Drain(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(zs) != 1 || !zs[0].Converted {
+		t.Fatalf("zones %+v, stats %+v", zs, g.Stats())
+	}
+	if z := zs[0]; z.Start+z.ErrNs < before || z.Stop-z.ErrNs > after {
+		t.Errorf("zone [%d, %d] ± %d outside the submission's host interval [%d, %d]", z.Start, z.Stop, z.ErrNs, before, after)
+	}
+	if n := g.Stats().Unconverted; n != 0 {
+		t.Errorf("%d zones unconverted", n)
 	}
 }
