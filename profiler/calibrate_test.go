@@ -7,6 +7,7 @@ import (
 
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
+	"github.com/framescope/framescope/timeline"
 )
 
 // scripted wraps a calibrator's vkGetCalibratedTimestamps: each call runs
@@ -241,5 +242,37 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 	}
 	if n := g.Stats().Unconverted; n != 0 {
 		t.Errorf("%d zones unconverted", n)
+	}
+}
+
+// The clock's quality travels with the data: after a calibration and a
+// frame, the timeline holds a Calibration record for the queue's track
+// with the model's error bound, and a new one after the next round.
+func TestCalibrationRecordsInDump(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, Calibration: CalibrationOptions{Interval: -1}})
+	name := r.p.Name("z")
+	var seen []timeline.Calibration
+	for round := 1; round <= 2; round++ {
+		if err := r.g.Calibrate(); err != nil {
+			t.Fatal(err)
+		}
+		q := r.g.Clock().Quality()
+		r.frame(func(cmd vkgCmd) { r.g.Zone(cmd, name).End() })
+		seen = seen[:0]
+		for _, c := range r.p.Dump().Calibrations {
+			if c.Track == r.g.Track() {
+				seen = append(seen, c)
+			}
+		}
+		if len(seen) == 0 {
+			t.Fatalf("round %d: no calibration record for track %d in the dump", round, r.g.Track())
+		}
+		c := seen[len(seen)-1]
+		if !(c.ErrNs > 0) || c.ErrNs != q.ErrNs || c.Time != q.LastHost || c.Samples != q.Samples || c.DriftPPM != q.DriftPPM {
+			t.Errorf("round %d: newest record %+v, want the model's quality %+v", round, c, q)
+		}
+	}
+	if len(seen) < 2 || seen[len(seen)-1].Time == seen[0].Time {
+		t.Errorf("records after two rounds: %+v, want one per refit", seen)
 	}
 }
