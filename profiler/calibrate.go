@@ -46,6 +46,8 @@ type calibrator struct {
 	g      *GPU
 	o      CalibrationOptions
 	useExt bool
+	// calibrated is the vkGetCalibratedTimestamps call; tests wrap it.
+	calibrated func(doms []vk.TimeDomain, ts []uint64) (maxDeviation uint64, err error)
 
 	mu     sync.Mutex // one round at a time
 	doms   [2]vk.TimeDomain
@@ -75,6 +77,7 @@ func newCalibrator(g *GPU, o CalibrationOptions) (*calibrator, error) {
 		return nil, err
 	}
 	c := &calibrator{g: g, o: o, stopc: make(chan struct{}), done: make(chan struct{})}
+	c.calibrated = g.dev.CalibratedTimestamps
 	caps := g.dev.Caps
 	c.useExt = !o.NoCalibrated && g.dev.Calibrated != "" &&
 		caps.HasTimeDomain(vk.TimeDomainDevice) && caps.HasTimeDomain(o.Clock.domain())
@@ -198,7 +201,7 @@ func (c *calibrator) sampleExt() (timeline.ClockSample, error) {
 	var best timeline.ClockSample
 	deadline := timeline.Now() + int64(c.o.Budget)
 	for i := 0; i < c.o.Burst; i++ {
-		dev, err := c.g.dev.CalibratedTimestamps(c.doms[:], c.ts[:])
+		dev, err := c.calibrated(c.doms[:], c.ts[:])
 		if err != nil {
 			if i > 0 {
 				break

@@ -182,21 +182,47 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 	if len(devs) < 2 {
 		return nil, errors.New("clockcheck: fewer than two samples")
 	}
-	rep.Seconds = float64(last.Host-first.Host) / 1e9
 	rep.Samples = len(devs)
-	ticks := last.Device - first.Device // calibrated DEVICE-domain values are full counters
-	if ticks > 0 {
-		rep.EffectivePeriod = float64(last.Host-first.Host) / float64(ticks)
-		rep.PeriodErrPPM = (rep.PeriodNs/rep.EffectivePeriod - 1) * 1e6
-	}
-	naive := first.Host + int64(math.Round(float64(ticks)*rep.PeriodNs))
-	rep.NaiveErrNs = naive - last.Host
+	rep.periodFigures(first, last)
 	rep.MaxDeviation = stats.Summarize(devs)
 	rep.CallCost = stats.Summarize(costs)
 	rep.Residual = stats.Summarize(resid)
 	rep.CausalityLag = stats.Summarize(lags)
 	rep.Model = g.clock.Quality()
 	return rep, nil
+}
+
+// periodFigures sets Seconds, EffectivePeriod, PeriodErrPPM and NaiveErrNs
+// from the first and last samples, whose ticks count r.ValidBits bits.
+func (r *ClockCheckReport) periodFigures(first, last timeline.ClockSample) {
+	elapsed := last.Host - first.Host
+	r.Seconds = float64(elapsed) / 1e9
+	ticks := tickSpan(first.Device, last.Device, uint(r.ValidBits), elapsed, r.PeriodNs)
+	if ticks > 0 {
+		r.EffectivePeriod = float64(elapsed) / float64(ticks)
+		r.PeriodErrPPM = (r.PeriodNs/r.EffectivePeriod - 1) * 1e6
+	}
+	naive := first.Host + int64(math.Round(float64(ticks)*r.PeriodNs))
+	r.NaiveErrNs = naive - last.Host
+}
+
+// tickSpan returns how many ticks a counter of validBits bits advanced from
+// raw value first to raw value last over elapsed host ns: their difference
+// in the low bits, plus the whole wraps that elapsed implies at periodNs.
+// Submit-and-wait samples come from a query pool and wrap (every 4.3 s with
+// 32 bits at 1 ns); the count is right while periodNs is off by less than
+// half a wrap over elapsed (500 ppm over 10 s is 5 ms, a wrap 4.3 s).
+func tickSpan(first, last uint64, validBits uint, elapsed int64, periodNs float64) uint64 {
+	if validBits == 0 || validBits >= 64 {
+		return last - first
+	}
+	mask := uint64(1)<<validBits - 1
+	d := (last - first) & mask
+	wraps := math.Round((float64(elapsed)/periodNs - float64(d)) / float64(mask+1))
+	if !(wraps > 0) || wraps > float64(uint64(1)<<(64-validBits)-1) {
+		return d
+	}
+	return d + uint64(wraps)<<validBits
 }
 
 func absI(x int64) int64 {

@@ -43,8 +43,16 @@ func TestClockCheckCausality(t *testing.T) {
 			if mode == "raw" && rep.Clock != "CLOCK_MONOTONIC_RAW" {
 				t.Errorf("clock %q, want CLOCK_MONOTONIC_RAW", rep.Clock)
 			}
-			if fallback && rep.Method != "submit-and-wait" {
-				t.Errorf("method %q with the extension left off", rep.Method)
+			// Without the host clock's time domain (lavapipe has no
+			// CLOCK_MONOTONIC_RAW) the check falls back to submit-and-wait.
+			caps := q.Dev.Caps
+			want := "submit-and-wait"
+			if !fallback && caps.HasTimeDomain(vk.TimeDomainDevice) && caps.HasTimeDomain(clock.domain()) {
+				want = q.Dev.Calibrated
+			}
+			t.Logf("method %s (time domains %v)", rep.Method, caps.TimeDomains)
+			if rep.Method != want {
+				t.Errorf("method %q, want %q", rep.Method, want)
 			}
 			if rep.OutsideBound != 0 {
 				t.Errorf("%d held-out samples outside the model's stated bound", rep.OutsideBound)
@@ -53,6 +61,41 @@ func TestClockCheckCausality(t *testing.T) {
 				t.Errorf("residuals %d, fits %d", rep.Residual.Count, rep.Fits)
 			}
 		})
+	}
+}
+
+// Calibrated timestamps against CLOCK_MONOTONIC_RAW, where the device has
+// that time domain (NVIDIA does; lavapipe does not, and
+// TestClockCheckCausality/raw then runs submit-and-wait).
+func TestClockCheckRawCalibrated(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	caps := q.Dev.Caps
+	if q.Dev.Calibrated == "" || !caps.HasTimeDomain(vk.TimeDomainDevice) || !caps.HasTimeDomain(vk.TimeDomainClockMonotonicRaw) {
+		t.Skipf("%s offers no calibrated timestamps with the DEVICE and CLOCK_MONOTONIC_RAW time domains (extension %q, domains %v): the raw extension path is not exercised here",
+			caps.Name, q.Dev.Calibrated, caps.TimeDomains)
+	}
+	rep, err := ClockCheck(&Device{q.Dev}, Queue{Handle: q.Q.Handle, Family: q.Q.Family, ValidBits: q.Q.ValidBits},
+		ClockCheckOptions{Duration: 2 * time.Second, SampleEvery: 5 * time.Millisecond,
+			FitEvery: 200 * time.Millisecond, CausalityEvery: time.Millisecond, CausalityTries: 50, Clock: ClockMonotonicRaw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	t.Log("\n" + buf.String())
+	if rep.Method != q.Dev.Calibrated || rep.Clock != "CLOCK_MONOTONIC_RAW" {
+		t.Errorf("method %q against %s, want %q against CLOCK_MONOTONIC_RAW", rep.Method, rep.Clock, q.Dev.Calibrated)
+	}
+	if rep.CausalityTries != 50 || rep.CausalityViolations != 0 {
+		t.Errorf("%d causality violations in %d tries", rep.CausalityViolations, rep.CausalityTries)
+	}
+	if rep.OutsideBound != 0 || rep.Residual.Count == 0 || rep.Fits < 2 {
+		t.Errorf("%d of %d held-out samples outside the bound, %d fits", rep.OutsideBound, rep.Residual.Count, rep.Fits)
+	}
+	// The GPU context itself samples with the extension on that clock.
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, Calibration: CalibrationOptions{Clock: ClockMonotonicRaw, Interval: -1}})
+	if !r.g.cal.useExt || r.g.cal.doms[1] != vk.TimeDomainClockMonotonicRaw {
+		t.Errorf("context on CLOCK_MONOTONIC_RAW: extension used %v, domains %v", r.g.cal.useExt, r.g.cal.doms)
 	}
 }
 

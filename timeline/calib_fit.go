@@ -166,7 +166,7 @@ func fitPoints(ps []clockPoint, m *ClockModel) (clockFit, int) {
 	z = append(z, sc[:n]...) // keep the per-point order in sc[:n]
 	thr := math.Max(clockRejectK*1.4826*median(z), clockRejectMin)
 	rejected := 0
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && n >= clockMinKeep; i++ {
 		if !(sc[i] <= thr) {
 			keep[i] = false
 			rejected++

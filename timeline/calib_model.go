@@ -21,7 +21,10 @@ package timeline
 //  1. Robust line: the Theil-Sen slope (median of pairwise slopes) and the
 //     median intercept. Residuals are divided by each sample's dev+P; a
 //     sample whose normalized residual exceeds max(5*s, 4), s being 1.4826
-//     times the median normalized residual, is dropped as an outlier.
+//     times the median normalized residual, is dropped as an outlier. Not
+//     below five samples: with three or four, one bad sample bends the
+//     median line, the step drops a good one instead, and the bad one
+//     never leaves the window.
 //  2. Weighted least squares on the rest, weights w = 1/(dev+P)^2:
 //     h(x) ~ ybar + b*(x - xbar).
 //  3. The slope is clamped to the period allowed by MaxDriftPPM, so that

@@ -251,6 +251,8 @@ func TestClockModelSimulated(t *testing.T) {
 		{name: "Intel +10ppm 52.08ns 36bit 1Hz", period: 52.08, bits: 36, driftPPM: 10, hours: 1, cadence: 1, perGap: 10, outliers: 0.005, bursts: 0.001},
 		{name: "sparse 32bit every 10s", period: 1, bits: 32, driftPPM: 9.8, hours: 2, cadence: 10, perGap: 3, outliers: 0.01, bursts: 0.002},
 		{name: "noisy outliers 5%", period: 1, bits: 64, driftPPM: -19.6, hours: 0.5, cadence: 1, perGap: 4, outliers: 0.05, bursts: 0.01},
+		// Wraps every 2^32*52.08 ns = 224 s: 16 wraps in the hour.
+		{name: "52.08ns 32bit 1Hz", period: 52.08, bits: 32, driftPPM: -19.6, hours: 1, cadence: 1, perGap: 10, outliers: 0.005, bursts: 0.001},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
