@@ -45,13 +45,16 @@ func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 // collect reads pairs with read (the pool's Collect or Drain), converts
 // them, and adds them to the timeline.
 func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
-	if g.closed.Load() {
-		return dst, ErrClosed
+	if g.state.Load() != stateOpen {
+		return dst, g.refusal()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	raw, err := read(g.raw[:0])
 	g.raw = raw
+	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {
+		return dst, err
+	}
 	dst, spans := g.convert(raw, dst)
 	if len(spans) > 0 && !g.ownClock {
 		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {

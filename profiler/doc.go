@@ -32,4 +32,11 @@
 // Misuse never panics: ending a zone twice, ending the zero Zone, zones
 // never ended, collecting with nothing submitted, or using a GPU after
 // Close are refused and counted (Stats), and show in the trace's Drops.
+//
+// Closing a Device closes the GPU contexts made on it first: calibration
+// stops, the device is waited for, the query pools are destroyed; their
+// later calls return ErrDeviceClosed (zones are refused and counted) and
+// never reach Vulkan. A device the application made (WrapDevice) is not
+// destroyed by the profiler: close the contexts, or the Device wrapping
+// it, before destroying it.
 package profiler

@@ -41,6 +41,19 @@ type Stats struct {
 // ErrClosed is returned after GPU.Close.
 var ErrClosed = errors.New("profiler: GPU context is closed")
 
+// ErrDeviceClosed is returned by a GPU context whose Device was closed
+// (which closed the context first), and by Profiler.GPU on a closed
+// Device. errors.Is(ErrDeviceClosed, ErrClosed) holds.
+var ErrDeviceClosed error = deviceClosedError{}
+
+type deviceClosedError struct{}
+
+func (deviceClosedError) Error() string {
+	return "profiler: the device was closed, and the GPU context with it"
+}
+
+func (deviceClosedError) Is(target error) bool { return target == ErrClosed }
+
 // GPU is the profiling context of one VkQueue.
 type GPU struct {
 	p      *Profiler
@@ -55,7 +68,9 @@ type GPU struct {
 	clock *timeline.ClockModel
 	cal   *calibrator
 
-	closed atomic.Bool
+	state atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
+	life  sync.Mutex    // Close and the device's close, one at a time
+	unreg func()        // leaves the device's list of users
 
 	mu       sync.Mutex // frames, submissions, collection
 	frame    uint64
@@ -71,6 +86,13 @@ type GPU struct {
 	labelMu sync.RWMutex
 	label   []vk.Label // by Name; made on first use
 }
+
+// GPU.state values.
+const (
+	stateOpen uint32 = iota
+	stateClosed
+	stateDeviceClosed
+)
 
 const (
 	frameRing = 64 // frames whose submissions are remembered
@@ -88,8 +110,11 @@ var nextKey atomic.Uint64
 
 // GPU makes the profiling context of queue q on dev.
 func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
-	if dev == nil || dev.d == nil || dev.d.Handle == nil {
-		return nil, errors.New("profiler: GPU needs an open Device")
+	if dev == nil || dev.d == nil {
+		return nil, errors.New("profiler: GPU needs a Device")
+	}
+	if dev.d.Closed() {
+		return nil, ErrDeviceClosed
 	}
 	if q.ValidBits == 0 {
 		return nil, fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", q.Family, q.Flags)
@@ -110,6 +135,9 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
 	})
+	if errors.Is(err, vk.ErrDeviceClosed) {
+		return nil, ErrDeviceClosed
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +163,15 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		pool.Close()
 		return nil, err
 	}
+	// Closing the device closes the context first: the calibrator stops
+	// before the device goes idle, its objects go after.
+	g.unreg, err = dev.d.OnClose(g.deviceStop, g.deviceRelease)
+	if err != nil {
+		g.cal.stop()
+		g.cal.release()
+		pool.Close()
+		return nil, ErrDeviceClosed
+	}
 	p.mu.Lock()
 	p.gpus = append(p.gpus, g)
 	p.mu.Unlock()
@@ -156,8 +193,8 @@ func (g *GPU) Clock() *timeline.ClockModel { return g.clock }
 // An error means this frame's zones are refused and counted; nothing else
 // goes wrong, and the next frame tries again.
 func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
-	if g.closed.Load() {
-		return ErrClosed
+	if g.state.Load() != stateOpen {
+		return g.refusal()
 	}
 	f := g.p.rec.Frame()
 	g.mu.Lock()
@@ -165,7 +202,24 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	fi := &g.frameAt[f%frameRing]
 	fi.frame, fi.host, fi.nsubs = f, g.cal.o.Clock.now(), 0
 	g.mu.Unlock()
-	return g.pool.BeginFrame(f, cmd)
+	return g.poolErr(g.pool.BeginFrame(f, cmd))
+}
+
+// refusal is the error of a closed context.
+func (g *GPU) refusal() error {
+	if g.state.Load() == stateDeviceClosed {
+		return ErrDeviceClosed
+	}
+	return ErrClosed
+}
+
+// poolErr turns the pool's ErrClosed (the context closed meanwhile) into
+// the context's own.
+func (g *GPU) poolErr(err error) error {
+	if errors.Is(err, querypool.ErrClosed) {
+		return g.refusal()
+	}
+	return err
 }
 
 // EndFrame closes the frame on this queue: zones begun later belong to no
@@ -181,7 +235,7 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 // which is fine on most drivers but waits for the whole device to go idle
 // on lavapipe.
 func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
-	if g.closed.Load() {
+	if g.state.Load() != stateOpen {
 		return
 	}
 	g.pool.EndFrame(cmd)
@@ -218,12 +272,34 @@ func (g *GPU) Stats() Stats {
 
 // Close stops calibration and destroys the query pools. Call it once the
 // GPU is done with the command buffers that recorded zones (after
-// vkDeviceWaitIdle), and before destroying the device. Every later call on
-// the context is refused and counted; none panics.
+// vkDeviceWaitIdle), and before the application destroys a device it
+// made itself (see WrapDevice); closing a Device closes its contexts
+// itself. Every later call on the context is refused and counted; none
+// panics, none calls Vulkan.
 func (g *GPU) Close() {
-	if g.closed.Swap(true) {
+	g.life.Lock()
+	defer g.life.Unlock()
+	if !g.state.CompareAndSwap(stateOpen, stateClosed) {
 		return
 	}
+	g.unreg()
 	g.cal.stop()
+	g.cal.release()
 	g.pool.Close()
+}
+
+// deviceStop and deviceRelease close the context for the device's Close
+// (see vk.Device.OnClose); the pool closes itself the same way.
+func (g *GPU) deviceStop() {
+	g.life.Lock()
+	defer g.life.Unlock()
+	if g.state.CompareAndSwap(stateOpen, stateDeviceClosed) {
+		g.cal.stop()
+	}
+}
+
+func (g *GPU) deviceRelease() {
+	g.life.Lock()
+	defer g.life.Unlock()
+	g.cal.release()
 }

@@ -125,11 +125,17 @@ type Pool struct {
 	stop   chan struct{}
 	done   chan struct{} // closed when the reader exits
 
+	life     sync.Mutex // Close and the device's close, one at a time
+	stopped  bool       // the reader is stopped, nothing reads any more
+	released bool       // the query pools are destroyed
+	unreg    func()     // leaves the device's list of users
+
 	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
 	lateEnds, misuse, grown, behind                       atomic.Uint64
 }
 
-// New creates a Pool on dev.
+// New creates a Pool on dev. Closing dev closes the pool first (see
+// vk.Device.OnClose): it is refused from then on, like after Close.
 func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
@@ -140,6 +146,11 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	if cfg.ValidBits < 64 {
 		p.mask = 1<<cfg.ValidBits - 1
 	}
+	unreg, err := dev.OnClose(p.deviceStop, p.deviceRelease)
+	if err != nil {
+		return nil, fmt.Errorf("querypool: %w", err)
+	}
+	p.unreg = unreg
 	go p.reader()
 	for i := 0; i < cfg.Slots; i++ {
 		s, err := p.newSlot(cfg.Queries)
@@ -441,13 +452,40 @@ func (p *Pool) Slots() []uint32 {
 // command buffer that used them (after vkDeviceWaitIdle or their fences).
 // Later calls to any method are safe: they are refused and counted.
 func (p *Pool) Close() {
-	if p.closed.Swap(true) {
+	p.life.Lock()
+	defer p.life.Unlock()
+	if p.unreg != nil {
+		p.unreg()
+		p.unreg = nil
+	}
+	p.stopLocked()
+	p.releaseLocked()
+}
+
+// deviceStop and deviceRelease close the pool for the device's Close.
+func (p *Pool) deviceStop() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.stopLocked()
+}
+
+func (p *Pool) deviceRelease() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.releaseLocked()
+}
+
+// stopLocked refuses every later call and waits for the reader goroutine
+// and any readback in progress: no driver call follows. The caller holds
+// p.life.
+func (p *Pool) stopLocked() {
+	if p.stopped {
 		return
 	}
-	if p.stop != nil {
-		close(p.stop)
-		<-p.done
-	}
+	p.stopped = true
+	p.closed.Store(true)
+	close(p.stop)
+	<-p.done
 	p.readMu.Lock()
 	defer p.readMu.Unlock()
 	p.mu.Lock()
@@ -456,6 +494,19 @@ func (p *Pool) Close() {
 	for _, s := range p.ring {
 		s.state.Store(slotDead)
 		s.renew()
+	}
+}
+
+// releaseLocked destroys the query pools and buffers. The caller holds
+// p.life, and the pool is stopped.
+func (p *Pool) releaseLocked() {
+	if p.released {
+		return
+	}
+	p.released = true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.ring {
 		if s.pool != vkg.NullQueryPool {
 			vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
 			s.pool = vkg.NullQueryPool
