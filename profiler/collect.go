@@ -147,7 +147,7 @@ func (g *GPU) reportLocked() {
 	st := g.pool.Stats()
 	d := timeline.Drops{
 		Zones:       st.Dropped + st.NoSlot,
-		Unmatched:   st.Unended + st.LateEnds + st.Misuse + st.Unwritten,
+		Unmatched:   st.Unended + st.LateEnds + st.Misuse + st.Unwritten + g.claimZeroEnds(),
 		Unconverted: g.unconv.Load(),
 	}
 	delta := timeline.Drops{

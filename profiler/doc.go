@@ -29,9 +29,12 @@
 // recorded between them and nested zones stay inside their parents.
 // GPUOptions.BeginStage and EndStage choose others.
 //
-// Misuse never panics: ending a zone twice, ending the zero Zone, zones
-// never ended, collecting with nothing submitted, or using a GPU after
-// Close are refused and counted (Stats), and show in the trace's Drops.
+// Misuse never panics: ending a zone twice (Stats.Misuse), ending the zero
+// Zone (Stats.ZeroEnds, claimed by the next context to report, as the zero
+// Zone names none), zones never ended (Unended), ended too late
+// (LateEnds), or never submitted (Unwritten), collecting with nothing
+// submitted, or using a GPU after Close (NoSlot) are refused and counted,
+// and show in the trace's Drops.
 //
 // Closing a Device closes the GPU contexts made on it first: calibration
 // stops, the device is waited for, the query pools are destroyed; their

@@ -33,6 +33,10 @@ type GPUOptions struct {
 // Stats counts what a GPU context did and everything it had to drop.
 type Stats struct {
 	querypool.Stats
+	// ZeroEnds counts Ends of the zero Zone (a Zone that GPU.Zone never
+	// returned). Such a Zone names no context: the context whose Stats or
+	// Collect comes next claims it, so each is counted once in the process.
+	ZeroEnds          uint64
 	Unconverted       uint64 // zones read back before any calibration
 	Calibrations      uint64
 	CalibrationErrors uint64
@@ -82,6 +86,7 @@ type GPU struct {
 	lastCal  int64
 	ownClock bool // zones are on another clock than the timeline's: not added to it
 	unconv   atomic.Uint64
+	zeroEnds atomic.Uint64 // Ends of the zero Zone claimed by this context
 
 	labelMu sync.RWMutex
 	label   []vk.Label // by Name; made on first use
@@ -205,6 +210,16 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	return g.poolErr(g.pool.BeginFrame(f, cmd))
 }
 
+// claimZeroEnds takes the process's unclaimed Ends of the zero Zone, when
+// the context is open (a closed one could not report them), and returns
+// this context's total.
+func (g *GPU) claimZeroEnds() uint64 {
+	if zeroEnds.Load() != 0 && g.state.Load() == stateOpen {
+		g.zeroEnds.Add(zeroEnds.Swap(0))
+	}
+	return g.zeroEnds.Load()
+}
+
 // refusal is the error of a closed context.
 func (g *GPU) refusal() error {
 	if g.state.Load() == stateDeviceClosed {
@@ -265,7 +280,7 @@ func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 
 // Stats returns the context's counters.
 func (g *GPU) Stats() Stats {
-	s := Stats{Stats: g.pool.Stats(), Unconverted: g.unconv.Load()}
+	s := Stats{Stats: g.pool.Stats(), Unconverted: g.unconv.Load(), ZeroEnds: g.claimZeroEnds()}
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s
 }

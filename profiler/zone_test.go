@@ -286,27 +286,46 @@ func TestMisuseNeverPanics(t *testing.T) {
 	if zs, err := r.g.Collect(nil); err != nil || len(zs) != 0 {
 		t.Errorf("empty Collect: %v, %v", zs, err)
 	}
-	// A zone outside any frame is refused and counted.
+	// A zone outside any frame is refused and counted; its End is fine.
 	if z := r.g.Zone(r.q.Cmd(), name); z.Valid() {
 		t.Error("zone outside a frame accepted")
+	} else {
+		z.End()
+	}
+	var nilGPU *GPU
+	if z := nilGPU.Zone(nil, name); z.Valid() {
+		t.Error("nil GPU gave a zone")
+	} else {
+		z.End() // a nil GPU profiles nothing: not misuse
 	}
 	zs := r.frame(func(cmd vkg.CommandBuffer) {
 		z := r.g.Zone(cmd, name)
 		z.End()
-		z.End()           // twice
-		Zone{}.End()      // the zero Zone
-		Zone{}.EndIn(cmd) // likewise
+		z.End() // twice
 	})
 	if len(zs) != 1 {
 		t.Errorf("%d zones, want 1", len(zs))
 	}
 	st := r.g.Stats()
-	if st.Misuse != 1 || st.NoSlot != 1 {
-		t.Errorf("stats %+v: want Misuse 1 (End twice), NoSlot 1", st)
+	if st.Misuse != 1 || st.NoSlot != 1 || st.ZeroEnds != 0 {
+		t.Errorf("stats %+v: want Misuse 1 (End twice), NoSlot 1, ZeroEnds 0", st)
 	}
-	var nilGPU *GPU
-	if nilGPU.Zone(nil, name).Valid() {
-		t.Error("nil GPU gave a zone")
+	// Ending the zero Zone: counted apart from End twice.
+	zs = r.frame(func(cmd vkg.CommandBuffer) {
+		Zone{}.End()
+		Zone{}.EndIn(cmd)
+		var z Zone
+		z.End()
+	})
+	if len(zs) != 0 {
+		t.Errorf("%d zones, want none", len(zs))
+	}
+	st = r.g.Stats()
+	if st.Misuse != 1 || st.ZeroEnds != 3 || st.NoSlot != 1 {
+		t.Errorf("stats %+v: want ZeroEnds 3 (the zero Zone), Misuse still 1, NoSlot 1", st)
+	}
+	if got := r.p.Dump().Drops.Unmatched; got != 4 {
+		t.Errorf("timeline Drops.Unmatched %d, want 4 (End twice, three zero Zones)", got)
 	}
 	// After Close: refused, counted, no panic, no use of the device.
 	vkg.DeviceWaitIdle(r.q.Dev.Handle)
