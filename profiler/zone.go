@@ -48,7 +48,11 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 
 // EndIn writes the zone's end timestamp into cmd: the command buffer it
 // began in or a later one submitted to the same queue, for zones that span
-// command buffers. Ending twice, ending the zero Zone, or ending a dropped
+// command buffers. With DebugLabels the zone's label region spans them
+// too: begun in the first command buffer, ended in cmd, which
+// VK_EXT_debug_utils allows within one queue's submissions in order (both
+// command buffers must be submitted, the first before the second, or the
+// queue's labels are unbalanced). Ending twice, ending the zero Zone, or ending a dropped
 // zone records nothing; the first two are counted as misuse (Stats.Misuse,
 // Stats.ZeroEnds).
 func (z Zone) EndIn(cmd vkg.CommandBuffer) {
@@ -58,7 +62,7 @@ func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 		}
 		return // else dropped at Zone, already counted
 	}
-	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels && cmd == z.cmd {
+	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels {
 		z.g.dev.CmdEndLabel(cmd)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
@@ -79,6 +80,8 @@ type Device struct {
 	copyQueries  proc
 	submit       proc
 	waitEvents   proc
+
+	labelsBegun, labelsEnded atomic.Uint64 // label commands recorded
 
 	life    sync.Mutex // closed, users, nextUser
 	closed  bool
@@ -438,6 +441,7 @@ func (d *Device) CmdBeginLabel(cmd vk.CommandBuffer, l Label) {
 		return
 	}
 	C.fs_cmd_begin_label(C.fsPFN(d.beginLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)), l.c)
+	d.labelsBegun.Add(1)
 }
 
 // CmdEndLabel records vkCmdEndDebugUtilsLabelEXT; a no-op without the extension.
@@ -446,6 +450,14 @@ func (d *Device) CmdEndLabel(cmd vk.CommandBuffer) {
 		return
 	}
 	C.fs_cmd_end_label(C.fsPFN(d.endLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)))
+	d.labelsEnded.Add(1)
+}
+
+// LabelCounts returns how many label regions were begun and ended through
+// CmdBeginLabel and CmdEndLabel: equal when every region opened was closed
+// (the validation layer does not check it).
+func (d *Device) LabelCounts() (begun, ended uint64) {
+	return d.labelsBegun.Load(), d.labelsEnded.Load()
 }
 
 // CmdCopyQueries records the copy of count timestamp queries (64-bit
