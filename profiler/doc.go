@@ -27,7 +27,8 @@
 // Pipeline stages: by default a zone's begin timestamp is written at
 // TOP_OF_PIPE and its end at BOTTOM_OF_PIPE, so a zone covers all the work
 // recorded between them and nested zones stay inside their parents.
-// GPUOptions.BeginStage and EndStage choose others.
+// GPUOptions.BeginStage and EndStage choose others; GPU refuses, with an
+// error, a stage vkCmdWriteTimestamp may not take on the queue.
 //
 // Misuse never panics: ending a zone twice (Stats.Misuse), ending the zero
 // Zone (Stats.ZeroEnds, claimed by the next context to report, as the zero

@@ -15,7 +15,12 @@ import (
 // GPUOptions configure a GPU context. Zero fields take defaults.
 type GPUOptions struct {
 	// BeginStage and EndStage are the pipeline stages of a zone's two
-	// timestamps. Defaults: TOP_OF_PIPE and BOTTOM_OF_PIPE.
+	// timestamps. Defaults: TOP_OF_PIPE and BOTTOM_OF_PIPE. GPU refuses a
+	// stage vkCmdWriteTimestamp may not take on the queue: not one bit,
+	// HOST, one the queue's family lacks, and, on a device OpenDevice made
+	// (which enables no optional feature or extension stage), the
+	// geometry and tessellation stages and extension stages. On a device
+	// from WrapDevice those last are the application's to know.
 	BeginStage, EndStage vkg.PipelineStageFlagBits
 	// FramesInFlight: by the time the application begins frame N it has
 	// waited for frame N-FramesInFlight's GPU work. Default 3.
@@ -129,6 +134,13 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	}
 	if o.EndStage == 0 {
 		o.EndStage = vkg.PipelineStageBottomOfPipeBit
+	}
+	own := !dev.d.Borrowed()
+	if err := checkStage("BeginStage", o.BeginStage, q, own); err != nil {
+		return nil, err
+	}
+	if err := checkStage("EndStage", o.EndStage, q, own); err != nil {
+		return nil, err
 	}
 	pool, err := querypool.New(dev.d, querypool.Config{
 		ValidBits: q.ValidBits,

@@ -327,6 +327,11 @@ func (d *Device) OnClose(stop, release func()) (unregister func(), err error) {
 	}, nil
 }
 
+// Borrowed reports whether the device is the application's (Wrap): what
+// it enabled beyond Existing's fields is unknown. A device from Open
+// enables no optional feature and only Framescope's extensions.
+func (d *Device) Borrowed() bool { return d.borrowed }
+
 // Closed reports whether Close has begun.
 func (d *Device) Closed() bool {
 	d.life.Lock()
