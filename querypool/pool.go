@@ -36,7 +36,11 @@ type Config struct {
 	NoCopy bool
 	// StaleFrames: a slot whose results are still incomplete this many
 	// frames after it closed is given up; what it lacked is counted
-	// (Unended, Unwritten). Default 64.
+	// (Unended, Unwritten). Default 64. A slot whose pairs have all ended
+	// is given up sooner, as soon as its readback shows the GPU cannot
+	// still write what is missing (a command buffer never submitted): read
+	// from a copy recorded after the last End, or FramesInFlight frames
+	// after the last End was seen.
 	StaleFrames uint64
 }
 
@@ -77,7 +81,7 @@ type Stats struct {
 	Dropped   uint64 // refused: the frame's slot was full
 	NoSlot    uint64 // refused: no frame begun, or no free slot (GPU too far behind)
 	Unended   uint64 // begun but never ended before the slot was given up
-	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted?)
+	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted)
 	LateEnds  uint64 // ended after their slot was given up or the pool closed
 	Misuse    uint64 // End twice, End of a zero Pair
 	Grown     uint64 // slots recreated larger
@@ -287,6 +291,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.frame = frame
 	s.begun = p.frames
 	s.copyAt = 0
+	s.settledAt = 0
 	s.needCopy = false
 	s.next.Store(0)
 	s.state.Store(slotRecording)
@@ -326,6 +331,9 @@ func (p *Pool) recordCopies(cmd vkg.CommandBuffer) {
 			continue
 		}
 		s.copyAt, s.needCopy = p.frames, false
+		if s.settledAt == 0 && s.writers.Load() == 0 && s.settled() {
+			s.settledAt = p.frames // every end is recorded before this copy
+		}
 		if min(s.next.Load(), s.cap) > 0 {
 			p.copies = append(p.copies, s)
 		}
