@@ -29,7 +29,9 @@ type GPUOptions struct {
 	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512, 32768.
 	QueriesPerFrame, MaxQueriesPerFrame uint32
 	// DebugLabels mirrors each zone as a debug-utils label, so RenderDoc
-	// and Nsight captures show the same names (needs VK_EXT_debug_utils).
+	// and Nsight captures show the same names. It needs VK_EXT_debug_utils
+	// on the instance (for WrapDevice, Existing.DebugUtils): without it GPU
+	// fails with ErrNoDebugLabels rather than leave the labels out.
 	DebugLabels bool
 	// Calibration configures the clock calibration.
 	Calibration CalibrationOptions
@@ -49,6 +51,10 @@ type Stats struct {
 
 // ErrClosed is returned after GPU.Close.
 var ErrClosed = errors.New("profiler: GPU context is closed")
+
+// ErrNoDebugLabels is returned by Profiler.GPU when GPUOptions.DebugLabels
+// is asked for on a device without VK_EXT_debug_utils.
+var ErrNoDebugLabels = errors.New("profiler: DebugLabels needs VK_EXT_debug_utils, which the device's instance lacks")
 
 // ErrDeviceClosed is returned by a GPU context whose Device was closed
 // (which closed the context first), and by Profiler.GPU on a closed
@@ -135,6 +141,12 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if o.EndStage == 0 {
 		o.EndStage = vkg.PipelineStageBottomOfPipeBit
 	}
+	if o.DebugLabels && !dev.d.HasLabels() {
+		if dev.d.Borrowed() {
+			return nil, fmt.Errorf("%w (for WrapDevice: enable it on the instance and set Existing.DebugUtils), or leave DebugLabels off", ErrNoDebugLabels)
+		}
+		return nil, fmt.Errorf("%w (the Vulkan loader does not offer it), or leave DebugLabels off", ErrNoDebugLabels)
+	}
 	own := !dev.d.Borrowed()
 	if err := checkStage("BeginStage", o.BeginStage, q, own); err != nil {
 		return nil, err
@@ -170,7 +182,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	g := &GPU{
 		p: p, dev: dev.d, queue: q, pool: pool,
 		begin: o.BeginStage, end: o.EndStage,
-		labels: o.DebugLabels && dev.d.HasLabels(),
+		labels: o.DebugLabels,
 		clock:  clock,
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags})

@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -127,5 +128,35 @@ func TestStagesReachTimestamps(t *testing.T) {
 		}
 		check("Zone", atZone, c.wantBegin)
 		check("End", atEnd, c.wantEnd)
+	}
+}
+
+// DebugLabels on a device whose instance lacks VK_EXT_debug_utils (here:
+// a wrapped device that does not declare it) is an error, not labels
+// silently left out; without DebugLabels the same device profiles.
+func TestDebugLabelsWithoutDebugUtils(t *testing.T) {
+	d := vktest.Open(t, vk.Config{})
+	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := dev.QueueFor("graphics")
+	p := New(Options{})
+	if g, err := p.GPU(dev, q, GPUOptions{DebugLabels: true}); !errors.Is(err, ErrNoDebugLabels) || g != nil {
+		t.Fatalf("DebugLabels without VK_EXT_debug_utils: %v, want ErrNoDebugLabels", err)
+	} else {
+		t.Logf("%v", err)
+	}
+	g, err := p.GPU(dev, q, GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.gpus) != 1 {
+		t.Errorf("%d contexts, want the one that worked", len(p.gpus))
+	}
+	dev.Close() // closes g
+	if err := g.BeginFrame(nil); !errors.Is(err, ErrDeviceClosed) {
+		t.Errorf("after the wrapper's Close: %v", err)
 	}
 }
