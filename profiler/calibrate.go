@@ -49,15 +49,16 @@ type calibrator struct {
 	// calibrated is the vkGetCalibratedTimestamps call; tests wrap it.
 	calibrated func(doms []vk.TimeDomain, ts []uint64) (maxDeviation uint64, err error)
 
-	mu     sync.Mutex // one round at a time
-	doms   [2]vk.TimeDomain
-	ts     [2]uint64
-	fb     *fallback
-	n      atomic.Uint64
-	errs   atomic.Uint64
-	stopc  chan struct{}
-	done   chan struct{}
-	stopMu sync.Once
+	mu      sync.Mutex // one round at a time
+	stopped bool       // no round any more: the context is closing
+	doms    [2]vk.TimeDomain
+	ts      [2]uint64
+	fb      *fallback
+	n       atomic.Uint64
+	errs    atomic.Uint64
+	stopc   chan struct{}
+	done    chan struct{}
+	stopMu  sync.Once
 }
 
 func newCalibrator(g *GPU, o CalibrationOptions) (*calibrator, error) {
@@ -138,9 +139,19 @@ func (c *calibrator) loop() {
 	}
 }
 
+// stop ends the background rounds and refuses every later one: no call
+// into the device follows.
 func (c *calibrator) stop() {
 	c.stopMu.Do(func() { close(c.stopc) })
 	<-c.done
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+}
+
+// release destroys the fallback's objects; after stop, before the device
+// goes.
+func (c *calibrator) release() {
 	c.mu.Lock()
 	if c.fb != nil {
 		c.fb.destroy()
@@ -157,25 +168,34 @@ func (c *calibrator) counts() (n, errs uint64) { return c.n.Load(), c.errs.Load(
 // FallbackTimeout): call it only from the goroutine that owns that queue,
 // off the render path.
 func (g *GPU) Calibrate() error {
-	if g.closed.Load() {
-		return ErrClosed
+	if g.state.Load() != stateOpen {
+		return g.refusal()
 	}
 	q := &g.queue
 	if g.cal.o.FallbackQueue != nil {
 		q = g.cal.o.FallbackQueue
 	}
 	err := g.cal.round(q)
+	if err == errStopped {
+		return g.refusal()
+	}
 	if err != nil {
 		g.cal.errs.Add(1)
 	}
 	return err
 }
 
+// errStopped: the context closed while a round was asked for.
+var errStopped = errors.New("profiler: calibration stopped")
+
 // round takes one sample and feeds it to the clock model. q is the queue
 // for the fallback; nil forbids it.
 func (c *calibrator) round(q *Queue) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stopped {
+		return errStopped
+	}
 	var s timeline.ClockSample
 	var err error
 	if c.useExt {

@@ -45,13 +45,16 @@ func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 // collect reads pairs with read (the pool's Collect or Drain), converts
 // them, and adds them to the timeline.
 func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
-	if g.closed.Load() {
-		return dst, ErrClosed
+	if g.state.Load() != stateOpen {
+		return dst, g.refusal()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	raw, err := read(g.raw[:0])
 	g.raw = raw
+	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {
+		return dst, err
+	}
 	dst, spans := g.convert(raw, dst)
 	if len(spans) > 0 && !g.ownClock {
 		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
@@ -144,7 +147,7 @@ func (g *GPU) reportLocked() {
 	st := g.pool.Stats()
 	d := timeline.Drops{
 		Zones:       st.Dropped + st.NoSlot,
-		Unmatched:   st.Unended + st.LateEnds + st.Misuse + st.Unwritten,
+		Unmatched:   st.Unended + st.LateEnds + st.Misuse + st.Unwritten + g.claimZeroEnds(),
 		Unconverted: g.unconv.Load(),
 	}
 	delta := timeline.Drops{

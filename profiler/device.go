@@ -52,8 +52,12 @@ func OpenDevice(cfg DeviceConfig) (*Device, error) {
 // asked what was enabled on it.
 type Existing = vk.Existing
 
-// WrapDevice uses a device the application created. Close on it destroys
-// nothing.
+// WrapDevice uses a device the application created. The application must
+// close the GPU contexts made on it (GPU.Close, Profiler.Close, or Close on
+// the returned Device, which closes them all) before it destroys its
+// VkDevice: a context holds query pools on the device and, with
+// calibrated timestamps, calls into it from a goroutine of its own. Close
+// on the returned Device destroys nothing of the application's.
 func WrapDevice(e Existing) (*Device, error) {
 	d, err := vk.Wrap(e)
 	if err != nil {
@@ -120,6 +124,11 @@ func containsWord(flags, w string) bool {
 	return false
 }
 
-// Close destroys the device and instance OpenDevice made (after waiting
-// for it to go idle). Close every GPU context first.
+// Close closes every GPU context made on the device: their calibration
+// stops, the device is waited for (vkDeviceWaitIdle: nothing may be
+// submitted meanwhile), and their query pools are destroyed. Then, for a
+// device OpenDevice made, it destroys the device and its instance; for
+// one from WrapDevice, nothing more: the application still owns it. Every
+// later call on those contexts returns ErrDeviceClosed or is refused and
+// counted (zones), without calling Vulkan. A second Close does nothing.
 func (d *Device) Close() { d.d.Close() }

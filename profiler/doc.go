@@ -27,9 +27,20 @@
 // Pipeline stages: by default a zone's begin timestamp is written at
 // TOP_OF_PIPE and its end at BOTTOM_OF_PIPE, so a zone covers all the work
 // recorded between them and nested zones stay inside their parents.
-// GPUOptions.BeginStage and EndStage choose others.
+// GPUOptions.BeginStage and EndStage choose others; GPU refuses, with an
+// error, a stage vkCmdWriteTimestamp may not take on the queue.
 //
-// Misuse never panics: ending a zone twice, ending the zero Zone, zones
-// never ended, collecting with nothing submitted, or using a GPU after
-// Close are refused and counted (Stats), and show in the trace's Drops.
+// Misuse never panics: ending a zone twice (Stats.Misuse), ending the zero
+// Zone (Stats.ZeroEnds, claimed by the next context to report, as the zero
+// Zone names none), zones never ended (Unended), ended too late
+// (LateEnds), or never submitted (Unwritten), collecting with nothing
+// submitted, or using a GPU after Close (NoSlot) are refused and counted,
+// and show in the trace's Drops.
+//
+// Closing a Device closes the GPU contexts made on it first: calibration
+// stops, the device is waited for, the query pools are destroyed; their
+// later calls return ErrDeviceClosed (zones are refused and counted) and
+// never reach Vulkan. A device the application made (WrapDevice) is not
+// destroyed by the profiler: close the contexts, or the Device wrapping
+// it, before destroying it.
 package profiler

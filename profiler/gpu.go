@@ -15,7 +15,12 @@ import (
 // GPUOptions configure a GPU context. Zero fields take defaults.
 type GPUOptions struct {
 	// BeginStage and EndStage are the pipeline stages of a zone's two
-	// timestamps. Defaults: TOP_OF_PIPE and BOTTOM_OF_PIPE.
+	// timestamps. Defaults: TOP_OF_PIPE and BOTTOM_OF_PIPE. GPU refuses a
+	// stage vkCmdWriteTimestamp may not take on the queue: not one bit,
+	// HOST, one the queue's family lacks, and, on a device OpenDevice made
+	// (which enables no optional feature or extension stage), the
+	// geometry and tessellation stages and extension stages. On a device
+	// from WrapDevice those last are the application's to know.
 	BeginStage, EndStage vkg.PipelineStageFlagBits
 	// FramesInFlight: by the time the application begins frame N it has
 	// waited for frame N-FramesInFlight's GPU work. Default 3.
@@ -24,7 +29,9 @@ type GPUOptions struct {
 	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512, 32768.
 	QueriesPerFrame, MaxQueriesPerFrame uint32
 	// DebugLabels mirrors each zone as a debug-utils label, so RenderDoc
-	// and Nsight captures show the same names (needs VK_EXT_debug_utils).
+	// and Nsight captures show the same names. It needs VK_EXT_debug_utils
+	// on the instance (for WrapDevice, Existing.DebugUtils): without it GPU
+	// fails with ErrNoDebugLabels rather than leave the labels out.
 	DebugLabels bool
 	// Calibration configures the clock calibration.
 	Calibration CalibrationOptions
@@ -33,6 +40,10 @@ type GPUOptions struct {
 // Stats counts what a GPU context did and everything it had to drop.
 type Stats struct {
 	querypool.Stats
+	// ZeroEnds counts Ends of the zero Zone (a Zone that GPU.Zone never
+	// returned). Such a Zone names no context: the context whose Stats or
+	// Collect comes next claims it, so each is counted once in the process.
+	ZeroEnds          uint64
 	Unconverted       uint64 // zones read back before any calibration
 	Calibrations      uint64
 	CalibrationErrors uint64
@@ -40,6 +51,23 @@ type Stats struct {
 
 // ErrClosed is returned after GPU.Close.
 var ErrClosed = errors.New("profiler: GPU context is closed")
+
+// ErrNoDebugLabels is returned by Profiler.GPU when GPUOptions.DebugLabels
+// is asked for on a device without VK_EXT_debug_utils.
+var ErrNoDebugLabels = errors.New("profiler: DebugLabels needs VK_EXT_debug_utils, which the device's instance lacks")
+
+// ErrDeviceClosed is returned by a GPU context whose Device was closed
+// (which closed the context first), and by Profiler.GPU on a closed
+// Device. errors.Is(ErrDeviceClosed, ErrClosed) holds.
+var ErrDeviceClosed error = deviceClosedError{}
+
+type deviceClosedError struct{}
+
+func (deviceClosedError) Error() string {
+	return "profiler: the device was closed, and the GPU context with it"
+}
+
+func (deviceClosedError) Is(target error) bool { return target == ErrClosed }
 
 // GPU is the profiling context of one VkQueue.
 type GPU struct {
@@ -55,7 +83,9 @@ type GPU struct {
 	clock *timeline.ClockModel
 	cal   *calibrator
 
-	closed atomic.Bool
+	state atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
+	life  sync.Mutex    // Close and the device's close, one at a time
+	unreg func()        // leaves the device's list of users
 
 	mu       sync.Mutex // frames, submissions, collection
 	frame    uint64
@@ -67,10 +97,18 @@ type GPU struct {
 	lastCal  int64
 	ownClock bool // zones are on another clock than the timeline's: not added to it
 	unconv   atomic.Uint64
+	zeroEnds atomic.Uint64 // Ends of the zero Zone claimed by this context
 
 	labelMu sync.RWMutex
 	label   []vk.Label // by Name; made on first use
 }
+
+// GPU.state values.
+const (
+	stateOpen uint32 = iota
+	stateClosed
+	stateDeviceClosed
+)
 
 const (
 	frameRing = 64 // frames whose submissions are remembered
@@ -88,8 +126,11 @@ var nextKey atomic.Uint64
 
 // GPU makes the profiling context of queue q on dev.
 func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
-	if dev == nil || dev.d == nil || dev.d.Handle == nil {
-		return nil, errors.New("profiler: GPU needs an open Device")
+	if dev == nil || dev.d == nil {
+		return nil, errors.New("profiler: GPU needs a Device")
+	}
+	if dev.d.Closed() {
+		return nil, ErrDeviceClosed
 	}
 	if q.ValidBits == 0 {
 		return nil, fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", q.Family, q.Flags)
@@ -99,6 +140,19 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	}
 	if o.EndStage == 0 {
 		o.EndStage = vkg.PipelineStageBottomOfPipeBit
+	}
+	if o.DebugLabels && !dev.d.HasLabels() {
+		if dev.d.Borrowed() {
+			return nil, fmt.Errorf("%w (for WrapDevice: enable it on the instance and set Existing.DebugUtils), or leave DebugLabels off", ErrNoDebugLabels)
+		}
+		return nil, fmt.Errorf("%w (the Vulkan loader does not offer it), or leave DebugLabels off", ErrNoDebugLabels)
+	}
+	own := !dev.d.Borrowed()
+	if err := checkStage("BeginStage", o.BeginStage, q, own); err != nil {
+		return nil, err
+	}
+	if err := checkStage("EndStage", o.EndStage, q, own); err != nil {
+		return nil, err
 	}
 	pool, err := querypool.New(dev.d, querypool.Config{
 		ValidBits: q.ValidBits,
@@ -110,6 +164,9 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
 	})
+	if errors.Is(err, vk.ErrDeviceClosed) {
+		return nil, ErrDeviceClosed
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +182,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	g := &GPU{
 		p: p, dev: dev.d, queue: q, pool: pool,
 		begin: o.BeginStage, end: o.EndStage,
-		labels: o.DebugLabels && dev.d.HasLabels(),
+		labels: o.DebugLabels,
 		clock:  clock,
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags})
@@ -134,6 +191,15 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if err != nil {
 		pool.Close()
 		return nil, err
+	}
+	// Closing the device closes the context first: the calibrator stops
+	// before the device goes idle, its objects go after.
+	g.unreg, err = dev.d.OnClose(g.deviceStop, g.deviceRelease)
+	if err != nil {
+		g.cal.stop()
+		g.cal.release()
+		pool.Close()
+		return nil, ErrDeviceClosed
 	}
 	p.mu.Lock()
 	p.gpus = append(p.gpus, g)
@@ -156,8 +222,8 @@ func (g *GPU) Clock() *timeline.ClockModel { return g.clock }
 // An error means this frame's zones are refused and counted; nothing else
 // goes wrong, and the next frame tries again.
 func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
-	if g.closed.Load() {
-		return ErrClosed
+	if g.state.Load() != stateOpen {
+		return g.refusal()
 	}
 	f := g.p.rec.Frame()
 	g.mu.Lock()
@@ -165,7 +231,34 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	fi := &g.frameAt[f%frameRing]
 	fi.frame, fi.host, fi.nsubs = f, g.cal.o.Clock.now(), 0
 	g.mu.Unlock()
-	return g.pool.BeginFrame(f, cmd)
+	return g.poolErr(g.pool.BeginFrame(f, cmd))
+}
+
+// claimZeroEnds takes the process's unclaimed Ends of the zero Zone, when
+// the context is open (a closed one could not report them), and returns
+// this context's total.
+func (g *GPU) claimZeroEnds() uint64 {
+	if zeroEnds.Load() != 0 && g.state.Load() == stateOpen {
+		g.zeroEnds.Add(zeroEnds.Swap(0))
+	}
+	return g.zeroEnds.Load()
+}
+
+// refusal is the error of a closed context.
+func (g *GPU) refusal() error {
+	if g.state.Load() == stateDeviceClosed {
+		return ErrDeviceClosed
+	}
+	return ErrClosed
+}
+
+// poolErr turns the pool's ErrClosed (the context closed meanwhile) into
+// the context's own.
+func (g *GPU) poolErr(err error) error {
+	if errors.Is(err, querypool.ErrClosed) {
+		return g.refusal()
+	}
+	return err
 }
 
 // EndFrame closes the frame on this queue: zones begun later belong to no
@@ -181,7 +274,7 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 // which is fine on most drivers but waits for the whole device to go idle
 // on lavapipe.
 func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
-	if g.closed.Load() {
+	if g.state.Load() != stateOpen {
 		return
 	}
 	g.pool.EndFrame(cmd)
@@ -211,19 +304,41 @@ func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 
 // Stats returns the context's counters.
 func (g *GPU) Stats() Stats {
-	s := Stats{Stats: g.pool.Stats(), Unconverted: g.unconv.Load()}
+	s := Stats{Stats: g.pool.Stats(), Unconverted: g.unconv.Load(), ZeroEnds: g.claimZeroEnds()}
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s
 }
 
 // Close stops calibration and destroys the query pools. Call it once the
 // GPU is done with the command buffers that recorded zones (after
-// vkDeviceWaitIdle), and before destroying the device. Every later call on
-// the context is refused and counted; none panics.
+// vkDeviceWaitIdle), and before the application destroys a device it
+// made itself (see WrapDevice); closing a Device closes its contexts
+// itself. Every later call on the context is refused and counted; none
+// panics, none calls Vulkan.
 func (g *GPU) Close() {
-	if g.closed.Swap(true) {
+	g.life.Lock()
+	defer g.life.Unlock()
+	if !g.state.CompareAndSwap(stateOpen, stateClosed) {
 		return
 	}
+	g.unreg()
 	g.cal.stop()
+	g.cal.release()
 	g.pool.Close()
+}
+
+// deviceStop and deviceRelease close the context for the device's Close
+// (see vk.Device.OnClose); the pool closes itself the same way.
+func (g *GPU) deviceStop() {
+	g.life.Lock()
+	defer g.life.Unlock()
+	if g.state.CompareAndSwap(stateOpen, stateDeviceClosed) {
+		g.cal.stop()
+	}
+}
+
+func (g *GPU) deviceRelease() {
+	g.life.Lock()
+	defer g.life.Unlock()
+	g.cal.release()
 }

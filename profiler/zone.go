@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -9,11 +10,17 @@ import (
 )
 
 // Zone is an open GPU zone: a small value, ended once with End or EndIn.
+// The zero Zone (one GPU.Zone never returned) ends as misuse, counted.
 type Zone struct {
 	g    *GPU
 	pair querypool.Pair
 	cmd  vkg.CommandBuffer
+	made bool // returned by GPU.Zone, recording or refused
 }
+
+// zeroEnds counts Ends of the zero Zone. Such a Zone belongs to no
+// context: the next context to report its Stats or collect claims them.
+var zeroEnds atomic.Uint64
 
 // Zone writes a begin timestamp into cmd and returns the open zone:
 //
@@ -24,16 +31,16 @@ type Zone struct {
 // counts the zone as dropped and returns a Zone whose End does nothing.
 func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 	if g == nil {
-		return Zone{}
+		return Zone{made: true}
 	}
 	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
 	if !ok {
-		return Zone{}
+		return Zone{made: true}
 	}
 	if g.labels {
 		g.dev.CmdBeginLabel(cmd, g.labelFor(name))
 	}
-	return Zone{g: g, pair: pr, cmd: cmd}
+	return Zone{g: g, pair: pr, cmd: cmd, made: true}
 }
 
 // End writes the zone's end timestamp into the command buffer it began in.
@@ -41,13 +48,21 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 
 // EndIn writes the zone's end timestamp into cmd: the command buffer it
 // began in or a later one submitted to the same queue, for zones that span
-// command buffers. Ending twice, or ending a dropped zone, records nothing;
-// the former is counted as misuse.
+// command buffers. With DebugLabels the zone's label region spans them
+// too: begun in the first command buffer, ended in cmd, which
+// VK_EXT_debug_utils allows within one queue's submissions in order (both
+// command buffers must be submitted, the first before the second, or the
+// queue's labels are unbalanced). Ending twice, ending the zero Zone, or ending a dropped
+// zone records nothing; the first two are counted as misuse (Stats.Misuse,
+// Stats.ZeroEnds).
 func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if z.g == nil {
-		return // dropped at Zone, already counted
+		if !z.made {
+			zeroEnds.Add(1)
+		}
+		return // else dropped at Zone, already counted
 	}
-	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels && cmd == z.cmd {
+	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels {
 		z.g.dev.CmdEndLabel(cmd)
 	}
 }

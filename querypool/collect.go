@@ -108,7 +108,11 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		stale := p.frames-s.closed >= p.cfg.StaleFrames
-		if !stale && (s.writers.Load() != 0 || !s.settled()) {
+		settled := s.writers.Load() == 0 && s.settled()
+		if settled && s.settledAt == 0 {
+			s.settledAt = p.frames
+		}
+		if !stale && !settled {
 			continue
 		}
 		copied := s.copyAt != 0 && !s.needCopy
@@ -161,7 +165,7 @@ func (p *Pool) readPass(mode readMode) {
 			s.state.Store(slotClosed)
 			continue
 		}
-		if !s.stale && !s.complete() {
+		if !s.stale && !s.complete() && !p.unwritable(s) {
 			if s.fromCopy {
 				s.needCopy = true // written after the copy ran: copy again
 			}
@@ -220,6 +224,22 @@ func (p *Pool) readPass(mode readMode) {
 		s.state.Store(slotFree)
 	}
 	p.mu.Unlock()
+}
+
+// unwritable reports whether what an incomplete readback of s lacks can
+// no longer be written: every End was recorded before the copy this pass
+// read (which ran last in its frame, FramesInFlight frames ago), or, read
+// through the driver, FramesInFlight frames before this pass. The command
+// buffers that held the missing timestamps were never submitted. The
+// caller holds p.mu.
+func (p *Pool) unwritable(s *Slot) bool {
+	if s.settledAt == 0 {
+		return false
+	}
+	if s.fromCopy {
+		return s.settledAt <= s.copyAt
+	}
+	return p.frames-s.settledAt >= uint64(p.cfg.FramesInFlight)
 }
 
 // harvest moves a taken slot's complete pairs to p.ready and counts the rest.

@@ -36,7 +36,11 @@ type Config struct {
 	NoCopy bool
 	// StaleFrames: a slot whose results are still incomplete this many
 	// frames after it closed is given up; what it lacked is counted
-	// (Unended, Unwritten). Default 64.
+	// (Unended, Unwritten). Default 64. A slot whose pairs have all ended
+	// is given up sooner, as soon as its readback shows the GPU cannot
+	// still write what is missing (a command buffer never submitted): read
+	// from a copy recorded after the last End, or FramesInFlight frames
+	// after the last End was seen.
 	StaleFrames uint64
 }
 
@@ -77,7 +81,7 @@ type Stats struct {
 	Dropped   uint64 // refused: the frame's slot was full
 	NoSlot    uint64 // refused: no frame begun, or no free slot (GPU too far behind)
 	Unended   uint64 // begun but never ended before the slot was given up
-	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted?)
+	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted)
 	LateEnds  uint64 // ended after their slot was given up or the pool closed
 	Misuse    uint64 // End twice, End of a zero Pair
 	Grown     uint64 // slots recreated larger
@@ -125,11 +129,17 @@ type Pool struct {
 	stop   chan struct{}
 	done   chan struct{} // closed when the reader exits
 
+	life     sync.Mutex // Close and the device's close, one at a time
+	stopped  bool       // the reader is stopped, nothing reads any more
+	released bool       // the query pools are destroyed
+	unreg    func()     // leaves the device's list of users
+
 	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
 	lateEnds, misuse, grown, behind                       atomic.Uint64
 }
 
-// New creates a Pool on dev.
+// New creates a Pool on dev. Closing dev closes the pool first (see
+// vk.Device.OnClose): it is refused from then on, like after Close.
 func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
@@ -140,6 +150,11 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	if cfg.ValidBits < 64 {
 		p.mask = 1<<cfg.ValidBits - 1
 	}
+	unreg, err := dev.OnClose(p.deviceStop, p.deviceRelease)
+	if err != nil {
+		return nil, fmt.Errorf("querypool: %w", err)
+	}
+	p.unreg = unreg
 	go p.reader()
 	for i := 0; i < cfg.Slots; i++ {
 		s, err := p.newSlot(cfg.Queries)
@@ -276,6 +291,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.frame = frame
 	s.begun = p.frames
 	s.copyAt = 0
+	s.settledAt = 0
 	s.needCopy = false
 	s.next.Store(0)
 	s.state.Store(slotRecording)
@@ -315,6 +331,9 @@ func (p *Pool) recordCopies(cmd vkg.CommandBuffer) {
 			continue
 		}
 		s.copyAt, s.needCopy = p.frames, false
+		if s.settledAt == 0 && s.writers.Load() == 0 && s.settled() {
+			s.settledAt = p.frames // every end is recorded before this copy
+		}
 		if min(s.next.Load(), s.cap) > 0 {
 			p.copies = append(p.copies, s)
 		}
@@ -441,13 +460,40 @@ func (p *Pool) Slots() []uint32 {
 // command buffer that used them (after vkDeviceWaitIdle or their fences).
 // Later calls to any method are safe: they are refused and counted.
 func (p *Pool) Close() {
-	if p.closed.Swap(true) {
+	p.life.Lock()
+	defer p.life.Unlock()
+	if p.unreg != nil {
+		p.unreg()
+		p.unreg = nil
+	}
+	p.stopLocked()
+	p.releaseLocked()
+}
+
+// deviceStop and deviceRelease close the pool for the device's Close.
+func (p *Pool) deviceStop() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.stopLocked()
+}
+
+func (p *Pool) deviceRelease() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.releaseLocked()
+}
+
+// stopLocked refuses every later call and waits for the reader goroutine
+// and any readback in progress: no driver call follows. The caller holds
+// p.life.
+func (p *Pool) stopLocked() {
+	if p.stopped {
 		return
 	}
-	if p.stop != nil {
-		close(p.stop)
-		<-p.done
-	}
+	p.stopped = true
+	p.closed.Store(true)
+	close(p.stop)
+	<-p.done
 	p.readMu.Lock()
 	defer p.readMu.Unlock()
 	p.mu.Lock()
@@ -456,6 +502,19 @@ func (p *Pool) Close() {
 	for _, s := range p.ring {
 		s.state.Store(slotDead)
 		s.renew()
+	}
+}
+
+// releaseLocked destroys the query pools and buffers. The caller holds
+// p.life, and the pool is stopped.
+func (p *Pool) releaseLocked() {
+	if p.released {
+		return
+	}
+	p.released = true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.ring {
 		if s.pool != vkg.NullQueryPool {
 			vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
 			s.pool = vkg.NullQueryPool

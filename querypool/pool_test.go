@@ -386,3 +386,44 @@ func TestCollectReadsCopies(t *testing.T) {
 		}
 	}
 }
+
+// Closing the device closes the pool first (its query pools go while the
+// device exists); afterwards every call is refused, none touches Vulkan.
+func TestDeviceCloseClosesPool(t *testing.T) {
+	d := vktest.Open(t, vk.Config{})
+	q := vktest.NewQueue(t, d, d.Queues[0])
+	p, err := querypool.New(d, querypool.Config{ValidBits: q.Q.ValidBits, FramesInFlight: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := q.Cmd()
+	if err := p.BeginFrame(1, cmd); err != nil {
+		t.Fatal(err)
+	}
+	open, _ := p.Begin(cmd, top, 1)
+	q.Destroy()
+	d.Close()
+	if err := p.BeginFrame(2, nil); !errors.Is(err, querypool.ErrClosed) {
+		t.Errorf("BeginFrame: %v", err)
+	}
+	if _, ok := p.Begin(nil, top, 2); ok {
+		t.Error("Begin accepted")
+	}
+	if p.End(open, nil, bottom) {
+		t.Error("End recorded")
+	}
+	p.EndFrame(nil)
+	if _, err := p.Collect(nil); !errors.Is(err, querypool.ErrClosed) {
+		t.Errorf("Collect: %v", err)
+	}
+	if _, err := p.Drain(nil); !errors.Is(err, querypool.ErrClosed) {
+		t.Errorf("Drain: %v", err)
+	}
+	p.Close()
+	if s := p.Stats(); s.NoSlot != 1 || s.LateEnds != 1 {
+		t.Errorf("stats %+v: want NoSlot 1, LateEnds 1", s)
+	}
+	if _, err := querypool.New(d, querypool.Config{ValidBits: 64}); !errors.Is(err, vk.ErrDeviceClosed) {
+		t.Errorf("New on a closed device: %v", err)
+	}
+}

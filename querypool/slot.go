@@ -55,10 +55,14 @@ type Slot struct {
 	dirty   bool          // needs a reset before use (command path)
 	wanted  uint32        // queries asked for in its last frame, refused ones included
 
-	buf      *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
-	copyAt   uint64         // Pool.frames when its last copy was recorded; 0: none
-	needCopy bool           // a copy found pairs unwritten: copy again
-	fromCopy bool           // reader: this pass reads the copy, not the driver
+	buf    *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
+	copyAt uint64         // Pool.frames when its last copy was recorded; 0: none
+	// settledAt is Pool.frames when every pair of the slot was first seen
+	// ended (by EndFrame's copy or a readback pass); 0: not yet. Every
+	// end timestamp was recorded by then.
+	settledAt uint64
+	needCopy  bool // a copy found pairs unwritten: copy again
+	fromCopy  bool // reader: this pass reads the copy, not the driver
 
 	meta    []pairMeta
 	used    uint32     // reader: queries read this pass

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
@@ -19,6 +21,9 @@ import (
 
 // ErrNoDevice is returned when no physical device matches.
 var ErrNoDevice = errors.New("vk: no Vulkan physical device")
+
+// ErrDeviceClosed is returned by OnClose once the device is closed.
+var ErrDeviceClosed = errors.New("vk: the device is closed")
 
 // MissingError says that an entry point or feature is absent, and why.
 type MissingError struct {
@@ -75,6 +80,19 @@ type Device struct {
 	copyQueries  proc
 	submit       proc
 	waitEvents   proc
+
+	labelsBegun, labelsEnded atomic.Uint64 // label commands recorded
+
+	life    sync.Mutex // closed, users, nextUser
+	closed  bool
+	users   []user
+	nextUse uint64
+}
+
+// user is something made on the device that must go before it.
+type user struct {
+	id            uint64
+	stop, release func()
 }
 
 // Open creates an instance (see InstanceConfig) and a logical device with
@@ -281,22 +299,85 @@ func (d *Device) loadProcs(hostReset, calibrated bool) {
 	}
 }
 
-// Close waits for the device to go idle and destroys it, and the instance
-// when Open created it.
+// OnClose registers what Close must do before the device goes: stop ends
+// every use of the device from the user's own goroutines (and makes its
+// later calls refuse), release destroys what it made on the device. Close
+// calls every user's stop (the newest first), waits for the device to go
+// idle, then calls every release, and only then destroys the device. Call
+// unregister when the user closes first. OnClose fails with ErrDeviceClosed
+// once Close has begun.
+func (d *Device) OnClose(stop, release func()) (unregister func(), err error) {
+	d.life.Lock()
+	defer d.life.Unlock()
+	if d.closed {
+		return nil, ErrDeviceClosed
+	}
+	d.nextUse++
+	id := d.nextUse
+	d.users = append(d.users, user{id: id, stop: stop, release: release})
+	return func() {
+		d.life.Lock()
+		defer d.life.Unlock()
+		for i, u := range d.users {
+			if u.id == id {
+				d.users = append(d.users[:i], d.users[i+1:]...)
+				return
+			}
+		}
+	}, nil
+}
+
+// Borrowed reports whether the device is the application's (Wrap): what
+// it enabled beyond Existing's fields is unknown. A device from Open
+// enables no optional feature and only Framescope's extensions.
+func (d *Device) Borrowed() bool { return d.borrowed }
+
+// Closed reports whether Close has begun.
+func (d *Device) Closed() bool {
+	d.life.Lock()
+	defer d.life.Unlock()
+	return d.closed
+}
+
+// Close closes what was made on the device (see OnClose), then destroys
+// the device, and the instance when Open created it. On a device from Wrap
+// it destroys nothing of the application's: it waits for the device to go
+// idle (when something registered with OnClose is still open) and closes
+// those users. Later calls do nothing.
 func (d *Device) Close() {
-	if d == nil || d.Handle == nil {
+	if d == nil {
 		return
 	}
-	if d.borrowed {
-		d.Handle = nil
+	d.life.Lock()
+	if d.closed || d.Handle == nil {
+		d.closed = true
+		d.life.Unlock()
 		return
 	}
-	vk.DeviceWaitIdle(d.Handle)
-	vk.DestroyDevice(d.Handle, nil)
-	d.Handle = nil
-	if d.ownsInstance {
-		d.Instance.Destroy()
+	d.closed = true
+	users := d.users
+	d.users = nil
+	d.life.Unlock()
+	for i := len(users) - 1; i >= 0; i-- {
+		if users[i].stop != nil {
+			users[i].stop()
+		}
 	}
+	if len(users) > 0 || !d.borrowed {
+		vk.DeviceWaitIdle(d.Handle)
+	}
+	for i := len(users) - 1; i >= 0; i-- {
+		if users[i].release != nil {
+			users[i].release()
+		}
+	}
+	if !d.borrowed {
+		vk.DestroyDevice(d.Handle, nil)
+		if d.ownsInstance {
+			d.Instance.Destroy()
+		}
+	}
+	d.Handle = nil // every user is stopped: no goroutine of theirs reads it
 }
 
 // QueueFor returns the first queue whose flags contain want ("graphics",
@@ -365,6 +446,7 @@ func (d *Device) CmdBeginLabel(cmd vk.CommandBuffer, l Label) {
 		return
 	}
 	C.fs_cmd_begin_label(C.fsPFN(d.beginLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)), l.c)
+	d.labelsBegun.Add(1)
 }
 
 // CmdEndLabel records vkCmdEndDebugUtilsLabelEXT; a no-op without the extension.
@@ -373,6 +455,14 @@ func (d *Device) CmdEndLabel(cmd vk.CommandBuffer) {
 		return
 	}
 	C.fs_cmd_end_label(C.fsPFN(d.endLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)))
+	d.labelsEnded.Add(1)
+}
+
+// LabelCounts returns how many label regions were begun and ended through
+// CmdBeginLabel and CmdEndLabel: equal when every region opened was closed
+// (the validation layer does not check it).
+func (d *Device) LabelCounts() (begun, ended uint64) {
+	return d.labelsBegun.Load(), d.labelsEnded.Load()
 }
 
 // CmdCopyQueries records the copy of count timestamp queries (64-bit

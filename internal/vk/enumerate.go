@@ -1,6 +1,7 @@
 package vk
 
 /*
+#include <stdlib.h>
 #include "fsvk.h"
 */
 import "C"
@@ -35,7 +36,19 @@ func InstanceExtensions() (map[string]bool, error) {
 		return nil, err
 	}
 	return names("vkEnumerateInstanceExtensionProperties", func(b *C.char, c C.uint32_t) C.int {
-		return C.fs_instance_extensions(b, c)
+		return C.fs_instance_extensions(nil, b, c)
+	})
+}
+
+// LayerExtensions lists the instance extensions a layer offers itself.
+func LayerExtensions(layer string) (map[string]bool, error) {
+	if err := Load(); err != nil {
+		return nil, err
+	}
+	cl := C.CString(layer)
+	defer C.free(unsafe.Pointer(cl))
+	return names("vkEnumerateInstanceExtensionProperties("+layer+")", func(b *C.char, c C.uint32_t) C.int {
+		return C.fs_instance_extensions(cl, b, c)
 	})
 }
 

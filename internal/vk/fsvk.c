@@ -9,6 +9,29 @@
 typedef fsPFN (*fsPFN_GetInstanceProcAddr)(fsVkInstance, const char *);
 typedef fsPFN (*fsPFN_GetDeviceProcAddr)(fsVkDevice, const char *);
 
+typedef struct {
+	int32_t sType;
+	const void *pNext;
+	uint32_t flags;
+	const char *pMessageIdName;
+	int32_t messageIdNumber;
+	const char *pMessage;
+	// further members unused
+} fsDebugUtilsMessengerCallbackData;
+
+typedef uint32_t (*fsPFN_DebugCallback)(uint32_t severity, uint32_t types,
+	const fsDebugUtilsMessengerCallbackData *data, void *user);
+
+typedef struct {
+	int32_t sType; // 1000128004
+	const void *pNext;
+	uint32_t flags;
+	uint32_t messageSeverity;
+	uint32_t messageType;
+	fsPFN_DebugCallback pfnUserCallback;
+	void *pUserData;
+} fsDebugUtilsMessengerCreateInfo;
+
 static void *loader_lib;
 static fsPFN_GetInstanceProcAddr gipa;
 
@@ -192,8 +215,19 @@ typedef struct {
 
 typedef fsVkResult (*fsPFN_CreateInstance)(const fsInstanceCreateInfo *, const void *, fsVkInstance *);
 
+typedef struct {
+	int32_t sType; // 1000247000 VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT
+	const void *pNext;
+	uint32_t enabledValidationFeatureCount;
+	const int32_t *pEnabledValidationFeatures;
+	uint32_t disabledValidationFeatureCount;
+	const int32_t *pDisabledValidationFeatures;
+} fsValidationFeatures;
+
+static void fill_messenger_info(void *ci); // below, with the callback
+
 fsVkResult fs_create_instance(const char *app, uint32_t api, const char *const *layers, uint32_t nl,
-	const char *const *exts, uint32_t ne, fsVkInstance *out) {
+	const char *const *exts, uint32_t ne, const int32_t *enables, uint32_t nen, int messenger, fsVkInstance *out) {
 	fsPFN_CreateInstance create = (fsPFN_CreateInstance)fs_instance_proc(NULL, "vkCreateInstance");
 	if (create == NULL) {
 		return -9; // VK_ERROR_INCOMPATIBLE_DRIVER
@@ -211,6 +245,22 @@ fsVkResult fs_create_instance(const char *app, uint32_t api, const char *const *
 	ci.ppEnabledLayerNames = layers;
 	ci.enabledExtensionCount = ne;
 	ci.ppEnabledExtensionNames = exts;
+	// A messenger for vkCreateInstance and vkDestroyInstance themselves
+	// (VK_EXT_debug_utils: one chained here covers those two calls).
+	fsDebugUtilsMessengerCreateInfo mi;
+	fsValidationFeatures vf;
+	memset(&vf, 0, sizeof vf);
+	if (messenger) {
+		fill_messenger_info(&mi);
+		ci.pNext = &mi;
+	}
+	if (nen > 0) {
+		vf.sType = 1000247000;
+		vf.pNext = ci.pNext;
+		vf.enabledValidationFeatureCount = nen;
+		vf.pEnabledValidationFeatures = enables;
+		ci.pNext = &vf;
+	}
 	return create(&ci, NULL, out);
 }
 
@@ -327,13 +377,13 @@ static int copy_names(const char *src, size_t stride, uint32_t n, char *names, u
 	return (int)n;
 }
 
-int fs_instance_extensions(char *names, uint32_t cap) {
+int fs_instance_extensions(const char *layer, char *names, uint32_t cap) {
 	fsPFN_EnumInstanceExts fn = (fsPFN_EnumInstanceExts)fs_instance_proc(NULL, "vkEnumerateInstanceExtensionProperties");
 	if (fn == NULL) {
 		return -3;
 	}
 	uint32_t n = 0;
-	fsVkResult r = fn(NULL, &n, NULL);
+	fsVkResult r = fn(layer, &n, NULL);
 	if (r < 0) {
 		return r;
 	}
@@ -341,7 +391,7 @@ int fs_instance_extensions(char *names, uint32_t cap) {
 	if (p == NULL) {
 		return -1;
 	}
-	r = fn(NULL, &n, p);
+	r = fn(layer, &n, p);
 	int out = r < 0 ? r : copy_names((const char *)p, sizeof *p, n, names, cap);
 	free(p);
 	return out;
@@ -413,29 +463,6 @@ int fs_queue_families(fsVkInstance inst, fsVkPhysicalDevice pd, fsFamily *out, u
 
 // ---- Validation messages: counted by severity, kept in a small ring. ----
 
-typedef struct {
-	int32_t sType;
-	const void *pNext;
-	uint32_t flags;
-	const char *pMessageIdName;
-	int32_t messageIdNumber;
-	const char *pMessage;
-	// further members unused
-} fsDebugUtilsMessengerCallbackData;
-
-typedef uint32_t (*fsPFN_DebugCallback)(uint32_t severity, uint32_t types,
-	const fsDebugUtilsMessengerCallbackData *data, void *user);
-
-typedef struct {
-	int32_t sType; // 1000128004
-	const void *pNext;
-	uint32_t flags;
-	uint32_t messageSeverity;
-	uint32_t messageType;
-	fsPFN_DebugCallback pfnUserCallback;
-	void *pUserData;
-} fsDebugUtilsMessengerCreateInfo;
-
 #define FS_RING 64
 #define FS_MSG 1024
 static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -468,13 +495,18 @@ static uint32_t fs_debug_callback(uint32_t severity, uint32_t types,
 
 typedef fsVkResult (*fsPFN_CreateMessenger)(fsVkInstance, const fsDebugUtilsMessengerCreateInfo *, const void *,
 	fsVkDebugUtilsMessenger *);
+static void fill_messenger_info(void *p) {
+	fsDebugUtilsMessengerCreateInfo *ci = p;
+	memset(ci, 0, sizeof *ci);
+	ci->sType = 1000128004;
+	ci->messageSeverity = 0x100 | 0x1000; // WARNING | ERROR
+	ci->messageType = 0x1 | 0x2 | 0x4;     // GENERAL | VALIDATION | PERFORMANCE
+	ci->pfnUserCallback = fs_debug_callback;
+}
+
 fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out) {
 	fsDebugUtilsMessengerCreateInfo ci;
-	memset(&ci, 0, sizeof ci);
-	ci.sType = 1000128004;
-	ci.messageSeverity = 0x100 | 0x1000;    // WARNING | ERROR
-	ci.messageType = 0x1 | 0x2 | 0x4;        // GENERAL | VALIDATION | PERFORMANCE
-	ci.pfnUserCallback = fs_debug_callback;
+	fill_messenger_info(&ci);
 	return ((fsPFN_CreateMessenger)create)(instance, &ci, NULL, out);
 }
 

@@ -81,8 +81,12 @@ void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQ
 
 // Creation and submission without vulkan-go's struct marshalling, whose
 // C copies of slices can be freed by a finalizer while the call runs.
+// enables are VkValidationFeatureEnableEXT values, chained in a
+// VkValidationFeaturesEXT when nen > 0; messenger chains the validation
+// messenger's create info, so that vkCreateInstance and vkDestroyInstance
+// report too.
 fsVkResult fs_create_instance(const char *app, uint32_t api, const char *const *layers, uint32_t nl,
-	const char *const *exts, uint32_t ne, fsVkInstance *out);
+	const char *const *exts, uint32_t ne, const int32_t *enables, uint32_t nen, int messenger, fsVkInstance *out);
 fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint32_t *families, uint32_t nf,
 	const char *const *exts, uint32_t ne, int hostQueryReset, fsVkDevice *out);
 fsVkResult fs_queue_submit(fsPFN submit, void *queue, void *const *cmds, uint32_t n, uint64_t fence);
@@ -90,7 +94,7 @@ void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event);
 
 // Enumerations into caller memory: names as cap slots of 256 bytes.
 // Each returns the number written, or a negative VkResult.
-int fs_instance_extensions(char *names, uint32_t cap);
+int fs_instance_extensions(const char *layer, char *names, uint32_t cap); // layer NULL: the loader's
 int fs_instance_layers(char *names, uint32_t cap);
 int fs_device_extensions(fsVkInstance inst, fsVkPhysicalDevice pd, char *names, uint32_t cap);
 typedef struct {

@@ -23,15 +23,31 @@ const ValidationLayer = "VK_LAYER_KHRONOS_validation"
 var ErrNoValidation = errors.New("vk: validation layer " + ValidationLayer +
 	" not found; install Debian's vulkan-validationlayers")
 
+// ErrNoDebugUtils is returned when validation is on but VK_EXT_debug_utils,
+// through which its messages are caught, is missing.
+var ErrNoDebugUtils = errors.New("vk: the validation layer is on but VK_EXT_debug_utils is missing: its messages could not be caught")
+
 // InstanceConfig configures NewInstance.
 type InstanceConfig struct {
 	AppName string
 	// Validation enables the Khronos validation layer when it is installed,
-	// with a messenger that counts its warnings and errors.
+	// with a messenger that counts its warnings and errors, from
+	// vkCreateInstance to vkDestroyInstance.
 	Validation bool
 	// RequireValidation makes a missing layer an error.
 	RequireValidation bool
+	// SyncValidation and BestPractices turn on the layer's synchronization
+	// validation and best-practices checks (VK_EXT_validation_features),
+	// when the layer is on; an error if it does not offer them.
+	SyncValidation bool
+	BestPractices  bool
 }
+
+// VkValidationFeatureEnableEXT values.
+const (
+	validationBestPractices = 2
+	validationSync          = 4
+)
 
 // Instance is a VkInstance with the instance-level entry points Framescope
 // loads itself.
@@ -75,6 +91,29 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	}
 	var extNames []string
 	debugUtils := exts["VK_EXT_debug_utils"]
+	var enables []C.int32_t
+	if validation {
+		lexts, err := LayerExtensions(ValidationLayer)
+		if err != nil {
+			return nil, err
+		}
+		debugUtils = debugUtils || lexts["VK_EXT_debug_utils"]
+		if !debugUtils {
+			return nil, ErrNoDebugUtils
+		}
+		if cfg.SyncValidation {
+			enables = append(enables, validationSync)
+		}
+		if cfg.BestPractices {
+			enables = append(enables, validationBestPractices)
+		}
+		if len(enables) > 0 {
+			if !exts["VK_EXT_validation_features"] && !lexts["VK_EXT_validation_features"] {
+				return nil, errors.New("vk: the validation layer does not offer VK_EXT_validation_features (synchronization validation, best practices)")
+			}
+			extNames = append(extNames, cstr("VK_EXT_validation_features"))
+		}
+	}
 	if debugUtils {
 		extNames = append(extNames, cstr("VK_EXT_debug_utils"))
 	}
@@ -89,8 +128,16 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	ce, freeE := cstrings(extNames)
 	defer freeE()
 	var ch C.fsVkInstance
+	var en *C.int32_t
+	if len(enables) > 0 {
+		// C memory: vkCreateInstance reads it, and cgo forbids Go pointers
+		// in the C structs built around it.
+		en = (*C.int32_t)(C.malloc(C.size_t(4 * len(enables))))
+		defer C.free(unsafe.Pointer(en))
+		copy(unsafe.Slice(en, len(enables)), enables)
+	}
 	if r := C.fs_create_instance(cname, C.uint32_t(vk.MakeVersion(1, 3, 0)), cl, C.uint32_t(len(layers)),
-		ce, C.uint32_t(len(extNames)), &ch); r != 0 {
+		ce, C.uint32_t(len(extNames)), en, C.uint32_t(len(enables)), cbool(validation), &ch); r != 0 {
 		return nil, fmt.Errorf("vk: vkCreateInstance: %w", vk.Error(vk.Result(r)))
 	}
 	h := vk.Instance(unsafe.Pointer(ch))
@@ -100,13 +147,15 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	}
 	in := wrapInstance(h, debugUtils)
 	in.Validation = validation
-	if debugUtils {
-		if validation && in.createMessenger != nil {
-			r := C.fs_create_messenger(C.fsPFN(in.createMessenger), C.fsVkInstance(unsafe.Pointer(h)), &in.messenger)
-			if r != 0 {
-				in.Destroy()
-				return nil, fmt.Errorf("vk: vkCreateDebugUtilsMessengerEXT: %w", vk.Error(vk.Result(r)))
-			}
+	if validation {
+		if in.createMessenger == nil || in.destroyMsg == nil {
+			in.Destroy()
+			return nil, fmt.Errorf("%w (vkCreateDebugUtilsMessengerEXT not loaded)", ErrNoDebugUtils)
+		}
+		r := C.fs_create_messenger(C.fsPFN(in.createMessenger), C.fsVkInstance(unsafe.Pointer(h)), &in.messenger)
+		if r != 0 {
+			in.Destroy()
+			return nil, fmt.Errorf("vk: vkCreateDebugUtilsMessengerEXT: %w", vk.Error(vk.Result(r)))
 		}
 	}
 	return in, nil

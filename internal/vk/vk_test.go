@@ -152,3 +152,57 @@ func TestSelectDigitsInName(t *testing.T) {
 		t.Errorf("select %q (part of %q): %v", digits, name, err)
 	}
 }
+
+// What the layer says during vkCreateInstance itself is caught: the
+// messenger's create info is chained into VkInstanceCreateInfo. With best
+// practices on, the layer warns there about the debugging extensions
+// enabled.
+func TestInstanceCreationReported(t *testing.T) {
+	vk.TakeValidationMessages()
+	w0, _ := vk.ValidationCounts()
+	in, err := vk.NewInstance(vk.InstanceConfig{Validation: true, RequireValidation: vktest.Required(), BestPractices: true})
+	if err != nil {
+		if vktest.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer in.Destroy()
+	if !in.Validation {
+		t.Skip("validation layer not installed")
+	}
+	w1, _ := vk.ValidationCounts()
+	msgs := vk.TakeValidationMessages()
+	found := false
+	for _, m := range msgs {
+		found = found || strings.Contains(m, "vkCreateInstance")
+	}
+	if w1 == w0 || !found {
+		t.Fatalf("%d warnings during vkCreateInstance, messages %q; want the best-practices warning", w1-w0, msgs)
+	}
+	t.Logf("caught: %.120s", msgs[0])
+}
+
+// vktest turns synchronization validation on: a write after write with no
+// barrier between is reported.
+func TestSyncValidationOn(t *testing.T) {
+	d := vktest.OpenUnchecked(t, Config{})
+	if !d.Instance.Validation {
+		t.Skip("validation layer not installed")
+	}
+	q := vktest.NewQueue(t, d, d.Queues[0])
+	b, err := d.HostBuffer(256, vkg.BufferUsageTransferDstBit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Destroy()
+	cmd := q.Cmd()
+	vk.TakeValidationMessages()
+	vkg.CmdFillBuffer(cmd, b.Buffer, 0, 256, 1)
+	vkg.CmdFillBuffer(cmd, b.Buffer, 0, 256, 2)
+	msgs := vk.TakeValidationMessages()
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "SYNC-HAZARD-WRITE-AFTER-WRITE") {
+		t.Fatalf("two fills of one buffer with no barrier: %q, want one SYNC-HAZARD-WRITE-AFTER-WRITE", msgs)
+	}
+	q.SubmitWait(cmd)
+}

@@ -10,10 +10,13 @@ import (
 // Queue records and submits command buffers on one queue, for tests.
 // Everything it creates is destroyed at the test's cleanup.
 type Queue struct {
-	tb   testing.TB
-	Dev  *vk.Device
-	Q    vk.Queue
-	pool vkg.CommandPool
+	tb     testing.TB
+	Dev    *vk.Device
+	Q      vk.Queue
+	pool   vkg.CommandPool
+	fences []vkg.Fence
+	events []vkg.Event
+	gone   bool // Destroy ran
 }
 
 // NewQueue makes a command pool on q's family.
@@ -29,11 +32,33 @@ func NewQueue(tb testing.TB, dev *vk.Device, q vk.Queue) *Queue {
 		tb.Fatalf("vkCreateCommandPool: %v", vkg.Error(r))
 	}
 	tq := &Queue{tb: tb, Dev: dev, Q: q, pool: pool}
-	tb.Cleanup(func() {
-		vkg.DeviceWaitIdle(dev.Handle)
-		vkg.DestroyCommandPool(dev.Handle, pool, nil)
-	})
+	tb.Cleanup(tq.Destroy)
 	return tq
+}
+
+// Destroy waits for the device to go idle and destroys the queue's command
+// pool (and its command buffers), fences and events: for tests that close
+// the device themselves. The test's cleanup calls it too; a second call
+// does nothing.
+func (q *Queue) Destroy() {
+	if q.gone {
+		return
+	}
+	q.gone = true
+	if q.Dev.Closed() {
+		q.tb.Errorf("vktest: the device was closed before the queue's objects were destroyed: call Queue.Destroy first")
+		return
+	}
+	h := q.Dev.Handle
+	vkg.DeviceWaitIdle(h)
+	for _, f := range q.fences {
+		vkg.DestroyFence(h, f, nil)
+	}
+	for _, e := range q.events {
+		vkg.DestroyEvent(h, e, nil)
+	}
+	vkg.DestroyCommandPool(h, q.pool, nil)
+	q.fences, q.events = nil, nil
 }
 
 // Graphics opens a device (Open) and returns its first graphics queue.
@@ -94,7 +119,7 @@ func (q *Queue) Fence() vkg.Fence {
 	if r := vkg.CreateFence(q.Dev.Handle, &ci, nil, &f); r != vkg.Success {
 		q.tb.Fatalf("vkCreateFence: %v", vkg.Error(r))
 	}
-	q.tb.Cleanup(func() { vkg.DeviceWaitIdle(q.Dev.Handle); vkg.DestroyFence(q.Dev.Handle, f, nil) })
+	q.fences = append(q.fences, f)
 	return f
 }
 
@@ -106,7 +131,7 @@ func (q *Queue) Event() vkg.Event {
 	if r := vkg.CreateEvent(q.Dev.Handle, &ci, nil, &e); r != vkg.Success {
 		q.tb.Fatalf("vkCreateEvent: %v", vkg.Error(r))
 	}
-	q.tb.Cleanup(func() { vkg.DeviceWaitIdle(q.Dev.Handle); vkg.DestroyEvent(q.Dev.Handle, e, nil) })
+	q.events = append(q.events, e)
 	return e
 }
 

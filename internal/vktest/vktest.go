@@ -18,7 +18,7 @@ import (
 func Required() bool { return os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1" }
 
 // Open opens a device per cfg with validation on (required under
-// FRAMESCOPE_REQUIRE_VULKAN=1). At cleanup it closes the device and fails
+// FRAMESCOPE_REQUIRE_VULKAN=1), synchronization validation included. At cleanup it closes the device and fails
 // the test if the validation layer reported warnings or errors meanwhile.
 // Validation counts are process-wide: tests that use it must not run in
 // parallel with other Vulkan tests.
@@ -59,6 +59,7 @@ func OpenUnchecked(tb testing.TB, cfg vk.Config) *vk.Device {
 func open(tb testing.TB, cfg vk.Config) *vk.Device {
 	tb.Helper()
 	cfg.Validation = true
+	cfg.SyncValidation = true
 	cfg.RequireValidation = Required()
 	d, err := vk.Open(cfg)
 	if err != nil {

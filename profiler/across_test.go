@@ -1,0 +1,73 @@
+package profiler
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/framescope/framescope/internal/vk"
+)
+
+// A zone begun in one command buffer and ended (EndIn) in a later one of
+// the same queue is one zone of its frame, around the work of both. With
+// debug labels its label region spans the two command buffers, as
+// VK_EXT_debug_utils allows on one queue: begun in the first, ended in the
+// second, every region closed (counted: the validation layer does not
+// check label balance). Both in one submission, and in two; no validation
+// message.
+func TestZoneAcrossCommandBuffers(t *testing.T) {
+	for _, labels := range []bool{false, true} {
+		for _, separate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("labels=%v,separate=%v", labels, separate), func(t *testing.T) {
+				r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, DebugLabels: labels})
+				if labels && !r.g.labels {
+					t.Fatal("debug labels asked for, but off")
+				}
+				span, inA, inB := r.p.Name("span"), r.p.Name("in a"), r.p.Name("in b")
+				begun0, ended0 := r.q.Dev.LabelCounts()
+				id := r.p.BeginFrame()
+				a, b := r.q.Cmd(), r.q.Cmd()
+				if err := r.g.BeginFrame(a); err != nil {
+					t.Fatal(err)
+				}
+				z := r.g.Zone(a, span)
+				r.g.Zone(a, inA).End()
+				r.g.Zone(b, inB).End()
+				z.EndIn(b)
+				if begun, ended := r.q.Dev.LabelCounts(); labels && (begun-begun0 != 3 || ended-ended0 != 3) {
+					t.Errorf("%d label regions begun, %d ended; want 3 and 3", begun-begun0, ended-ended0)
+				}
+				r.g.Submitted(a, b)
+				r.g.EndFrame(b)
+				r.p.EndFrame()
+				if separate {
+					r.q.SubmitWait(a)
+					r.q.SubmitWait(b)
+				} else {
+					r.q.SubmitWait(a, b)
+				}
+				zs, err := r.g.Drain(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(zs) != 3 {
+					t.Fatalf("%d zones, want 3; stats %+v", len(zs), r.g.Stats())
+				}
+				by := map[Name]ZoneResult{}
+				for _, z := range zs {
+					if z.Frame != id {
+						t.Errorf("zone %q of frame %d, want %d", r.p.Recorder().NameOf(z.Name), z.Frame, id)
+					}
+					by[z.Name] = z
+				}
+				s, za, zb := by[span], by[inA], by[inB]
+				if !(s.Begin <= za.Begin && za.Begin <= za.End && za.End <= zb.End && zb.Begin <= zb.End && zb.End <= s.End) {
+					t.Errorf("ticks out of order: span [%d,%d], in a [%d,%d], in b [%d,%d]",
+						s.Begin, s.End, za.Begin, za.End, zb.Begin, zb.End)
+				}
+				if st := r.g.Stats(); st.Misuse+st.Unended+st.Unwritten+st.LateEnds != 0 {
+					t.Errorf("stats %+v", st)
+				}
+			})
+		}
+	}
+}
