@@ -28,6 +28,7 @@ type benchRig struct {
 }
 
 func newBenchRig(b *testing.B) *benchRig {
+	_ = vk.PinDrivers() // benchmarks open a device per run (vk.PinDrivers)
 	d, err := vk.Open(vk.Config{})
 	if err != nil {
 		if os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1" {

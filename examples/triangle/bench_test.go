@@ -17,6 +17,7 @@ import (
 // validation layer, which would dominate what is measured.
 func BenchmarkRecordZones(b *testing.B) {
 	const benchZones = 64
+	_ = vk.PinDrivers() // benchmarks open a device per run (vk.PinDrivers)
 	d, err := vk.Open(vk.Config{InstanceConfig: vk.InstanceConfig{AppName: "triangle-bench"}})
 	if err != nil {
 		if vktest.Required() {

@@ -17,6 +17,7 @@ import (
 // ratio (wrapper/vulkan-go). Nothing is submitted; the validation layer is
 // off.
 func BenchmarkCopyOut(b *testing.B) {
+	_ = vk.PinDrivers() // benchmarks open a device per run (vk.PinDrivers)
 	d, err := vk.Open(vk.Config{InstanceConfig: vk.InstanceConfig{AppName: "triangle-bench"}})
 	if err != nil {
 		if vktest.Required() {
