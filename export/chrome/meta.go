@@ -81,6 +81,8 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			}
 			th.track = tr.ID
 		}
+	case metaFramesList:
+		rd.thread(pid, tid).framesList = true
 	case metaFrame:
 		var a struct {
 			ID         uint64

@@ -142,12 +142,16 @@ type rec struct {
 	dur  int64
 	arg  uint64 // flow id, or frame
 	err  uint32
+	rev  bool // a flow end of a reversedFlow
 }
 
 type thread struct {
 	track timeline.TrackID
 	name  string // from thread_name, for threads without framescope_track
 	recs  []rec
+	// framesList: the writer's frames thread, whose slices are frames,
+	// which the framescope_frame events hold.
+	framesList bool
 }
 
 type reader struct {
@@ -339,6 +343,7 @@ func (rd *reader) event(ev *rawEvent) error {
 			return fmt.Errorf("id: %w", err)
 		}
 		r.arg = uint64(id)
+		r.rev = string(ev.Name.bytes()) == reversedFlow
 	}
 	th := rd.thread(pid, tid)
 	th.recs = append(th.recs, r)
