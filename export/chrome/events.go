@@ -344,9 +344,11 @@ func (w *Writer) writeCalibration(c timeline.Calibration) {
 }
 
 // writeDropsCounter adds a point to the visible "framescope dropped"
-// counter when the total has changed.
+// counter when the total has changed: everything the recorder dropped and
+// everything this writer refused (spans, flows, samples), as the Perfetto
+// writer's counters show them.
 func (w *Writer) writeDropsCounter() {
-	total := w.total().Total()
+	total := w.total().Total() + w.invalid.Flows + w.invalid.Samples
 	if total == w.lastDrops {
 		return
 	}

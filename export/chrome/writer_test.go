@@ -367,12 +367,24 @@ func TestInvalidSpans(t *testing.T) {
 	if got := w.Invalid(); got != want {
 		t.Errorf("Invalid() = %+v, want %+v", got, want)
 	}
+	data := slices.Clone(buf.Bytes())
 	got, err := Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Spans) != 1 || got.Drops.Spans != 5 || len(got.Samples) != 1 {
 		t.Errorf("read back %d spans, %d samples, drops %+v", len(got.Spans), len(got.Samples), got.Drops)
+	}
+	// Viewers show all of it in the "framescope dropped" counter: the
+	// dropped span, the 4 refused spans, 2 refused flows and 1 sample.
+	p := filepath.Join(t.TempDir(), "invalid.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := tpcheck.Check(t, p).MustQuery(`select c.value from counter c join counter_track t on c.track_id = t.id
+		where t.name = 'framescope dropped value' order by c.ts desc limit 1`)
+	if len(rows) != 1 || rows[0]["value"] != 8.0 {
+		t.Errorf("framescope dropped counter: %v, want 8", rows)
 	}
 }
 
