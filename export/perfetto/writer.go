@@ -279,6 +279,7 @@ func (w *Writer) addTracks(ts []timeline.Track) []int32 {
 		switch t.Kind {
 		case timeline.TrackGPUQueue, timeline.TrackGPULane:
 			st.cat = catGPU
+			st.queue = queueString(t.Queue)
 		case timeline.TrackFrames:
 			st.cat = catFrames
 		case timeline.TrackCounter:

@@ -136,14 +136,22 @@ func All() []Case {
 
 	// Several batches as a recorder makes them: names and tracks grow, and
 	// later batches reach back in time (outer spans end after inner ones,
-	// GPU results come late), which forces new packet sequences.
+	// GPU results come late), which forces new packet sequences. The
+	// spans that reach back begin before others of their track written
+	// earlier, with frames and error bounds that differ from the slice
+	// before them in time but not from the one before them in the file.
 	nm := names("frame", "inner", "gpu")
+	args := func(s timeline.Span, frame uint64, errNs uint32) timeline.Span {
+		s.Frame, s.ErrNs = frame, errNs
+		return s
+	}
 	b1 := &timeline.Trace{Process: proc, Names: nm[:3], Tracks: []timeline.Track{cpu},
-		Spans: []timeline.Span{sp(1, 2, 100, 200, 1), sp(1, 2, 300, 400, 1)}}
+		Spans: []timeline.Span{args(sp(1, 2, 100, 200, 1), 1, 0), args(sp(1, 2, 300, 400, 1), 2, 0)}}
 	b2 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq},
-		Spans: []timeline.Span{sp(1, 1, 0, 1_000, 0), sp(10, 3, 150, 800, 0)}, Drops: timeline.Drops{Zones: 1}}
+		Spans: []timeline.Span{args(sp(1, 1, 0, 1_000, 0), 2, 0), args(sp(10, 3, 150, 800, 0), 1, 10)}, Drops: timeline.Drops{Zones: 1}}
 	b3 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq},
-		Spans: []timeline.Span{sp(10, 3, 900, 1_800, 0), sp(1, 1, 1_000, 2_000, 0)}, Drops: timeline.Drops{Zones: 1, Spans: 2}}
+		Spans: []timeline.Span{args(sp(10, 3, 900, 1_800, 0), 2, 20), args(sp(1, 1, 1_000, 2_000, 0), 3, 0), args(sp(10, 3, 100, 140, 0), 2, 20)},
+		Drops: timeline.Drops{Zones: 1, Spans: 2}}
 	b4 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq}, Drops: timeline.Drops{Zones: 1, Spans: 2}}
 	add("multiple batches", b1, b2, b3, b4)
 
