@@ -22,6 +22,7 @@ func TestDiffExitCodes(t *testing.T) {
 	same := writeFile(t, dir, "same.pftrace", synthTrace(2, 120, 4, nil), formatPerfetto, false)
 	slow := writeFile(t, dir, "slow.json.gz", synthTrace(3, 120, 4, map[string]float64{"z2": 1.10}), formatChrome, true)
 	garbage := textFile(t, dir, "garbage.json", "{not json")
+	numbers := textFile(t, dir, "numbers.json", "[1, 2, 3]")
 	tests := []struct {
 		name   string
 		args   []string
@@ -44,6 +45,7 @@ func TestDiffExitCodes(t *testing.T) {
 		{"one arg", []string{"diff", base}, 2, nil, "usage"},
 		{"missing file", []string{"diff", base, dir + "/none.json"}, 2, nil, "no such file"},
 		{"garbage", []string{"diff", garbage, base}, 2, nil, "garbage.json"},
+		{"events not objects", []string{"diff", numbers, base}, 2, nil, "numbers.json: chrome trace: chrome: event 0: a JSON number, not an object"},
 		{"directory", []string{"diff", dir, base}, 2, nil, "directory"},
 	}
 	for _, tc := range tests {

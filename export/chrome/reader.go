@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/framescope/framescope/timeline"
@@ -189,7 +190,40 @@ func (rd *reader) fail(err error, lr *limitReader, what string) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("chrome: %s: %w", what, err)
+	return fmt.Errorf("chrome: %s: %w", what, plainJSON(err))
+}
+
+// plainJSON says what encoding/json's type errors mean in the terms of
+// the input, not of the Go types it was decoded into: "a JSON number, not
+// an object" rather than "cannot unmarshal number into Go value of type
+// chrome.rawEvent".
+func plainJSON(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := "something else"
+	if te.Type != nil {
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "an integer in range"
+		case reflect.Float32, reflect.Float64:
+			want = "a number"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+		}
+	}
+	if te.Field != "" {
+		return fmt.Errorf("%q is a JSON %s, not %s", te.Field, te.Value, want)
+	}
+	return fmt.Errorf("a JSON %s, not %s", te.Value, want)
 }
 
 func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
