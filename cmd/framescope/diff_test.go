@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +24,7 @@ func TestDiffExitCodes(t *testing.T) {
 	same := writeFile(t, dir, "same.pftrace", synthTrace(2, 120, 4, nil), formatPerfetto, false)
 	slow := writeFile(t, dir, "slow.json.gz", synthTrace(3, 120, 4, map[string]float64{"z2": 1.10}), formatChrome, true)
 	garbage := textFile(t, dir, "garbage.json", "{not json")
+	numbers := textFile(t, dir, "numbers.json", "[1, 2, 3]")
 	tests := []struct {
 		name   string
 		args   []string
@@ -44,6 +47,7 @@ func TestDiffExitCodes(t *testing.T) {
 		{"one arg", []string{"diff", base}, 2, nil, "usage"},
 		{"missing file", []string{"diff", base, dir + "/none.json"}, 2, nil, "no such file"},
 		{"garbage", []string{"diff", garbage, base}, 2, nil, "garbage.json"},
+		{"events not objects", []string{"diff", numbers, base}, 2, nil, "numbers.json: chrome trace: chrome: event 0: a JSON number, not an object"},
 		{"directory", []string{"diff", dir, base}, 2, nil, "directory"},
 	}
 	for _, tc := range tests {
@@ -84,13 +88,19 @@ func TestDiffFindsShift(t *testing.T) {
 // alarm with probability at most 1-(1-alpha)^7 (the threshold only lowers
 // it). Over 200 runs the count of runs with any false alarm must stay
 // under the binomial upper limit of that rate at the 0.1% level. With
-// threshold 0 the rank test alone is on trial.
+// threshold 0 the rank test alone is on trial, and each zone must also
+// keep its own rate within alpha: its count of false alarms over the runs
+// must stay under the binomial upper limit of alpha, at a level of 0.1%
+// shared among the zones (0.1%/7 each), so that a zone whose test is too
+// eager fails even when the family rate hides it.
 func TestDiffFalseAlarms(t *testing.T) {
-	const runs, zones, alpha = 200, 7, 0.01
+	const runs, zones, alpha, level = 200, 7, 0.01, 0.001
 	perRun := 1 - pow(1-alpha, zones)
-	limit := stats.BinomialUpper(runs, perRun, 0.001)
+	limit := stats.BinomialUpper(runs, perRun, level)
+	zoneLimit := stats.BinomialUpper(runs, alpha, level/zones)
 	for _, threshold := range []float64{0, 0.05} {
 		alarms := 0
+		perZone := map[zone]int{}
 		for seed := uint64(0); seed < runs; seed++ {
 			base := synthTrace(1000+seed*2, 40, 5, nil)
 			cur := synthTrace(1001+seed*2, 40, 5, nil)
@@ -101,10 +111,30 @@ func TestDiffFalseAlarms(t *testing.T) {
 			if r.regressions > 0 {
 				alarms++
 			}
+			for _, d := range r.zones {
+				n := perZone[d.zone]
+				if d.regressed {
+					n++
+				}
+				perZone[d.zone] = n
+			}
 		}
 		t.Logf("threshold %v: %d of %d noise runs raised an alarm (limit %d, expected <= %.1f)", threshold, alarms, runs, limit, perRun*runs)
 		if alarms > limit {
 			t.Errorf("threshold %v: %d of %d noise runs raised a false alarm; limit %d", threshold, alarms, runs, limit)
+		}
+		if threshold != 0 {
+			continue
+		}
+		if len(perZone) != zones {
+			t.Fatalf("%d zones tested, want %d", len(perZone), zones)
+		}
+		for _, z := range slices.SortedFunc(maps.Keys(perZone), func(a, b zone) int { return strings.Compare(a.String(), b.String()) }) {
+			n := perZone[z]
+			t.Logf("threshold 0: zone %v: %d false alarms in %d runs (limit %d, expected <= %.1f)", z, n, runs, zoneLimit, alpha*runs)
+			if n > zoneLimit {
+				t.Errorf("threshold 0: zone %v raised %d false alarms in %d noise runs; at alpha %v the limit is %d", z, n, runs, alpha, zoneLimit)
+			}
 		}
 	}
 }

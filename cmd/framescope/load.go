@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/timeline"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // maxInput bounds the bytes of a trace file after decompression, so that a
@@ -63,10 +65,11 @@ func (l *limited) Read(p []byte) (int, error) {
 
 // sniff tells the format of a trace from its first bytes: JSON starts with
 // '{' or '[' after optional whitespace (and byte order mark); a Perfetto
-// trace with the tag of field 1, length-delimited (0x0a). As 0x0a is also
-// a newline, input that starts with it is JSON if whitespace then '{' or
-// '[' follow: in protobuf those bytes would be group tags, which Perfetto
-// never uses.
+// trace with the tag of field 1, length-delimited (0x0a), then the
+// packet's length. As 0x0a is also a newline, and a length may be the
+// byte of '{' or '[', input that starts with it is protobuf if its first
+// bytes are well-formed packets, else JSON if whitespace then '{' or '['
+// follow.
 func sniff(br *bufio.Reader) (traceFormat, error) {
 	if bom, _ := br.Peek(3); string(bom) == "\xef\xbb\xbf" {
 		br.Discard(3)
@@ -78,8 +81,14 @@ func sniff(br *bufio.Reader) (traceFormat, error) {
 		}
 		return formatUnknown, err
 	}
+	if first[0] == 0x0a && looksLikePprof(br) {
+		return formatPprof, errors.New("a pprof profile: framescope writes pprof but reads only Perfetto and Chrome JSON traces")
+	}
+	if b, _ := br.Peek(sniffBytes); first[0] == 0x0a && packets(b, len(b) == sniffBytes) {
+		return formatPerfetto, nil
+	}
 scan:
-	for i := 0; i < 4096; i++ {
+	for i := 0; i < sniffBytes; i++ {
 		b, err := br.Peek(i + 1)
 		if err != nil {
 			break
@@ -92,16 +101,61 @@ scan:
 			break scan
 		}
 	}
-	if first[0] == 0x0a {
-		if looksLikePprof(br) {
-			return formatPprof, errors.New("a pprof profile: framescope writes pprof but reads only Perfetto and Chrome JSON traces")
-		}
-		return formatPerfetto, nil
-	}
-	if b, _ := br.Peek(4096); len(bytes.TrimLeft(b, " \t\r\n")) == 0 {
+	if b, _ := br.Peek(sniffBytes); len(bytes.TrimLeft(b, " \t\r\n")) == 0 {
 		return formatUnknown, errors.New("only whitespace")
 	}
 	return formatUnknown, fmt.Errorf("not a Perfetto or Chrome JSON trace (starts with byte 0x%02x)", first[0])
+}
+
+// sniffBytes is how much of the input sniff looks at.
+const sniffBytes = 4096
+
+// packets reports whether b, the start of the input, is well-formed
+// protobuf: records of field 1, length-delimited, each body a run of
+// fields without groups. The last record may be cut off by the end of b
+// if the input goes on (more) or is a protobuf cut short: one record at
+// least was whole.
+func packets(b []byte, more bool) bool {
+	for whole := false; len(b) > 0; whole = true {
+		more = more || whole
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return false
+		}
+		l, m := protowire.ConsumeVarint(b[n:])
+		if m < 0 {
+			return more && len(b) < n+binary.MaxVarintLen64
+		}
+		body := b[n+m:]
+		if uint64(len(body)) < l {
+			return more && wellFormed(body, true)
+		}
+		if !wellFormed(body[:l], false) {
+			return false
+		}
+		b = body[l:]
+	}
+	return true
+}
+
+// wellFormed reports whether b is a run of protobuf fields without groups;
+// with cut, b may end inside the last one.
+func wellFormed(b []byte, cut bool) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return cut && protowire.ParseError(n) == io.ErrUnexpectedEOF
+		}
+		if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return cut && protowire.ParseError(m) == io.ErrUnexpectedEOF
+		}
+		b = b[n+m:]
+	}
+	return true
 }
 
 // looksLikePprof reports whether the message that starts the input is a

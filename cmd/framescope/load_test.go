@@ -84,6 +84,13 @@ func TestSniff(t *testing.T) {
 		{"array", "  \n\t[", formatChrome, ""},
 		{"bom", "\xef\xbb\xbf {", formatChrome, ""},
 		{"perfetto", "\x0a\x02\x40\x01", formatPerfetto, ""},
+		// A first packet 123 or 91 bytes long: its length is '{' or '['.
+		{"perfetto, length '{'", "\x0a\x7b\x12\x79" + strings.Repeat("x", 121) + "\x0a\x00", formatPerfetto, ""},
+		{"perfetto, length '['", "\x0a\x5b\x12\x59" + strings.Repeat("x", 89), formatPerfetto, ""},
+		{"perfetto cut short", "\x0a\x7b\x12\x79" + strings.Repeat("x", 121) + "\x0a\x05\x40", formatPerfetto, ""},
+		{"long newline array", "\n[" + strings.Repeat("{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2},\n", 40) + "{}]", formatChrome, ""},
+		{"newline object", "\n{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\"}]}", formatChrome, ""},
+		{"newline array", "\n[\n{\"ph\":\"B\",\"ts\":1},\n{\"ph\":\"E\",\"ts\":2}]", formatChrome, ""},
 		{"pprof", pp.String(), formatPprof, "pprof"},
 		{"empty", "", formatUnknown, "empty"},
 		{"blank", "   \n", formatUnknown, "whitespace"},

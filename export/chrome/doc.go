@@ -12,4 +12,17 @@
 // Framescope's own details (track kinds and queues, frames, calibrations,
 // dropped counts) ride in 'M' metadata events that other tools ignore, so
 // Read gets back the same timeline.Trace.
+//
+// Viewers see what they see in the Perfetto trace of the same run: the
+// same slices at the same depths (spans that start together nest by their
+// depth, outermost first, a zero-length span among its siblings), the
+// frames of a trace without a frames track as "frame" slices on a
+// "Frames" thread, every flow (one whose end span starts before its start
+// span is written backwards, named "reversed flow", as the trace processor
+// links flows only forwards in time; Read turns it back), and a
+// "framescope dropped" counter of everything dropped or refused. A track
+// without a name gets no thread_name (an empty one is a parse error to
+// the trace processor). Two things differ in the trace processor, not in
+// the file: it names a slice without a name "[No name]", and a counter
+// "name value".
 package chrome

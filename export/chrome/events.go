@@ -2,6 +2,7 @@ package chrome
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/framescope/framescope/timeline"
@@ -39,8 +40,11 @@ func queueString(q timeline.Queue) string {
 	return s
 }
 
-func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
-	ts := &trackState{t: *t, tid: strconv.AppendUint(nil, uint64(t.ID), 10)}
+// newTrackState returns the state of a thread: its tid, and the starts
+// of its B and E events.
+func (w *Writer) newTrackState(t *timeline.Track, tid uint32) *trackState {
+	w.tids[tid] = true
+	ts := &trackState{t: *t, tid: strconv.AppendUint(nil, uint64(tid), 10)}
 	for _, ph := range []byte{'B', 'E'} {
 		p := append([]byte(",\n{\"ph\":\""), ph)
 		p = append(p, `","pid":`...)
@@ -53,6 +57,28 @@ func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
 		} else {
 			ts.ePre = p
 		}
+	}
+	return ts
+}
+
+// freeTid returns a tid that no thread has, from the top of the range
+// down: the frames thread's, or a track's whose ID that thread took.
+func (w *Writer) freeTid() uint32 {
+	for w.tids[w.nextTid] {
+		w.nextTid--
+	}
+	return w.nextTid
+}
+
+func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
+	// A track's thread is its ID, unless the frames thread took it.
+	tid := uint32(t.ID)
+	if w.tids[tid] {
+		tid = w.freeTid()
+	}
+	ts := w.newTrackState(t, tid)
+	if t.Kind == timeline.TrackFrames {
+		w.framesTrack = true
 	}
 	if t.Kind == timeline.TrackGPUQueue || t.Kind == timeline.TrackGPULane {
 		ts.queue = appendString(nil, queueString(t.Queue))
@@ -68,12 +94,18 @@ func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
 		ts.series = appendString(nil, series)
 	}
 	if t.Kind != timeline.TrackCounter {
-		w.beginEvent('M')
-		w.buf = append(w.buf, `,"tid":`...)
-		w.buf = append(w.buf, ts.tid...)
-		w.buf = append(w.buf, `,"name":"thread_name","args":{"name":`...)
-		w.buf = appendString(w.buf, t.Name)
-		w.buf = append(w.buf, "}}"...)
+		// A track without a name gets no thread_name: the trace processor
+		// counts an empty one as a parse error. Viewers then show the
+		// thread unnamed, as they show the Perfetto trace's track; the
+		// framescope_track event below still holds the name.
+		if t.Name != "" {
+			w.beginEvent('M')
+			w.buf = append(w.buf, `,"tid":`...)
+			w.buf = append(w.buf, ts.tid...)
+			w.buf = append(w.buf, `,"name":"thread_name","args":{"name":`...)
+			w.buf = appendString(w.buf, t.Name)
+			w.buf = append(w.buf, "}}"...)
+		}
 		w.beginEvent('M')
 		w.buf = append(w.buf, `,"tid":`...)
 		w.buf = append(w.buf, ts.tid...)
@@ -124,7 +156,11 @@ func (w *Writer) begin(ts *trackState, c *cand) {
 	w.buf = append(w.buf, ts.bPre...)
 	w.buf = appendMicros(w.buf, s.Start)
 	w.buf = append(w.buf, `,"name":`...)
-	w.buf = append(w.buf, w.name(s.Name)...)
+	if ts.name != nil {
+		w.buf = append(w.buf, ts.name...)
+	} else {
+		w.buf = append(w.buf, w.name(s.Name)...)
+	}
 	if s.Frame != 0 || s.ErrNs != 0 || ts.queue != nil {
 		sep := byte('{')
 		w.buf = append(w.buf, `,"args":`...)
@@ -174,7 +210,11 @@ func (w *Writer) flowEvent(ts *trackState, f flowMark, at int64) {
 	w.buf = append(w.buf, ts.tid...)
 	w.buf = append(w.buf, `,"ts":`...)
 	w.buf = appendMicros(w.buf, at)
-	w.buf = append(w.buf, `,"cat":"flow","name":"flow","id":`...)
+	if f.rev {
+		w.buf = append(w.buf, `,"cat":"flow","name":"`+reversedFlow+`","id":`...)
+	} else {
+		w.buf = append(w.buf, `,"cat":"flow","name":"flow","id":`...)
+	}
 	w.buf = strconv.AppendUint(w.buf, f.id, 10)
 	w.buf = append(w.buf, '}')
 }
@@ -208,12 +248,55 @@ func (w *Writer) writeSamples(b *timeline.Trace) {
 		w.buf = append(w.buf, `,"name":`...)
 		w.buf = append(w.buf, ts.series...)
 		w.buf = append(w.buf, `,"args":{"value":`...)
-		w.buf = strconv.AppendFloat(w.buf, s.Value, 'g', -1, 64)
+		w.buf = appendValue(w.buf, s.Value)
 		w.buf = append(w.buf, "}}"...)
 		if len(w.buf) > 256<<10 {
 			w.flush(0)
 		}
 	}
+}
+
+// writeFrameSlices draws the batch's ended frames as "frame" slices on a
+// "Frames" thread when the trace has no frames track, as the Perfetto
+// writer draws them. Read restores frames from the framescope_frame
+// events, and takes no spans from this thread.
+func (w *Writer) writeFrameSlices(b *timeline.Trace) {
+	if w.framesTrack || len(b.Frames) == 0 {
+		return
+	}
+	w.cands = w.cands[:0]
+	for _, f := range b.Frames {
+		if f.End != 0 && f.Start >= 0 && f.End >= f.Start {
+			w.cands = append(w.cands, cand{s: timeline.Span{Start: f.Start, End: f.End, Frame: f.ID}})
+		}
+	}
+	if len(w.cands) == 0 {
+		return
+	}
+	if w.frames == nil {
+		w.frames = w.newTrackState(&timeline.Track{Kind: timeline.TrackFrames, Name: "Frames"}, w.freeTid())
+		w.frames.name = []byte(`"frame"`)
+		w.beginEvent('M')
+		w.buf = append(w.buf, `,"tid":`...)
+		w.buf = append(w.buf, w.frames.tid...)
+		w.buf = append(w.buf, `,"name":"thread_name","args":{"name":"Frames"}}`...)
+		w.beginEvent('M')
+		w.buf = append(w.buf, `,"tid":`...)
+		w.buf = append(w.buf, w.frames.tid...)
+		w.buf = append(w.buf, `,"name":"thread_sort_index","args":{"sort_index":`...)
+		w.buf = strconv.AppendInt(w.buf, math.MinInt32*1024, 10)
+		w.buf = append(w.buf, "}}"...)
+		w.beginEvent('M')
+		w.buf = append(w.buf, `,"tid":`...)
+		w.buf = append(w.buf, w.frames.tid...)
+		w.buf = append(w.buf, `,"name":"`+metaFramesList+`"}`...)
+	}
+	slices.SortFunc(w.cands, func(a, b cand) int { return cmpSpan(&a.s, &b.s) })
+	// Frames overlapping one drawn before are not drawn (they stay in
+	// the metadata); they are not spans, so not counted as refused ones.
+	refused := w.invalid.Spans
+	w.emit(w.frames, w.cands, nil, true)
+	w.invalid.Spans = refused
 }
 
 func (w *Writer) writeFrame(f timeline.Frame) {
@@ -225,6 +308,17 @@ func (w *Writer) writeFrame(f timeline.Frame) {
 	w.buf = append(w.buf, `,"end":`...)
 	w.buf = strconv.AppendInt(w.buf, f.End, 10)
 	w.buf = append(w.buf, "}}"...)
+}
+
+// appendValue appends a finite counter value so that the trace
+// processor reads back the very same float64: without an exponent where
+// it can (it reads 1.2560112e+07 as 12560112.000000002), but not past the
+// integers it parses whole.
+func appendValue(dst []byte, v float64) []byte {
+	if a := math.Abs(v); a != 0 && (a < 1e-4 || a >= 1e18) {
+		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+	}
+	return strconv.AppendFloat(dst, v, 'f', -1, 64)
 }
 
 func appendFloat(dst []byte, f float64) []byte {
@@ -250,9 +344,11 @@ func (w *Writer) writeCalibration(c timeline.Calibration) {
 }
 
 // writeDropsCounter adds a point to the visible "framescope dropped"
-// counter when the total has changed.
+// counter when the total has changed: everything the recorder dropped and
+// everything this writer refused (spans, flows, samples), as the Perfetto
+// writer's counters show them.
 func (w *Writer) writeDropsCounter() {
-	total := w.total().Total()
+	total := w.total().Total() + w.invalid.Flows + w.invalid.Samples
 	if total == w.lastDrops {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 
 // traceFromBytes builds a batch from fuzz input: spans with any times,
 // depths and tracks (some undefined), flows between any of them, samples
-// with any values, names with any bytes. Nothing in it is promised to be
+// with any values, names with any bytes, frames at any times. Nothing in it is promised to be
 // well formed.
 func traceFromBytes(data []byte) *timeline.Trace {
 	t := &timeline.Trace{
@@ -29,6 +29,15 @@ func traceFromBytes(data []byte) *timeline.Trace {
 		data = data[8:]
 		switch op % 4 {
 		case 0, 1:
+			if op/16%4 == 3 {
+				// A frame, open or not, overlapping others or not.
+				f := timeline.Frame{ID: uint64(len(t.Frames) + 1), Start: b, End: b + c%1000}
+				if c%3 == 0 {
+					f.End = 0
+				}
+				t.Frames = append(t.Frames, f)
+				continue
+			}
 			t.Spans = append(t.Spans, timeline.Span{
 				Track: timeline.TrackID(a % 6), Name: timeline.NameID(a / 6 % 6),
 				Start: b, End: b + c%1000 - 5, Depth: uint16(op / 4 % 4), Frame: uint64(a % 3),
@@ -59,6 +68,7 @@ func FuzzWriter(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 0, 10, 0, 0, 0, 4, 1, 2, 0, 3, 0, 0, 0})
 	f.Add([]byte{0, 1, 0, 0, 10, 0, 0, 0, 0, 1, 5, 0, 10, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0, 0, 3, 4, 1, 0, 1, 0, 0, 0})
 	f.Add(bytes.Repeat([]byte{0, 2, 7, 0, 200, 1, 0, 0, 5, 2, 7, 0, 100, 0, 0, 0}, 8))
+	f.Add([]byte{48, 1, 0, 0, 10, 0, 0, 0, 48, 1, 5, 0, 10, 0, 0, 0, 48, 1, 10, 0, 0, 0, 0, 0, 0, 1, 0, 0, 10, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := traceFromBytes(data)
 		var buf bytes.Buffer
@@ -88,6 +98,9 @@ func FuzzWriter(f *testing.F) {
 		}
 		if len(got.Flows)+int(inv.Flows) != len(tr.Flows)-crossing {
 			t.Fatalf("%d flows in, %d read back + %d refused", len(tr.Flows)-crossing, len(got.Flows), inv.Flows)
+		}
+		if len(got.Frames) != len(tr.Frames) {
+			t.Fatalf("%d frames in, %d read back", len(tr.Frames), len(got.Frames))
 		}
 		if got.Drops.Spans != inv.Spans {
 			t.Fatalf("drops %+v do not report the %d refused spans", got.Drops, inv.Spans)

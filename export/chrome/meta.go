@@ -48,7 +48,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 	case metaTrack:
 		var a trackArgs
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
-			return fmt.Errorf("%s args: %w", metaTrack, err)
+			return fmt.Errorf("%s args: %w", metaTrack, plainJSON(err))
 		}
 		kind, ok := kinds[a.Kind]
 		if !ok || a.ID == 0 {
@@ -81,13 +81,15 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			}
 			th.track = tr.ID
 		}
+	case metaFramesList:
+		rd.thread(pid, tid).framesList = true
 	case metaFrame:
 		var a struct {
 			ID         uint64
 			Start, End int64
 		}
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
-			return fmt.Errorf("%s args: %w", metaFrame, err)
+			return fmt.Errorf("%s args: %w", metaFrame, plainJSON(err))
 		}
 		rd.t.Frames = append(rd.t.Frames, timeline.Frame{ID: a.ID, Start: a.Start, End: a.End})
 	case metaCalibration:
@@ -99,7 +101,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			Samples  int
 		}
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
-			return fmt.Errorf("%s args: %w", metaCalibration, err)
+			return fmt.Errorf("%s args: %w", metaCalibration, plainJSON(err))
 		}
 		c := timeline.Calibration{Track: timeline.TrackID(a.Track), Time: a.Time, Samples: a.Samples}
 		if a.ErrNs != nil {
@@ -116,7 +118,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			Untimed                                       uint64
 		}
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
-			return fmt.Errorf("%s args: %w", metaDrops, err)
+			return fmt.Errorf("%s args: %w", metaDrops, plainJSON(err))
 		}
 		rd.t.Drops = timeline.Drops{Zones: a.Zones, Unmatched: a.Unmatched, Spans: a.Spans, Unconverted: a.Unconverted, Evicted: a.Evicted, GPUSpans: a.GPUSpans, Untimed: a.Untimed}
 		rd.dropsOK = true
@@ -140,7 +142,7 @@ func (rd *reader) counter(ev *rawEvent, pid int64) error {
 	var args map[string]json.RawMessage
 	if len(ev.Args) > 0 {
 		if err := json.Unmarshal(ev.Args, &args); err != nil {
-			return fmt.Errorf("args: %w", err)
+			return fmt.Errorf("args: %w", plainJSON(err))
 		}
 	}
 	keys := make([]string, 0, len(args))

@@ -71,11 +71,41 @@ func (ts *trackState) claim(s *timeline.Span) bool {
 type flowMark struct {
 	span int32
 	in   bool
-	// late: the flow's start comes after this (its end) span starts, so
-	// its 'f' is written at the span's end instead, where it still binds
-	// to the span and follows the 's' in time.
+	// late: this (in) end is written at its span's end instead of its
+	// start, where it still binds to the span and, the two spans starting
+	// together, follows the out end in time.
 	late bool
-	id   uint64
+	// rev: the flow is written from its To span to its From span, which
+	// starts later (see reversedFlow).
+	rev bool
+	id  uint64
+}
+
+// reversedFlow names the flow events of a flow written backwards: the
+// trace processor links a flow only forwards in time, so a flow whose To
+// span starts before its From span (a GPU zone timed, within the clock
+// model's error bound, before its submit) is written from To to From, as
+// the Perfetto writer does, under this name; Read turns it back.
+const reversedFlow = "reversed flow"
+
+// flowEnds decides how the flow from span a to span b is written: which
+// span its out end is on, and whether its in end waits for its span's end.
+// The out end must come first in time: a flow starting at the later span
+// is reversed. When both start together, the in end moves to its span's
+// end; if both are zero-length, the span written first (by track, then
+// as emit orders them) takes the out end.
+func flowEnds(a, b *timeline.Span) (rev, late bool) {
+	switch {
+	case a.Start != b.Start:
+		return b.Start < a.Start, false
+	case b.End > b.Start:
+		return false, true
+	case a.End > a.Start:
+		return true, true
+	case a.Track != b.Track:
+		return b.Track < a.Track, false
+	}
+	return cmpSpan(b, a) < 0, false
 }
 
 // cand is a span about to be written, with its flow ends.
@@ -99,14 +129,17 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 			w.invalid.Flows++
 			continue
 		}
-		from, to := &b.Spans[f.From], &b.Spans[f.To]
-		if from.Start > to.End || f.From == f.To {
-			// An arrow back in time: Chrome JSON flows cannot draw it.
+		if f.From == f.To {
 			w.invalid.Flows++
 			continue
 		}
+		rev, late := flowEnds(&b.Spans[f.From], &b.Spans[f.To])
+		out, in := f.From, f.To
+		if rev {
+			out, in = in, out
+		}
 		w.flowID++
-		w.marks = append(w.marks, flowMark{span: int32(f.From), id: w.flowID}, flowMark{span: int32(f.To), in: true, late: from.Start > to.Start, id: w.flowID})
+		w.marks = append(w.marks, flowMark{span: int32(out), rev: rev, id: w.flowID}, flowMark{span: int32(in), in: true, late: late, rev: rev, id: w.flowID})
 	}
 	if len(w.marks) > 1 {
 		slices.SortFunc(w.marks, func(a, b flowMark) int { return int(a.span) - int(b.span) })
@@ -125,15 +158,10 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 	spans := b.Spans
 	slices.SortFunc(w.idx, func(i, j int32) int {
 		a, c := &spans[i], &spans[j]
-		switch {
-		case a.Track != c.Track:
+		if a.Track != c.Track {
 			return cmpU32(uint32(a.Track), uint32(c.Track))
-		case a.Start != c.Start:
-			return cmp64(a.Start, c.Start)
-		case a.End != c.End:
-			return cmp64(c.End, a.End)
 		}
-		return int(a.Depth) - int(c.Depth)
+		return cmpSpan(a, c)
 	})
 	for lo := 0; lo < len(w.idx); {
 		track := spans[w.idx[lo]].Track
@@ -196,15 +224,30 @@ func (w *Writer) flowsOf(span int32) []flowMark {
 	return w.marks[lo:hi:hi]
 }
 
-func lessSpan(a, b *timeline.Span) bool {
+// cmpSpan orders the spans of a track as they are written: by start, and
+// spans that start together by depth, outermost first, as the Perfetto
+// writer orders slice begins. At one start and depth, zero-length spans
+// come first: a zero-length span lies inside a span that starts with it
+// only when it is deeper, else it would be drawn a level too deep. The
+// rest, at one start and depth, longest first (the model's depths were
+// wrong; time alone nests them).
+func cmpSpan(a, b *timeline.Span) int {
 	if a.Start != b.Start {
-		return a.Start < b.Start
+		return cmp64(a.Start, b.Start)
 	}
-	if a.End != b.End {
-		return a.End > b.End
+	if a.Depth != b.Depth {
+		return int(a.Depth) - int(b.Depth)
 	}
-	return a.Depth < b.Depth
+	if az, bz := a.End == a.Start, b.End == b.Start; az != bz {
+		if az {
+			return -1
+		}
+		return 1
+	}
+	return cmp64(b.End, a.End)
 }
+
+func lessSpan(a, b *timeline.Span) bool { return cmpSpan(a, b) < 0 }
 
 func cmp64(a, b int64) int {
 	switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/framescope/framescope/timeline"
@@ -142,12 +143,16 @@ type rec struct {
 	dur  int64
 	arg  uint64 // flow id, or frame
 	err  uint32
+	rev  bool // a flow end of a reversedFlow
 }
 
 type thread struct {
 	track timeline.TrackID
 	name  string // from thread_name, for threads without framescope_track
 	recs  []rec
+	// framesList: the writer's frames thread, whose slices are frames,
+	// which the framescope_frame events hold.
+	framesList bool
 }
 
 type reader struct {
@@ -185,7 +190,40 @@ func (rd *reader) fail(err error, lr *limitReader, what string) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("chrome: %s: %w", what, err)
+	return fmt.Errorf("chrome: %s: %w", what, plainJSON(err))
+}
+
+// plainJSON says what encoding/json's type errors mean in the terms of
+// the input, not of the Go types it was decoded into: "a JSON number, not
+// an object" rather than "cannot unmarshal number into Go value of type
+// chrome.rawEvent".
+func plainJSON(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := "something else"
+	if te.Type != nil {
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "an integer in range"
+		case reflect.Float32, reflect.Float64:
+			want = "a number"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+		}
+	}
+	if te.Field != "" {
+		return fmt.Errorf("%q is a JSON %s, not %s", te.Field, te.Value, want)
+	}
+	return fmt.Errorf("a JSON %s, not %s", te.Value, want)
 }
 
 func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
@@ -339,6 +377,7 @@ func (rd *reader) event(ev *rawEvent) error {
 			return fmt.Errorf("id: %w", err)
 		}
 		r.arg = uint64(id)
+		r.rev = string(ev.Name.bytes()) == reversedFlow
 	}
 	th := rd.thread(pid, tid)
 	th.recs = append(th.recs, r)

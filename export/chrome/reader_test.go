@@ -38,6 +38,11 @@ func TestReadForeign(t *testing.T) {
 		{"negative dur", `[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":-1,"name":"a"}]`, 0, 0, 0, 0, "dur"},
 		{"bad track meta", `[{"ph":"M","name":"framescope_track","pid":1,"tid":1,"args":{"id":0,"kind":"cpu"}}]`, 0, 0, 0, 0, "bad track"},
 		{"events not array", `{"traceEvents":5}`, 0, 0, 0, 0, "not an array"},
+		// Errors in the input's terms, not encoding/json's Go types.
+		{"event a number", `[1,2]`, 0, 0, 0, 0, "event 0: a JSON number, not an object"},
+		{"ph a number", `[{"ph":5}]`, 0, 0, 0, 0, `event 0: "ph" is a JSON number, not a string`},
+		{"track id a string", `[{"ph":"M","name":"framescope_track","pid":1,"tid":1,"args":{"id":"x","kind":"cpu"}}]`, 0, 0, 0, 0, `framescope_track args: "id" is a JSON string, not an integer`},
+		{"frame args an array", `[{"ph":"M","name":"framescope_frame","pid":1,"args":[1]}]`, 0, 0, 0, 0, "framescope_frame args: a JSON array, not an object"},
 		{"deep", `[` + strings.Repeat(`{"ph":"B","pid":1,"tid":1,"ts":1,"name":"a"},`, 5000) + `{"ph":"i"}]`, 0, 0, 0, 0, "nested deeper"},
 	}
 	for _, tc := range tests {
@@ -46,6 +51,9 @@ func TestReadForeign(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "unmarshal") {
+					t.Errorf("error %q speaks of Go's types", err)
 				}
 				return
 			}

@@ -21,7 +21,8 @@ func (rd *reader) build() (*timeline.Trace, error) {
 	var flowOrder []uint64
 	for _, k := range rd.keys {
 		th := rd.threads[k]
-		if len(th.recs) == 0 {
+		if len(th.recs) == 0 || th.framesList && th.track == 0 {
+			th.recs = nil
 			continue
 		}
 		if th.track == 0 {
@@ -95,7 +96,8 @@ func (rd *reader) build() (*timeline.Trace, error) {
 					flows[r.arg] = e
 					flowOrder = append(flowOrder, r.arg)
 				}
-				if r.ph == 's' {
+				// A reversed flow runs from its 'f' span to its 's' span.
+				if (r.ph == 's') != r.rev {
 					e.from = stack[len(stack)-1].span
 				} else {
 					e.to = stack[len(stack)-1].span

@@ -80,7 +80,7 @@ type canonical struct {
 }
 
 func spanKey(t *timeline.Trace, s timeline.Span) string {
-	return fmt.Sprintf("track=%d %q [%d,%d] depth=%d frame=%d err=%d", s.Track, strings.ToValidUTF8(t.Name(s.Name), "\uFFFD"), s.Start, s.End, s.Depth, s.Frame, s.ErrNs)
+	return fmt.Sprintf("track=%d %q [%d,%d] depth=%d frame=%d err=%d", s.Track, validUTF8(t.Name(s.Name)), s.Start, s.End, s.Depth, s.Frame, s.ErrNs)
 }
 
 func canon(t *timeline.Trace) canonical {
@@ -140,4 +140,10 @@ func diffCanon(t *testing.T, got, want canonical) {
 	if got.Drops != want.Drops {
 		t.Errorf("drops: got %+v want %+v", got.Drops, want.Drops)
 	}
+}
+
+// validUTF8 is s with each byte that is not UTF-8 made U+FFFD, as the
+// writer writes it.
+func validUTF8(s string) string {
+	return strings.Map(func(r rune) rune { return r }, s)
 }

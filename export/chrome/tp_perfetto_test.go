@@ -12,76 +12,197 @@ import (
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/internal/benchspans"
 	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 
+// trackOf names a slice's track as viewers do: its thread's name for JSON
+// threads, the track's own name for Perfetto tracks; "" for a track
+// without a name (the JSON writer gives its thread none, the Perfetto
+// writer an empty one).
+const trackOf = `coalesce(th.name, t.name, '')`
+
+const sliceFrom = ` from slice s join track t on s.track_id = t.id
+	left join thread_track tt on tt.id = s.track_id left join thread th on th.utid = tt.utid`
+
 // allSlices are the slices of a loaded trace as "track|name|ts|dur|depth",
 // sorted, leaving out the instant the Perfetto writer marks drops with
-// (JSON reports them in a counter and metadata); a slice's track is its thread's name for JSON threads and the
-// track's own name for Perfetto tracks.
+// (JSON reports them in a counter and metadata).
 func allSlices(s *tpcheck.Session) []string {
-	rows := s.MustQuery(`select coalesce(th.name, t.name) as track, s.name as name, s.ts as ts, s.dur as dur, s.depth as depth
-		from slice s join track t on s.track_id = t.id
-		left join thread_track tt on tt.id = s.track_id left join thread th on th.utid = tt.utid
-		where coalesce(th.name, t.name) != 'framescope dropped'`)
+	rows := s.MustQuery(`select ` + trackOf + ` as track, s.name as name, s.ts as ts, s.dur as dur, s.depth as depth` +
+		sliceFrom + ` where ` + trackOf + ` != 'framescope dropped'`)
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
-		// JSON has no place for invalid UTF-8: the writer makes it U+FFFD.
-		name := strings.ToValidUTF8(fmt.Sprint(r["name"]), "\uFFFD")
-		out = append(out, fmt.Sprintf("%v|%v|%v|%v|%v", r["track"], name, r["ts"], r["dur"], r["depth"]))
+		out = append(out, fmt.Sprintf("%v|%v|%v|%v|%v", r["track"], sliceName(r["name"]), r["ts"], r["dur"], r["depth"]))
 	}
 	slices.Sort(out)
 	return out
 }
 
-// TestSameSlicesAsPerfetto writes the same traces as Chrome JSON and as a
-// Perfetto trace, loads both into Perfetto's trace processor, and checks
-// that both import cleanly with the same slices: names, times to the
-// nanosecond, durations and depths, on tracks of the same names.
+// sliceName is a slice's name as both formats can hold it: JSON has no
+// place for invalid UTF-8 (the writer makes each bad byte U+FFFD), the trace
+// processor cuts a Perfetto name at its first NUL, and it names a JSON
+// slice with an empty name "[No name]".
+func sliceName(v any) string {
+	if v == "[No name]" {
+		return ""
+	}
+	name, _, _ := strings.Cut(fmt.Sprint(v), "\x00")
+	// Each invalid byte, as the JSON writer replaces them.
+	return strings.Map(func(r rune) rune { return r }, name)
+}
+
+// allFlows are the flows of a loaded trace as "out -> in", each end as
+// track/name@ts/depth, sorted.
+func allFlows(s *tpcheck.Session) []string {
+	end := func(p string) string {
+		return fmt.Sprintf(`coalesce(%[1]sth.name, %[1]st.name, '') as %[1]strack, %[1]s.name as %[1]sname, %[1]s.ts as %[1]sts, %[1]s.depth as %[1]sdepth`, p)
+	}
+	join := func(p, col string) string {
+		return ` join slice ` + p + ` on f.` + col + ` = ` + p + `.id join track ` + p + `t on ` + p + `.track_id = ` + p + `t.id
+			left join thread_track ` + p + `tt on ` + p + `tt.id = ` + p + `.track_id left join thread ` + p + `th on ` + p + `th.utid = ` + p + `tt.utid`
+	}
+	rows := s.MustQuery(`select ` + end("o") + `, ` + end("i") + ` from flow f` + join("o", "slice_out") + join("i", "slice_in"))
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%v/%v@%v/%v -> %v/%v@%v/%v", r["otrack"], sliceName(r["oname"]), r["ots"], r["odepth"],
+			r["itrack"], sliceName(r["iname"]), r["its"], r["idepth"]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// allCounters are the samples of the timeline's counter tracks as
+// "name|ts|value", sorted: not the writers' own drop counters, nor the
+// calibration counters that only the Perfetto writer draws.
+// The trace processor names the counter of a JSON 'C' event by the
+// event's name and its arg, "name value"; suffix is that " value".
+func allCounters(s *tpcheck.Session, suffix string) []string {
+	rows := s.MustQuery(`select t.name as name, c.ts as ts, c.value as value from counter c join counter_track t on c.track_id = t.id
+		where t.name not like 'framescope dropped%' and t.name not like 'clock %'`)
+	var out []string
+	for _, r := range rows {
+		name, ok := strings.CutSuffix(fmt.Sprint(r["name"]), suffix)
+		if !ok {
+			name = "no suffix: " + name
+		}
+		out = append(out, fmt.Sprintf("%v|%v|%v", name, r["ts"], r["value"]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// droppedTotal is the last value of the JSON writer's "framescope
+// dropped" counter (named "framescope dropped value" by the processor), or the sum of the last values of the Perfetto
+// writer's per-cause counters: everything dropped, as a viewer shows it.
+func droppedTotal(s *tpcheck.Session) float64 {
+	rows := s.MustQuery(`select coalesce(sum(c.value), 0) as total from counter c join counter_track t on c.track_id = t.id
+		where (t.name = 'framescope dropped value' or t.name like 'framescope dropped:%')
+		and c.ts = (select max(ts) from counter c2 where c2.track_id = c.track_id)`)
+	switch v := rows[0]["total"].(type) {
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	}
+	return -1
+}
+
+// flowStats are stats of any severity that say flows, slices or JSON
+// events were lost or misplaced on import.
+const flowStats = `select name, value from stats where value > 0 and (name like 'flow%' or name like 'json%'
+	or name like '%misplaced%' or name like 'slice_%' or name like '%unmatched%')`
+
+// TestSameSlicesAsPerfetto writes every conformance case of the Perfetto
+// writer (package tracecases), and two larger traces, with both writers
+// batch by batch, loads both files into Perfetto's trace processor, and
+// checks that both import cleanly and hold the same slices (names, times
+// to the nanosecond, durations, depths, on tracks of the same names), the
+// same flows between the same slices, the same counter samples, and the
+// same count of dropped items.
 func TestSameSlicesAsPerfetto(t *testing.T) {
+	all := tracecases.All()
+	all = append(all,
+		tracecases.Case{Name: "sample", Batches: []*timeline.Trace{sampleTrace(21, 10)}},
+		tracecases.Case{Name: "benchspans", Batches: []*timeline.Trace{benchspans.Trace(2000, 5)}})
 	dir := t.TempDir()
-	for _, tc := range []struct {
-		name string
-		tr   *timeline.Trace
-	}{
-		{"sample", sampleTrace(21, 10)},
-		{"benchspans", benchspans.Trace(2000, 5)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for i, c := range all {
+		t.Run(c.Name, func(t *testing.T) {
 			var js, pf bytes.Buffer
 			w := NewWriter(&js)
-			if err := w.WriteBatch(tc.tr); err != nil {
-				t.Fatal(err)
+			pw := perfetto.NewWriter(&pf, perfetto.Options{})
+			spans := 0
+			for _, b := range c.Batches {
+				if err := w.WriteBatch(b); err != nil {
+					t.Fatal(err)
+				}
+				if err := pw.Write(b); err != nil {
+					t.Fatal(err)
+				}
+				spans += len(b.Spans)
 			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := perfetto.WriteTrace(&pf, tc.tr); err != nil {
+			if err := pw.Close(); err != nil {
 				t.Fatal(err)
 			}
-			jp, pp := filepath.Join(dir, tc.name+".json"), filepath.Join(dir, tc.name+".pftrace")
-			os.WriteFile(jp, js.Bytes(), 0o644)
-			os.WriteFile(pp, pf.Bytes(), 0o644)
-			js1, ps := tpcheck.Check(t, jp), tpcheck.Check(t, pp)
-			got, want := allSlices(js1), allSlices(ps)
-			// Flows: all but those pointing back in time, which Chrome
-			// JSON cannot draw and the writer counts.
-			jf := js1.MustQuery("select count(*) as n from flow")[0]["n"].(int64)
-			pfl := ps.MustQuery("select count(*) as n from flow")[0]["n"].(int64)
-			if pfl != int64(len(tc.tr.Flows)) || jf != pfl-int64(w.Invalid().Flows) {
-				t.Errorf("flows: JSON %d, Perfetto %d, trace %d, refused by the JSON writer %d", jf, pfl, len(tc.tr.Flows), w.Invalid().Flows)
+			jp, pp := filepath.Join(dir, fmt.Sprint(i, ".json")), filepath.Join(dir, fmt.Sprint(i, ".pftrace"))
+			if err := os.WriteFile(jp, js.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if len(got) != len(tc.tr.Spans) {
-				t.Errorf("JSON: %d slices, trace has %d spans", len(got), len(tc.tr.Spans))
+			if err := os.WriteFile(pp, pf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if !slices.Equal(got, want) {
-				for i := range min(len(got), len(want)) {
-					if got[i] != want[i] {
-						t.Fatalf("JSON %d slices, Perfetto %d; first difference:\njson     %s\nperfetto %s", len(got), len(want), got[i], want[i])
-					}
-				}
-				t.Fatalf("JSON %d slices, Perfetto %d", len(got), len(want))
+			jsS, pfS := tpcheck.Check(t, jp), tpcheck.Check(t, pp)
+			if r := jsS.MustQuery(flowStats); len(r) > 0 {
+				t.Errorf("JSON: the trace processor counted problems: %v", r)
+			}
+			if inv := w.Invalid(); inv != (Invalid{}) {
+				t.Errorf("the JSON writer refused part of a valid trace: %+v", inv)
+			}
+			if n := pw.Stats().Invalid; n != 0 {
+				t.Errorf("the Perfetto writer refused %d items of a valid trace", n)
+			}
+			diffLists(t, "slices", allSlices(jsS), allSlices(pfS))
+			if got := len(allSlices(jsS)); got < spans {
+				t.Errorf("JSON: %d slices, the trace has %d spans", got, spans)
+			}
+			flows := 0
+			for _, b := range c.Batches {
+				flows += len(b.Flows)
+			}
+			jf, pfl := allFlows(jsS), allFlows(pfS)
+			if len(pfl) != flows {
+				t.Errorf("Perfetto: %d flows, the trace has %d", len(pfl), flows)
+			}
+			diffLists(t, "flows", jf, pfl)
+			diffLists(t, "counters", allCounters(jsS, " value"), allCounters(pfS, ""))
+			if j, p := droppedTotal(jsS), droppedTotal(pfS); j != p {
+				t.Errorf("dropped: JSON shows %v, Perfetto %v", j, p)
 			}
 		})
+	}
+}
+
+// diffLists fails the test with the first difference between two sorted
+// lists.
+func diffLists(t *testing.T, what string, json, pf []string) {
+	t.Helper()
+	if slices.Equal(json, pf) {
+		return
+	}
+	for i := range max(len(json), len(pf)) {
+		var j, p string
+		if i < len(json) {
+			j = json[i]
+		}
+		if i < len(pf) {
+			p = pf[i]
+		}
+		if j != p {
+			t.Errorf("%s: JSON has %d, Perfetto %d; first difference at %d:\n  json     %.300q\n  perfetto %.300q", what, len(json), len(pf), i, j, p)
+			return
+		}
 	}
 }

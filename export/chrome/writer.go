@@ -3,6 +3,7 @@ package chrome
 import (
 	"errors"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/framescope/framescope/timeline"
@@ -15,6 +16,9 @@ const (
 	metaFrame       = "framescope_frame"
 	metaCalibration = "framescope_calibration"
 	metaDrops       = "framescope_drops"
+	// metaFramesList marks the thread on which the frames of a trace
+	// without a frames track are drawn, whose slices Read skips.
+	metaFramesList = "framescope_frames"
 	// dropsCounter is a counter, shown in viewers, of everything dropped so
 	// far; written only once something has been dropped.
 	dropsCounter = "framescope dropped"
@@ -58,9 +62,16 @@ type Writer struct {
 	pidStr  []byte
 
 	tracks map[timeline.TrackID]*trackState
-	series map[string]bool // counter names in use
-	order  []*trackState   // tracks in first-seen order
-	names  [][]byte        // quoted, escaped names by NameID
+	tids   map[uint32]bool // tids in use
+	// nextTid is where freeTid looks next, going down.
+	nextTid uint32
+	// framesTrack: the trace has a frames track. Until it has, frames
+	// are drawn on the frames thread, made on first use.
+	framesTrack bool
+	frames      *trackState
+	series      map[string]bool // counter names in use
+	order       []*trackState   // tracks in first-seen order
+	names       [][]byte        // quoted, escaped names by NameID
 
 	flowID    uint64
 	drops     timeline.Drops
@@ -87,6 +98,7 @@ type trackState struct {
 	// bPre and ePre start this thread's B and E events, up to the ts.
 	bPre, ePre []byte
 	queue      []byte // the queue, quoted; nil on tracks with none
+	name       []byte // the name of all its slices, quoted; nil: their own
 	// series is a counter track's name in 'C' events, quoted: its name,
 	// made unique with its ID when another counter has the same name.
 	series []byte
@@ -106,11 +118,13 @@ type trackState struct {
 // flushes them.
 func NewWriter(w io.Writer) *Writer {
 	return &Writer{
-		out:    w,
-		buf:    make([]byte, 0, 64<<10),
-		tracks: make(map[timeline.TrackID]*trackState),
-		series: make(map[string]bool),
-		names:  [][]byte{[]byte(`""`)},
+		out:     w,
+		buf:     make([]byte, 0, 64<<10),
+		tracks:  make(map[timeline.TrackID]*trackState),
+		tids:    make(map[uint32]bool),
+		nextTid: math.MaxUint32,
+		series:  make(map[string]bool),
+		names:   [][]byte{[]byte(`""`)},
 	}
 }
 
@@ -158,6 +172,7 @@ func (w *Writer) WriteBatch(b *timeline.Trace) error {
 		}
 	}
 	w.writeSpans(b)
+	w.writeFrameSlices(b)
 	w.writeSamples(b)
 	for _, f := range b.Frames {
 		w.writeFrame(f)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -270,22 +271,22 @@ func TestOverlapAcrossBatches(t *testing.T) {
 	}
 }
 
-// TestInvalidSpans checks that input breaking the model is dropped,
-// counted and reported rather than written into a corrupt trace.
-// TestFlowTimes checks the flows whose end span starts before their start
-// span: drawn when the spans overlap, refused and counted when the end
-// span is over before the start span begins.
+// TestFlowTimes checks flows whatever the times of their spans: each is
+// written, and the trace processor links it; one whose end span starts
+// first is written reversed (the processor links flows forwards in time
+// only), and Read turns it back.
 func TestFlowTimes(t *testing.T) {
 	tests := []struct {
 		name     string
 		from, to [2]int64
-		kept     int
-		refused  uint64
+		reversed bool
 	}{
-		{"forward", [2]int64{0, 10}, [2]int64{5, 20}, 1, 0},
-		{"end starts first", [2]int64{10, 20}, [2]int64{5, 30}, 1, 0},
-		{"touching", [2]int64{10, 20}, [2]int64{0, 10}, 1, 0},
-		{"backward", [2]int64{10, 20}, [2]int64{0, 9}, 0, 1},
+		{"forward", [2]int64{0, 10}, [2]int64{5, 20}, false},
+		{"end starts first", [2]int64{10, 20}, [2]int64{5, 30}, true},
+		{"touching", [2]int64{10, 20}, [2]int64{0, 10}, true},
+		{"backward", [2]int64{10, 20}, [2]int64{0, 9}, true},
+		{"same start", [2]int64{10, 20}, [2]int64{10, 30}, false},
+		{"same start, zero-length end", [2]int64{10, 20}, [2]int64{10, 10}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,24 +296,38 @@ func TestFlowTimes(t *testing.T) {
 				Spans: []timeline.Span{
 					{Track: 1, Name: 1, Start: tc.from[0], End: tc.from[1]},
 					{Track: 2, Name: 2, Start: tc.to[0], End: tc.to[1]},
-					// A child ending with the end span must not catch the flow.
-					{Track: 2, Name: 3, Start: tc.to[1] - 1, End: tc.to[1], Depth: 1},
 				},
 				Flows: []timeline.Flow{{From: 0, To: 1}},
+			}
+			if tc.to[1] > tc.to[0] {
+				// A child ending with the end span must not catch the flow.
+				tr.Spans = append(tr.Spans, timeline.Span{Track: 2, Name: 3, Start: tc.to[1] - 1, End: tc.to[1], Depth: 1})
 			}
 			var buf bytes.Buffer
 			w := NewWriter(&buf)
 			w.WriteBatch(tr)
 			w.Close()
-			if w.Invalid().Flows != tc.refused {
-				t.Errorf("refused %d flows, want %d", w.Invalid().Flows, tc.refused)
+			if w.Invalid().Flows != 0 {
+				t.Errorf("refused %d flows", w.Invalid().Flows)
+			}
+			p := filepath.Join(t.TempDir(), "flow.json")
+			if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rows := tpcheck.Check(t, p).MustQuery(`select so.name as a, si.name as b from flow f join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id`)
+			want := "submit -> zone"
+			if tc.reversed {
+				want = "zone -> submit"
+			}
+			if len(rows) != 1 || fmt.Sprintf("%v -> %v", rows[0]["a"], rows[0]["b"]) != want {
+				t.Errorf("the trace processor links %v, want %s", rows, want)
 			}
 			got, err := Read(&buf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Flows) != tc.kept {
-				t.Fatalf("%d flows, want %d", len(got.Flows), tc.kept)
+			if len(got.Flows) != 1 {
+				t.Fatalf("%d flows, want 1", len(got.Flows))
 			}
 			for _, f := range got.Flows {
 				if got.Name(got.Spans[f.From].Name) != "submit" || got.Name(got.Spans[f.To].Name) != "zone" {
@@ -323,6 +338,8 @@ func TestFlowTimes(t *testing.T) {
 	}
 }
 
+// TestInvalidSpans checks that input breaking the model is dropped,
+// counted and reported rather than written into a corrupt trace.
 func TestInvalidSpans(t *testing.T) {
 	tr := &timeline.Trace{
 		Names:  []string{"", "a", "b"},
@@ -350,12 +367,24 @@ func TestInvalidSpans(t *testing.T) {
 	if got := w.Invalid(); got != want {
 		t.Errorf("Invalid() = %+v, want %+v", got, want)
 	}
+	data := slices.Clone(buf.Bytes())
 	got, err := Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Spans) != 1 || got.Drops.Spans != 5 || len(got.Samples) != 1 {
 		t.Errorf("read back %d spans, %d samples, drops %+v", len(got.Spans), len(got.Samples), got.Drops)
+	}
+	// Viewers show all of it in the "framescope dropped" counter: the
+	// dropped span, the 4 refused spans, 2 refused flows and 1 sample.
+	p := filepath.Join(t.TempDir(), "invalid.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := tpcheck.Check(t, p).MustQuery(`select c.value from counter c join counter_track t on c.track_id = t.id
+		where t.name = 'framescope dropped value' order by c.ts desc limit 1`)
+	if len(rows) != 1 || rows[0]["value"] != 8.0 {
+		t.Errorf("framescope dropped counter: %v, want 8", rows)
 	}
 }
 
@@ -372,5 +401,50 @@ func TestWriterError(t *testing.T) {
 	err := Write(&failWriter{}, sampleTrace(3, 2))
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Write to a failing writer: %v", err)
+	}
+}
+
+// TestFramesThread: a trace without a frames track gets its frames drawn
+// on a "Frames" thread, as the Perfetto writer draws them, on a tid no
+// track has (a track that comes later with that ID gets another); frames
+// overlapping one drawn, or still open, are not drawn. Read takes the
+// frames back from the metadata and no spans from that thread.
+func TestFramesThread(t *testing.T) {
+	tracks := []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "cpu"}}
+	b1 := &timeline.Trace{Names: []string{"", "work"}, Tracks: tracks,
+		Spans: []timeline.Span{{Track: 1, Name: 1, Start: 10, End: 90}},
+		Frames: []timeline.Frame{{ID: 2, Start: 100, End: 200}, {ID: 1, Start: 0, End: 100}, {ID: 3, Start: 200, End: 200},
+			{ID: 4, Start: 150, End: 250}, {ID: 5, Start: 300}}}
+	high := timeline.Track{ID: math.MaxUint32, Kind: timeline.TrackCPU, Name: "high"}
+	b2 := &timeline.Trace{Names: b1.Names, Tracks: append(slices.Clone(tracks), high),
+		Spans: []timeline.Span{{Track: high.ID, Name: 1, Start: 400, End: 500}}}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, b := range []*timeline.Trace{b1, b2} {
+		if err := w.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Invalid() != (Invalid{}) {
+		t.Errorf("refused %+v", w.Invalid())
+	}
+	p := filepath.Join(t.TempDir(), "frames.json")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := tpSlices(t, tpcheck.Check(t, p))
+	want := []string{"Frames|frame|0|100|0", "Frames|frame|100|100|0", "Frames|frame|200|0|0", "cpu|work|10|80|0", "high|work|400|100|0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the trace processor holds\n%q\nwant\n%q", got, want)
+	}
+	tr, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Frames) != 5 || len(tr.Spans) != 2 || tr.Track(tr.Spans[1].Track).Name != "high" {
+		t.Errorf("read back %d frames and spans %+v, want 5 frames and the 2 spans", len(tr.Frames), tr.Spans)
 	}
 }

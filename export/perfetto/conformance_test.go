@@ -23,9 +23,124 @@ func TestTraceProcessor(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := tpcheck.Check(t, p)
-			checkProcessor(t, s, expect(c))
+			x := expect(c)
+			checkProcessor(t, s, x)
+			checkArgs(t, s, write(t, c), x)
 		})
 	}
+}
+
+// wantQueue is the queue arg of a GPU track's slices.
+func wantQueue(tr timeline.Track) string {
+	if tr.Kind != timeline.TrackGPUQueue && tr.Kind != timeline.TrackGPULane {
+		return ""
+	}
+	q := fmt.Sprintf("%s queue %d.%d", tr.Queue.Device, tr.Queue.Family, tr.Queue.Index)
+	if tr.Queue.Flags != "" {
+		q += " (" + tr.Queue.Flags + ")"
+	}
+	return q
+}
+
+// checkArgs checks the slices' args as the trace processor holds them:
+// frame, err_ns and queue are on exactly the slices that carry them in the
+// file, with the values of their spans; and the rule of the package
+// comment (a slice without one takes it from the nearest slice before it
+// on its track, in time, that has it) gives every slice the frame, error
+// bound and queue of its span.
+func checkArgs(t *testing.T, s *tpcheck.Session, data []byte, x expected) {
+	t.Helper()
+	// The file: which args each slice begin carries.
+	rd := newReader()
+	if err := rd.parse(data); err != nil {
+		t.Fatal(err)
+	}
+	trackName := map[timeline.TrackID]string{}
+	for _, tr := range rd.t.Tracks {
+		trackName[tr.ID] = tr.Name
+	}
+	var inFile []string
+	for _, rt := range rd.order {
+		name := trackName[rt.id]
+		if rt.role == "frames-list" {
+			name = "Frames"
+		}
+		for _, ev := range rt.events {
+			if ev.begin {
+				n, _, _ := strings.Cut(rd.t.Names[ev.name], "\x00")
+				inFile = append(inFile, fmt.Sprintf("%s | %s | %d | %03b", name, n, ev.ts, ev.args))
+			}
+		}
+	}
+
+	// What each slice should resolve to, by track, name, ts, dur, depth.
+	type args struct {
+		frame uint64
+		err   uint32
+		queue string
+	}
+	want := map[string][]args{}
+	key := func(track, name string, ts, dur, depth int64) string {
+		return fmt.Sprintf("%s | %s | %d | %d | %d", track, name, ts, dur, depth)
+	}
+	queues := map[string]string{}
+	for _, tr := range x.tracks {
+		queues[tr.Name] = wantQueue(tr)
+	}
+	for _, k := range x.spans {
+		name, _, _ := strings.Cut(k.Name, "\x00")
+		kk := key(k.trackName, name, k.Start, k.End-k.Start, int64(k.Depth))
+		want[kk] = append(want[kk], args{k.Frame, k.ErrNs, queues[k.trackName]})
+	}
+	for _, f := range x.framesList {
+		if f.End != 0 {
+			kk := key("Frames", "frame", f.Start, f.End-f.Start, 0)
+			want[kk] = append(want[kk], args{frame: f.ID})
+		}
+	}
+
+	rows := s.MustQuery(`select t.id as track_id, t.name as track, s.name, s.ts, s.dur, s.depth,
+		extract_arg(s.arg_set_id, 'debug.frame') as frame, extract_arg(s.arg_set_id, 'debug.err_ns') as err,
+		extract_arg(s.arg_set_id, 'debug.queue') as queue
+		from slice s join track t on s.track_id = t.id where t.name != 'framescope dropped'
+		order by t.id, s.ts, s.depth, s.id`)
+	var inTP []string
+	var cur args
+	lastTrack := int64(-1)
+	for _, r := range rows {
+		if id := r["track_id"].(int64); id != lastTrack {
+			lastTrack, cur = id, args{}
+		}
+		bits := 0
+		if v, ok := r["frame"].(int64); ok {
+			bits |= 1
+			cur.frame = uint64(v)
+		}
+		if v, ok := r["err"].(int64); ok {
+			bits |= 2
+			cur.err = uint32(v)
+		}
+		if v, ok := r["queue"].(string); ok {
+			bits |= 4
+			cur.queue = v
+		}
+		track, name := fmt.Sprint(r["track"]), fmt.Sprint(r["name"])
+		inTP = append(inTP, fmt.Sprintf("%s | %s | %d | %03b", track, name, r["ts"], bits))
+		kk := key(track, name, r["ts"].(int64), r["dur"].(int64), r["depth"].(int64))
+		ws := want[kk]
+		if len(ws) == 0 {
+			t.Errorf("args: no span for slice %s", kk)
+			continue
+		}
+		// Of spans alike but for their args, the one the rule picks.
+		i := slices.Index(ws, cur)
+		if i < 0 {
+			t.Errorf("args: slice %s resolves to %+v by the rule, want %+v", kk, cur, ws[0])
+			i = 0
+		}
+		want[kk] = slices.Delete(ws, i, i+1)
+	}
+	diff(t, "slices with args", sorted(inTP), sorted(inFile))
 }
 
 // row formats query rows as strings, for comparing multisets.

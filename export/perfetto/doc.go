@@ -13,11 +13,24 @@
 //     the frames track and counter tracks at the top, and a "GPU" track
 //     whose children are the GPU queues in their explicit order, each
 //     queue with its overflow lanes below it.
-//   - Slices as BEGIN/END pairs with interned names and categories; the
-//     frame id and the clock model's error bound as debug annotations
-//     ("frame", "err_ns"), written on a slice when they differ from the
-//     previous slice begun on the same track (slices in between inherit
-//     them); flows from a submitting CPU slice to the GPU zones it carried.
+//   - Slices as BEGIN/END pairs with interned names and categories, and
+//     flows from a submitting CPU slice to the GPU zones it carried.
+//   - Three debug annotations (args "debug.frame", "debug.err_ns" and
+//     "debug.queue" in the trace processor): the frame id, the clock
+//     model's error bound in ns, and a GPU slice's queue ("NVIDIA H200
+//     queue 0.0 (graphics+compute)"). To keep a slice at about 32 bytes,
+//     each is written only where it changes, and the rule is: a slice
+//     without a frame arg belongs to the frame of the nearest earlier
+//     slice on its track that has one (earlier by begin time, then by
+//     depth, outermost first), or to no frame (0) if none has; the same
+//     for err_ns (0 if none) and queue. So "frame" is on the first slice
+//     of each frame on each track, "queue" on a GPU track's first slice.
+//     One limit: a batch may reach back in time on a track (an enclosing
+//     span arrives, as it ends, after its children). Such a slice carries
+//     all three, but the slice after it in time, written before it, may
+//     lack an arg that now differs from its new predecessor's. Read, which
+//     follows the file's order, restores every span's frame and error
+//     bound exactly, and so does every framescope command.
 //   - Counter samples on counter tracks with units, the clock model's
 //     calibrations as counters under each queue, and every drop the
 //     recorder or the writer counted, as "framescope dropped" counters and

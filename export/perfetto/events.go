@@ -154,20 +154,7 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 		} else {
 			e.varint(fTENameIID, uint64(name)+1)
 		}
-		if frame != t.lastFrame {
-			t.lastFrame = frame
-			da := e.open(fTEAnnotations)
-			e.varint(fDANameIID, annFrame)
-			e.varint(fDAUint, frame)
-			e.close(da)
-		}
-		if errNs != t.lastErr {
-			t.lastErr = errNs
-			da := e.open(fTEAnnotations)
-			e.varint(fDANameIID, annErrNs)
-			e.varint(fDAUint, uint64(errNs))
-			e.close(da)
-		}
+		w.writeArgs(t, ts, ev.depth, frame, errNs)
 		if ev.src == srcSpan {
 			for f := w.flowOut[ev.idx]; f >= 0; f = w.nextOut[f] {
 				e.fixed64(fTEFlowIDs, w.flowIDs[f])
@@ -179,6 +166,41 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 	}
 	e.close(at)
 	w.endPacket()
+}
+
+// writeArgs writes the debug annotations of a slice begin: frame and
+// err_ns when they differ from those of the slice before it on its track,
+// queue on a GPU track's first slice. "Before" is both in the file (as
+// Read restores them) and in time (as the trace processor orders slices:
+// by begin, then depth), which agree unless a batch reaches back in time
+// on the track; a slice that begins before one written earlier on its
+// track carries all its args.
+func (w *Writer) writeArgs(t *trackState, ts int64, depth uint16, frame uint64, errNs uint32) {
+	e := &w.e
+	inOrder := ts > t.timeTs || ts == t.timeTs && depth >= t.timeDepth
+	if frame != t.lastFrame || frame != t.timeFrame || !inOrder {
+		da := e.open(fTEAnnotations)
+		e.varint(fDANameIID, annFrame)
+		e.varint(fDAUint, frame)
+		e.close(da)
+	}
+	if errNs != t.lastErr || errNs != t.timeErr || !inOrder {
+		da := e.open(fTEAnnotations)
+		e.varint(fDANameIID, annErrNs)
+		e.varint(fDAUint, uint64(errNs))
+		e.close(da)
+	}
+	if t.queue != "" && (!t.queueDone || !inOrder) {
+		t.queueDone = true
+		da := e.open(fTEAnnotations)
+		e.varint(fDANameIID, annQueue)
+		e.str(fDAString, t.queue)
+		e.close(da)
+	}
+	t.lastFrame, t.lastErr = frame, errNs
+	if inOrder {
+		t.timeFrame, t.timeErr, t.timeTs, t.timeDepth = frame, errNs, ts, depth
+	}
 }
 
 // intern adds name to the open packet's interned data if the current

@@ -80,6 +80,7 @@ type rtrack struct {
 type rev struct {
 	ts    int64
 	begin bool
+	args  uint8 // which of frame, err_ns, queue (1<<ann-1) it carried
 	name  timeline.NameID
 	frame uint64
 	errNs uint32
@@ -620,6 +621,7 @@ type tevent struct {
 	errNs          uint32
 	hasFrame       bool
 	hasErr         bool
+	args           uint8 // as rev.args
 	flows, termFlo []uint64
 }
 
@@ -680,7 +682,7 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 	var name string
 	var v uint64
-	var isInt bool
+	var isInt, isString bool
 	err := fields(b, func(num protowire.Number, _ protowire.Type, x uint64, c []byte) error {
 		switch num {
 		case fDANameIID:
@@ -689,17 +691,24 @@ func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 			name = string(c)
 		case fDAUint, fDAInt:
 			v, isInt = x, true
+		case fDAString:
+			isString = true
 		}
 		return nil
 	})
-	if err != nil || !isInt {
+	if err != nil {
 		return err
 	}
-	switch name {
-	case annotationNames[annFrame]:
+	switch {
+	case isInt && name == annotationNames[annFrame]:
 		e.frame, e.hasFrame = v, true
-	case annotationNames[annErrNs]:
+		e.args |= 1 << (annFrame - 1)
+	case isInt && name == annotationNames[annErrNs]:
 		e.errNs, e.hasErr = uint32(min(v, math.MaxUint32)), true
+		e.args |= 1 << (annErrNs - 1)
+	case isString && name == annotationNames[annQueue]:
+		// The track's description holds the queue.
+		e.args |= 1 << (annQueue - 1)
 	}
 	return nil
 }
@@ -716,7 +725,7 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 		name = s.names[e.nameIID]
 	}
 	ref := evRef{rt, int32(len(rt.events))}
-	rt.events = append(rt.events, rev{ts: ts, begin: true, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr})
+	rt.events = append(rt.events, rev{ts: ts, begin: true, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr})
 	rd.nevents++
 	for _, f := range e.flows {
 		if f&reversedFlow != 0 {

@@ -41,9 +41,20 @@ var categoryNames = [...]string{catCPU: "cpu", catGPU: "gpu", catFrames: "frame"
 const (
 	annFrame = iota + 1
 	annErrNs
+	annQueue
 )
 
-var annotationNames = [...]string{annFrame: "frame", annErrNs: "err_ns"}
+var annotationNames = [...]string{annFrame: "frame", annErrNs: "err_ns", annQueue: "queue"}
+
+// queueString is the queue annotation of a GPU track's slices, as the
+// Chrome JSON writer writes it.
+func queueString(q timeline.Queue) string {
+	s := q.Device + " queue " + strconv.FormatUint(uint64(q.Family), 10) + "." + strconv.FormatUint(uint64(q.Index), 10)
+	if q.Flags != "" {
+		s += " (" + q.Flags + ")"
+	}
+	return s
+}
 
 // dropFields name the counts of timeline.Drops, and the writer's own count
 // of invalid input, in the order of their counter tracks.
@@ -70,10 +81,18 @@ type trackState struct {
 	uuid      uint64
 	cat       uint8
 	described bool
-	calib     bool // its calibration counters are described
-	count     int  // slices in the batch being written
-	lastFrame uint64
-	lastErr   uint32
+	calib     bool   // its calibration counters are described
+	count     int    // slices in the batch being written
+	queue     string // a GPU track's queue annotation; "" for others
+	// The args of the slice begun last on the track (last*), and of the
+	// one latest in time (time*: the latest by begin time, then depth,
+	// at timeTs and timeDepth), which differ only when a batch reaches
+	// back in time on the track. See writeArgs.
+	lastFrame, timeFrame uint64
+	lastErr, timeErr     uint32
+	queueDone            bool
+	timeTs               int64
+	timeDepth            uint16
 }
 
 // description is the track's description field: the timeline attributes

@@ -30,6 +30,9 @@ type Stats struct {
 	// tracks; calibrations of non-GPU tracks. They are also in the trace,
 	// as the "framescope dropped: invalid" counter.
 	Invalid uint64
+	// Lost counts the bytes encoded but not written because the io.Writer
+	// failed: once it has, the writer drops what it buffers.
+	Lost uint64
 }
 
 // Writer writes a Perfetto trace from timeline batches. It implements
@@ -117,23 +120,29 @@ func (w *Writer) Stats() Stats { return w.stats }
 // WriteBatch is Write, under the name timeline.Sink wants.
 func (w *Writer) WriteBatch(batch *timeline.Trace) error { return w.Write(batch) }
 
-// Flush hands everything buffered to the io.Writer.
+// Flush hands everything buffered to the io.Writer. Once that has failed,
+// Flush drops what is buffered (counting it in Stats.Lost) and returns the
+// error.
 func (w *Writer) Flush() error {
 	if w.err != nil {
+		w.stats.Lost += uint64(len(w.e.buf))
+		w.e.buf = w.e.buf[:0]
 		return w.err
 	}
 	if len(w.e.buf) == 0 {
 		return nil
 	}
 	n, err := w.w.Write(w.e.buf)
+	n = max(0, min(n, len(w.e.buf)))
 	w.stats.Bytes += uint64(n)
 	if err == nil && n < len(w.e.buf) {
 		err = io.ErrShortWrite
 	}
-	w.e.buf = w.e.buf[:0]
 	if err != nil {
+		w.stats.Lost += uint64(len(w.e.buf) - n)
 		w.err = err
 	}
+	w.e.buf = w.e.buf[:0]
 	return err
 }
 
@@ -279,6 +288,7 @@ func (w *Writer) addTracks(ts []timeline.Track) []int32 {
 		switch t.Kind {
 		case timeline.TrackGPUQueue, timeline.TrackGPULane:
 			st.cat = catGPU
+			st.queue = queueString(t.Queue)
 		case timeline.TrackFrames:
 			st.cat = catFrames
 		case timeline.TrackCounter:

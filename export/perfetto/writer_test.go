@@ -130,6 +130,29 @@ func TestWriterErrors(t *testing.T) {
 	}
 }
 
+// TestWriterFailsMidBatch: when the io.Writer fails in the middle of a
+// batch, the writer drops what it encodes from then on instead of
+// buffering it, and counts it: the bytes written and lost add up to what a
+// working io.Writer gets.
+func TestWriterFailsMidBatch(t *testing.T) {
+	b := frameBatches(1)[0]
+	ok := NewWriter(io.Discard, Options{FlushBytes: 64})
+	if err := ok.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(&failWriter{after: 2}, Options{FlushBytes: 64})
+	if err := w.Write(b); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Write: got %v, want the io.Writer's error", err)
+	}
+	st := w.Stats()
+	if st.Lost == 0 || st.Bytes+st.Lost != ok.Stats().Bytes {
+		t.Errorf("%d bytes written and %d lost, want %d in all, some lost", st.Bytes, st.Lost, ok.Stats().Bytes)
+	}
+	if n := len(w.e.buf); n > 64+4096 {
+		t.Errorf("%d bytes still buffered after the failure", n)
+	}
+}
+
 // TestSmallBuffersAndFewSequences writes every case flushing after each
 // packet and with one packet sequence at a time, which makes every batch
 // that reaches back open a new sequence: the trace must not change.
