@@ -14,9 +14,13 @@ import (
 type Zone struct {
 	g    *GPU
 	pair querypool.Pair
-	cmd  vkg.CommandBuffer
-	made bool // returned by GPU.Zone, recording or refused
+	cmd  vkg.CommandBuffer // for a refused zone: refusedCmd
 }
+
+// refusedCmd marks a Zone that GPU.Zone refused (and counted), so that its
+// End is silent where the zero Zone's End is misuse. A marker in cmd keeps
+// Zone at four words.
+var refusedCmd = vkg.CommandBuffer(unsafe.Pointer(&zeroEnds))
 
 // zeroEnds counts Ends of the zero Zone. Such a Zone belongs to no
 // context: the next context to report its Stats or collect claims them.
@@ -31,16 +35,16 @@ var zeroEnds atomic.Uint64
 // counts the zone as dropped and returns a Zone whose End does nothing.
 func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 	if g == nil {
-		return Zone{made: true}
+		return Zone{cmd: refusedCmd}
 	}
 	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
 	if !ok {
-		return Zone{made: true}
+		return Zone{cmd: refusedCmd}
 	}
 	if g.labels {
 		g.dev.CmdBeginLabel(cmd, g.labelFor(name))
 	}
-	return Zone{g: g, pair: pr, cmd: cmd, made: true}
+	return Zone{g: g, pair: pr, cmd: cmd}
 }
 
 // End writes the zone's end timestamp into the command buffer it began in.
@@ -57,13 +61,19 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 // Stats.ZeroEnds).
 func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if z.g == nil {
-		if !z.made {
-			zeroEnds.Add(1)
-		}
-		return // else dropped at Zone, already counted
+		z.endUnrecorded()
+		return
 	}
 	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels {
 		z.g.dev.CmdEndLabel(cmd)
+	}
+}
+
+// endUnrecorded ends a zone that records nothing: the zero Zone, counted
+// as misuse, or one GPU.Zone refused, already counted there.
+func (z Zone) endUnrecorded() {
+	if z.cmd != refusedCmd {
+		zeroEnds.Add(1)
 	}
 }
 
