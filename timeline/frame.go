@@ -15,6 +15,7 @@ type frameState struct {
 	gpuFrames     map[uint64]*gpuFrame // GPU busy intervals of unsettled frames
 	gpuSettled    uint64               // frames up to this one have had their GPU time sampled
 	settleScratch []uint64
+	gpuFree       []*gpuFrame // settled frames kept for reuse
 
 	framesTrack  TrackID
 	frameName    NameID
@@ -122,6 +123,13 @@ func (r *Recorder) builtin(id *TrackID, name string, kind TrackKind, unit Unit) 
 // computed from; more are counted in Drops.Untimed.
 const maxFrameIntervals = 1 << 16
 
+// maxFreeFrames and maxReuseIntervals bound the settled frames kept for
+// reuse: a few frames in flight, of up to 4096 outermost zones each.
+const (
+	maxFreeFrames     = 8
+	maxReuseIntervals = 4096
+)
+
 // noteGPUFrame adds an outermost GPU span of frame f to its frame's busy
 // time, or counts it in Drops.Untimed when that frame's time was already
 // sampled, the frame was not begun, or the frame has too many. The caller
@@ -136,7 +144,11 @@ func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
 	}
 	g := r.gpuFrames[frame]
 	if g == nil {
-		g = &gpuFrame{}
+		if n := len(r.gpuFree); n > 0 {
+			g, r.gpuFree = r.gpuFree[n-1], r.gpuFree[:n-1]
+		} else {
+			g = &gpuFrame{}
+		}
 		r.gpuFrames[frame] = g
 	}
 	if len(g.ivs) >= maxFrameIntervals {
@@ -172,6 +184,12 @@ func (r *Recorder) settleGPUFrames(all bool) {
 		r.builtin(&r.gpuTimeTrack, "GPU time per frame", TrackCounter, UnitNs)
 		r.samples = append(r.samples, Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
 		r.checkBudget(BudgetGPU, id, busy)
+		// Reused for a later frame, so that steady state allocates nothing;
+		// the free list holds at most a few, each at most maxReuse long.
+		if len(r.gpuFree) < maxFreeFrames && cap(g.ivs) <= maxReuseIntervals {
+			g.ivs = g.ivs[:0]
+			r.gpuFree = append(r.gpuFree, g)
+		}
 	}
 	r.settleScratch = ids[:0]
 }
