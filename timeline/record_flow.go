@@ -16,18 +16,47 @@ type keyState struct {
 
 // flowTable pairs CPU submissions with GPU spans by key.
 type flowTable struct {
-	keys map[uint64]*keyState
-	keyQ []*keyState // in order of birth, for expiry
+	keys    map[uint64]*keyState
+	keyQ    []*keyState // in order of birth, for expiry
+	keyQBuf []*keyState // keyQ's array from its start, reused once keyQ is empty
+	keyFree []*keyState // expired keys kept for reuse
 }
+
+// maxFreeKeys and maxReuseZones bound the expired keys kept for reuse, so
+// that a steady render loop links its flows without allocating.
+const (
+	maxFreeKeys   = 64
+	maxReuseZones = 4096
+)
 
 // keyFor returns the state of key, creating it. The caller holds mu.
 func (r *Recorder) keyFor(key uint64) *keyState {
 	if ks := r.keys[key]; ks != nil {
 		return ks
 	}
-	ks := &keyState{key: key, born: r.ended, bornAt: Now()}
+	var ks *keyState
+	if n := len(r.keyFree); n > 0 {
+		ks, r.keyFree = r.keyFree[n-1], r.keyFree[:n-1]
+		*ks = keyState{key: key, gpu: ks.gpu[:0], born: r.ended, bornAt: Now()}
+	} else {
+		ks = &keyState{key: key, born: r.ended, bornAt: Now()}
+	}
 	r.keys[key] = ks
+	if r.keyQBuf == nil {
+		r.keyQBuf = make([]*keyState, 0, 16)
+		r.keyQ = append(r.keyQBuf, r.keyQ...)
+	}
+	if len(r.keyQ) == cap(r.keyQ) && len(r.keyQ) < cap(r.keyQBuf)/2 {
+		// Expiry moved keyQ's start along its array: move it back
+		// rather than let append allocate a new one.
+		n := copy(r.keyQBuf[:len(r.keyQ)], r.keyQ)
+		clear(r.keyQBuf[n:cap(r.keyQBuf)])
+		r.keyQ = r.keyQBuf[:n]
+	}
 	r.keyQ = append(r.keyQ, ks)
+	if cap(r.keyQ) > cap(r.keyQBuf) {
+		r.keyQBuf = r.keyQ[:0] // append moved keyQ to a new array
+	}
 	if len(r.keys) > r.opt.MaxPendingKeys {
 		r.expireOldest()
 	}
@@ -94,7 +123,7 @@ func (r *Recorder) expireKeys(all bool) {
 		r.expireOldest()
 	}
 	if len(r.keyQ) == 0 {
-		r.keyQ = nil
+		r.keyQ = r.keyQBuf[:0]
 	}
 }
 
@@ -117,5 +146,8 @@ func (r *Recorder) expireOldest() {
 	}
 	for _, g := range ks.gpu {
 		r.release(g)
+	}
+	if len(r.keyFree) < maxFreeKeys && cap(ks.gpu) <= maxReuseZones {
+		r.keyFree = append(r.keyFree, ks)
 	}
 }

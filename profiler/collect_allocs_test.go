@@ -1,0 +1,71 @@
+package profiler
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/internal/vktest"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// TestCollectAllocatesNothing: once the loop is warm, Collect reads a
+// frame of nested zones back, converts them and hands them to the timeline
+// without allocating (its slices and the recorder's are reused).
+func TestCollectAllocatesNothing(t *testing.T) {
+	const zones, warm, measured = 200, 40, 20
+	q := vktest.Graphics(t, vk.Config{})
+	// A flight recorder, as a long-running application would have.
+	r := &rig{t: t, q: q, dev: &Device{d: q.Dev}, p: New(Options{Recorder: timeline.Options{WindowFrames: 4}})}
+	var err error
+	r.g, err = r.p.GPU(r.dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits},
+		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * (zones + 1), Calibration: CalibrationOptions{Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		vkg.DeviceWaitIdle(q.Dev.Handle)
+		r.g.Close()
+	})
+	if err := r.g.Calibrate(); err != nil {
+		t.Fatal(err)
+	}
+	outer, inner := r.p.Name("outer"), r.p.Name("inner")
+	zs := make([]ZoneResult, 0, zones)
+	var mallocs uint64
+	var ms runtime.MemStats
+	for f := 0; f < warm+measured; f++ {
+		r.p.BeginFrame()
+		cmd := r.q.Cmd()
+		if err := r.g.BeginFrame(cmd); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < zones/2; i++ {
+			z := r.g.Zone(cmd, outer)
+			r.g.Zone(cmd, inner).End()
+			z.End()
+		}
+		r.g.Submitted(cmd)
+		r.g.EndFrame(cmd)
+		r.p.EndFrame()
+		r.q.SubmitWait(cmd)
+		r.q.Free(cmd)
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		zs, err = r.g.Collect(zs[:0])
+		runtime.ReadMemStats(&ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f >= warm {
+			mallocs += ms.Mallocs - before
+		}
+	}
+	if mallocs != 0 {
+		t.Errorf("%d allocations in %d warm Collects of %d zones, want 0", mallocs, measured, zones)
+	}
+	if s := r.g.Stats(); s.Collected < uint64(zones*(warm+measured-1)) {
+		t.Errorf("stats %+v: want every zone collected", s)
+	}
+}
