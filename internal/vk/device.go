@@ -81,7 +81,11 @@ type Device struct {
 	submit       proc
 	waitEvents   proc
 
-	labelsBegun, labelsEnded atomic.Uint64 // label commands recorded
+	// CountLabels makes CmdBeginLabel and CmdEndLabel count what they
+	// record (LabelCounts), for tests: off, recording a label costs no
+	// atomic shared by every recording goroutine.
+	CountLabels              bool
+	labelsBegun, labelsEnded atomic.Uint64 // label commands recorded, with CountLabels
 
 	life    sync.Mutex // closed, users, nextUser
 	closed  bool
@@ -446,7 +450,9 @@ func (d *Device) CmdBeginLabel(cmd vk.CommandBuffer, l Label) {
 		return
 	}
 	C.fs_cmd_begin_label(C.fsPFN(d.beginLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)), l.c)
-	d.labelsBegun.Add(1)
+	if d.CountLabels {
+		d.labelsBegun.Add(1)
+	}
 }
 
 // CmdEndLabel records vkCmdEndDebugUtilsLabelEXT; a no-op without the extension.
@@ -455,11 +461,13 @@ func (d *Device) CmdEndLabel(cmd vk.CommandBuffer) {
 		return
 	}
 	C.fs_cmd_end_label(C.fsPFN(d.endLabel), C.fsVkCommandBuffer(unsafe.Pointer(cmd)))
-	d.labelsEnded.Add(1)
+	if d.CountLabels {
+		d.labelsEnded.Add(1)
+	}
 }
 
-// LabelCounts returns how many label regions were begun and ended through
-// CmdBeginLabel and CmdEndLabel: equal when every region opened was closed
+// LabelCounts returns, with CountLabels set, how many label regions were
+// begun and ended through CmdBeginLabel and CmdEndLabel: equal when every region opened was closed
 // (the validation layer does not check it).
 func (d *Device) LabelCounts() (begun, ended uint64) {
 	return d.labelsBegun.Load(), d.labelsEnded.Load()

@@ -71,5 +71,6 @@ func open(tb testing.TB, cfg vk.Config) *vk.Device {
 		}
 		tb.Skipf("no Vulkan device: %v", err)
 	}
+	d.CountLabels = true // tests check that label regions balance
 	return d
 }
