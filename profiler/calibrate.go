@@ -29,10 +29,21 @@ type CalibrationOptions struct {
 	NoCalibrated bool
 	// FallbackQueue is a queue the profiler may submit to from its own
 	// goroutine for submit-and-wait sampling, when calibrated timestamps
-	// are missing. Without it the fallback runs only when the application
-	// calls GPU.Calibrate from the goroutine that owns the context's queue
-	// (at start-up, say, and every few seconds off the render path).
+	// are missing. vkQueueSubmit needs the queue externally synchronized,
+	// so FallbackQueue comes with FallbackLock: Profiler.GPU refuses one
+	// without the other. Without FallbackQueue the fallback runs only when
+	// the application calls [GPU.Calibrate] from the goroutine that owns
+	// the context's queue (at start-up, say, and every few seconds off the
+	// render path).
 	FallbackQueue *Queue
+	// FallbackLock is the lock the application holds around everything it
+	// does to FallbackQueue that Vulkan wants externally synchronized
+	// (vkQueueSubmit, vkQueueWaitIdle, vkQueueBindSparse, vkQueuePresentKHR,
+	// and vkDeviceWaitIdle, which covers every queue). The profiler takes
+	// it around each of its own vkQueueSubmit calls, never while waiting
+	// for the GPU; GPU.Calibrate takes it too, so do not call Calibrate
+	// while holding it.
+	FallbackLock sync.Locker
 	// FallbackTimeout bounds a submit-and-wait round. Default 100ms.
 	FallbackTimeout time.Duration
 	// Clock is the host clock to calibrate against. Default ClockMonotonic.
@@ -59,6 +70,29 @@ type calibrator struct {
 	stopc   chan struct{}
 	done    chan struct{}
 	stopMu  sync.Once
+}
+
+// Limits of CalibrationOptions.
+const (
+	MinCalibrationInterval = time.Millisecond
+	MaxCalibrationBurst    = 64
+	MaxCalibrationBudget   = 100 * time.Millisecond
+	MaxFallbackTimeout     = 10 * time.Second
+)
+
+// check validates o against the limits, naming the option.
+func (o CalibrationOptions) check() error {
+	switch {
+	case o.Interval > 0 && o.Interval < MinCalibrationInterval:
+		return fmt.Errorf("profiler: CalibrationOptions.Interval %v: at least %v (negative: no background rounds)", o.Interval, MinCalibrationInterval)
+	case o.Burst > MaxCalibrationBurst:
+		return fmt.Errorf("profiler: CalibrationOptions.Burst %d: at most %d", o.Burst, MaxCalibrationBurst)
+	case o.Budget > MaxCalibrationBudget:
+		return fmt.Errorf("profiler: CalibrationOptions.Budget %v: at most %v", o.Budget, MaxCalibrationBudget)
+	case o.FallbackTimeout > MaxFallbackTimeout:
+		return fmt.Errorf("profiler: CalibrationOptions.FallbackTimeout %v: at most %v", o.FallbackTimeout, MaxFallbackTimeout)
+	}
+	return o.Clock.check()
 }
 
 func newCalibrator(g *GPU, o CalibrationOptions) (*calibrator, error) {
@@ -369,8 +403,19 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (timeline.ClockSampl
 	if r := vkg.EndCommandBuffer(f.cmd); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
 	}
+	lock := c.o.FallbackLock
+	if c.o.FallbackQueue == nil || q.Handle != c.o.FallbackQueue.Handle {
+		lock = nil // the context's own queue, from the application's goroutine (Calibrate)
+	}
+	if lock != nil {
+		lock.Lock()
+	}
 	h0 := c.o.Clock.now()
-	if err := c.g.dev.QueueSubmit(q.Handle, f.cmds[:], f.fence); err != nil {
+	err = c.g.dev.QueueSubmit(q.Handle, f.cmds[:], f.fence)
+	if lock != nil {
+		lock.Unlock()
+	}
+	if err != nil {
 		return s, fmt.Errorf("profiler: calibration submit: %w", err)
 	}
 	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(max(timeout, 1)))

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,8 +201,9 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 	q := vktest.Graphics(t, vk.Config{NoCalibrated: true})
 	fq := &Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits}
 	p := New(Options{})
+	var submits sync.Mutex // held around the test's own submissions to the queue
 	g, err := p.GPU(&Device{d: q.Dev}, *fq, GPUOptions{FramesInFlight: 1,
-		Calibration: CalibrationOptions{FallbackQueue: fq, Interval: 50 * time.Millisecond}})
+		Calibration: CalibrationOptions{FallbackQueue: fq, FallbackLock: &submits, Interval: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,9 +227,9 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 	g.EndFrame(cmd)
 	p.EndFrame()
 	before := timeTimeline()
-	g.cal.mu.Lock()
+	submits.Lock()
 	q.SubmitWait(cmd)
-	g.cal.mu.Unlock()
+	submits.Unlock()
 	after := timeTimeline()
 	q.Free(cmd)
 	zs, err := g.Drain(nil)

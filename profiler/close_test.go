@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ func liveContext(t *testing.T, d *vk.Device, dev *Device, tq *vktest.Queue, fall
 	q := Queue{Handle: tq.Q.Handle, Family: tq.Q.Family, Flags: tq.Q.Flags, ValidBits: tq.Q.ValidBits}
 	o := GPUOptions{FramesInFlight: 2, DebugLabels: d.HasLabels(), Calibration: CalibrationOptions{Interval: time.Millisecond}}
 	if fallback {
-		o.Calibration.FallbackQueue = &q // the calibrator submits from its goroutine: the test does not
+		o.Calibration.FallbackQueue = &q // the calibrator submits from its goroutine, under the lock
+		o.Calibration.FallbackLock = new(sync.Mutex)
 	}
 	p := New(Options{})
 	name := p.Name("live")
@@ -146,7 +148,7 @@ func TestWrappedDeviceCloseKeepsTheDevice(t *testing.T) {
 	d := vktest.Open(t, vk.Config{})
 	qv, _ := d.QueueFor("graphics")
 	tq := vktest.NewQueue(t, d, qv)
-	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
+	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: queueIDs(d),
 		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", DebugUtils: d.Instance.DebugUtils})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"fmt"
+
 	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
 )
@@ -48,9 +50,34 @@ func OpenDevice(cfg DeviceConfig) (*Device, error) {
 	return &Device{d}, nil
 }
 
-// Existing describes a device the application created: Vulkan cannot be
-// asked what was enabled on it.
-type Existing = vk.Existing
+// QueueID names a queue of a device: its family, and its index within the
+// family.
+type QueueID struct{ Family, Index uint32 }
+
+// Existing describes a device the application created, and what it enabled
+// on it: Vulkan cannot be asked which features, extensions or queues a
+// device was created with.
+type Existing struct {
+	Instance vkg.Instance
+	Physical vkg.PhysicalDevice
+	Device   vkg.Device
+	// Queues are the queues the application created (its
+	// VkDeviceQueueCreateInfo entries, one QueueID for each queue): the
+	// profiler calls vkGetDeviceQueue on these and no others, and profiles
+	// only these. At least one, at most 256.
+	Queues []QueueID
+	// HostQueryReset: the hostQueryReset feature was enabled (core in
+	// Vulkan 1.2, or VK_EXT_host_query_reset). Without it, GPU.BeginFrame
+	// records the query reset into the application's command buffer.
+	HostQueryReset bool
+	// CalibratedTimestamps: VK_KHR_calibrated_timestamps or
+	// VK_EXT_calibrated_timestamps was enabled on the device. Without it,
+	// see CalibrationOptions.FallbackQueue.
+	CalibratedTimestamps bool
+	// DebugUtils: VK_EXT_debug_utils was enabled on the instance (needed by
+	// GPUOptions.DebugLabels).
+	DebugUtils bool
+}
 
 // WrapDevice uses a device the application created. The application must
 // close the GPU contexts made on it (GPU.Close, Profiler.Close, or Close on
@@ -59,7 +86,14 @@ type Existing = vk.Existing
 // calibrated timestamps, calls into it from a goroutine of its own. Close
 // on the returned Device destroys nothing of the application's.
 func WrapDevice(e Existing) (*Device, error) {
-	d, err := vk.Wrap(e)
+	refs := make([]vk.QueueRef, len(e.Queues))
+	for i, q := range e.Queues {
+		refs[i] = vk.QueueRef{Family: q.Family, Index: q.Index}
+	}
+	d, err := vk.Wrap(vk.Existing{
+		Instance: e.Instance, Physical: e.Physical, Device: e.Device, Queues: refs,
+		HostQueryReset: e.HostQueryReset, CalibratedTimestamps: e.CalibratedTimestamps, DebugUtils: e.DebugUtils,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +121,8 @@ func (d *Device) HostQueryReset() bool { return d.d.HostQueryReset }
 // Calibrated returns the calibrated-timestamps extension in use, or "".
 func (d *Device) Calibrated() string { return d.d.Calibrated }
 
-// Queues lists one queue per family (OpenDevice creates them so).
+// Queues lists the device's queues: for WrapDevice those of
+// Existing.Queues, for OpenDevice one per family.
 func (d *Device) Queues() []Queue {
 	out := make([]Queue, len(d.d.Queues))
 	for i, q := range d.d.Queues {
@@ -96,8 +131,18 @@ func (d *Device) Queues() []Queue {
 	return out
 }
 
-// QueueFor returns the first queue whose flags contain want ("graphics",
-// "compute", "transfer").
+// Queue returns queue index of family: one the device was created with.
+func (d *Device) Queue(family, index uint32) (Queue, error) {
+	for _, q := range d.Queues() {
+		if q.Family == family && q.Index == index {
+			return q, nil
+		}
+	}
+	return Queue{}, fmt.Errorf("profiler: %s has no queue %d.%d among the %d it was created with", d.d.Caps.Name, family, index, len(d.d.Queues))
+}
+
+// QueueFor returns the first of the device's queues whose flags contain
+// want ("graphics", "compute", "transfer").
 func (d *Device) QueueFor(want string) (Queue, bool) {
 	for _, q := range d.Queues() {
 		if containsWord(q.Flags, want) {
@@ -105,6 +150,24 @@ func (d *Device) QueueFor(want string) (Queue, bool) {
 		}
 	}
 	return Queue{}, false
+}
+
+// check reports whether q is one of the device's queues, as Queues or
+// Queue return it, with timestamps.
+func (d *Device) check(q Queue) error {
+	for _, k := range d.d.Queues {
+		if k.Family != q.Family || k.Index != q.Index {
+			continue
+		}
+		if k.Handle != q.Handle || k.Flags != q.Flags || k.ValidBits != q.ValidBits {
+			return fmt.Errorf("profiler: queue %d.%d: its handle, flags or valid bits differ from the device's (take it from Device.Queue or Device.Queues)", q.Family, q.Index)
+		}
+		if k.ValidBits == 0 {
+			return fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", q.Family, q.Flags)
+		}
+		return nil
+	}
+	return fmt.Errorf("profiler: %s has no queue %d.%d among the %d it was created with (Existing.Queues for WrapDevice)", d.d.Caps.Name, q.Family, q.Index, len(d.d.Queues))
 }
 
 func containsWord(flags, w string) bool {

@@ -23,10 +23,16 @@ type GPUOptions struct {
 	// from WrapDevice those last are the application's to know.
 	BeginStage, EndStage vkg.PipelineStageFlagBits
 	// FramesInFlight: by the time the application begins frame N it has
-	// waited for frame N-FramesInFlight's GPU work. Default 3.
+	// waited for frame N-FramesInFlight's GPU work (its fences). 1 to
+	// [MaxFramesInFlight]; 0 means 3. The recorder waits for the zones of
+	// each frame as long as this makes them late, so nothing else needs
+	// raising with it.
 	FramesInFlight int
 	// QueriesPerFrame is the initial query budget of a frame (two per
-	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512, 32768.
+	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512 and 32768;
+	// at most [MaxQueriesPerFrame]; odd values are rounded up. Each frame
+	// in flight holds up to 40 bytes a query (query pool, host copy,
+	// results, names).
 	QueriesPerFrame, MaxQueriesPerFrame uint32
 	// DebugLabels mirrors each zone as a debug-utils label, so RenderDoc
 	// and Nsight captures show the same names. It needs VK_EXT_debug_utils
@@ -103,6 +109,29 @@ type GPU struct {
 	label   []vk.Label // by Name; made on first use
 }
 
+// Limits of GPUOptions.
+const (
+	MaxFramesInFlight  = 16
+	MaxQueriesPerFrame = 1 << 16
+)
+
+// check validates o against the limits, naming the option.
+func (o GPUOptions) check() error {
+	if o.FramesInFlight < 0 || o.FramesInFlight > MaxFramesInFlight {
+		return fmt.Errorf("profiler: GPUOptions.FramesInFlight %d: must be 1 to %d (0 for the default 3)", o.FramesInFlight, MaxFramesInFlight)
+	}
+	if o.QueriesPerFrame > MaxQueriesPerFrame {
+		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d: at most %d", o.QueriesPerFrame, MaxQueriesPerFrame)
+	}
+	if o.MaxQueriesPerFrame > MaxQueriesPerFrame {
+		return fmt.Errorf("profiler: GPUOptions.MaxQueriesPerFrame %d: at most %d", o.MaxQueriesPerFrame, MaxQueriesPerFrame)
+	}
+	if o.MaxQueriesPerFrame != 0 && o.QueriesPerFrame > o.MaxQueriesPerFrame {
+		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d exceeds MaxQueriesPerFrame %d", o.QueriesPerFrame, o.MaxQueriesPerFrame)
+	}
+	return o.Calibration.check()
+}
+
 // GPU.state values.
 const (
 	stateOpen uint32 = iota
@@ -132,8 +161,19 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if dev.d.Closed() {
 		return nil, ErrDeviceClosed
 	}
-	if q.ValidBits == 0 {
-		return nil, fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", q.Family, q.Flags)
+	if err := dev.check(q); err != nil {
+		return nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if fq := o.Calibration.FallbackQueue; fq != nil {
+		if o.Calibration.FallbackLock == nil {
+			return nil, errors.New("profiler: CalibrationOptions.FallbackQueue needs FallbackLock, the lock the application holds around its own submissions to that queue")
+		}
+		if err := dev.check(*fq); err != nil {
+			return nil, fmt.Errorf("CalibrationOptions.FallbackQueue: %w", err)
+		}
 	}
 	if o.BeginStage == 0 {
 		o.BeginStage = vkg.PipelineStageTopOfPipeBit

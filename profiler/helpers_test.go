@@ -64,3 +64,12 @@ var _ = timeline.Now
 type vkgCmd = vkg.CommandBuffer
 
 func timeTimeline() int64 { return timeline.Now() }
+
+// queueIDs lists the queues d was created with, for WrapDevice.
+func queueIDs(d *vk.Device) []QueueID {
+	ids := make([]QueueID, len(d.Queues))
+	for i, q := range d.Queues {
+		ids[i] = QueueID{Family: q.Family, Index: q.Index}
+	}
+	return ids
+}

@@ -136,7 +136,7 @@ func TestStagesReachTimestamps(t *testing.T) {
 // silently left out; without DebugLabels the same device profiles.
 func TestDebugLabelsWithoutDebugUtils(t *testing.T) {
 	d := vktest.Open(t, vk.Config{})
-	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
+	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: queueIDs(d),
 		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
 	if err != nil {
 		t.Fatal(err)

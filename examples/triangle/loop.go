@@ -63,6 +63,7 @@ func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 	// The application made its device; the profiler is handed it.
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
+		Queues:               queueIDs(d),
 		HostQueryReset:       d.HostQueryReset,
 		CalibratedTimestamps: d.Calibrated != "",
 		DebugUtils:           d.Instance.DebugUtils,
@@ -339,4 +340,13 @@ func (l *loop) recordLoad(cmd vkg.CommandBuffer, i int) {
 			l.raw.end(cmd, i, k)
 		}
 	})
+}
+
+// queueIDs lists the queues d was created with, for WrapDevice.
+func queueIDs(d *vk.Device) []profiler.QueueID {
+	ids := make([]profiler.QueueID, len(d.Queues))
+	for i, q := range d.Queues {
+		ids[i] = profiler.QueueID{Family: q.Family, Index: q.Index}
+	}
+	return ids
 }

@@ -218,12 +218,19 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 	return d, nil
 }
 
+// QueueRef names a queue by family and index within it.
+type QueueRef struct{ Family, Index uint32 }
+
 // Existing describes a device an application created itself, and what it
-// enabled on it: Vulkan cannot be asked which features a device has on.
+// enabled on it: Vulkan cannot be asked which features a device has on, nor
+// which queues it was created with.
 type Existing struct {
 	Instance vk.Instance
 	Physical vk.PhysicalDevice
 	Device   vk.Device
+	// Queues are the queues the application created (VkDeviceQueueCreateInfo):
+	// vkGetDeviceQueue is called on these alone.
+	Queues []QueueRef
 	// HostQueryReset: the hostQueryReset feature was enabled (core 1.2 or
 	// VK_EXT_host_query_reset).
 	HostQueryReset bool
@@ -233,6 +240,9 @@ type Existing struct {
 	DebugUtils bool
 }
 
+// MaxWrappedQueues bounds Existing.Queues.
+const MaxWrappedQueues = 256
+
 // Wrap loads Framescope's entry points for a device the application made.
 // Close on the result destroys nothing: the application owns the device.
 func Wrap(e Existing) (*Device, error) {
@@ -241,6 +251,12 @@ func Wrap(e Existing) (*Device, error) {
 	}
 	if e.Instance == nil || e.Physical == nil || e.Device == nil {
 		return nil, errors.New("vk: Wrap needs the instance, physical device and device handles")
+	}
+	if len(e.Queues) == 0 {
+		return nil, errors.New("vk: Wrap: Existing.Queues lists no queue: name the queues the device was created with")
+	}
+	if len(e.Queues) > MaxWrappedQueues {
+		return nil, fmt.Errorf("vk: Wrap: Existing.Queues lists %d queues (at most %d)", len(e.Queues), MaxWrappedQueues)
 	}
 	if err := vk.InitInstance(e.Instance); err != nil {
 		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
@@ -264,13 +280,22 @@ func Wrap(e Existing) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true}
-	for _, f := range caps.Families {
-		if f.Count == 0 {
-			continue
+	for i, r := range e.Queues {
+		if int(r.Family) >= len(caps.Families) || r.Index >= caps.Families[r.Family].Count {
+			return nil, fmt.Errorf("vk: Wrap: Existing.Queues[%d] is queue %d.%d, which %s does not have (%d families)",
+				i, r.Family, r.Index, caps.Name, len(caps.Families))
 		}
+		for _, o := range e.Queues[:i] {
+			if o == r {
+				return nil, fmt.Errorf("vk: Wrap: Existing.Queues names queue %d.%d twice", r.Family, r.Index)
+			}
+		}
+	}
+	for _, r := range e.Queues {
+		f := caps.Families[r.Family]
 		var q vk.Queue
-		vk.GetDeviceQueue(d.Handle, f.Index, 0, &q)
-		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
+		vk.GetDeviceQueue(d.Handle, r.Family, r.Index, &q)
+		d.Queues = append(d.Queues, Queue{Handle: q, Family: r.Family, Index: r.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(e.HostQueryReset, e.CalibratedTimestamps && caps.CalibratedExtension != "")
 	return d, nil
