@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/framescope/framescope/export/chrome"
+	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/timeline"
+)
+
+// recorded is what the example says it recorded, from its last line.
+type recorded struct {
+	frames, fif, zones, flows, render, simulate, dropped, unlinked, validation int
+}
+
+var fieldRE = regexp.MustCompile(`\b([a-z_.]+)=(\d+)\b`)
+
+func parseSummary(t *testing.T, line string) recorded {
+	t.Helper()
+	var r recorded
+	fields := map[string]*int{"frames": &r.frames, "frames_in_flight": &r.fif, "zones": &r.zones, "flows": &r.flows,
+		"spans.render": &r.render, "spans.simulate": &r.simulate, "dropped": &r.dropped, "unlinked": &r.unlinked, "validation": &r.validation}
+	seen := 0
+	for _, m := range fieldRE.FindAllStringSubmatch(line, -1) {
+		if p, ok := fields[m[1]]; ok {
+			*p, _ = strconv.Atoi(m[2])
+			seen++
+		}
+	}
+	if seen != len(fields) {
+		t.Fatalf("summary line %q: %d of its %d fields", line, seen, len(fields))
+	}
+	return r
+}
+
+// runExample runs the example in this process with validation on, and
+// skips the test when there is no Vulkan, unless FRAMESCOPE_REQUIRE_VULKAN=1.
+func runExample(t *testing.T, dir string, args ...string) recorded {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(append([]string{"-validation", "-out", dir}, args...), &out)
+	if errors.Is(err, errNoVulkan) {
+		if os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1" {
+			t.Fatalf("FRAMESCOPE_REQUIRE_VULKAN=1: %v", err)
+		}
+		t.Skipf("no Vulkan (libvulkan.so, a device, the validation layer): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("run %q: %v\noutput: %s", args, err, out.String())
+	}
+	t.Logf("%s", bytes.TrimSpace(out.Bytes()))
+	return parseSummary(t, out.String())
+}
+
+// TestWrap runs the example for every number of frames in flight and
+// checks that its three outputs hold exactly what it recorded: every zone
+// with its flow, every CPU span, every frame, nothing dropped, and every
+// GPU zone between its frame's submit and the fence wait that found it
+// done.
+func TestWrap(t *testing.T) {
+	for fif := 1; fif <= 16; fif++ {
+		t.Run(fmt.Sprintf("fif=%d", fif), func(t *testing.T) {
+			dir := t.TempDir()
+			frames := 3*fif + 10
+			r := runExample(t, dir, "-frames", strconv.Itoa(frames), "-frames-in-flight", strconv.Itoa(fif))
+			if r.frames != frames || r.fif != fif || r.zones != 7*frames || r.flows != r.zones ||
+				r.render != 4*frames+1 || r.simulate != 3*frames {
+				t.Fatalf("the example recorded %+v; want %d frames of 7 zones, 4+3 spans", r, frames)
+			}
+			if r.validation != 0 || r.dropped != 0 || r.unlinked != 0 {
+				t.Errorf("validation problems %d, dropped %d, zones unlinked %d: want none", r.validation, r.dropped, r.unlinked)
+			}
+			checkPerfetto(t, filepath.Join(dir, "wrap.perfetto-trace"), r)
+			checkChrome(t, filepath.Join(dir, "wrap.json"), r)
+			checkPprof(t, filepath.Join(dir, "wrap.pb.gz"))
+		})
+	}
+}
+
+// slice is a row of the trace processor's slice table.
+type slice struct {
+	id, parent, ts, dur, depth, frame, err int64
+	name, track                            string
+	gpu                                    bool // on a GPU queue track or one of its lanes
+}
+
+func checkPerfetto(t *testing.T, path string, r recorded) {
+	s := tpcheck.Check(t, path)
+	var all []*slice
+	byID := map[int64]*slice{}
+	for _, m := range s.MustQuery(`select s.id, coalesce(s.parent_id, -1) as parent, s.ts, s.dur, s.depth, s.name,
+		coalesce(extract_arg(s.arg_set_id, 'debug.frame'), 0) as frame, coalesce(extract_arg(s.arg_set_id, 'debug.err_ns'), 0) as err,
+		t.name as track, coalesce(p.name = 'GPU' or pp.name = 'GPU', 0) as gpu
+		from slice s join track t on s.track_id = t.id
+		left join track p on t.parent_id = p.id left join track pp on p.parent_id = pp.id`) {
+		sl := &slice{id: m["id"].(int64), parent: m["parent"].(int64), ts: m["ts"].(int64), dur: m["dur"].(int64),
+			depth: m["depth"].(int64), frame: m["frame"].(int64), err: m["err"].(int64),
+			name: m["name"].(string), track: m["track"].(string), gpu: m["gpu"].(int64) != 0}
+		all = append(all, sl)
+		byID[sl.id] = sl
+	}
+	root := func(sl *slice) *slice {
+		for sl.parent >= 0 && byID[sl.parent] != nil {
+			sl = byID[sl.parent]
+		}
+		return sl
+	}
+	// Counts, per kind of track; GPU zones by depth.
+	var gpu []*slice
+	count := map[string]int{}
+	for _, sl := range all {
+		switch {
+		case sl.gpu:
+			gpu = append(gpu, sl)
+			count[fmt.Sprintf("gpu depth %d", sl.depth)]++
+		default:
+			count[sl.track]++
+		}
+	}
+	want := map[string]int{"gpu depth 0": r.frames, "gpu depth 1": 3 * r.frames, "gpu depth 2": 3 * r.frames,
+		"render": r.render, "simulate": r.simulate, "Frames": r.frames}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("perfetto: %d slices of %s, the example recorded %d", count[k], k, n)
+		}
+	}
+	if len(gpu) != r.zones {
+		t.Errorf("perfetto: %d GPU slices, the example recorded %d zones", len(gpu), r.zones)
+	}
+	// Flows: one from the submit span to each zone its command buffer
+	// carried, in the same frame.
+	flows := s.MustQuery(`select f.slice_out, f.slice_in from flow f`)
+	if len(flows) != r.flows {
+		t.Errorf("perfetto: %d flows, the example submitted %d zones", len(flows), r.flows)
+	}
+	linked := map[int64]bool{}
+	for _, f := range flows {
+		from, to := byID[f["slice_out"].(int64)], byID[f["slice_in"].(int64)]
+		if from == nil || to == nil || from.name != "submit" || root(from).frame != root(to).frame || linked[to.id] {
+			t.Errorf("perfetto: flow %v -> %v: want one from a frame's submit span to a zone of that frame", from, to)
+			continue
+		}
+		linked[to.id] = true
+	}
+	// Every zone ran after its frame's submit began and finished before the
+	// wait for its fence ended (FramesInFlight frames later, or the final
+	// vkDeviceWaitIdle), within the clock model's error bound.
+	submit, waited := map[int64]int64{}, map[int64]int64{}
+	var idle int64
+	for _, sl := range all {
+		switch sl.name {
+		case "submit":
+			submit[root(sl).frame] = sl.ts
+		case "wait fence":
+			waited[root(sl).frame-int64(r.fif)] = sl.ts + sl.dur
+		case "wait idle":
+			idle = sl.ts + sl.dur
+		}
+	}
+	late := 0
+	for _, z := range gpu {
+		f := root(z).frame
+		sub, ok := submit[f]
+		end, ok2 := waited[f]
+		if !ok2 {
+			end = idle
+		}
+		if !ok || f == 0 || z.ts+z.err < sub || z.ts+z.dur-z.err > end {
+			if late++; late <= 5 {
+				t.Errorf("perfetto: GPU zone %s of frame %d at [%d, %d] ±%d ns: not within submit %d .. fence wait end %d",
+					z.name, f, z.ts, z.ts+z.dur, z.err, sub, end)
+			}
+		}
+	}
+	// Nothing dropped: no drop counter above 0.
+	for _, m := range s.MustQuery(`select t.name, max(c.value) as v from counter c join counter_track t on c.track_id = t.id
+		where t.name like 'framescope dropped%' group by t.name`) {
+		if m["v"].(float64) != 0 {
+			t.Errorf("perfetto: %s = %v", m["name"], m["v"])
+		}
+	}
+}
+
+func checkChrome(t *testing.T, path string, r recorded) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := chrome.Read(f)
+	if err != nil {
+		t.Fatalf("chrome: %v", err)
+	}
+	count := map[string]int{}
+	for _, s := range tr.Spans {
+		switch k := tr.Track(s.Track); k.Kind {
+		case timeline.TrackGPUQueue, timeline.TrackGPULane:
+			count["gpu"]++
+		default:
+			count[k.Name]++
+		}
+	}
+	want := map[string]int{"gpu": r.zones, "render": r.render, "simulate": r.simulate}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("chrome: %d spans on %s, the example recorded %d", count[k], k, n)
+		}
+	}
+	if len(tr.Flows) != r.flows || len(tr.Frames) != r.frames || tr.Drops.Total() != 0 {
+		t.Errorf("chrome: %d flows, %d frames, drops %+v; the example recorded %d, %d, none",
+			len(tr.Flows), len(tr.Frames), tr.Drops, r.flows, r.frames)
+	}
+}
+
+func checkPprof(t *testing.T, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("pprof: %v", err)
+	}
+	var gpu, cpu int64
+	for _, s := range p.Sample {
+		gpu += s.Value[0]
+		cpu += s.Value[1]
+	}
+	if len(p.Sample) == 0 || gpu <= 0 || cpu <= 0 {
+		t.Errorf("pprof: %d samples, gpu_time %d ns, cpu_time %d ns: want some of each", len(p.Sample), gpu, cpu)
+	}
+}
