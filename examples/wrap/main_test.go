@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -40,6 +42,45 @@ func parseSummary(t *testing.T, line string) recorded {
 		t.Fatalf("summary line %q: %d of its %d fields", line, seen, len(fields))
 	}
 	return r
+}
+
+// TestFlags checks that run refuses numbers of frames in flight the
+// profiler does not take, naming the flag, before it touches Vulkan.
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{{"-frames-in-flight", "0"}, {"-frames-in-flight", "17"}, {"-frames", "0"}} {
+		err := run(args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("run %q: %v; want an error naming %s", args, err, args[0])
+		}
+	}
+}
+
+// TestValidationCounts checks that the example's validation layer runs
+// with its synchronization checks and that its messages are counted, so
+// that TestWrap's "validation=0" means something: two fills of the same
+// bytes without a barrier between them are a write-after-write hazard,
+// which the layer must report, and close must then return an error.
+func TestValidationCounts(t *testing.T) {
+	a, err := newApp(true, 1)
+	if errors.Is(err, errNoVulkan) && os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") != "1" {
+		t.Skipf("no Vulkan: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.record(0)
+	a.fill(0, 0, 1)
+	a.fill(0, 0, 2)
+	if err := a.submit(0); err != nil {
+		t.Error(err)
+	}
+	a.waitIdle()
+	if n := a.problems(); n == 0 {
+		t.Errorf("the validation layer reported no hazard between two fills of the same bytes")
+	}
+	if err := a.close(); err == nil {
+		t.Errorf("close: no error after the layer reported a hazard")
+	}
 }
 
 // runExample runs the example in this process with validation on, and
