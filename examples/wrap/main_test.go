@@ -63,7 +63,7 @@ func TestFlags(t *testing.T) {
 func TestValidationCounts(t *testing.T) {
 	a, err := newApp(true, 1)
 	if errors.Is(err, errNoVulkan) && os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") != "1" {
-		t.Skipf("no Vulkan: %v", err)
+		t.Skipf("no Vulkan or no validation layer: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -83,17 +83,24 @@ func TestValidationCounts(t *testing.T) {
 	}
 }
 
-// runExample runs the example in this process with validation on, and
-// skips the test when there is no Vulkan, unless FRAMESCOPE_REQUIRE_VULKAN=1.
+// runExample runs the example in this process with the validation layer
+// on. Without Vulkan it skips the test, and without the layer it runs
+// without it (a GPU machine may lack it), unless FRAMESCOPE_REQUIRE_VULKAN=1
+// (make test sets it): then either fails the test.
 func runExample(t *testing.T, dir string, args ...string) recorded {
 	t.Helper()
+	required := os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1"
 	var out bytes.Buffer
 	err := run(append([]string{"-validation", "-out", dir}, args...), &out)
+	if errors.Is(err, errNoValidation) && !required {
+		t.Logf("running without validation: %v", err)
+		err = run(append([]string{"-out", dir}, args...), &out)
+	}
 	if errors.Is(err, errNoVulkan) {
-		if os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1" {
+		if required {
 			t.Fatalf("FRAMESCOPE_REQUIRE_VULKAN=1: %v", err)
 		}
-		t.Skipf("no Vulkan (libvulkan.so, a device, the validation layer): %v", err)
+		t.Skipf("no Vulkan (vulkan-go needs libvulkan.so, Debian's libvulkan-dev): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("run %q: %v\noutput: %s", args, err, out.String())
@@ -120,9 +127,9 @@ func TestWrap(t *testing.T) {
 			if r.validation != 0 || r.dropped != 0 || r.unlinked != 0 {
 				t.Errorf("validation problems %d, dropped %d, zones unlinked %d: want none", r.validation, r.dropped, r.unlinked)
 			}
-			checkPerfetto(t, filepath.Join(dir, "wrap.perfetto-trace"), r)
 			checkChrome(t, filepath.Join(dir, "wrap.json"), r)
 			checkPprof(t, filepath.Join(dir, "wrap.pb.gz"))
+			checkPerfetto(t, filepath.Join(dir, "wrap.perfetto-trace"), r) // last: skips without a trace processor
 		})
 	}
 }

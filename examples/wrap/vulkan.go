@@ -51,8 +51,12 @@ type handles struct {
 
 const region = 1 << 16 // bytes one fill writes; 6 regions a frame
 
-// errNoVulkan marks a missing Vulkan loader, layer or device.
-var errNoVulkan = errors.New("no usable Vulkan")
+// errNoVulkan marks a missing Vulkan loader or device; errNoValidation,
+// one of them, the missing validation layer.
+var (
+	errNoVulkan     = errors.New("no usable Vulkan")
+	errNoValidation = fmt.Errorf("%w: -validation needs the Khronos validation layer (Debian: vulkan-validationlayers)", errNoVulkan)
+)
 
 // noGC runs f with the garbage collector off, so that no finalizer frees
 // what vulkan-go handed the driver before f returns. One goroutine at a time.
@@ -114,9 +118,13 @@ func newApp(validation bool, slots int) (a *app, err error) {
 		ici.PpEnabledExtensionNames = []string{"VK_EXT_debug_report\x00", "VK_EXT_validation_features\x00", "VK_EXT_debug_utils\x00"}
 	}
 	ici.EnabledLayerCount, ici.EnabledExtensionCount = uint32(len(ici.PpEnabledLayerNames)), uint32(len(ici.PpEnabledExtensionNames))
-	if noGC(func() { ok(vk.CreateInstance(&ici, nil, &a.inst), "vkCreateInstance") }); err != nil {
+	var r vk.Result
+	if noGC(func() { r = vk.CreateInstance(&ici, nil, &a.inst) }); r != vk.Success {
 		a.pin.Unpin()
-		return nil, fmt.Errorf("%w (-validation needs the Khronos validation layer): %v", errNoVulkan, err)
+		if validation && (r == vk.ErrorLayerNotPresent || r == vk.ErrorExtensionNotPresent) {
+			return nil, errNoValidation
+		}
+		return nil, fmt.Errorf("%w: vkCreateInstance: %v", errNoVulkan, vk.Error(r))
 	}
 	defer func() {
 		if err != nil {
