@@ -103,10 +103,13 @@ func run(args []string, stdout io.Writer) (err error) {
 		slot := i % *fif
 		p.BeginFrame()
 		frame := render.Span(sRender)
-		work <- i
 		w := render.Span(sWait)
 		err = a.wait(slot)
 		w.End()
+		if err != nil {
+			break // the device is lost
+		}
+		work <- i
 		rec := render.Span(sRecord)
 		cmd := a.record(slot)
 		gpu.BeginFrame(cmd)
