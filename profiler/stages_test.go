@@ -36,6 +36,9 @@ func TestStagesRefusedAtGPU(t *testing.T) {
 		if c.q.Flags != gq.Flags {
 			// GPU takes the family's flags from the device, which has no
 			// compute-only family here: check the stages as GPU does.
+			if g != nil {
+				g.Close()
+			}
 			g, err = nil, checkStage("BeginStage", max(c.begin, vkg.PipelineStageTopOfPipeBit), c.q, true)
 			if c.end != 0 {
 				err = checkStage("EndStage", c.end, c.q, true)
