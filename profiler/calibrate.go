@@ -75,8 +75,8 @@ type calibrator struct {
 // Limits of CalibrationOptions.
 const (
 	MinCalibrationInterval = time.Millisecond
-	MaxCalibrationBurst    = 64
-	MaxCalibrationBudget   = 100 * time.Millisecond
+	MaxCalibrationBurst    = 256
+	MaxCalibrationBudget   = time.Minute
 	MaxFallbackTimeout     = 10 * time.Second
 )
 

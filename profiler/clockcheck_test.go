@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -105,9 +106,13 @@ func TestFallbackCalibrationConvertsZones(t *testing.T) {
 	r := newRig(t, vk.Config{NoCalibrated: true}, GPUOptions{FramesInFlight: 1})
 	name := r.p.Name("z")
 	// Before any calibration, zones are read back but not placed: counted.
-	zs := r.frame(func(cmd vkgCmd) { r.g.Zone(cmd, name).End() })
+	// Collect says so.
+	zs, err := r.frameErr(func(cmd vkgCmd) { r.g.Zone(cmd, name).End() })
 	if len(zs) != 1 || zs[0].Converted || r.g.Stats().Unconverted != 1 {
 		t.Fatalf("before calibration: %+v, stats %+v", zs, r.g.Stats())
+	}
+	if !errors.Is(err, ErrNoCalibration) || !strings.Contains(err.Error(), "1 zones") {
+		t.Errorf("Collect of unconverted zones: %v, want ErrNoCalibration naming 1 zone", err)
 	}
 	for i := 0; i < 5; i++ {
 		if err := r.g.Calibrate(); err != nil {

@@ -21,7 +21,8 @@ func liveContext(t *testing.T, d *vk.Device, dev *Device, tq *vktest.Queue, fall
 	o := GPUOptions{FramesInFlight: 2, DebugLabels: d.HasLabels(), Calibration: CalibrationOptions{Interval: time.Millisecond}}
 	if fallback {
 		o.Calibration.FallbackQueue = &q // the calibrator submits from its goroutine, under the lock
-		o.Calibration.FallbackLock = new(sync.Mutex)
+		tq.Lock = new(sync.Mutex)
+		o.Calibration.FallbackLock = tq.Lock
 	}
 	p := New(Options{})
 	name := p.Name("live")

@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/framescope/framescope/querypool"
@@ -50,17 +51,27 @@ func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypo
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.collectLocked(dst, read)
+}
+
+// collectLocked is collect for a caller holding g.mu, open or closing.
+func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	raw, err := read(g.raw[:0])
 	g.raw = raw
 	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {
 		return dst, err
 	}
+	n := g.unconv.Load()
 	dst, spans := g.convert(raw, dst)
 	if len(spans) > 0 && !g.ownClock {
 		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
 			err = aerr
 		}
 	}
+	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
+		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Stats.Unconverted): call GPU.Calibrate, or give CalibrationOptions.FallbackQueue", ErrNoCalibration, u)
+	}
+	g.p.rec.SettleGPU(g.track, g.pool.Settled())
 	g.reportLocked()
 	return dst, err
 }
@@ -146,16 +157,15 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 func (g *GPU) reportLocked() {
 	st := g.pool.Stats()
 	d := timeline.Drops{
-		Zones:       st.Dropped + st.NoSlot,
-		Unmatched:   st.Unended + st.LateEnds + st.Misuse + st.Unwritten + g.claimZeroEnds(),
+		Zones:       st.Dropped,
+		NoSlot:      st.NoSlot,
+		Unmatched:   st.Unended,
+		Unwritten:   st.Unwritten,
+		Pending:     st.Pending,
 		Unconverted: g.unconv.Load(),
+		Misuse:      st.LateEnds + st.Misuse + g.claimZeroEnds(),
 	}
-	delta := timeline.Drops{
-		Zones:       d.Zones - g.lastDrop.Zones,
-		Unmatched:   d.Unmatched - g.lastDrop.Unmatched,
-		Unconverted: d.Unconverted - g.lastDrop.Unconverted,
-	}
-	if delta.Total() > 0 {
+	if delta := d.Sub(g.lastDrop); delta != (timeline.Drops{}) {
 		g.p.rec.AddDrops(delta)
 		g.lastDrop = d
 	}

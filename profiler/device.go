@@ -152,22 +152,23 @@ func (d *Device) QueueFor(want string) (Queue, bool) {
 	return Queue{}, false
 }
 
-// check reports whether q is one of the device's queues, as Queues or
-// Queue return it, with timestamps.
-func (d *Device) check(q Queue) error {
+// resolve returns the device's own record of queue q (family and index;
+// its handle, when set, must match), and an error when the device was not
+// created with it or its family has no timestamps.
+func (d *Device) resolve(q Queue) (Queue, error) {
 	for _, k := range d.d.Queues {
 		if k.Family != q.Family || k.Index != q.Index {
 			continue
 		}
-		if k.Handle != q.Handle || k.Flags != q.Flags || k.ValidBits != q.ValidBits {
-			return fmt.Errorf("profiler: queue %d.%d: its handle, flags or valid bits differ from the device's (take it from Device.Queue or Device.Queues)", q.Family, q.Index)
+		if q.Handle != nil && k.Handle != q.Handle {
+			return Queue{}, fmt.Errorf("profiler: queue %d.%d: its handle is not the device's queue %d.%d (take it from Device.Queue or Device.Queues)", q.Family, q.Index, q.Family, q.Index)
 		}
 		if k.ValidBits == 0 {
-			return fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", q.Family, q.Flags)
+			return Queue{}, fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", k.Family, k.Flags)
 		}
-		return nil
+		return Queue{Handle: k.Handle, Family: k.Family, Index: k.Index, Flags: k.Flags, ValidBits: k.ValidBits}, nil
 	}
-	return fmt.Errorf("profiler: %s has no queue %d.%d among the %d it was created with (Existing.Queues for WrapDevice)", d.d.Caps.Name, q.Family, q.Index, len(d.d.Queues))
+	return Queue{}, fmt.Errorf("profiler: %s has no queue %d.%d among the %d it was created with (Existing.Queues for WrapDevice)", d.d.Caps.Name, q.Family, q.Index, len(d.d.Queues))
 }
 
 func containsWord(flags, w string) bool {

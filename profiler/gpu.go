@@ -161,7 +161,8 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if dev.d.Closed() {
 		return nil, ErrDeviceClosed
 	}
-	if err := dev.check(q); err != nil {
+	q, err := dev.resolve(q)
+	if err != nil {
 		return nil, err
 	}
 	if err := o.check(); err != nil {
@@ -171,9 +172,11 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		if o.Calibration.FallbackLock == nil {
 			return nil, errors.New("profiler: CalibrationOptions.FallbackQueue needs FallbackLock, the lock the application holds around its own submissions to that queue")
 		}
-		if err := dev.check(*fq); err != nil {
+		rq, err := dev.resolve(*fq)
+		if err != nil {
 			return nil, fmt.Errorf("CalibrationOptions.FallbackQueue: %w", err)
 		}
+		o.Calibration.FallbackQueue = &rq
 	}
 	if o.BeginStage == 0 {
 		o.BeginStage = vkg.PipelineStageTopOfPipeBit
@@ -270,8 +273,11 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	g.frame = f
 	fi := &g.frameAt[f%frameRing]
 	fi.frame, fi.host, fi.nsubs = f, g.cal.o.Clock.now(), 0
+	err := g.poolErr(g.pool.BeginFrame(f, cmd))
+	// Refusals reach the trace even if the application never collects.
+	g.reportLocked()
 	g.mu.Unlock()
-	return g.poolErr(g.pool.BeginFrame(f, cmd))
+	return err
 }
 
 // claimZeroEnds takes the process's unclaimed Ends of the zero Zone, when
@@ -349,12 +355,16 @@ func (g *GPU) Stats() Stats {
 	return s
 }
 
-// Close stops calibration and destroys the query pools. Call it once the
-// GPU is done with the command buffers that recorded zones (after
-// vkDeviceWaitIdle), and before the application destroys a device it
-// made itself (see WrapDevice); closing a Device closes its contexts
-// itself. Every later call on the context is refused and counted; none
-// panics, none calls Vulkan.
+// Close stops calibration, collects into the timeline every zone the GPU
+// has finished (reading the query pools through the driver), counts what
+// it cannot collect (Stats.Pending, Unended), and destroys the query
+// pools. Call it once the GPU is done with the command buffers that
+// recorded zones (after vkDeviceWaitIdle), and before the application
+// destroys a device it made itself (see WrapDevice); closing a Device
+// closes its contexts itself. Zone, Zone.End and the rest may run on other
+// goroutines meanwhile: Close waits for the calls in progress before it
+// destroys anything, and every later call on the context is refused and
+// counted; none panics, none calls Vulkan.
 func (g *GPU) Close() {
 	g.life.Lock()
 	defer g.life.Unlock()
@@ -363,12 +373,25 @@ func (g *GPU) Close() {
 	}
 	g.unreg()
 	g.cal.stop()
+	g.pool.Stop()
+	g.finish()
 	g.cal.release()
 	g.pool.Close()
+	g.p.forget(g)
+}
+
+// finish collects what the GPU finished, counts the rest, and tells the
+// recorder the queue has nothing more to come. The pool is stopped.
+func (g *GPU) finish() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.collectLocked(nil, g.pool.Finish)
+	g.p.rec.SettleGPU(g.track, ^uint64(0))
 }
 
 // deviceStop and deviceRelease close the context for the device's Close
-// (see vk.Device.OnClose); the pool closes itself the same way.
+// (see vk.Device.OnClose); the pool, registered before the context, stops
+// after it and is released after it.
 func (g *GPU) deviceStop() {
 	g.life.Lock()
 	defer g.life.Unlock()
@@ -380,5 +403,7 @@ func (g *GPU) deviceStop() {
 func (g *GPU) deviceRelease() {
 	g.life.Lock()
 	defer g.life.Unlock()
+	g.finish()
 	g.cal.release()
+	g.p.forget(g)
 }

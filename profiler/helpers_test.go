@@ -39,6 +39,16 @@ func newRig(t *testing.T, vcfg vk.Config, o GPUOptions) *rig {
 // is submitted and waited for; then everything is collected.
 func (r *rig) frame(record func(cmd vkg.CommandBuffer)) []ZoneResult {
 	r.t.Helper()
+	zs, err := r.frameErr(record)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return zs
+}
+
+// frameErr is frame, returning Drain's error.
+func (r *rig) frameErr(record func(cmd vkg.CommandBuffer)) ([]ZoneResult, error) {
+	r.t.Helper()
 	r.p.BeginFrame()
 	cmd := r.q.Cmd()
 	if err := r.g.BeginFrame(cmd); err != nil {
@@ -50,11 +60,7 @@ func (r *rig) frame(record func(cmd vkg.CommandBuffer)) []ZoneResult {
 	r.p.EndFrame()
 	r.q.SubmitWait(cmd)
 	r.q.Free(cmd)
-	zs, err := r.g.Drain(nil)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return zs
+	return r.g.Drain(nil)
 }
 
 func sleepMs(d int) { time.Sleep(time.Duration(d) * time.Millisecond) }

@@ -59,8 +59,10 @@ func (p *Profiler) Frame() uint64 { return p.rec.Frame() }
 // Dump returns the timeline so far (or its flight-recorder window).
 func (p *Profiler) Dump() *timeline.Trace { return p.rec.Dump() }
 
-// Close closes every GPU context (see GPU.Close) and the recorder,
-// flushing it to its sink.
+// Close closes every GPU context (see [GPU.Close]: each collects what the
+// GPU has finished and counts the rest), then the recorder, flushing it to
+// its sink. Call it once the application has waited for its GPU work
+// (vkDeviceWaitIdle), before it destroys its device.
 func (p *Profiler) Close() error {
 	p.mu.Lock()
 	gpus := append([]*GPU(nil), p.gpus...)
@@ -69,4 +71,16 @@ func (p *Profiler) Close() error {
 		g.Close()
 	}
 	return p.rec.Close()
+}
+
+// forget drops a closed context from the profiler's list.
+func (p *Profiler) forget(g *GPU) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.gpus {
+		if x == g {
+			p.gpus = append(p.gpus[:i], p.gpus[i+1:]...)
+			return
+		}
+	}
 }

@@ -82,8 +82,8 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 				t.Errorf("frame 1: %d zones back, want the 1 submitted", n)
 			}
 			r.g.Collect(nil)
-			if d := r.p.Dump().Drops.Unmatched; d != 3 {
-				t.Errorf("trace drops: Unmatched %d, want 3", d)
+			if d := r.p.Dump().Drops; d.Unwritten != 3 || d.Total() != 3 {
+				t.Errorf("trace drops %+v: want Unwritten 3 and nothing else", d)
 			}
 		})
 	}

@@ -351,8 +351,8 @@ func TestMisuseNeverPanics(t *testing.T) {
 	if st.Misuse != 1 || st.ZeroEnds != 3 || st.NoSlot != 1 {
 		t.Errorf("stats %+v: want ZeroEnds 3 (the zero Zone), Misuse still 1, NoSlot 1", st)
 	}
-	if got := r.p.Dump().Drops.Unmatched; got != 4 {
-		t.Errorf("timeline Drops.Unmatched %d, want 4 (End twice, three zero Zones)", got)
+	if d := r.p.Dump().Drops; d.Misuse != 4 || d.Unmatched != 0 {
+		t.Errorf("timeline Drops %+v: want Misuse 4 (End twice, three zero Zones), not losses", d)
 	}
 	// After Close: refused, counted, no panic, no use of the device.
 	vkg.DeviceWaitIdle(r.q.Dev.Handle)
@@ -388,7 +388,7 @@ func TestZoneNeverEndedIsCounted(t *testing.T) {
 		t.Errorf("stats %+v: want Unended 1, LateEnds 1", st)
 	}
 	r.g.Collect(nil) // drops reach the timeline with the next Collect
-	if got := r.p.Dump().Drops.Unmatched; got != 2 {
-		t.Errorf("timeline Drops.Unmatched %d, want 2", got)
+	if d := r.p.Dump().Drops; d.Unmatched != 1 || d.Misuse != 1 {
+		t.Errorf("timeline Drops %+v: want Unmatched 1 (never ended), Misuse 1 (the late End)", d)
 	}
 }

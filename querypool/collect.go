@@ -101,6 +101,7 @@ func (p *Pool) readPass(mode readMode) {
 	}
 	f := uint64(p.cfg.FramesInFlight)
 	p.uncopied = false
+	p.lastRead = p.frames
 	// Eligible closed slots, oldest frame first (the ring is small: insertion sort).
 	p.order = p.order[:0]
 	for _, s := range p.ring {
@@ -108,6 +109,12 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		stale := p.frames-s.closed >= p.cfg.StaleFrames
+		if p.frames-s.closed >= f && s.writers.Load() == 0 {
+			// The application has waited for the frame: a zone still open
+			// was never ended in it. It alone is given up (Unended), so
+			// that it holds no slot from later frames.
+			s.abandon(min(s.next.Load(), s.cap))
+		}
 		settled := s.writers.Load() == 0 && s.settled()
 		if settled && s.settledAt == 0 {
 			s.settledAt = p.frames
@@ -242,12 +249,23 @@ func (p *Pool) unwritable(s *Slot) bool {
 	return p.frames-s.settledAt >= uint64(p.cfg.FramesInFlight)
 }
 
+// harvestFinal harvests a slot at the pool's end: what was ended and not
+// read back is Pending rather than Unwritten. The caller holds p.mu.
+func (p *Pool) harvestFinal(s *Slot) {
+	before := p.unwritten.Load()
+	p.harvest(s)
+	if n := p.unwritten.Load() - before; n > 0 {
+		p.unwritten.Add(-n)
+		p.pending.Add(n)
+	}
+}
+
 // harvest moves a taken slot's complete pairs to p.ready and counts the rest.
 func (p *Pool) harvest(s *Slot) {
 	for k := uint32(0); k < s.used/2; k++ {
 		m := &s.meta[k]
 		switch s.pairState(k) {
-		case pairEnded:
+		case pairEnded, pairEnding:
 			b, bAvail := s.results[4*k], s.results[4*k+1]
 			e, eAvail := s.results[4*k+2], s.results[4*k+3]
 			if bAvail == 0 || eAvail == 0 {
@@ -268,7 +286,7 @@ func (p *Pool) harvest(s *Slot) {
 // complete reports whether every ended pair has both values available.
 func (s *Slot) complete() bool {
 	for k := uint32(0); k < s.used/2; k++ {
-		if s.pairState(k) != pairEnded {
+		if st := s.pairState(k); st != pairEnded && st != pairEnding {
 			continue
 		}
 		if s.results[4*k+1] == 0 || s.results[4*k+3] == 0 {
@@ -276,4 +294,29 @@ func (s *Slot) complete() bool {
 		}
 	}
 	return true
+}
+
+// Settled returns the newest frame up to which every frame begun on the
+// pool has been read back and collected, or counted as lost: no result of
+// a frame up to it will come any more. 0 before any frame settled.
+func (p *Pool) Settled() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() && p.finished {
+		return ^uint64(0)
+	}
+	oldest := p.lastFrame + 1 // the oldest frame still to come
+	if s := p.cur.Load(); s != nil {
+		oldest = s.frame
+	}
+	for _, s := range p.ring {
+		switch s.state.Load() {
+		case slotClosed, slotReading, slotRecycling:
+			oldest = min(oldest, s.frame)
+		}
+	}
+	for i := range p.ready {
+		oldest = min(oldest, p.ready[i].Frame)
+	}
+	return oldest - 1
 }

@@ -44,18 +44,35 @@ type Config struct {
 	StaleFrames uint64
 }
 
+// Limits of Config.
+const (
+	MaxFramesInFlight = 64
+	MaxQueries        = 1 << 16
+	MaxStaleFrames    = 1 << 16
+)
+
 func (c *Config) fill() error {
 	if c.ValidBits == 0 || c.ValidBits > 64 {
 		return fmt.Errorf("querypool: timestampValidBits %d: the queue family has no usable timestamps", c.ValidBits)
 	}
-	if c.FramesInFlight <= 0 {
+	switch {
+	case c.FramesInFlight < 0 || c.FramesInFlight > MaxFramesInFlight:
+		return fmt.Errorf("querypool: FramesInFlight %d: must be 1 to %d", c.FramesInFlight, MaxFramesInFlight)
+	case c.Queries > MaxQueries || c.MaxQueries > MaxQueries:
+		return fmt.Errorf("querypool: Queries %d, MaxQueries %d: at most %d", c.Queries, c.MaxQueries, MaxQueries)
+	case c.StaleFrames > MaxStaleFrames:
+		return fmt.Errorf("querypool: StaleFrames %d: at most %d", c.StaleFrames, MaxStaleFrames)
+	case c.Slots < 0 || c.MaxSlots < 0 || c.Slots > 4*MaxFramesInFlight || c.MaxSlots > 4*MaxFramesInFlight:
+		return fmt.Errorf("querypool: Slots %d, MaxSlots %d: at most %d", c.Slots, c.MaxSlots, 4*MaxFramesInFlight)
+	}
+	if c.FramesInFlight == 0 {
 		c.FramesInFlight = 3
 	}
-	if c.Slots <= 0 {
+	if c.Slots == 0 {
 		c.Slots = c.FramesInFlight + 1
 	}
 	if c.MaxSlots < c.Slots {
-		c.MaxSlots = 2*c.Slots + 2
+		c.MaxSlots = min(2*c.Slots+2, 4*MaxFramesInFlight)
 	}
 	if c.Queries == 0 {
 		c.Queries = 512
@@ -63,7 +80,7 @@ func (c *Config) fill() error {
 	if c.MaxQueries == 0 {
 		c.MaxQueries = 32768
 	}
-	c.Queries += c.Queries & 1
+	c.Queries += c.Queries & 1 // MaxQueries is even: no overflow
 	c.MaxQueries += c.MaxQueries & 1
 	if c.Queries > c.MaxQueries {
 		c.Queries = c.MaxQueries
@@ -84,14 +101,17 @@ type Stats struct {
 	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted)
 	LateEnds  uint64 // ended after their slot was given up or the pool closed
 	Misuse    uint64 // End twice, End of a zero Pair
-	Grown     uint64 // slots recreated larger
-	Behind    uint64 // frames that found no free slot
+	// Pending counts pairs ended whose results were not available when
+	// the pool finished (Finish): never submitted, or not yet run.
+	Pending uint64
+	Grown   uint64 // slots recreated larger
+	Behind  uint64 // frames that found no free slot
 }
 
 // Errors from BeginFrame and Collect.
 var (
 	ErrClosed       = errors.New("querypool: pool is closed")
-	ErrNoFreeSlot   = errors.New("querypool: no free slot: the GPU is too far behind; this frame's zones are dropped and counted")
+	ErrNoFreeSlot   = errors.New("querypool: no free slot for this frame; its zones are dropped and counted")
 	ErrNeedResetCmd = errors.New("querypool: hostQueryReset is off: BeginFrame needs a command buffer to record the reset into")
 )
 
@@ -134,8 +154,12 @@ type Pool struct {
 	released bool       // the query pools are destroyed
 	unreg    func()     // leaves the device's list of users
 
+	lastRead  uint64 // p.frames at the last readback pass
+	lastFrame uint64 // the frame id of the last BeginFrame
+	finished  bool   // Finish ran
+
 	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
-	lateEnds, misuse, grown, behind                       atomic.Uint64
+	lateEnds, misuse, grown, behind, pending              atomic.Uint64
 }
 
 // New creates a Pool on dev. Closing dev closes the pool first (see
@@ -157,7 +181,7 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	p.unreg = unreg
 	go p.reader()
 	for i := 0; i < cfg.Slots; i++ {
-		s, err := p.newSlot(cfg.Queries)
+		s, err := p.newSlot(i, cfg.Queries)
 		if err != nil {
 			p.Close()
 			return nil, err
@@ -173,21 +197,12 @@ func (p *Pool) Config() Config { return p.cfg }
 // Mask returns the mask applied to every value read back.
 func (p *Pool) Mask() uint64 { return p.mask }
 
-func (p *Pool) newSlot(queries uint32) (*Slot, error) {
-	s := &Slot{index: len(p.ring), dirty: true}
-	if err := p.allocate(s, queries); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// allocate (re)creates s's VkQueryPool with the given number of queries.
-// A new pool needs a reset before use.
-func (p *Pool) allocate(s *Slot, queries uint32) error {
-	if s.pool != vkg.NullQueryPool {
-		vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
-		s.pool = vkg.NullQueryPool
-	}
+// newSlot makes a slot of the given number of queries: its VkQueryPool,
+// reset on the host where it can be, and its host copy. A slot is never
+// resized: a larger one replaces it (see BeginFrame), so that a late End
+// holding the old one reads fields nothing writes any more.
+func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
+	s := &Slot{index: index, dirty: true}
 	ci := vkg.QueryPoolCreateInfo{
 		SType:      vkg.StructureTypeQueryPoolCreateInfo,
 		QueryType:  vkg.QueryTypeTimestamp,
@@ -195,31 +210,27 @@ func (p *Pool) allocate(s *Slot, queries uint32) error {
 	}
 	var h vkg.QueryPool
 	if r := vkg.CreateQueryPool(p.dev.Handle, &ci, nil, &h); r != vkg.Success {
-		return fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", queries, vkg.Error(r))
+		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", queries, vkg.Error(r))
 	}
 	s.pool = h
-	s.buf.Destroy()
-	s.buf = nil
 	buf, err := p.dev.HostBuffer(uint64(queries)*16, vkg.BufferUsageTransferDstBit)
 	if err != nil {
-		return err
+		vkg.DestroyQueryPool(p.dev.Handle, h, nil)
+		return nil, err
 	}
 	s.buf = buf
 	clear(buf.Uint64s())
 	s.cap = queries
 	s.meta = make([]pairMeta, queries/2)
-	for k := range s.meta {
-		s.meta[k].state.Store(pairWord(s.gen.Load(), pairOpen))
-	}
 	s.results = make([]uint64, 2*queries)
-	s.dirty = true
 	if p.dev.HostQueryReset {
 		if err := p.dev.ResetQueryPool(h, 0, queries); err != nil {
-			return err
+			s.destroy(p.dev)
+			return nil, err
 		}
 		s.dirty = false
 	}
-	return nil
+	return s, nil
 }
 
 // BeginFrame starts recording frame into a free slot, ending the previous
@@ -238,6 +249,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	}
 	p.endFrameLocked()
 	p.frames++
+	p.lastFrame = frame
 	var s *Slot
 	for _, c := range p.ring {
 		if c.state.Load() == slotFree {
@@ -263,22 +275,28 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		}
 	}
 	if s == nil && len(p.ring) < p.cfg.MaxSlots {
-		n, err := p.newSlot(p.wantCap)
+		n, err := p.newSlot(len(p.ring), p.wantCap)
 		if err != nil {
 			return err
 		}
-		n.index = len(p.ring)
 		p.ring = append(p.ring, n)
 		s = n
 	}
 	if s == nil {
 		p.behind.Add(1)
-		return ErrNoFreeSlot
+		return p.noSlotError()
 	}
 	if s.cap < p.wantCap {
-		if err := p.allocate(s, p.wantCap); err != nil {
+		n, err := p.newSlot(s.index, p.wantCap)
+		if err != nil {
 			return err
 		}
+		s.state.Store(slotDead) // a Begin still holding it refuses
+		s.renew()
+		s.waitWriters()
+		s.destroy(p.dev)
+		p.ring[s.index] = n
+		s = n
 		p.grown.Add(1)
 	}
 	if s.dirty {
@@ -294,6 +312,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.settledAt = 0
 	s.needCopy = false
 	s.next.Store(0)
+	s.refused.Store(0)
 	s.state.Store(slotRecording)
 	p.cur.Store(s)
 	return nil
@@ -353,17 +372,17 @@ func (p *Pool) endFrameLocked() {
 	s.closed = p.frames
 	s.state.Store(slotClosed)
 	p.pairs.Add(uint64(min(s.next.Load(), s.cap) / 2))
-	if n := s.next.Load(); n > s.cap {
-		want := n
-		if want > p.cfg.MaxQueries {
-			want = p.cfg.MaxQueries
+	if r := s.refused.Load(); r > 0 {
+		want := uint64(s.cap) + 2*r // what the frame asked for
+		if want > uint64(p.cfg.MaxQueries) {
+			want = uint64(p.cfg.MaxQueries)
 		}
-		want = 1 << bits.Len32(want-1) // round up to a power of two
-		if want > p.cfg.MaxQueries {
-			want = p.cfg.MaxQueries
+		want = 1 << bits.Len64(want-1) // round up to a power of two
+		if want > uint64(p.cfg.MaxQueries) {
+			want = uint64(p.cfg.MaxQueries)
 		}
-		if want > p.wantCap {
-			p.wantCap = want
+		if uint32(want) > p.wantCap {
+			p.wantCap = uint32(want)
 		}
 	}
 }
@@ -394,11 +413,15 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 		p.noSlot.Add(1)
 		return Pair{}, false
 	}
+	// The load keeps next from counting on past the capacity (and
+	// wrapping) however many zones a frame is refused: it overshoots by
+	// at most two a concurrent Begin.
+	if s.next.Load() >= s.cap {
+		return p.refuse(s)
+	}
 	q := s.next.Add(2) - 2
 	if q >= s.cap {
-		s.writers.Add(-1)
-		p.dropped.Add(1)
-		return Pair{}, false
+		return p.refuse(s)
 	}
 	m := &s.meta[q/2]
 	m.name = name
@@ -420,12 +443,11 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		return false
 	}
 	m := &s.meta[pr.q/2]
-	// The pair is marked ended before its timestamp is recorded: one atomic
-	// instruction, not two. A slot is only given up StaleFrames frames after
-	// it closed, so an End would have to stall between these two lines for
-	// that long for its write to land in the slot's next use.
-	if !m.state.CompareAndSwap(pairWord(pr.gen, pairOpen), pairWord(pr.gen, pairEnded)) {
-		if m.state.Load()>>2 == pr.gen&(1<<30-1) && s.state.Load() != slotDead {
+	// The pair is ending while its timestamp is recorded: nothing renews
+	// the slot (Slot.renew) or destroys its pool (Release) until it has
+	// ended.
+	if !m.state.CompareAndSwap(pairWord(pr.gen, pairOpen), pairWord(pr.gen, pairEnding)) {
+		if m.state.Load()>>2 == pr.gen&(1<<30-1) && s.state.Load() != slotDead && m.state.Load()&3 != pairVoid {
 			p.misuse.Add(1) // ended already
 		} else {
 			p.lateEnds.Add(1) // the slot was given up, or the pool closed
@@ -433,7 +455,35 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		return false
 	}
 	vkg.CmdWriteTimestamp(cmd, stage, s.pool, pr.q+1)
+	m.state.Store(pairWord(pr.gen, pairEnded))
 	return true
+}
+
+// refuse counts a Begin refused for a full slot, and how much more the
+// frame asked for. The caller incremented s.writers.
+func (p *Pool) refuse(s *Slot) (Pair, bool) {
+	s.refused.Add(1)
+	s.writers.Add(-1)
+	p.dropped.Add(1)
+	return Pair{}, false
+}
+
+// noSlotError says why BeginFrame found no free slot. The caller holds p.mu.
+func (p *Pool) noSlotError() error {
+	var oldest uint64
+	for _, s := range p.ring {
+		if st := s.state.Load(); st == slotClosed && (oldest == 0 || s.closed < oldest) {
+			oldest = s.closed
+		}
+	}
+	f := uint64(p.cfg.FramesInFlight)
+	switch {
+	case p.frames-p.lastRead > f+1:
+		return fmt.Errorf("%w: no readback for %d frames: call Collect every frame", ErrNoFreeSlot, p.frames-p.lastRead)
+	case oldest != 0 && p.frames-oldest >= f:
+		return fmt.Errorf("%w: the results of frame %d are still not complete %d frames on: is the application more than FramesInFlight (%d) frames ahead of the GPU?", ErrNoFreeSlot, oldest, p.frames-oldest, f)
+	}
+	return fmt.Errorf("%w: all %d slots are in use", ErrNoFreeSlot, len(p.ring))
 }
 
 // Stats returns the counters so far.
@@ -442,6 +492,7 @@ func (p *Pool) Stats() Stats {
 		Pairs: p.pairs.Load(), Collected: p.collected.Load(), Dropped: p.dropped.Load(),
 		NoSlot: p.noSlot.Load(), Unended: p.unended.Load(), Unwritten: p.unwritten.Load(),
 		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
+		Pending: p.pending.Load(),
 	}
 }
 
@@ -456,9 +507,10 @@ func (p *Pool) Slots() []uint32 {
 	return out
 }
 
-// Close destroys the query pools. Call it once the GPU is done with every
-// command buffer that used them (after vkDeviceWaitIdle or their fences).
-// Later calls to any method are safe: they are refused and counted.
+// Close stops the pool (Stop) and destroys its query pools (Release),
+// counting what it had not read back. To read what the GPU has finished
+// first, call Stop and Finish before it. Later calls to any method are
+// safe: they are refused and counted.
 func (p *Pool) Close() {
 	p.life.Lock()
 	defer p.life.Unlock()
@@ -470,12 +522,17 @@ func (p *Pool) Close() {
 	p.releaseLocked()
 }
 
-// deviceStop and deviceRelease close the pool for the device's Close.
-func (p *Pool) deviceStop() {
+// Stop ends the frame in progress and refuses every later BeginFrame,
+// Begin, EndFrame and Collect; it waits for the reader goroutine. Ends of
+// pairs already handed out still record until Release.
+func (p *Pool) Stop() {
 	p.life.Lock()
 	defer p.life.Unlock()
 	p.stopLocked()
 }
+
+// deviceStop and deviceRelease close the pool for the device's Close.
+func (p *Pool) deviceStop() { p.Stop() }
 
 func (p *Pool) deviceRelease() {
 	p.life.Lock()
@@ -484,28 +541,75 @@ func (p *Pool) deviceRelease() {
 }
 
 // stopLocked refuses every later call and waits for the reader goroutine
-// and any readback in progress: no driver call follows. The caller holds
-// p.life.
+// and any readback in progress. The caller holds p.life.
 func (p *Pool) stopLocked() {
 	if p.stopped {
 		return
 	}
 	p.stopped = true
+	p.mu.Lock()
 	p.closed.Store(true)
+	p.endFrameLocked()
+	p.mu.Unlock()
 	close(p.stop)
 	<-p.done
-	p.readMu.Lock()
-	defer p.readMu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur.Store(nil)
-	for _, s := range p.ring {
-		s.state.Store(slotDead)
-		s.renew()
-	}
 }
 
-// releaseLocked destroys the query pools and buffers. The caller holds
+// Finish reads every slot through the driver, once the pool is stopped,
+// appends to dst every complete pair, and gives up the rest, counting it:
+// pairs never ended in Unended, ended ones whose results were not
+// available in Pending. It never waits for the GPU, but some drivers
+// (lavapipe) make vkGetQueryPoolResults wait for the device to go idle:
+// call it once the application has waited for its work (after
+// vkDeviceWaitIdle). Finish before Stop, or twice, returns dst.
+func (p *Pool) Finish(dst []Result) ([]Result, error) {
+	p.life.Lock()
+	defer p.life.Unlock()
+	if !p.stopped || p.released || p.finished {
+		return dst, nil
+	}
+	p.finished = true
+	p.readMu.Lock()
+	p.mu.Lock()
+	p.order = p.order[:0]
+	for _, s := range p.ring {
+		if s.state.Load() == slotClosed {
+			s.state.Store(slotReading)
+			p.order = append(p.order, s)
+		}
+	}
+	order := p.order
+	p.mu.Unlock()
+	var err error
+	for _, s := range order {
+		s.used = min(s.next.Load(), s.cap)
+		s.abandon(s.used)
+		if s.used == 0 {
+			continue
+		}
+		rc := vkg.GetQueryPoolResults(p.dev.Handle, s.pool, 0, s.used, uint(s.used)*16,
+			unsafe.Pointer(&s.results[0]), 16, resultFlags)
+		if rc != vkg.Success && rc != vkg.NotReady {
+			clear(s.results[:2*s.used])
+			if err == nil {
+				err = fmt.Errorf("querypool: vkGetQueryPoolResults: %w", vkg.Error(rc))
+			}
+		}
+	}
+	p.mu.Lock()
+	for _, s := range order {
+		p.harvestFinal(s)
+		s.state.Store(slotSpent)
+	}
+	dst = append(dst, p.ready...)
+	p.ready = p.ready[:0]
+	p.mu.Unlock()
+	p.readMu.Unlock()
+	return dst, err
+}
+
+// releaseLocked counts what was never read back, waits for Ends still
+// recording, and destroys the query pools and buffers. The caller holds
 // p.life, and the pool is stopped.
 func (p *Pool) releaseLocked() {
 	if p.released {
@@ -515,12 +619,23 @@ func (p *Pool) releaseLocked() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.ring {
-		if s.pool != vkg.NullQueryPool {
-			vkg.DestroyQueryPool(p.dev.Handle, s.pool, nil)
-			s.pool = vkg.NullQueryPool
+		st := s.state.Load()
+		s.state.Store(slotDead)
+		if st == slotClosed || st == slotReading || st == slotRecycling {
+			s.used = min(s.next.Load(), s.cap)
+			s.abandon(s.used)
+			clear(s.results[:2*s.used])
+			p.harvestFinal(s)
 		}
-		s.buf.Destroy()
-		s.buf = nil
+		s.renew() // waits for Ends recording; later ones are refused
+		s.waitWriters()
+		s.destroy(p.dev)
+	}
+	// Pairs read back that nobody collected: the context closed first.
+	if n := uint64(len(p.ready)); n > 0 {
+		p.collected.Add(-n)
+		p.pending.Add(n)
+		p.ready = p.ready[:0]
 	}
 }
 
@@ -530,7 +645,7 @@ func (p *Pool) Debug() string {
 	defer p.mu.Unlock()
 	out := fmt.Sprintf("frames %d:", p.frames)
 	for _, s := range p.ring {
-		out += fmt.Sprintf(" [state %d begun %d closed %d next %d]", s.state.Load(), s.begun, s.closed, s.next.Load())
+		out += fmt.Sprintf(" [state %d begun %d closed %d next %d cap %d]", s.state.Load(), s.begun, s.closed, s.next.Load(), s.cap)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package querypool
 
 import (
+	"runtime"
 	"sync/atomic"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -12,9 +13,10 @@ import (
 // the slot can never touch a later one. A pair below the slot's next index
 // in state pairOpen was handed out and not ended.
 const (
-	pairOpen  uint32 = iota // handed out (or not yet), end not written
-	pairEnded               // End took it: its end timestamp is recorded
-	pairVoid                // abandoned: its end will never be written
+	pairOpen   uint32 = iota // handed out (or not yet), end not written
+	pairEnded                // End recorded its end timestamp
+	pairVoid                 // abandoned: its end will never be written
+	pairEnding               // End is recording its end timestamp now
 )
 
 func pairWord(gen, st uint32) uint32 { return gen<<2 | st }
@@ -49,11 +51,11 @@ type Slot struct {
 	state   atomic.Uint32
 	writers atomic.Int32  // Begin calls in progress
 	next    atomic.Uint32 // next free query index (even)
+	refused atomic.Uint64 // Begin calls refused in its frame for want of queries
 	frame   uint64        // frame id the slot records
 	begun   uint64        // Pool.frames when its frame began
 	closed  uint64        // frame counter value when it closed
 	dirty   bool          // needs a reset before use (command path)
-	wanted  uint32        // queries asked for in its last frame, refused ones included
 
 	buf    *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
 	copyAt uint64         // Pool.frames when its last copy was recorded; 0: none
@@ -74,21 +76,49 @@ type Slot struct {
 func (s *Slot) pairs() uint32 { return s.cap / 2 }
 
 // renew starts a new generation: every pair open again, and an End meant
-// for an earlier generation refused.
+// for an earlier generation refused. It waits for an End recording now.
 func (s *Slot) renew() {
 	g := s.gen.Add(1)
 	for k := range s.meta {
-		s.meta[k].state.Store(pairWord(g, pairOpen))
+		st := &s.meta[k].state
+		for {
+			w := st.Load()
+			if w&3 == pairEnding {
+				runtime.Gosched()
+				continue
+			}
+			if st.CompareAndSwap(w, pairWord(g, pairOpen)) {
+				break
+			}
+		}
 	}
+}
+
+// waitWriters waits for the Begin calls in progress on s.
+func (s *Slot) waitWriters() {
+	for s.writers.Load() != 0 {
+		runtime.Gosched()
+	}
+}
+
+// destroy destroys the slot's query pool and host buffer.
+func (s *Slot) destroy(dev *vk.Device) {
+	if s.pool != vkg.NullQueryPool {
+		vkg.DestroyQueryPool(dev.Handle, s.pool, nil)
+		s.pool = vkg.NullQueryPool
+	}
+	s.buf.Destroy()
+	s.buf = nil
 }
 
 // pairState is the state of pair k in the slot's current generation.
 func (s *Slot) pairState(k uint32) uint32 { return s.meta[k].state.Load() & 3 }
 
-// settled reports whether every pair of the slot's frame has ended.
+// settled reports whether no pair of the slot's frame is open or ending:
+// each has ended or was given up.
 func (s *Slot) settled() bool {
 	for k := uint32(0); k < min(s.next.Load(), s.cap)/2; k++ {
-		if s.pairState(k) != pairEnded {
+		if st := s.pairState(k); st == pairOpen || st == pairEnding {
 			return false
 		}
 	}

@@ -101,7 +101,7 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	r.settleGPUFrames(false)
 	// GPU zones that never reached the timeline: the profiler's counts
 	// and the recorder's own.
-	if g := r.drops.Zones + r.drops.Unmatched + r.drops.Unconverted + r.drops.GPUSpans; g != r.lastGPUDrops {
+	if g := r.drops.GPUZones(); g != r.lastGPUDrops {
 		r.lastGPUDrops = g
 		r.builtin(&r.droppedTrack, "GPU zones dropped", TrackCounter, UnitCount)
 		r.samples = append(r.samples, Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})
@@ -164,11 +164,21 @@ func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
 // caller holds mu.
 func (r *Recorder) settleGPUFrames(all bool) {
 	settle := uint64(r.opt.SettleFrames)
+	limit := uint64(0) // frames up to it settle
+	if r.lastEnded > settle {
+		limit = r.lastEnded - settle
+	}
+	if wm, ok := r.gpuWatermark(); ok {
+		limit = min(wm, r.lastEnded)
+		if r.lastEnded > MaxSettleFrames {
+			limit = max(limit, r.lastEnded-MaxSettleFrames)
+		}
+	}
 	switch {
 	case all:
 		r.gpuSettled = r.lastID
-	case r.lastEnded > settle && r.lastEnded-settle > r.gpuSettled:
-		r.gpuSettled = r.lastEnded - settle
+	case limit > r.gpuSettled:
+		r.gpuSettled = limit
 	}
 	ids := r.settleScratch[:0]
 	for id := range r.gpuFrames {

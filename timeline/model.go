@@ -121,41 +121,6 @@ type Calibration struct {
 	Samples  int     // samples in the model's window
 }
 
-// Drops counts what had to be dropped, so that nothing is lost silently.
-type Drops struct {
-	Zones       uint64 // GPU zones with no query slot (pool full)
-	Unmatched   uint64 // GPU zones ended without begin, or never ended
-	Spans       uint64 // CPU spans the recorder dropped (track buffer full, nesting too deep, a NameID never given out); spans a writer or reader refused
-	Unconverted uint64 // GPU zones with no calibration to place them
-	Evicted     uint64 // spans aged out of a flight-recorder window
-	GPUSpans    uint64 // GPU zones the recorder dropped: End < Start, an unknown name or track, no lane left
-	// Untimed counts GPU zones kept on the timeline but left out of the
-	// recorder's "GPU time per frame" counter: their results came after
-	// their frame's time was sampled (later than Options.SettleFrames, or
-	// after Close), they name a frame not begun, or their frame already
-	// had 65536 outermost zones.
-	Untimed uint64
-}
-
-// Add returns the sum of two Drops.
-func (d Drops) Add(o Drops) Drops {
-	return Drops{
-		Zones:       d.Zones + o.Zones,
-		Unmatched:   d.Unmatched + o.Unmatched,
-		Spans:       d.Spans + o.Spans,
-		Unconverted: d.Unconverted + o.Unconverted,
-		Evicted:     d.Evicted + o.Evicted,
-		GPUSpans:    d.GPUSpans + o.GPUSpans,
-		Untimed:     d.Untimed + o.Untimed,
-	}
-}
-
-// Total is the sum of every count, Untimed included: the zones it counts
-// are on the timeline, but their time is missing from a counter.
-func (d Drops) Total() uint64 {
-	return d.Zones + d.Unmatched + d.Spans + d.Unconverted + d.Evicted + d.GPUSpans + d.Untimed
-}
-
 // Process describes the traced process.
 type Process struct {
 	PID  int32

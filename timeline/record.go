@@ -155,8 +155,8 @@ type Stats struct {
 // (Options.SettleFrames). A frame with no GPU zones gets no GPU time
 // sample rather than 0, so that a frame whose results were lost is not
 // mistaken for one that was idle. "GPU zones dropped" is the running total
-// of GPU zones that never reached the timeline (Drops.Zones, Unmatched,
-// Unconverted and GPUSpans), sampled at EndFrame when it changed. Each GPU
+// of GPU zones that never reached the timeline (Drops.GPUZones), sampled
+// at EndFrame when it changed. Each GPU
 // queue's "clock error" track is the clock model's error bound, sampled at
 // each AddCalibration.
 //
@@ -296,7 +296,10 @@ func (r *Recorder) totalDrops() Drops {
 	d := r.drops
 	for _, t := range r.cpu {
 		d.Spans += t.dropped.Load()
+		d.Misuse += t.misuse.Load()
 	}
+	d.Flows += r.stats.ZonesUnlinked + r.stats.FlowsSplit
+	d.Misuse += r.stats.Misuse
 	return d
 }
 

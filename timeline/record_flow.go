@@ -11,6 +11,7 @@ type keyState struct {
 	cpu    uint64   // sequence of the submitting CPU span; 0 when not seen yet
 	gpu    []uint64 // sequences of the GPU spans it carried
 	born   uint64   // frames ended when the key was first seen
+	bornID uint64   // the frame begun last when the key was first seen
 	bornAt int64    // host time when the key was first seen
 }
 
@@ -37,9 +38,9 @@ func (r *Recorder) keyFor(key uint64) *keyState {
 	var ks *keyState
 	if n := len(r.keyFree); n > 0 {
 		ks, r.keyFree = r.keyFree[n-1], r.keyFree[:n-1]
-		*ks = keyState{key: key, gpu: ks.gpu[:0], born: r.ended, bornAt: Now()}
+		*ks = keyState{key: key, gpu: ks.gpu[:0], born: r.ended, bornID: r.lastID, bornAt: Now()}
 	} else {
-		ks = &keyState{key: key, born: r.ended, bornAt: Now()}
+		ks = &keyState{key: key, born: r.ended, bornID: r.lastID, bornAt: Now()}
 	}
 	r.keys[key] = ks
 	if r.keyQBuf == nil {
@@ -115,9 +116,17 @@ func (r *Recorder) expireKeys(all bool) {
 	now := Now()
 	settle := uint64(r.opt.SettleFrames)
 	timeout := int64(r.opt.SettleTimeout)
+	wm, reports := r.gpuWatermark()
 	for len(r.keyQ) > 0 {
 		ks := r.keyQ[0]
-		if !all && r.ended-ks.born < settle && now-ks.bornAt < timeout {
+		due := r.ended-ks.born >= settle || now-ks.bornAt >= timeout
+		if reports && ks.cpu != 0 {
+			// Submitted by a CPU span: its zones are in once every
+			// reporting queue has settled the frame it was submitted in
+			// (bornID or earlier), however late that is.
+			due = wm >= ks.bornID || r.ended-ks.born >= MaxSettleFrames
+		}
+		if !all && !due {
 			break
 		}
 		r.expireOldest()

@@ -30,6 +30,44 @@ type queueState struct {
 	name     string
 	errTrack TrackID
 	lanes    []*lane // lanes[0] is the queue track
+	// reports: the queue's source reports how far it has settled
+	// (SettleGPU), up to frame settled.
+	reports bool
+	settled uint64
+}
+
+// MaxSettleFrames bounds how long a frame waits for a queue that reports
+// its progress (SettleGPU) but stops doing so: MaxSettleFrames frames after
+// it ended, a frame settles whatever the queue says.
+const MaxSettleFrames = 256
+
+// SettleGPU tells the recorder that every zone of frames up to frame on the
+// queue whose track is track has been added (AddGPUSpans) or counted as
+// lost (AddDrops): no more will come. From the first call on, the
+// recorder waits for the queue's word before it samples a frame's GPU
+// time and before a submission key gives up waiting for its zones, rather
+// than Options.SettleFrames: however late results come, they are timed
+// and linked. A source that stops reporting holds frames back at most
+// MaxSettleFrames frames. Call it with ^uint64(0) when the queue is done.
+func (r *Recorder) SettleGPU(track TrackID, frame uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if qs := r.queueOf[track]; qs != nil && (!qs.reports || frame > qs.settled) {
+		qs.reports, qs.settled = true, frame
+	}
+}
+
+// gpuWatermark returns the newest frame up to which every queue that
+// reports its progress has settled; ok is false when none reports. The
+// caller holds mu.
+func (r *Recorder) gpuWatermark() (frame uint64, ok bool) {
+	frame = ^uint64(0)
+	for _, qs := range r.queues {
+		if qs.reports {
+			frame, ok = min(frame, qs.settled), true
+		}
+	}
+	return frame, ok
 }
 
 // QueueName is the name of a queue's track, e.g.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -111,21 +112,24 @@ type statsReport struct {
 	Drops dropsJSON `json:"drops"`
 }
 
-// dropsJSON is timeline.Drops for --json.
+// dropsJSON is timeline.Drops for --json: "total", then every cause by
+// its key, in order.
 type dropsJSON struct {
-	Total       uint64 `json:"total"`
-	Zones       uint64 `json:"zones"`
-	Unmatched   uint64 `json:"unmatched"`
-	Spans       uint64 `json:"spans"`
-	Unconverted uint64 `json:"unconverted"`
-	Evicted     uint64 `json:"evicted"`
-	GPUSpans    uint64 `json:"gpu_spans"`
-	Untimed     uint64 `json:"untimed"`
+	Total uint64
+	timeline.Drops
 }
 
-func dropsOf(d timeline.Drops) dropsJSON {
-	return dropsJSON{d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed}
+func (d dropsJSON) MarshalJSON() ([]byte, error) {
+	b := []byte(`{"total":`)
+	b = strconv.AppendUint(b, d.Total, 10)
+	for c := range timeline.NumDropCauses {
+		b = append(b, `,"`+c.String()+`":`...)
+		b = strconv.AppendUint(b, *d.Count(c), 10)
+	}
+	return append(b, '}'), nil
 }
+
+func dropsOf(d timeline.Drops) dropsJSON { return dropsJSON{d.Total(), d} }
 
 // frameTotals sums, for each frame, the durations of the outermost GPU and
 // CPU spans that carry its id: the GPU and CPU time the frame took.
@@ -199,9 +203,22 @@ func fmtNs(ns float64) string {
 	return fmt.Sprintf("%dns", d)
 }
 
+// dropsLine is "dropped: N (zones 1, no_slot 2, ...)" with every cause
+// that is not zero, misuse last and not in N.
 func dropsLine(d dropsJSON) string {
-	return fmt.Sprintf("dropped: %d (zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d, gpu spans %d, untimed %d)",
-		d.Total, d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed)
+	var b strings.Builder
+	fmt.Fprintf(&b, "dropped: %d", d.Total)
+	sep := " ("
+	for c := range timeline.NumDropCauses {
+		if n := *d.Count(c); n > 0 {
+			fmt.Fprintf(&b, "%s%s %d", sep, c, n)
+			sep = ", "
+		}
+	}
+	if sep == ", " {
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 func runStats(args []string, stdout, stderr io.Writer) int {

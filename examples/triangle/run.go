@@ -137,7 +137,7 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 		return s, fmt.Errorf("writing traces: %w", err)
 	}
 	drops := tf.all.Drops
-	s.ZonesDropped = drops.Zones + drops.Unmatched + drops.Unconverted + drops.GPUSpans
+	s.ZonesDropped = drops.GPUZones()
 	s.SpansDropped = drops.Spans + drops.Evicted
 	for i := range tf.all.Tracks {
 		if tf.all.Tracks[i].Kind == timeline.TrackGPULane {

@@ -112,15 +112,16 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		}
 		rd.t.Calibrations = append(rd.t.Calibrations, c)
 	case metaDrops:
-		var a struct {
-			Zones, Unmatched, Spans, Unconverted, Evicted uint64
-			GPUSpans                                      uint64 `json:"gpu_spans"`
-			Untimed                                       uint64
-		}
+		var a map[string]uint64
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
 			return fmt.Errorf("%s args: %w", metaDrops, plainJSON(err))
 		}
-		rd.t.Drops = timeline.Drops{Zones: a.Zones, Unmatched: a.Unmatched, Spans: a.Spans, Unconverted: a.Unconverted, Evicted: a.Evicted, GPUSpans: a.GPUSpans, Untimed: a.Untimed}
+		rd.t.Drops = timeline.Drops{}
+		for k, v := range a {
+			if c, ok := timeline.DropCauseOf(k); ok {
+				*rd.t.Drops.Count(c) = v
+			}
+		}
 		rd.dropsOK = true
 	}
 	return nil

@@ -760,22 +760,8 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 		if v > 0 && v < math.MaxUint64 {
 			n = uint64(v)
 		}
-		d := &rd.t.Drops
-		switch dropFields[rt.field] {
-		case "zones":
-			d.Zones = n
-		case "unmatched":
-			d.Unmatched = n
-		case "spans":
-			d.Spans = n
-		case "unconverted":
-			d.Unconverted = n
-		case "evicted":
-			d.Evicted = n
-		case "gpu_spans":
-			d.GPUSpans = n
-		case "untimed":
-			d.Untimed = n
+		if c, ok := timeline.DropCauseOf(dropFields[rt.field]); ok {
+			*rd.t.Drops.Count(c) = n
 		}
 	case "calibration":
 		key := [2]int64{int64(rt.of), ts}

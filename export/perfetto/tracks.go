@@ -16,8 +16,8 @@ const (
 	uuidGPU     = 2
 	uuidFrames  = 3 // frames of a trace that defines no frames track
 	uuidDropped = 4 // the "framescope dropped" marker track
-	uuidDrops   = 5 // 5..5+len(dropFields)-1: one counter per drop count
 	uuidBase    = 16
+	uuidDrops   = 1 << 39 // + index in dropFields: one counter per drop count
 	uuidCalib   = 1 << 40 // | ID<<2 | calibration field
 )
 
@@ -58,10 +58,20 @@ func queueString(q timeline.Queue) string {
 
 // dropFields name the counts of timeline.Drops, and the writer's own count
 // of invalid input, in the order of their counter tracks.
-var dropFields = [...]string{"zones", "unmatched", "spans", "unconverted", "evicted", "gpu_spans", "untimed", "invalid"}
+var dropFields = func() (f [timeline.NumDropCauses + 1]string) {
+	for c := range timeline.NumDropCauses {
+		f[c] = c.String()
+	}
+	f[timeline.NumDropCauses] = "invalid"
+	return f
+}()
 
-func dropValues(d timeline.Drops, invalid uint64) [len(dropFields)]uint64 {
-	return [...]uint64{d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed, invalid}
+func dropValues(d timeline.Drops, invalid uint64) (v [len(dropFields)]uint64) {
+	for c := range timeline.NumDropCauses {
+		v[c] = *d.Count(c)
+	}
+	v[timeline.NumDropCauses] = invalid
+	return v
 }
 
 // calibFields name the counters each GPU queue's calibrations become.

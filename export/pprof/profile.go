@@ -97,10 +97,9 @@ func Build(t *timeline.Trace) *profile.Profile {
 		locs:    map[funcKey]*profile.Location{},
 		samples: map[sampleKey]*profile.Sample{},
 	}
-	if d := t.Drops; d.Total() > 0 {
+	if d := t.Drops; d.Total() > 0 || d.Misuse > 0 {
 		// Shown by `go tool pprof -comments`: the profile misses these.
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope dropped %d: zones without query slot %d, unmatched %d, cpu spans %d, unconverted %d, evicted %d, gpu spans %d, untimed %d",
-			d.Total(), d.Zones, d.Unmatched, d.Spans, d.Unconverted, d.Evicted, d.GPUSpans, d.Untimed))
+		b.p.Comments = append(b.p.Comments, DropsComment(d))
 	}
 	byTrack := map[timeline.TrackID][]int{}
 	var first, last int64
@@ -240,4 +239,18 @@ func cmp64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// DropsComment is the profile comment that lists t.Drops: "framescope
+// dropped N: zones 1, no_slot 2, ..." with every cause, misuse last.
+func DropsComment(d timeline.Drops) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "framescope dropped %d:", d.Total())
+	for c := range timeline.NumDropCauses {
+		if c > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %s %d", c, *d.Count(c))
+	}
+	return b.String()
 }

@@ -1,6 +1,7 @@
 package vktest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -17,6 +18,22 @@ type Queue struct {
 	fences []vkg.Fence
 	events []vkg.Event
 	gone   bool // Destroy ran
+	// Lock, when set, is held around every call that Vulkan wants the
+	// queue externally synchronized for (vkQueueSubmit, vkDeviceWaitIdle):
+	// the lock the test gives the profiler as CalibrationOptions.FallbackLock.
+	Lock sync.Locker
+}
+
+func (q *Queue) lock() {
+	if q.Lock != nil {
+		q.Lock.Lock()
+	}
+}
+
+func (q *Queue) unlock() {
+	if q.Lock != nil {
+		q.Lock.Unlock()
+	}
 }
 
 // NewQueue makes a command pool on q's family.
@@ -50,7 +67,9 @@ func (q *Queue) Destroy() {
 		return
 	}
 	h := q.Dev.Handle
+	q.lock()
 	vkg.DeviceWaitIdle(h)
+	q.unlock()
 	for _, f := range q.fences {
 		vkg.DestroyFence(h, f, nil)
 	}
@@ -144,7 +163,10 @@ func (q *Queue) Submit(fence vkg.Fence, cmds ...vkg.CommandBuffer) {
 			q.tb.Fatalf("vkEndCommandBuffer: %v", vkg.Error(r))
 		}
 	}
-	if err := q.Dev.QueueSubmit(q.Q.Handle, cmds, fence); err != nil {
+	q.lock()
+	err := q.Dev.QueueSubmit(q.Q.Handle, cmds, fence)
+	q.unlock()
+	if err != nil {
 		q.tb.Fatal(err)
 	}
 }

@@ -1,0 +1,145 @@
+package timeline
+
+// Drops counts, by cause, what never reached the timeline, and the misuse
+// that lost nothing. Every exporter writes every count (see [DropCause])
+// and every reader restores them, so that a trace says what it lacks.
+type Drops struct {
+	Zones     uint64 // GPU zones refused: their frame's query budget (MaxQueriesPerFrame) was spent
+	NoSlot    uint64 // GPU zones refused: no frame begun on their queue, no free query slot, or the context closed
+	Unmatched uint64 // GPU zones never ended (given up once their frame was waited for); slices of a read trace begun and never ended
+	Unwritten uint64 // GPU zones ended but never executed: their command buffer was not submitted
+	Pending   uint64 // GPU zones whose results were not available, or not collected, when their context closed
+	// Unconverted counts GPU zones read back before their queue had any
+	// clock calibration, so with no host time.
+	Unconverted uint64
+	GPUSpans    uint64 // GPU zones the recorder dropped: End < Start, an unknown name or track, no lane left
+	Spans       uint64 // CPU spans the recorder dropped (track buffer full, nesting too deep, a NameID never given out); spans a writer or reader refused
+	Evicted     uint64 // spans aged out of a flight-recorder window or over MaxSpans before any Dump or sink had them
+	// Untimed counts GPU zones kept on the timeline but left out of the
+	// recorder's "GPU time per frame" counter: their results came after
+	// their frame's time was sampled, they name a frame not begun, or
+	// their frame already had 65536 outermost zones.
+	Untimed uint64
+	// Flows counts submission arrows lost: GPU zones whose submission key
+	// no CPU span claimed in time, or over 16384 for one key, and flows
+	// whose ends went to a sink in different batches.
+	Flows uint64
+	// Misuse counts API misuse that lost nothing (it is not in Total):
+	// zones ended twice or after their frame was given up, the zero Zone
+	// ended, spans ended out of order or twice, EndFrame with no frame.
+	Misuse uint64
+}
+
+// DropCause is one count of [Drops].
+type DropCause int
+
+// The causes, in the order exporters write them.
+const (
+	DropZones DropCause = iota
+	DropNoSlot
+	DropUnmatched
+	DropUnwritten
+	DropPending
+	DropUnconverted
+	DropGPUSpans
+	DropSpans
+	DropEvicted
+	DropUntimed
+	DropFlows
+	DropMisuse
+	NumDropCauses
+)
+
+var dropKeys = [NumDropCauses]string{
+	DropZones: "zones", DropNoSlot: "no_slot", DropUnmatched: "unmatched", DropUnwritten: "unwritten",
+	DropPending: "pending", DropUnconverted: "unconverted", DropGPUSpans: "gpu_spans", DropSpans: "spans",
+	DropEvicted: "evicted", DropUntimed: "untimed", DropFlows: "flows", DropMisuse: "misuse",
+}
+
+// String is the cause's key in every trace format and in framescope stats:
+// "zones", "no_slot", "unmatched", ...
+func (c DropCause) String() string {
+	if c < 0 || c >= NumDropCauses {
+		return "unknown"
+	}
+	return dropKeys[c]
+}
+
+// DropCauseOf returns the cause whose key is s.
+func DropCauseOf(s string) (DropCause, bool) {
+	for c, k := range dropKeys {
+		if k == s {
+			return DropCause(c), true
+		}
+	}
+	return 0, false
+}
+
+// Loss reports whether the cause counts data lost: every cause but
+// DropMisuse.
+func (c DropCause) Loss() bool { return c != DropMisuse }
+
+// Count returns the count of cause c, for reading and setting.
+func (d *Drops) Count(c DropCause) *uint64 {
+	switch c {
+	case DropZones:
+		return &d.Zones
+	case DropNoSlot:
+		return &d.NoSlot
+	case DropUnmatched:
+		return &d.Unmatched
+	case DropUnwritten:
+		return &d.Unwritten
+	case DropPending:
+		return &d.Pending
+	case DropUnconverted:
+		return &d.Unconverted
+	case DropGPUSpans:
+		return &d.GPUSpans
+	case DropSpans:
+		return &d.Spans
+	case DropEvicted:
+		return &d.Evicted
+	case DropUntimed:
+		return &d.Untimed
+	case DropFlows:
+		return &d.Flows
+	case DropMisuse:
+		return &d.Misuse
+	}
+	return new(uint64)
+}
+
+// Add returns the sum of two Drops.
+func (d Drops) Add(o Drops) Drops {
+	for c := range NumDropCauses {
+		*d.Count(c) += *o.Count(c)
+	}
+	return d
+}
+
+// Sub returns d minus o, count by count (the change since o).
+func (d Drops) Sub(o Drops) Drops {
+	for c := range NumDropCauses {
+		*d.Count(c) -= *o.Count(c)
+	}
+	return d
+}
+
+// Total is the sum of every loss, Untimed included (its zones are on the
+// timeline, but their time is missing from a counter); Misuse is not a
+// loss and not in it.
+func (d Drops) Total() uint64 {
+	var n uint64
+	for c := range NumDropCauses {
+		if c.Loss() {
+			n += *d.Count(c)
+		}
+	}
+	return n
+}
+
+// GPUZones is the number of GPU zones that never reached the timeline.
+func (d Drops) GPUZones() uint64 {
+	return d.Zones + d.NoSlot + d.Unmatched + d.Unwritten + d.Pending + d.Unconverted + d.GPUSpans
+}
