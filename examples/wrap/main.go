@@ -169,7 +169,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		}
 	}
 	st := p.Recorder().Stats()
-	fmt.Fprintf(stdout, "wrap: device=%q frames=%d frames_in_flight=%d zones=%d flows=%d spans.render=%d spans.simulate=%d dropped=%d unlinked=%d validation=%d\n",
-		dev.Name(), *frames, *fif, nZones, nZones, nRender, nSim, st.Drops.Total(), st.ZonesUnlinked, a.problems())
+	fmt.Fprintf(stdout, "wrap: device=%q frames=%d frames_in_flight=%d zones=%d flows=%d spans.render=%d spans.simulate=%d dropped=%d misuse=%d unlinked=%d validation=%d\n",
+		dev.Name(), *frames, *fif, nZones, nZones, nRender, nSim, st.Drops.Total(), st.Drops.Misuse, st.ZonesUnlinked, a.problems())
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 
 // recorded is what the example says it recorded, from its last line.
 type recorded struct {
-	frames, fif, zones, flows, render, simulate, dropped, unlinked, validation int
+	frames, fif, zones, flows, render, simulate, dropped, misuse, unlinked, validation int
 }
 
 var fieldRE = regexp.MustCompile(`\b([a-z_.]+)=(\d+)\b`)
@@ -30,7 +30,7 @@ func parseSummary(t *testing.T, line string) recorded {
 	t.Helper()
 	var r recorded
 	fields := map[string]*int{"frames": &r.frames, "frames_in_flight": &r.fif, "zones": &r.zones, "flows": &r.flows,
-		"spans.render": &r.render, "spans.simulate": &r.simulate, "dropped": &r.dropped, "unlinked": &r.unlinked, "validation": &r.validation}
+		"spans.render": &r.render, "spans.simulate": &r.simulate, "dropped": &r.dropped, "misuse": &r.misuse, "unlinked": &r.unlinked, "validation": &r.validation}
 	seen := 0
 	for _, m := range fieldRE.FindAllStringSubmatch(line, -1) {
 		if p, ok := fields[m[1]]; ok {
@@ -124,8 +124,8 @@ func TestWrap(t *testing.T) {
 				r.render != 4*frames+1 || r.simulate != 3*frames {
 				t.Fatalf("the example recorded %+v; want %d frames of 7 zones, 4+3 spans", r, frames)
 			}
-			if r.validation != 0 || r.dropped != 0 || r.unlinked != 0 {
-				t.Errorf("validation problems %d, dropped %d, zones unlinked %d: want none", r.validation, r.dropped, r.unlinked)
+			if r.validation != 0 || r.dropped != 0 || r.misuse != 0 || r.unlinked != 0 {
+				t.Errorf("validation problems %d, dropped %d, misuse %d, zones unlinked %d: want none", r.validation, r.dropped, r.misuse, r.unlinked)
 			}
 			checkChrome(t, filepath.Join(dir, "wrap.json"), r)
 			checkPprof(t, filepath.Join(dir, "wrap.pb.gz"))
@@ -263,7 +263,7 @@ func checkChrome(t *testing.T, path string, r recorded) {
 			t.Errorf("chrome: %d spans on %s, the example recorded %d", count[k], k, n)
 		}
 	}
-	if len(tr.Flows) != r.flows || len(tr.Frames) != r.frames || tr.Drops.Total() != 0 {
+	if len(tr.Flows) != r.flows || len(tr.Frames) != r.frames || tr.Drops != (timeline.Drops{}) {
 		t.Errorf("chrome: %d flows, %d frames, drops %+v; the example recorded %d, %d, none",
 			len(tr.Flows), len(tr.Frames), tr.Drops, r.flows, r.frames)
 	}
