@@ -141,6 +141,12 @@ type slice struct {
 	gpu                                    bool // on a GPU queue track or one of its lanes
 }
 
+// checkPerfetto loads the Perfetto trace into Perfetto's trace processor
+// (which must report no import error or data loss) and checks, in its
+// tables: the GPU slices by depth (1 frame zone, 3 passes, 3 inner zones a
+// frame), the CPU slices of each track, the frames, one flow from each
+// frame's submit span to each of its zones, every zone between its submit
+// and its fence wait, and no drop counter above 0.
 func checkPerfetto(t *testing.T, path string, r recorded) {
 	s := tpcheck.Check(t, path)
 	var all []*slice
@@ -238,6 +244,8 @@ func checkPerfetto(t *testing.T, path string, r recorded) {
 	}
 }
 
+// checkChrome reads the Chrome JSON trace back with export/chrome and
+// checks its spans per track, flows, frames and drops.
 func checkChrome(t *testing.T, path string, r recorded) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -269,6 +277,8 @@ func checkChrome(t *testing.T, path string, r recorded) {
 	}
 }
 
+// checkPprof parses the pprof profile and checks that it holds GPU and CPU
+// time.
 func checkPprof(t *testing.T, path string) {
 	f, err := os.Open(path)
 	if err != nil {
