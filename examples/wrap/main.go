@@ -1,9 +1,12 @@
-// Command wrap profiles an application that made its own Vulkan device:
+// Command wrap profiles an application that made its own Vulkan device.
 // vulkan.go creates the instance, the device and what a frame needs, with
-// vulkan-go, as any renderer does; this file hands the device to
-// profiler.WrapDevice, records seven nested GPU zones a frame and CPU spans
-// on two goroutines, and writes a Perfetto trace, a Chrome JSON trace and a
-// pprof profile. Its last line says what it recorded.
+// vulkan-go alone, as the application would anyway (its notes say why some
+// vulkan-go calls run under noGC). This file hands the device to
+// profiler.WrapDevice and renders frames, the profiler's calls beside the
+// Vulkan calls they belong with: seven nested GPU zones a frame, CPU spans
+// on two goroutines, the submission marked for the trace's arrows. Then it
+// writes a Perfetto trace, a Chrome JSON trace and a pprof profile, and a
+// last line that says what it recorded.
 //
 //	go run ./examples/wrap -frames 120 -frames-in-flight 3 -validation
 //
@@ -15,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,6 +28,7 @@ import (
 	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
+	vk "github.com/vulkan-go/vulkan"
 )
 
 func main() {
@@ -94,31 +99,33 @@ func run(args []string, stdout io.Writer) (err error) {
 		}
 	}()
 
-	// The render loop. Frame i uses slot i%FramesInFlight; before it
-	// records there it waits for the frame that used the slot last.
+	// The render loop. Frame i uses slot i%FramesInFlight: its command
+	// buffer, its fence and its part of the buffer, which the passes fill.
 	render := p.CPUTrack("render")
 	var zones []profiler.ZoneResult
 	var nZones, nRender, nSim int
 	for i := 0; i < *frames && err == nil; i++ {
-		slot := i % *fif
+		slot, cmd := i%*fif, a.cmds[i%*fif]
 		p.BeginFrame()
 		frame := render.Span(sRender)
-		w := render.Span(sWait)
-		err = a.wait(slot)
+		w := render.Span(sWait) // for the frame that used the slot last
+		err = vk.Error(vk.WaitForFences(a.dev, 1, a.fences[slot:slot+1], vk.True, math.MaxUint64))
 		w.End()
 		if err != nil {
 			break // the device is lost
 		}
 		work <- i
 		rec := render.Span(sRecord)
-		cmd := a.record(slot)
-		gpu.BeginFrame(cmd)
+		vk.ResetFences(a.dev, 1, a.fences[slot:slot+1])
+		vk.ResetCommandBuffer(cmd, 0)
+		vk.BeginCommandBuffer(cmd, a.begin)
+		gpu.BeginFrame(cmd)                                                  // first in the frame's first command buffer
 		pass := func(name profiler.Name, part int, inner ...profiler.Name) { // a zone, and zones inside it
 			z := gpu.Zone(cmd, name)
-			a.fill(slot, part, uint32(i))
+			a.fill(cmd, slot, part, uint32(i))
 			for k, n := range inner {
 				zi := gpu.Zone(cmd, n)
-				a.fill(slot, part+1+k, uint32(i))
+				a.fill(cmd, slot, part+1+k, uint32(i))
 				zi.End()
 			}
 			z.End()
@@ -130,11 +137,15 @@ func run(args []string, stdout io.Writer) (err error) {
 		pass(zPost, 5)
 		f.End()
 		nZones++
-		gpu.EndFrame(cmd)
+		gpu.EndFrame(cmd) // last in the frame's last command buffer
+		vk.EndCommandBuffer(cmd)
 		rec.End()
 		sub := render.Span(sSubmit)
 		sub.Submitted(gpu.Submitted(cmd)) // the trace's arrows from this span to the zones
-		err = errors.Join(err, a.submit(slot))
+		noGC(func() {
+			err = vk.Error(vk.QueueSubmit(a.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo,
+				CommandBufferCount: 1, PCommandBuffers: a.cmds[slot : slot+1]}}, a.fences[slot]))
+		})
 		sub.End()
 		nSim = <-done
 		frame.End()
@@ -144,7 +155,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 	close(work)
 	idle := render.Span(sIdle)
-	a.waitIdle()
+	vk.DeviceWaitIdle(a.dev)
 	idle.End()
 	nRender++
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"os"
 	"runtime"
@@ -189,37 +188,12 @@ func newApp(validation bool, slots int) (a *app, err error) {
 	return a, err
 }
 
-// wait waits for the frame that last used slot.
-func (a *app) wait(slot int) error {
-	return vk.Error(vk.WaitForFences(a.dev, 1, a.fences[slot:slot+1], vk.True, math.MaxUint64))
+// fill records the fill of part of slot's share of the buffer: the work of
+// a pass, on bytes no other pass of the frame touches, so that it needs no
+// barrier.
+func (a *app) fill(cmd vk.CommandBuffer, slot, part int, value uint32) {
+	vk.CmdFillBuffer(cmd, a.buf, vk.DeviceSize((6*slot+part)*region), region, value)
 }
-
-// record resets slot's fence and command buffer and begins recording it.
-func (a *app) record(slot int) vk.CommandBuffer {
-	vk.ResetFences(a.dev, 1, a.fences[slot:slot+1])
-	vk.ResetCommandBuffer(a.cmds[slot], 0)
-	vk.BeginCommandBuffer(a.cmds[slot], a.begin)
-	return a.cmds[slot]
-}
-
-// fill records the fill of region part of slot's part of the buffer: the
-// passes' work, on disjoint bytes, so that it needs no barrier.
-func (a *app) fill(slot, part int, value uint32) {
-	vk.CmdFillBuffer(a.cmds[slot], a.buf, vk.DeviceSize((6*slot+part)*region), region, value)
-}
-
-// submit ends slot's command buffer and submits it with the slot's fence.
-func (a *app) submit(slot int) (err error) {
-	vk.EndCommandBuffer(a.cmds[slot])
-	noGC(func() {
-		err = vk.Error(vk.QueueSubmit(a.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1,
-			PCommandBuffers: a.cmds[slot : slot+1]}}, a.fences[slot]))
-	})
-	return err
-}
-
-// waitIdle waits for the device to finish everything submitted.
-func (a *app) waitIdle() { vk.DeviceWaitIdle(a.dev) }
 
 // close destroys everything newApp made (Vulkan ignores null handles) and
 // returns an error if the validation layer reported anything meanwhile.
