@@ -244,7 +244,9 @@ func (p *Pool) unwritable(s *Slot) bool {
 		return false
 	}
 	if s.fromCopy {
-		return s.settledAt <= s.copyAt
+		// A copy with nothing available may not have run yet (the
+		// application is further behind than FramesInFlight): copy again.
+		return s.settledAt <= s.copyAt && s.anyAvailable()
 	}
 	return p.frames-s.settledAt >= uint64(p.cfg.FramesInFlight)
 }
@@ -281,6 +283,16 @@ func (p *Pool) harvest(s *Slot) {
 			p.unended.Add(1)
 		}
 	}
+}
+
+// anyAvailable reports whether any query of the pass has its value.
+func (s *Slot) anyAvailable() bool {
+	for q := uint32(0); q < s.used; q++ {
+		if s.results[2*q+1] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // complete reports whether every ended pair has both values available.
