@@ -40,6 +40,8 @@ type app struct {
 
 	submit, frameZone, pass, draw profiler.Name
 
+	goroutines int // before the profiler was made
+
 	zones     int // zones ended in submitted command buffers: each should arrive, with its flow
 	cpuSpans  int // CPU spans ended
 	collected int // zones Collect returned
@@ -64,6 +66,7 @@ func goroutines() int {
 func newApp(t *testing.T, c appConfig) *app {
 	t.Helper()
 	q := vktest.Graphics(t, c.vk)
+	g0 := goroutines()
 	d := q.Dev
 	ids := make([]profiler.QueueID, len(d.Queues))
 	for i, x := range d.Queues {
@@ -93,7 +96,7 @@ func newApp(t *testing.T, c appConfig) *app {
 			ring = 3
 		}
 	}
-	a := &app{t: t, q: q, dev: dev, p: p, g: g, main: p.CPUTrack("main"),
+	a := &app{t: t, q: q, dev: dev, p: p, g: g, main: p.CPUTrack("main"), goroutines: g0,
 		cmds: q.Cmds(ring), inFlight: make([]bool, ring),
 		submit: p.Name("submit"), frameZone: p.Name("frame"), pass: p.Name("pass"), draw: p.Name("draw")}
 	for _, c := range a.cmds {
@@ -172,6 +175,9 @@ func (a *app) finish() *timeline.Trace {
 	if err := a.p.Close(); err != nil {
 		a.t.Fatalf("Profiler.Close: %v", err)
 	}
+	if n := goroutines(); n > a.goroutines {
+		a.t.Errorf("%d goroutines after Close, %d before the profiler", n, a.goroutines)
+	}
 	tr := a.p.Dump()
 	var pb, js bytes.Buffer
 	if err := perfetto.WriteTrace(&pb, tr); err != nil {
@@ -238,7 +244,6 @@ func (a *app) expect(tr *timeline.Trace, lost int, want timeline.Drops) {
 func TestAppFramesInFlight(t *testing.T) {
 	for _, fif := range []int{1, 2, 3, 4, 8, 16} {
 		t.Run(strconv.Itoa(fif), func(t *testing.T) {
-			g0 := goroutines()
 			a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: fif}})
 			for range 2*fif + 8 {
 				a.frame(a.work)
@@ -249,21 +254,27 @@ func TestAppFramesInFlight(t *testing.T) {
 			if a.collected < a.zones-7*fif || a.converted != a.collected {
 				t.Errorf("Collect returned %d zones, %d converted; %d recorded, %d frames in flight", a.collected, a.converted, a.zones, fif)
 			}
-			if g := goroutines(); g > g0 {
-				t.Errorf("%d goroutines after Close, %d before", g, g0)
-			}
 		})
 	}
 }
 
-// An application that waits its fences later than it said (FramesInFlight
-// 2, five frames really in flight) still gets every zone and flow.
+// An application that waits each fence as late as its FramesInFlight
+// allows, right before it reuses the command buffer, and collects before
+// it waits: every zone and flow still arrives.
 func TestAppFencesWaitedLate(t *testing.T) {
-	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}, ring: 5})
-	for range 30 {
-		a.frame(a.work)
+	for _, fif := range []int{1, 3} {
+		a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: fif}})
+		for range 25 {
+			a.collect()
+			i := a.frames % len(a.cmds)
+			if a.inFlight[i] {
+				a.q.Wait(a.fences[i])
+				a.inFlight[i] = false
+			}
+			a.frame(a.work)
+		}
+		a.expect(a.finish(), 0, timeline.Drops{})
 	}
-	a.expect(a.finish(), 0, timeline.Drops{})
 }
 
 // Close without Drain, right after the last submit: Close collects the
@@ -613,4 +624,44 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 	if c := countTrace(p.Dump()); c.GPU != recorded || c.Drops.Total() != 0 {
 		t.Errorf("trace: %d GPU slices of %d, drops %+v", c.GPU, recorded, c.Drops)
 	}
+}
+
+// A frame whose GPU context's BeginFrame is missing loses that frame's
+// zones alone (NoSlot); EndFrame with a nil command buffer loses nothing
+// (its results are read through the driver).
+func TestAppMissingBeginFrameAndNilEndFrame(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	refused := 0
+	for i := range 30 {
+		ii := a.frames % len(a.cmds)
+		if a.inFlight[ii] {
+			a.q.Wait(a.fences[ii])
+		}
+		cmd := a.cmds[ii]
+		a.q.Begin(cmd)
+		a.p.BeginFrame()
+		if i%5 != 4 {
+			if err := a.g.BeginFrame(cmd); err != nil {
+				t.Fatalf("frame %d: %v", i+1, err)
+			}
+		} else {
+			refused += 7
+		}
+		a.work(cmd)
+		if i%3 == 0 {
+			a.g.EndFrame(nil)
+		} else {
+			a.g.EndFrame(cmd)
+		}
+		s := a.main.Span(a.submit)
+		s.Submitted(a.g.Submitted(cmd))
+		a.q.Submit(a.fences[ii], cmd)
+		a.inFlight[ii] = true
+		s.End()
+		a.cpuSpans++
+		a.p.EndFrame()
+		a.frames++
+		a.collect()
+	}
+	a.expect(a.finish(), refused, timeline.Drops{NoSlot: uint64(refused)})
 }
