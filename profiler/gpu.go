@@ -26,7 +26,11 @@ type GPUOptions struct {
 	// waited for frame N-FramesInFlight's GPU work (its fences). 1 to
 	// [MaxFramesInFlight]; 0 means 3. The recorder waits for the zones of
 	// each frame as long as this makes them late, so nothing else needs
-	// raising with it.
+	// raising with it. It must not be less than the frames the
+	// application really keeps in flight: a query slot is reset for reuse
+	// that many frames after its frame, and the validation layer reports
+	// a reset that races GPU work still pending (a readback copy not yet
+	// run is read again later, so its zones still arrive).
 	FramesInFlight int
 	// QueriesPerFrame is the initial query budget of a frame (two per
 	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512 and 32768;

@@ -80,6 +80,10 @@ func (z Zone) endUnrecorded() {
 // Valid reports whether the zone is recording (false when it was dropped).
 func (z Zone) Valid() bool { return z.g != nil }
 
+// unknownLabel labels the zones of a Name the profiler never gave out
+// (they are dropped from the timeline and counted there).
+var unknownLabel = vk.NewLabel("framescope: unregistered name")
+
 func (g *GPU) labelFor(name Name) vk.Label {
 	g.labelMu.RLock()
 	if int(name) < len(g.label) {
@@ -91,13 +95,19 @@ func (g *GPU) labelFor(name Name) vk.Label {
 	} else {
 		g.labelMu.RUnlock()
 	}
+	// The table grows only to names the recorder gave out (at most
+	// timeline.MaxNames), never to whatever a caller passes.
+	s := g.p.rec.NameOf(name)
+	if s == "" {
+		return unknownLabel
+	}
 	g.labelMu.Lock()
 	defer g.labelMu.Unlock()
 	for int(name) >= len(g.label) {
 		g.label = append(g.label, vk.Label{})
 	}
 	if g.label[name] == (vk.Label{}) {
-		g.label[name] = vk.NewLabel(g.p.rec.NameOf(name))
+		g.label[name] = vk.NewLabel(s)
 	}
 	return g.label[name]
 }

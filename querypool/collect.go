@@ -173,8 +173,14 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		if !s.stale && !s.complete() && !p.unwritable(s) {
-			if s.fromCopy {
-				s.needCopy = true // written after the copy ran: copy again
+			// A copy with something in it ran before the last ends were
+			// written: copy again. One with nothing in it has not run yet
+			// (the application is further behind than FramesInFlight):
+			// read it again later, and record no second copy, so that the
+			// slot is reused only once the last copy of it has been seen
+			// to run.
+			if s.fromCopy && s.anyAvailable() {
+				s.needCopy = true
 			}
 			s.state.Store(slotClosed)
 			continue
@@ -244,7 +250,9 @@ func (p *Pool) unwritable(s *Slot) bool {
 		return false
 	}
 	if s.fromCopy {
-		return s.settledAt <= s.copyAt
+		// A copy with nothing available may not have run yet (the
+		// application is further behind than FramesInFlight).
+		return s.settledAt <= s.copyAt && s.anyAvailable()
 	}
 	return p.frames-s.settledAt >= uint64(p.cfg.FramesInFlight)
 }
@@ -281,6 +289,16 @@ func (p *Pool) harvest(s *Slot) {
 			p.unended.Add(1)
 		}
 	}
+}
+
+// anyAvailable reports whether any query of the pass has its value.
+func (s *Slot) anyAvailable() bool {
+	for q := uint32(0); q < s.used; q++ {
+		if s.results[2*q+1] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // complete reports whether every ended pair has both values available.

@@ -135,7 +135,8 @@ type Pool struct {
 
 	mu       sync.Mutex // ring management; never taken by Begin or End
 	ring     []*Slot
-	frames   uint64 // frames begun
+	retired  []*Slot // replaced by larger slots; destroyed by Release
+	frames   uint64  // frames begun
 	wantCap  uint32
 	closed   atomic.Bool
 	order    []*Slot  // reader's scratch
@@ -291,10 +292,10 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		if err != nil {
 			return err
 		}
+		// The old slot is kept until Release: a command buffer the
+		// application still has in flight may copy from it.
 		s.state.Store(slotDead) // a Begin still holding it refuses
-		s.renew()
-		s.waitWriters()
-		s.destroy(p.dev)
+		p.retired = append(p.retired, s)
 		p.ring[s.index] = n
 		s = n
 		p.grown.Add(1)
@@ -631,6 +632,12 @@ func (p *Pool) releaseLocked() {
 		s.waitWriters()
 		s.destroy(p.dev)
 	}
+	for _, s := range p.retired {
+		s.renew()
+		s.waitWriters()
+		s.destroy(p.dev)
+	}
+	p.retired = nil
 	// Pairs read back that nobody collected: the context closed first.
 	if n := uint64(len(p.ready)); n > 0 {
 		p.collected.Add(-n)

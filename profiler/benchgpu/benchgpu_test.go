@@ -18,7 +18,7 @@ func TestReportsGPUTimePerOp(t *testing.T) {
 	d := vktest.Open(t, vk.Config{})
 	q := vktest.NewQueue(t, d, d.Queues[0])
 	dev, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
-		Queues: []profiler.QueueID{{Family: d.Queues[0].Family, Index: d.Queues[0].Index}},
+		Queues:         []profiler.QueueID{{Family: d.Queues[0].Family, Index: d.Queues[0].Index}},
 		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,66 @@
+package profiler_test
+
+import (
+	"log"
+	"os"
+
+	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/profiler"
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// The application's own Vulkan objects, made as it always makes them.
+var (
+	instance vk.Instance
+	physical vk.PhysicalDevice
+	device   vk.Device
+	family   uint32 // the family of the one queue it created
+	cmds     [3]vk.CommandBuffer
+)
+
+// A render loop profiled on the application's own device: the README's
+// snippet, compiled.
+func ExampleWrapDevice() {
+	dev, err := profiler.WrapDevice(profiler.Existing{
+		Instance: instance, Physical: physical, Device: device,
+		Queues:         []profiler.QueueID{{Family: family, Index: 0}}, // the queues it created
+		HostQueryReset: true,                                           // what it enabled
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	queue, err := dev.Queue(family, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := profiler.New(profiler.Options{})
+	draw := p.Name("draw") // names are registered once
+	submit := p.Name("submit")
+	loop := p.CPUTrack("render loop")
+	gpu, err := p.GPU(dev, queue, profiler.GPUOptions{FramesInFlight: len(cmds)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var zones []profiler.ZoneResult
+	for frame := 0; frame < 1000; frame++ {
+		cmd := cmds[frame%len(cmds)] // its fence waited for, vkBeginCommandBuffer called
+		p.BeginFrame()
+		gpu.BeginFrame(cmd) // first command buffer of the frame
+		func() {
+			defer gpu.Zone(cmd, draw).End() // two vkCmdWriteTimestamp, nothing else
+			// vkCmdDraw...
+		}()
+		gpu.EndFrame(cmd) // last command buffer: records the readback copy
+		s := loop.Span(submit)
+		s.Submitted(gpu.Submitted(cmd)) // an arrow from this span to the zones
+		// vkEndCommandBuffer, vkQueueSubmit with the frame's fence
+		s.End()
+		p.EndFrame()
+		zones, _ = gpu.Collect(zones[:0]) // never waits; zones come FramesInFlight frames later
+	}
+	vk.DeviceWaitIdle(device)
+	p.Close() // collects the frames still in flight; before vkDestroyDevice
+	f, _ := os.Create("frames.pftrace")
+	defer f.Close()
+	perfetto.WriteTrace(f, p.Dump())
+}
