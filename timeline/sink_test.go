@@ -115,8 +115,8 @@ func TestStreaming(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// Nothing streamed stays in memory without a window.
-	if r.Dump(); len(r.spans) != 0 {
-		t.Fatalf("%d spans still held after streaming", len(r.spans))
+	if r.Dump(); r.spans.len() != 0 {
+		t.Fatalf("%d spans still held after streaming", r.spans.len())
 	}
 }
 
