@@ -49,9 +49,11 @@ type Options struct {
 	// BudgetEvery is the number of frames that must end after a call of
 	// OnBudget for one budget before the next call for that budget, so
 	// that a run of slow frames dumps one window, not hundreds. Frames
-	// over budget in between are counted in Stats.BudgetSkipped. The
-	// default is WindowFrames, so that the windows dumped do not overlap,
-	// or 60 without a frame window.
+	// over budget in between are counted in Stats.BudgetSkipped, except
+	// that a frame worse than the one last passed is passed too (and
+	// waits again), and the first call for a budget, most often for a
+	// warm-up frame, starts no wait. The default is WindowFrames, so that
+	// the windows dumped do not overlap, or 60 without a frame window.
 	BudgetEvery int
 
 	// SettleFrames is how many frames after a frame ends its GPU results
