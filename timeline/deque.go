@@ -63,9 +63,13 @@ func (q *deque[T]) popFront() {
 	q.n--
 	q.base++
 	if q.head == blockLen {
+		// Shift the block pointers down rather than reslice, so that
+		// the slice keeps its capacity and a queue of steady length
+		// never grows it again: a copy of len/blockLen pointers.
 		q.spare = q.blocks[0]
-		q.blocks[0] = nil
-		q.blocks = q.blocks[1:]
+		n := copy(q.blocks, q.blocks[1:])
+		q.blocks[n] = nil
+		q.blocks = q.blocks[:n]
 		q.head = 0
 	}
 }

@@ -63,6 +63,18 @@ func TestDeque(t *testing.T) {
 	check()
 	push(blockLen)
 	check()
+
+	// A queue of steady length allocates nothing, its blocks and their
+	// pointers reused.
+	push(3 * blockLen)
+	if n := testing.AllocsPerRun(10, func() {
+		for range 5 * blockLen {
+			q.push(1)
+			q.popFront()
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a run of a steady queue, want 0", n)
+	}
 }
 
 // TestHeldMarks checks which frames the store counts as lost when they
