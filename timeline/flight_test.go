@@ -144,8 +144,8 @@ func TestLongRunHeapBounded(t *testing.T) {
 		{name: "flight recorder", window: 60},
 		{name: "streaming", sink: true},
 		{name: "streaming with a window", window: 60, sink: true},
-		// The window holds a few frames; what the store holds is bounded
-		// by its compaction threshold, whatever the frame rate.
+		// The window holds a few frames; what the store holds is what
+		// EndFrame has not yet let go of, whatever the frame rate.
 		{name: "duration window", duration: 200 * time.Microsecond},
 		{name: "late results on two queues", window: 60, late: true},
 	} {
