@@ -405,7 +405,8 @@ func (r *Recorder) compact(now int64) {
 }
 
 // Dump returns what the recorder holds now as a Trace: with a window, the
-// window ending now; without one, everything not yet handed to a sink.
+// window ending now; without one, everything held (the newest
+// Options.MaxSpans of each kind) not yet handed to a sink.
 // Depths are those within the dump.
 // Everything in it counts as delivered, so it is not counted in
 // Drops.Evicted when it ages out later.

@@ -191,8 +191,9 @@ type Stats struct {
 // GPU zones it kept but left out of "GPU time per frame" (too late).
 // Drops.Evicted counts spans that left memory (out of the window, or over
 // MaxSpans) without having been in a Dump or a sink batch: data that was
-// delivered is not lost, so it is not counted. The other counts are the
-// profiler's, passed in with AddDrops.
+// delivered is not lost, so it is not counted; Stats.Evicted counts the
+// frames, samples, calibrations and flows that left the same way. The
+// other counts are the profiler's, passed in with AddDrops.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
 	maxChunks int
@@ -373,7 +374,9 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 }
 
 // Close settles everything still waiting (submission keys, GPU frame
-// times, checked against Options.GPUBudget) and flushes to the sink. The recorder stays usable.
+// times, checked against Options.GPUBudget) and flushes to the sink,
+// returning the sink's errors not yet returned, as Flush does. The
+// recorder stays usable.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	r.collectCPU()
