@@ -44,13 +44,21 @@ type OverBudget struct {
 
 // budgetState is the recorder's budget bookkeeping.
 type budgetState struct {
-	overs      []OverBudget // found under mu, to call OnBudget with after
-	budgetNext [BudgetGPU + 1]uint64
+	overs []OverBudget // found under mu, to call OnBudget with after
+	// Per budget: frames ended before which the next call waits, what
+	// the frame last passed to OnBudget took, and whether one was.
+	budgetNext  [BudgetGPU + 1]uint64
+	budgetTook  [BudgetGPU + 1]int64
+	budgetSince [BudgetGPU + 1]bool
 }
 
-// checkBudget notes that frame took took against budget b, worth a call
-// of OnBudget unless one was made for b less than BudgetEvery frames ago.
-// The caller holds mu.
+// checkBudget notes that frame took took against budget b. It is worth a
+// call of OnBudget unless one was made for b less than BudgetEvery frames
+// ago for a frame that took as long or longer: the wait never hides a
+// frame worse than the one last passed. The first call for b starts no
+// wait, since the first frame over budget is most often warm-up (pipeline
+// compilation, first uploads), so that it does not hide the first frame
+// over budget after it either. The caller holds mu.
 func (r *Recorder) checkBudget(b Budget, frame uint64, took int64) {
 	limit := r.opt.CPUBudget
 	if b == BudgetGPU {
@@ -60,11 +68,15 @@ func (r *Recorder) checkBudget(b Budget, frame uint64, took int64) {
 		return
 	}
 	r.stats.OverBudget++
-	if r.ended < r.budgetNext[b] {
+	if r.ended < r.budgetNext[b] && took <= r.budgetTook[b] {
 		r.stats.BudgetSkipped++
 		return
 	}
-	r.budgetNext[b] = r.ended + uint64(r.opt.BudgetEvery)
+	if r.budgetSince[b] {
+		r.budgetNext[b] = r.ended + uint64(r.opt.BudgetEvery)
+	}
+	r.budgetSince[b] = true
+	r.budgetTook[b] = took
 	r.overs = append(r.overs, OverBudget{Frame: frame, Budget: b, Limit: limit, Took: time.Duration(took)})
 }
 

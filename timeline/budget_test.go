@@ -70,13 +70,34 @@ func TestCPUBudget(t *testing.T) {
 	time.Sleep(time.Microsecond)
 	r.BeginFrame() // ends frame 13 (misuse): over budget too
 	time.Sleep(time.Microsecond)
-	r.EndFrame() // frame 14: over budget, within BudgetEvery of 13
+	took[14] = r.EndFrame()
+	for _, f := range r.Dump().Frames { // frame 13, ended by BeginFrame
+		if f.ID == 13 {
+			took[13] = f.End - f.Start
+		}
+	}
 
-	// At most one call every 4 frames: frames 1, 5, 9 and 13.
-	want := []struct {
+	// Every frame is over budget, by how long it slept. The calls: the
+	// first frame, which starts no wait; then one every 4 frames, and in
+	// between a frame that took longer than the one last passed.
+	type call struct {
 		frame  uint64
 		frames []uint64
-	}{{1, span(1, 1)}, {5, span(3, 5)}, {9, span(7, 9)}, {13, span(11, 13)}}
+	}
+	var want []call
+	var next, ended uint64
+	var last int64
+	for f := uint64(1); f <= 14; f++ {
+		ended++
+		if ended < next && took[f] <= last {
+			continue
+		}
+		if len(want) > 0 {
+			next = ended + 4
+		}
+		last = took[f]
+		want = append(want, call{f, span(max(f, 3)-2, f)})
+	}
 	if len(got) != len(want) {
 		t.Fatalf("%d calls, want %d: %+v", len(got), len(want), got)
 	}
@@ -107,8 +128,8 @@ func TestCPUBudget(t *testing.T) {
 			t.Errorf("frame %d: last CPU time sample %+v, want %d", o.Frame, cpuTime, o.Took)
 		}
 	}
-	if st := r.Stats(); st.OverBudget != 14 || st.BudgetSkipped != 10 {
-		t.Errorf("over budget %d, skipped %d; want 14 and 10", st.OverBudget, st.BudgetSkipped)
+	if st := r.Stats(); st.OverBudget != 14 || st.BudgetSkipped != uint64(14-len(want)) {
+		t.Errorf("over budget %d, skipped %d; want 14 and %d", st.OverBudget, st.BudgetSkipped, 14-len(want))
 	}
 	if stats[0].OverBudget != 1 {
 		t.Errorf("Stats from OnBudget %+v", stats[0])
@@ -123,7 +144,7 @@ func TestGPUBudget(t *testing.T) {
 		WindowFrames: 4,
 		SettleFrames: 2,
 		GPUBudget:    1000,
-		BudgetEvery:  2,
+		BudgetEvery:  3,
 		OnBudget:     func(o OverBudget) { got = append(got, o) },
 	})
 	q2 := r.QueueTrack(Queue{Device: "NVIDIA H200", Family: 2, Flags: "compute"})
@@ -153,23 +174,24 @@ func TestGPUBudget(t *testing.T) {
 		r.EndFrame()
 	}
 	results(13)
-	if len(got) != 2 {
-		t.Fatalf("%d calls before Close, want 2: %+v", len(got), got)
+	if len(got) != 3 {
+		t.Fatalf("%d calls before Close, want 3: %+v", len(got), got)
 	}
 	if err := r.Close(); err != nil { // settles frame 13
 		t.Fatal(err)
 	}
 
-	// Frame 3 is found at EndFrame(5), frame 4 at EndFrame(6) is within
-	// BudgetEvery, frame 9 at EndFrame(11), frame 13 at Close.
+	// Frame 3 is found at EndFrame(5): the first, it starts no wait.
+	// Frame 4 is found at EndFrame(6), frame 9 at EndFrame(11), 5 frames
+	// later; frame 13 at Close, within BudgetEvery of 9 and no worse.
 	want := []struct {
 		frame     uint64
 		frames    []uint64
 		gpuFrames []uint64
 	}{
 		{3, span(2, 5), span(2, 4)},
+		{4, span(3, 6), span(3, 5)},
 		{9, span(8, 11), span(8, 10)},
-		{13, span(10, 13), span(10, 13)},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d calls, want %d: %+v", len(got), len(want), got)
@@ -253,5 +275,62 @@ func TestUnderBudget(t *testing.T) {
 	}
 	if calls != 0 {
 		t.Errorf("OnBudget called %d times under budget", calls)
+	}
+}
+
+// TestBudgetNeverHidesWorse checks that neither a warm-up frame nor the
+// BudgetEvery wait hides a frame worse than the one last passed to
+// OnBudget (issue 12: a warm-up frame used the allowance and a later
+// 255.8 ms frame was never dumped).
+func TestBudgetNeverHidesWorse(t *testing.T) {
+	var got []OverBudget
+	r, q, zone := gpuSetup(Options{
+		WindowFrames: 4,
+		SettleFrames: 1,
+		GPUBudget:    1000,
+		BudgetEvery:  10,
+		OnBudget:     func(o OverBudget) { got = append(got, o) },
+	})
+	// GPU time of each frame in ns; 500 for the others. Frame f is found
+	// at EndFrame(f+1).
+	took := map[uint64]int64{
+		1: 5000, // warm-up: passed, starts no wait
+		2: 1500, // passed: the first after warm-up, waits until EndFrame(13)
+		3: 1200, // skipped: no worse than 2
+		4: 2558, // passed: worse than 2, waits again, until EndFrame(15)
+		5: 2558, // skipped: as bad as 4, not worse
+		6: 1100, // skipped
+		7: 3000, // passed: worse than 4, waits until EndFrame(18)
+		// 8..18 under budget
+		19: 1100, // passed: the wait is over
+		20: 1050, // skipped: within the wait, no worse
+	}
+	base := Now()
+	for f := uint64(1); f <= 21; f++ {
+		r.BeginFrame()
+		d, ok := took[f]
+		if !ok {
+			d = 500
+		}
+		b := base + int64(f)*1_000_000
+		_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: b, End: b + d, Frame: f}})
+		r.EndFrame()
+	}
+	want := []uint64{1, 2, 4, 7, 19}
+	var frames []uint64
+	for _, o := range got {
+		frames = append(frames, o.Frame)
+		if int64(o.Took) != took[o.Frame] {
+			t.Errorf("frame %d took %v, want %dns", o.Frame, o.Took, took[o.Frame])
+		}
+		if ids := frameIDs(o.Trace); !slices.Contains(ids, o.Frame) {
+			t.Errorf("frame %d: its window holds frames %v", o.Frame, ids)
+		}
+	}
+	if !slices.Equal(frames, want) {
+		t.Fatalf("OnBudget got frames %v, want %v", frames, want)
+	}
+	if st := r.Stats(); st.OverBudget != 9 || st.BudgetSkipped != 4 {
+		t.Errorf("over budget %d, skipped %d; want 9 and 4", st.OverBudget, st.BudgetSkipped)
 	}
 }

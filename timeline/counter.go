@@ -42,10 +42,8 @@ func (c Counter) SetAt(t int64, value float64) {
 	if math.IsNaN(value) || math.IsInf(value, 0) {
 		r.stats.Misuse++
 	} else {
-		r.samples = append(r.samples, Sample{Track: c.id, Time: t, Value: value})
-		if len(r.samples) >= r.compactAt {
-			r.compact(Now())
-		}
+		r.appendSample(Sample{Track: c.id, Time: t, Value: value})
+		r.maybeEvict()
 	}
 	r.mu.Unlock()
 }
@@ -67,8 +65,8 @@ func (r *Recorder) AddCalibration(c Calibration) error {
 	if qs.errTrack == 0 {
 		qs.errTrack = r.addTrack(Track{Kind: TrackCounter, Name: qs.name + " clock error", Unit: UnitNs, Order: int32(len(r.queues))})
 	}
-	r.cals = append(r.cals, c)
-	r.samples = append(r.samples, Sample{Track: qs.errTrack, Time: c.Time, Value: c.ErrNs})
-	r.maybeCompact()
+	r.appendCal(c)
+	r.appendSample(Sample{Track: qs.errTrack, Time: c.Time, Value: c.ErrNs})
+	r.maybeEvict()
 	return nil
 }

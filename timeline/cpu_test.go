@@ -47,7 +47,7 @@ func BenchmarkCPUSpan(b *testing.B) {
 			b.StopTimer()
 			r.mu.Lock()
 			r.collectCPU()
-			r.spans = r.spans[:0]
+			r.spans.truncate(0)
 			r.mu.Unlock()
 			floorBest = min(floorBest, clockBlock(block))
 			b.StartTimer()

@@ -13,8 +13,9 @@ const (
 	streamedFlag                   // in a sink batch
 )
 
-// minCompact is the store size below which nothing is evicted early.
-const minCompact = 4096
+// evictChunk is the least an eviction step may let go of each kind, so
+// that a backlog drains even while little new comes.
+const evictChunk = 256
 
 // spanItem is a stored span with its sequence number, which flows refer
 // to, and the submission keys still holding it back from the sink.
@@ -28,37 +29,177 @@ type spanItem struct {
 // flowItem links two stored spans by sequence number.
 type flowItem struct {
 	from, to uint64
-	streamed bool
+	streamed bool // in a sink batch, or never will be (FlowsSplit)
+	sent     bool // in a Dump
 }
 
-// store is what the recorder holds in memory. Spans are in sequence
-// order. Everything before a stream cursor has gone to the sink.
+// held is a deque of frames, samples or calibrations with the two marks
+// that tell whether an item was delivered.
+type held[T any] struct {
+	deque[T]
+	cur    uint64 // absolute index of the first item not in a sink batch
+	dumped uint64 // absolute index below which items were in a Dump
+}
+
+// pop lets the front item go and reports whether it was lost: neither in
+// a sink batch nor in a Dump.
+func (h *held[T]) pop() (lost bool) {
+	a := h.base
+	h.popFront()
+	return a >= h.cur && a >= h.dumped
+}
+
+// takeNew appends to dst the items not yet in a sink batch and marks
+// them as in one.
+func (h *held[T]) takeNew(dst []T) []T {
+	for a := max(h.cur, h.base); a < h.end(); a++ {
+		dst = append(dst, *h.abs(a))
+	}
+	h.cur = h.end()
+	return dst
+}
+
+// evict lets go, from the front, at most budget items that may go (see
+// stays), stopping at the first that stays. It returns how many went and
+// how many of those were lost.
+func (h *held[T]) evict(budget int, stays func(unstreamed bool, it *T) bool) (gone, lost int) {
+	for gone < budget && h.n > 0 && !stays(h.base >= h.cur, h.at(0)) {
+		if h.pop() {
+			lost++
+		}
+		gone++
+	}
+	return gone, lost
+}
+
+// filter keeps, in order, the items for which stays is true and returns
+// how many of the others were lost.
+func (h *held[T]) filter(stays func(unstreamed bool, it *T) bool) (lost int) {
+	w, cur := 0, h.base
+	for i := range h.n {
+		a, it := h.base+uint64(i), h.at(i)
+		if stays(a >= h.cur, it) {
+			if a < h.cur {
+				cur++
+			}
+			if w != i {
+				*h.at(w) = *it
+			}
+			w++
+			continue
+		}
+		if a >= h.cur && a >= h.dumped {
+			lost++
+		}
+	}
+	h.truncate(w)
+	h.cur = cur
+	return lost
+}
+
+// ItemCounts counts the items of a Trace by kind.
+type ItemCounts struct {
+	Spans, Flows, Frames, Samples, Calibrations uint64
+}
+
+func (c ItemCounts) add(o ItemCounts) ItemCounts {
+	return ItemCounts{c.Spans + o.Spans, c.Flows + o.Flows, c.Frames + o.Frames, c.Samples + o.Samples, c.Calibrations + o.Calibrations}
+}
+
+// store is what the recorder holds in memory, oldest first, each kind in
+// a deque of at most Options.MaxSpans items. Spans are in sequence order.
 type store struct {
-	seq       uint64
-	spans     []spanItem
-	flows     []flowItem
-	frames    []Frame
-	samples   []Sample
-	cals      []Calibration
-	spanCur   int // first span not streamed
-	frameCur  int
-	sampleCur int
-	calCur    int
-	compactAt int
+	seq     uint64
+	spans   deque[spanItem]
+	flows   deque[flowItem]
+	frames  held[Frame]
+	samples held[Sample]
+	cals    held[Calibration]
+	spanCur int    // index of the first span not streamed
+	flowCur uint64 // absolute index of the first flow not streamed
+	added   int    // items stored since the last eviction step
+	// evicted counts the frames, samples, calibrations and flows that
+	// left memory undelivered (spans are counted in Drops.Evicted).
+	evicted ItemCounts
+	// moved counts the items eviction let go or moved: the work it did,
+	// for the tests that bound it.
+	moved uint64
 }
 
-// appendSpan stores s and returns its sequence number. The caller holds
-// mu.
+// appendSpan stores s and returns its sequence number, first letting the
+// oldest span go when Options.MaxSpans are held. The caller holds mu.
 func (r *Recorder) appendSpan(s Span) uint64 {
+	if r.spans.len() >= r.opt.MaxSpans {
+		r.popSpan()
+	}
 	r.seq++
-	r.spans = append(r.spans, spanItem{Span: s, seq: r.seq})
+	r.spans.push(spanItem{Span: s, seq: r.seq})
+	r.added++
 	return r.seq
+}
+
+// popSpan lets the oldest span go. The caller holds mu.
+func (r *Recorder) popSpan() {
+	if r.spans.at(0).flags&sentFlag == 0 {
+		r.drops.Evicted++
+	}
+	r.spans.popFront()
+	if r.spanCur > 0 {
+		r.spanCur--
+	}
+	r.moved++
+}
+
+// appendFlow stores a flow. The caller holds mu.
+func (r *Recorder) appendFlow(from, to uint64) {
+	if r.flows.len() >= r.opt.MaxSpans {
+		r.popFlow()
+	}
+	r.flows.push(flowItem{from: from, to: to})
+	r.added++
+}
+
+// popFlow lets the oldest flow go. The caller holds mu.
+func (r *Recorder) popFlow() {
+	if f := r.flows.at(0); !f.streamed && !f.sent {
+		r.evicted.Flows++
+	}
+	r.flows.popFront()
+	r.moved++
+}
+
+// appendFrame, appendSample and appendCal store an item, first letting
+// the oldest of its kind go when Options.MaxSpans are held. The caller
+// holds mu.
+func (r *Recorder) appendFrame(f Frame) {
+	pushHeld(&r.store, &r.frames, f, r.opt.MaxSpans, &r.evicted.Frames)
+}
+
+func (r *Recorder) appendSample(s Sample) {
+	pushHeld(&r.store, &r.samples, s, r.opt.MaxSpans, &r.evicted.Samples)
+}
+
+func (r *Recorder) appendCal(c Calibration) {
+	pushHeld(&r.store, &r.cals, c, r.opt.MaxSpans, &r.evicted.Calibrations)
+}
+
+// pushHeld appends v to h, first letting the oldest go when max are held,
+// counted in *lost when it was never delivered.
+func pushHeld[T any](st *store, h *held[T], v T, max int, lost *uint64) {
+	if h.n >= max {
+		if h.pop() {
+			*lost++
+		}
+		st.moved++
+	}
+	h.deque.push(v)
+	st.added++
 }
 
 // spanIndex returns the store index of the span with sequence seq, or -1.
 func (st *store) spanIndex(seq uint64) int {
-	i := sort.Search(len(st.spans), func(i int) bool { return st.spans[i].seq >= seq })
-	if i < len(st.spans) && st.spans[i].seq == seq {
+	i := st.spans.search(func(it *spanItem) bool { return it.seq >= seq })
+	if i < st.spans.len() && st.spans.at(i).seq == seq {
 		return i
 	}
 	return -1
@@ -86,9 +227,9 @@ func (r *Recorder) windowAt(now int64) window {
 		}
 		w.frameSince = math.MinInt64
 		switch {
-		case len(r.frames) > 0 && r.frames[len(r.frames)-1].ID >= w.minFrame:
-			i := sort.Search(len(r.frames), func(i int) bool { return r.frames[i].ID >= w.minFrame })
-			w.frameSince = r.frames[i].Start
+		case r.frames.len() > 0 && r.frames.last().ID >= w.minFrame:
+			i := r.frames.search(func(f *Frame) bool { return f.ID >= w.minFrame })
+			w.frameSince = r.frames.at(i).Start
 		case r.open.ID != 0:
 			w.frameSince = r.open.Start
 		case r.lastEnded > 0:
@@ -129,114 +270,143 @@ func (w window) keepTime(t int64) bool {
 	return !w.timed || t >= w.cutoff
 }
 
-// maybeCompact evicts once the store has doubled since the last time, so
-// memory stays within about twice the window. The caller holds mu.
-func (r *Recorder) maybeCompact() {
-	if len(r.spans) >= r.compactAt || len(r.samples) >= r.compactAt ||
-		len(r.frames) >= r.compactAt || len(r.cals) >= r.compactAt {
-		r.compact(Now())
+// stays reports whether an item stays in memory: the sink has not had it
+// yet, or it is in the window w, or there is neither window nor sink.
+func stays(sink, unstreamed bool, w window, in bool) bool {
+	switch {
+	case sink && unstreamed:
+		return true
+	case w.on():
+		return in
+	}
+	return !sink
+}
+
+// maybeEvict runs an eviction step once enough was stored since the last
+// one. The caller holds mu.
+func (r *Recorder) maybeEvict() {
+	if r.added >= evictChunk {
+		r.evict(Now())
 	}
 }
 
-// compact drops what is outside the window (or, with a sink and no
-// window, what the sink already has), counting in Drops.Evicted the spans
-// that went nowhere. The caller holds mu.
+// evict lets go, oldest first, what may go (see stays): of each kind at
+// most twice what was stored since the last step, plus evictChunk, and
+// only from the front, up to the first item that stays. Its work is thus
+// bounded by what was recorded since the last step, never by what is
+// held; what stays behind an item that stays waits for a later step, for
+// Dump, or for Options.MaxSpans. The caller holds mu.
+func (r *Recorder) evict(now int64) {
+	budget := 2*r.added + evictChunk
+	r.added = 0
+	sink := r.opt.Sink != nil
+	w := r.windowAt(now)
+	if !sink && !w.on() {
+		return // everything stays, up to Options.MaxSpans
+	}
+	for n := 0; n < budget && r.spans.len() > 0; n++ {
+		it := r.spans.at(0)
+		if stays(sink, it.flags&streamedFlag == 0, w, w.keepSpan(&it.Span)) {
+			break
+		}
+		r.popSpan()
+	}
+	first := uint64(math.MaxUint64)
+	if r.spans.len() > 0 {
+		first = r.spans.at(0).seq
+	}
+	for n := 0; n < budget && r.flows.len() > 0; n++ {
+		f := r.flows.at(0)
+		if !(sink && f.streamed && !w.on()) && min(f.from, f.to) >= first {
+			break // neither streamed without a window nor without a span
+		}
+		r.popFlow()
+	}
+	r.evictHeld(budget, sink, w)
+}
+
+// evictHeld is evict for frames, samples and calibrations. The caller
+// holds mu.
+func (r *Recorder) evictHeld(budget int, sink bool, w window) {
+	n, lost := r.frames.evict(budget, func(unstreamed bool, f *Frame) bool {
+		return stays(sink, unstreamed, w, w.keepFrame(f))
+	})
+	r.moved += uint64(n)
+	r.evicted.Frames += uint64(lost)
+	n, lost = r.samples.evict(budget, func(unstreamed bool, s *Sample) bool {
+		return stays(sink, unstreamed, w, w.keepTime(s.Time))
+	})
+	r.moved += uint64(n)
+	r.evicted.Samples += uint64(lost)
+	n, lost = r.cals.evict(budget, func(unstreamed bool, c *Calibration) bool {
+		return stays(sink, unstreamed, w, w.keepTime(c.Time))
+	})
+	r.moved += uint64(n)
+	r.evicted.Calibrations += uint64(lost)
+}
+
+// compact lets go of everything that may go (see stays), wherever it is
+// held, counting what went undelivered: the work of a Dump, which is in
+// proportion to what is held anyway. The caller holds mu.
 func (r *Recorder) compact(now int64) {
 	w := r.windowAt(now)
 	sink := r.opt.Sink != nil
-	// stays reports whether an item stays: the sink has not had it yet,
-	// or it is in the window, or there is neither window nor sink.
-	stays := func(unstreamed, in bool) bool {
-		switch {
-		case sink && unstreamed:
-			return true
-		case w.on():
-			return in
-		}
-		return !sink
-	}
-	keep := func(i, cur int, in bool) bool { return stays(i >= cur, in) }
+	r.added = 0
 
-	kept, cur := r.spans[:0], 0
-	for i := range r.spans {
-		it := r.spans[i]
-		if stays(it.flags&streamedFlag == 0, w.keepSpan(&it.Span)) {
+	kept, cur := 0, 0
+	for i := range r.spans.len() {
+		it := r.spans.at(i)
+		if stays(sink, it.flags&streamedFlag == 0, w, w.keepSpan(&it.Span)) {
 			if i < r.spanCur {
 				cur++
 			}
-			kept = append(kept, it)
+			if kept != i {
+				*r.spans.at(kept) = *it
+			}
+			kept++
 			continue
 		}
 		if it.flags&sentFlag == 0 {
 			r.drops.Evicted++
 		}
 	}
-	clear(r.spans[len(kept):])
-	r.spans = kept
-	if over := len(r.spans) - r.opt.MaxSpans; over > 0 {
-		for i := range over {
-			if r.spans[i].flags&sentFlag == 0 {
-				r.drops.Evicted++
-			}
-		}
-		r.spans = append(r.spans[:0], r.spans[over:]...)
-		cur -= over
-		if cur < 0 {
-			cur = 0
-		}
-	}
+	r.spans.truncate(kept)
 	r.spanCur = cur
 
-	fk, fcur := r.frames[:0], 0
-	for i := range r.frames {
-		if keep(i, r.frameCur, w.keepFrame(&r.frames[i])) {
-			if i < r.frameCur {
-				fcur++
+	kept = 0
+	for i := range r.flows.len() {
+		f := r.flows.at(i)
+		if !(f.streamed && !w.on()) && r.spanIndex(f.from) >= 0 && r.spanIndex(f.to) >= 0 {
+			if kept != i {
+				*r.flows.at(kept) = *f
 			}
-			fk = append(fk, r.frames[i])
-		}
-	}
-	r.frames, r.frameCur = fk, fcur
-
-	sk, scur := r.samples[:0], 0
-	for i := range r.samples {
-		if keep(i, r.sampleCur, w.keepTime(r.samples[i].Time)) {
-			if i < r.sampleCur {
-				scur++
-			}
-			sk = append(sk, r.samples[i])
-		}
-	}
-	r.samples, r.sampleCur = sk, scur
-
-	ck, ccur := r.cals[:0], 0
-	for i := range r.cals {
-		if keep(i, r.calCur, w.keepTime(r.cals[i].Time)) {
-			if i < r.calCur {
-				ccur++
-			}
-			ck = append(ck, r.cals[i])
-		}
-	}
-	r.cals, r.calCur = ck, ccur
-
-	fl := r.flows[:0]
-	for _, f := range r.flows {
-		if f.streamed && !w.on() {
+			kept++
 			continue
 		}
-		if r.spanIndex(f.from) >= 0 && r.spanIndex(f.to) >= 0 {
-			fl = append(fl, f)
+		if !f.streamed && !f.sent {
+			r.evicted.Flows++
 		}
 	}
-	r.flows = fl
+	r.flows.truncate(kept)
+	r.flowCur = r.flows.base
+	for r.flowCur < r.flows.end() && r.flows.abs(r.flowCur).streamed {
+		r.flowCur++
+	}
 
-	n := max(2*max(len(r.spans), len(r.samples), len(r.frames), len(r.cals)), minCompact)
-	r.compactAt = min(n, r.opt.MaxSpans+1)
+	r.evicted.Frames += uint64(r.frames.filter(func(unstreamed bool, f *Frame) bool {
+		return stays(sink, unstreamed, w, w.keepFrame(f))
+	}))
+	r.evicted.Samples += uint64(r.samples.filter(func(unstreamed bool, s *Sample) bool {
+		return stays(sink, unstreamed, w, w.keepTime(s.Time))
+	}))
+	r.evicted.Calibrations += uint64(r.cals.filter(func(unstreamed bool, c *Calibration) bool {
+		return stays(sink, unstreamed, w, w.keepTime(c.Time))
+	}))
 }
 
 // Dump returns what the recorder holds now as a Trace: with a window, the
-// window ending now; without one, everything not yet handed to a sink.
+// window ending now; without one, everything held (the newest
+// Options.MaxSpans of each kind) not yet handed to a sink.
 // Depths are those within the dump.
 // Everything in it counts as delivered, so it is not counted in
 // Drops.Evicted when it ages out later.
@@ -252,10 +422,10 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 	r.compact(now)
 	w := r.windowAt(now)
 	tr := r.header()
-	tr.Spans = make([]Span, 0, len(r.spans))
-	seqs := make([]uint64, 0, len(r.spans))
-	for i := range r.spans {
-		it := &r.spans[i]
+	tr.Spans = make([]Span, 0, r.spans.len())
+	seqs := make([]uint64, 0, r.spans.len())
+	for i := range r.spans.len() {
+		it := r.spans.at(i)
 		if w.on() && !w.keepSpan(&it.Span) {
 			continue
 		}
@@ -263,36 +433,39 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 		tr.Spans = append(tr.Spans, it.Span)
 		seqs = append(seqs, it.seq)
 	}
-	for _, f := range r.flows {
+	for i := range r.flows.len() {
+		f := r.flows.at(i)
 		from, ok1 := indexOf(seqs, f.from)
 		to, ok2 := indexOf(seqs, f.to)
 		if ok1 && ok2 {
 			tr.Flows = append(tr.Flows, Flow{From: from, To: to})
+			f.sent = true
 		}
 	}
-	for i := range r.frames {
-		if !w.on() || w.keepFrame(&r.frames[i]) {
-			tr.Frames = append(tr.Frames, r.frames[i])
-		}
-	}
+	tr.Frames = dumpHeld(&r.frames, tr.Frames, func(f *Frame) bool { return !w.on() || w.keepFrame(f) })
 	if r.open.ID != 0 {
 		tr.Frames = append(tr.Frames, r.open)
 	}
-	for i := range r.samples {
-		if !w.on() || w.keepTime(r.samples[i].Time) {
-			tr.Samples = append(tr.Samples, r.samples[i])
-		}
-	}
-	for i := range r.cals {
-		if !w.on() || w.keepTime(r.cals[i].Time) {
-			tr.Calibrations = append(tr.Calibrations, r.cals[i])
-		}
-	}
+	tr.Samples = dumpHeld(&r.samples, tr.Samples, func(s *Sample) bool { return !w.on() || w.keepTime(s.Time) })
+	tr.Calibrations = dumpHeld(&r.cals, tr.Calibrations, func(c *Calibration) bool { return !w.on() || w.keepTime(c.Time) })
 	tr.Drops = r.totalDrops()
 	if w.on() || r.opt.Sink != nil {
 		renest(tr.Spans) // parents may have aged out or gone to the sink
 	}
 	return tr
+}
+
+// dumpHeld appends to dst the items of h for which in is true, and marks
+// everything h holds as dumped: compact left only those, and the ones
+// kept for the sink, which will be delivered there.
+func dumpHeld[T any](h *held[T], dst []T, in func(*T) bool) []T {
+	for i := range h.n {
+		if it := h.at(i); in(it) {
+			dst = append(dst, *it)
+		}
+	}
+	h.dumped = h.end()
+	return dst
 }
 
 // renest sets each span's Depth to its nesting depth among the spans

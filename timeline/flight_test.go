@@ -144,8 +144,8 @@ func TestLongRunHeapBounded(t *testing.T) {
 		{name: "flight recorder", window: 60},
 		{name: "streaming", sink: true},
 		{name: "streaming with a window", window: 60, sink: true},
-		// The window holds a few frames; what the store holds is bounded
-		// by its compaction threshold, whatever the frame rate.
+		// The window holds a few frames; what the store holds is what
+		// EndFrame has not yet let go of, whatever the frame rate.
 		{name: "duration window", duration: 200 * time.Microsecond},
 		{name: "late results on two queues", window: 60, late: true},
 	} {
@@ -191,6 +191,7 @@ func longRun(t *testing.T, m longRunMode) {
 	}
 	var starts [4]int64 // GPU start times of the last frames, by frame%4
 	var heap [3]uint64  // at 10k, 50k and 100k frames
+	var maxMoved uint64 // the most items one EndFrame let go or moved
 	for f := uint64(1); f <= frames; f++ {
 		r.BeginFrame()
 		outer := cpu.Span(frame)
@@ -213,7 +214,9 @@ func longRun(t *testing.T, m longRunMode) {
 			}
 		}
 		draws.Set(float64(f % 100))
+		before := r.moved
 		r.EndFrame()
+		maxMoved = max(maxMoved, r.moved-before)
 		switch f {
 		case 10_000:
 			heap[0] = heapInuse()
@@ -223,13 +226,16 @@ func longRun(t *testing.T, m longRunMode) {
 			heap[2] = heapInuse()
 		}
 	}
-	t.Logf("HeapInuse after GC: %d KiB at 10k frames, %d KiB at 50k, %d KiB at 100k (%+d bytes from 50k); %d batches",
-		heap[0]>>10, heap[1]>>10, heap[2]>>10, int64(heap[2])-int64(heap[1]), batches)
+	t.Logf("HeapInuse after GC: %d KiB at 10k frames, %d KiB at 50k, %d KiB at 100k (%+d bytes from 50k); %d batches; at most %d items moved by one EndFrame",
+		heap[0]>>10, heap[1]>>10, heap[2]>>10, int64(heap[2])-int64(heap[1]), batches, maxMoved)
 	if heap[2] > heap[0]+heap[0]/2+1<<20 {
 		t.Errorf("heap grew from %d bytes at 10k frames to %d at 100k", heap[0], heap[2])
 	}
 	if heap[2] > heap[1]+maxGrowth {
 		t.Errorf("heap grew by %d bytes from 50k to 100k frames, more than %d", heap[2]-heap[1], maxGrowth)
+	}
+	if maxMoved > maxEndFrameWork(perFrame+2) { // and 2 samples
+		t.Errorf("one EndFrame let go of %d items, more than %d", maxMoved, maxEndFrameWork(perFrame+2))
 	}
 	if m.late { // the results the loop left for later
 		for f := uint64(frames - 1); f <= frames; f++ {
@@ -264,6 +270,82 @@ func longRun(t *testing.T, m longRunMode) {
 		if len(tr.Frames) >= frames/2 || st.Drops.Evicted == 0 {
 			t.Errorf("dump holds %d frames, %d spans evicted: no window", len(tr.Frames), st.Drops.Evicted)
 		}
+	}
+}
+
+// maxEndFrameWork is the most items one EndFrame may let go of or move
+// when perFrame are stored a frame: for each of the five kinds, twice
+// what was stored since the last step and evictChunk (see evict), and
+// one over the cap for each item EndFrame stores itself.
+func maxEndFrameWork(perFrame int) uint64 {
+	return uint64(5*(2*perFrame+evictChunk) + 4)
+}
+
+// TestLongRunDefaults records a few million frames with the zero
+// Options and checks that the recorder keeps the newest MaxSpans of each
+// kind, counts every other one as evicted, holds its heap flat once full,
+// and never lets go of or moves more than a frame's worth of items in one
+// EndFrame. Under the race detector or -short it records fewer frames
+// with a smaller cap, which it still fills many times over.
+func TestLongRunDefaults(t *testing.T) {
+	frames, o := 3_000_000, Options{}
+	maxSpans := DefaultMaxSpans
+	if raceOn || testing.Short() {
+		frames, maxSpans = 500_000, 1<<16
+		o.MaxSpans = maxSpans
+	}
+	heap0 := heapInuse()
+	r := NewRecorder(o)
+	cpu := r.CPUTrack("render")
+	work := r.Name("work")
+	draws := r.Counter("draws", UnitCount)
+	// A frame stores its frame, 2 spans (its own and work) and 2 samples
+	// (CPU time, draws).
+	const perFrame = 5
+	var heap [2]uint64 // at half the frames and at the end
+	var maxMoved uint64
+	for f := 1; f <= frames; f++ {
+		r.BeginFrame()
+		cpu.Span(work).End()
+		draws.Set(float64(f))
+		before := r.moved
+		r.EndFrame()
+		maxMoved = max(maxMoved, r.moved-before)
+		switch f {
+		case frames / 2:
+			heap[0] = heapInuse()
+		case frames:
+			heap[1] = heapInuse()
+		}
+	}
+	t.Logf("%d frames, MaxSpans %d: HeapInuse after GC %d KiB before, %d KiB at half, %d KiB at the end; at most %d items moved by one EndFrame",
+		frames, maxSpans, heap0>>10, heap[0]>>10, heap[1]>>10, maxMoved)
+	// What the five kinds hold at most, in blocks, and a MiB of slack.
+	bound := heap0 + uint64(maxSpans+2*blockLen)*(56+24+24+40+24) + 1<<20
+	if heap[0] > bound || heap[1] > bound {
+		t.Errorf("heap %d bytes at half, %d at the end; want at most %d", heap[0], heap[1], bound)
+	}
+	if heap[1] > heap[0]+maxGrowth {
+		t.Errorf("heap grew by %d bytes in the second half, more than %d", heap[1]-heap[0], maxGrowth)
+	}
+	if maxMoved > maxEndFrameWork(perFrame) {
+		t.Errorf("one EndFrame let go of or moved %d items, more than %d", maxMoved, maxEndFrameWork(perFrame))
+	}
+	st := r.Stats()
+	n := uint64(frames)
+	want := ItemCounts{Spans: 2*n - uint64(maxSpans), Frames: n - uint64(maxSpans), Samples: 2*n - uint64(maxSpans)}
+	if st.Evicted != want || st.Drops.Evicted != want.Spans {
+		t.Errorf("evicted %+v (drops %d), want %+v", st.Evicted, st.Drops.Evicted, want)
+	}
+	tr := r.Dump()
+	if len(tr.Spans) != maxSpans || len(tr.Frames) != maxSpans || len(tr.Samples) != maxSpans {
+		t.Fatalf("dump holds %d spans, %d frames, %d samples; want %d of each", len(tr.Spans), len(tr.Frames), len(tr.Samples), maxSpans)
+	}
+	if last := tr.Frames[len(tr.Frames)-1].ID; last != n || tr.Frames[0].ID != n-uint64(maxSpans)+1 {
+		t.Errorf("dump holds frames %d..%d, want the newest %d", tr.Frames[0].ID, last, maxSpans)
+	}
+	if st := r.Stats(); st.Evicted != want {
+		t.Errorf("after Dump: evicted %+v, want %+v", st.Evicted, want)
 	}
 }
 

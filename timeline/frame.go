@@ -71,7 +71,7 @@ func (r *Recorder) EndFrame() int64 {
 	flush := r.opt.Sink != nil && r.opt.FlushEvery > 0 && r.ended%uint64(r.opt.FlushEvery) == 0
 	r.mu.Unlock()
 	if flush {
-		_ = r.Flush() // counted in Stats.SinkErrors
+		r.flushKeep() // an error waits for Flush or Close
 	}
 	r.callBudgets(overs)
 	return d
@@ -83,7 +83,7 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	f.End = now
 	r.open = Frame{}
 	r.frame.Store(0)
-	r.frames = append(r.frames, f)
+	r.appendFrame(f)
 	r.lastEnded = f.ID
 	r.lastEndTime = now
 	r.ended++
@@ -94,7 +94,7 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	}
 	r.appendSpan(Span{Track: r.framesTrack, Name: r.frameName, Start: f.Start, End: f.End, Frame: f.ID})
 	r.builtin(&r.cpuTimeTrack, "CPU time per frame", TrackCounter, UnitNs)
-	r.samples = append(r.samples, Sample{Track: r.cpuTimeTrack, Time: now, Value: float64(f.End - f.Start)})
+	r.appendSample(Sample{Track: r.cpuTimeTrack, Time: now, Value: float64(f.End - f.Start)})
 
 	r.collectCPU()
 	r.checkBudget(BudgetCPU, f.ID, f.End-f.Start)
@@ -104,10 +104,10 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	if g := r.drops.GPUZones(); g != r.lastGPUDrops {
 		r.lastGPUDrops = g
 		r.builtin(&r.droppedTrack, "GPU zones dropped", TrackCounter, UnitCount)
-		r.samples = append(r.samples, Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})
+		r.appendSample(Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})
 	}
 	r.expireKeys(false)
-	r.maybeCompact()
+	r.evict(now)
 	return f.End - f.Start
 }
 
@@ -192,7 +192,7 @@ func (r *Recorder) settleGPUFrames(all bool) {
 		delete(r.gpuFrames, id)
 		busy, last := unionLen(g.ivs)
 		r.builtin(&r.gpuTimeTrack, "GPU time per frame", TrackCounter, UnitNs)
-		r.samples = append(r.samples, Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
+		r.appendSample(Sample{Track: r.gpuTimeTrack, Time: last, Value: float64(busy)})
 		r.checkBudget(BudgetGPU, id, busy)
 		// Reused for a later frame, so that steady state allocates nothing;
 		// the free list holds at most a few, each at most maxReuse long.

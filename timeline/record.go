@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// Options configure a Recorder. The zero Options keep everything in memory
-// until Dump, with no sink.
+// Options configure a Recorder. The zero Options keep the newest
+// DefaultMaxSpans spans (and as many frames, samples, calibrations and
+// flows) in memory for Dump, with no sink.
 type Options struct {
 	// Process names the traced process in every Trace the recorder makes.
 	Process Process
@@ -48,9 +49,11 @@ type Options struct {
 	// BudgetEvery is the number of frames that must end after a call of
 	// OnBudget for one budget before the next call for that budget, so
 	// that a run of slow frames dumps one window, not hundreds. Frames
-	// over budget in between are counted in Stats.BudgetSkipped. The
-	// default is WindowFrames, so that the windows dumped do not overlap,
-	// or 60 without a frame window.
+	// over budget in between are counted in Stats.BudgetSkipped, except
+	// that a frame worse than the one last passed is passed too (and
+	// waits again), and the first call for a budget, most often for a
+	// warm-up frame, starts no wait. The default is WindowFrames, so that
+	// the windows dumped do not overlap, or 60 without a frame window.
 	BudgetEvery int
 
 	// SettleFrames is how many frames after a frame ends its GPU results
@@ -63,8 +66,11 @@ type Options struct {
 	// frames (default 2s).
 	SettleTimeout time.Duration
 
-	// MaxSpans caps the spans held in memory; the oldest go first and are
-	// counted in Drops.Evicted when no sink or dump had them (default 4Mi).
+	// MaxSpans caps the spans held in memory, and on its own each of the
+	// frames, counter samples, calibrations and flows: once that many are
+	// held, the oldest goes as each new one comes, counted in
+	// Drops.Evicted (spans) or Stats.Evicted (the others) when no sink or
+	// Dump had it (default DefaultMaxSpans).
 	MaxSpans int
 	// MaxPendingSpans caps, per CPU track, the spans written but not yet
 	// collected by EndFrame, Flush or Dump; more are dropped and counted in
@@ -86,7 +92,7 @@ func (o *Options) setDefaults() {
 		o.SettleTimeout = 2 * time.Second
 	}
 	if o.MaxSpans <= 0 {
-		o.MaxSpans = 4 << 20
+		o.MaxSpans = DefaultMaxSpans
 	}
 	if o.MaxPendingSpans <= 0 {
 		o.MaxPendingSpans = 16384
@@ -105,6 +111,11 @@ func (o *Options) setDefaults() {
 	}
 }
 
+// DefaultMaxSpans is Options.MaxSpans when not set: at most 1Mi each of
+// spans, frames, samples, calibrations and flows, about 170 MiB at most
+// (56, 24, 24, 40 and 24 bytes each), whatever the run's length.
+const DefaultMaxSpans = 1 << 20
+
 // Stats are the recorder's counts of dropped data and of misuse.
 type Stats struct {
 	Drops Drops // what every Trace from the recorder reports
@@ -121,8 +132,14 @@ type Stats struct {
 	// FlowsSplit counts flows not streamed because their ends went to
 	// the sink in different batches.
 	FlowsSplit uint64
-	// SinkErrors counts batches the sink returned an error for.
+	// SinkErrors counts batches the sink returned an error for, and
+	// SinkLost what those batches held.
 	SinkErrors uint64
+	SinkLost   ItemCounts
+	// Evicted counts, by kind, what left memory (out of the window, or
+	// over Options.MaxSpans) without having been in a Dump or a sink
+	// batch; its Spans are Drops.Evicted.
+	Evicted ItemCounts
 	// OverBudget counts frames found over a budget (a frame over both
 	// counts twice); BudgetSkipped those of them not passed to OnBudget,
 	// for Options.BudgetEvery.
@@ -142,11 +159,18 @@ type Stats struct {
 // and the key of the submission that carried them; a CPU span marked as
 // the submitter of that key (OpenSpan.Submitted) gets a Flow to each.
 //
-// Memory: without a window or sink the recorder keeps everything (up to
-// Options.MaxSpans). With a window it is a flight recorder: Dump returns
-// the window, and a frame over Options.CPUBudget or GPUBudget has it
-// dumped to Options.OnBudget. With a sink, finished data is streamed and then let go,
-// unless a window keeps it for Dump too.
+// Memory: the recorder holds at most Options.MaxSpans spans, and as many
+// of each of frames, samples, calibrations and flows (DefaultMaxSpans
+// unless set), letting the oldest go as new ones come. Without a window or
+// sink that is all it lets go. With a window it is a flight recorder: Dump
+// returns the window, and a frame over Options.CPUBudget or GPUBudget has
+// it dumped to Options.OnBudget. With a sink, finished data is streamed
+// and then let go, unless a window keeps it for Dump too.
+//
+// Time: no call does work in proportion to what the recorder holds, but
+// Dump (and so a frame over budget): an item is let go in constant time,
+// as a new one comes over the cap, or in EndFrame and Flush, which let go
+// at most a few times what was recorded since they last did.
 //
 // Counters: the recorder samples tracks of its own. "CPU time per frame"
 // is each frame's End-Start, at its end. "GPU time per frame" is the time
@@ -167,15 +191,17 @@ type Stats struct {
 // GPU zones it kept but left out of "GPU time per frame" (too late).
 // Drops.Evicted counts spans that left memory (out of the window, or over
 // MaxSpans) without having been in a Dump or a sink batch: data that was
-// delivered is not lost, so it is not counted. The other counts are the
-// profiler's, passed in with AddDrops.
+// delivered is not lost, so it is not counted; Stats.Evicted counts the
+// frames, samples, calibrations and flows that left the same way. The
+// other counts are the profiler's, passed in with AddDrops.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
 	maxChunks int
 
-	sinkMu sync.Mutex // orders batches to the sink
-	mu     sync.Mutex
-	opt    Options
+	sinkMu sync.Mutex // orders batches to the sink; guards sinkState
+	sinkState
+	mu  sync.Mutex
+	opt Options
 
 	names    []string
 	nameIDs  map[string]NameID
@@ -216,7 +242,6 @@ func NewRecorder(o Options) *Recorder {
 	}
 	r.keys = map[uint64]*keyState{}
 	r.gpuFrames = map[uint64]*gpuFrame{}
-	r.compactAt = minCompact
 	r.takeFn = r.takeCPU
 	return r
 }
@@ -284,6 +309,8 @@ func (r *Recorder) Stats() Stats {
 	defer r.mu.Unlock()
 	s := r.stats
 	s.Drops = r.totalDrops()
+	s.Evicted = r.evicted
+	s.Evicted.Spans = s.Drops.Evicted
 	for _, t := range r.cpu {
 		s.Misuse += t.misuse.Load()
 	}
@@ -350,7 +377,9 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 }
 
 // Close settles everything still waiting (submission keys, GPU frame
-// times, checked against Options.GPUBudget) and flushes to the sink. The recorder stays usable.
+// times, checked against Options.GPUBudget) and flushes to the sink,
+// returning the sink's errors not yet returned, as Flush does. The
+// recorder stays usable.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	r.collectCPU()

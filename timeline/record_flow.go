@@ -67,17 +67,17 @@ func (r *Recorder) keyFor(key uint64) *keyState {
 // hold keeps the span with sequence seq from the sink. The caller holds mu
 // and seq is the span appended last.
 func (r *Recorder) hold(seq uint64) {
-	if n := len(r.spans); n > 0 && r.spans[n-1].seq == seq {
-		r.spans[n-1].holds++
+	if n := r.spans.len(); n > 0 && r.spans.last().seq == seq {
+		r.spans.last().holds++
 	} else if i := r.spanIndex(seq); i >= 0 {
-		r.spans[i].holds++
+		r.spans.at(i).holds++
 	}
 }
 
 // release lets the span with sequence seq go to the sink.
 func (r *Recorder) release(seq uint64) {
-	if i := r.spanIndex(seq); i >= 0 && r.spans[i].holds > 0 {
-		r.spans[i].holds--
+	if i := r.spanIndex(seq); i >= 0 && r.spans.at(i).holds > 0 {
+		r.spans.at(i).holds--
 	}
 }
 
@@ -91,7 +91,7 @@ func (r *Recorder) linkCPU(key, seq uint64) {
 	ks.cpu = seq
 	r.hold(seq)
 	for _, g := range ks.gpu {
-		r.flows = append(r.flows, flowItem{from: seq, to: g})
+		r.appendFlow(seq, g)
 	}
 }
 
@@ -106,7 +106,7 @@ func (r *Recorder) linkGPU(key, seq uint64) {
 	ks.gpu = append(ks.gpu, seq)
 	r.hold(seq)
 	if ks.cpu != 0 {
-		r.flows = append(r.flows, flowItem{from: ks.cpu, to: seq})
+		r.appendFlow(ks.cpu, seq)
 	}
 }
 

@@ -140,7 +140,7 @@ func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 	}
 	r.gpuScratch = buf[:0]
 	r.drops.GPUSpans += uint64(bad + full)
-	r.maybeCompact()
+	r.maybeEvict()
 	if bad > 0 || full > 0 {
 		return fmt.Errorf("timeline: %d GPU spans dropped on %q: %d with End < Start or an unknown name, %d with no free lane", bad+full, qs.name, bad, full)
 	}

@@ -1,6 +1,6 @@
 package timeline
 
-import "errors"
+import "fmt"
 
 // Sink receives a recorder's data as it is finished, in batches.
 //
@@ -16,9 +16,9 @@ import "errors"
 //
 // The recorder calls WriteBatch from one goroutine at a time, in order,
 // never holding its lock, and does not touch the batch afterwards: the
-// sink may keep it. Data handed over counts as delivered even when
-// WriteBatch returns an error; errors are returned by Flush and counted
-// in Stats.SinkErrors.
+// sink may keep it. Data handed over is not kept for another try: when
+// WriteBatch returns an error, Flush or Close returns it, the batch is
+// counted in Stats.SinkErrors and what it held in Stats.SinkLost.
 type Sink interface {
 	WriteBatch(batch *Trace) error
 }
@@ -29,51 +29,97 @@ type SinkFunc func(batch *Trace) error
 // WriteBatch calls f(batch).
 func (f SinkFunc) WriteBatch(batch *Trace) error { return f(batch) }
 
+// sinkState is the recorder's record of sink errors not yet returned.
+// It is guarded by sinkMu.
+type sinkState struct {
+	sinkErr   error  // the first error since Flush or Close last returned one
+	sinkFails uint64 // batches failed since then
+}
+
 // Flush hands everything finished since the last batch to the sink as one
 // batch, unless there is nothing new. Spans whose submission keys still
 // wait for their other end stay until the keys expire
 // (Options.SettleFrames), so that each flow reaches the sink with both its
 // ends. Without a sink it only collects the CPU tracks.
+//
+// Flush returns an error when a batch failed since Flush or Close last
+// returned one, its own or one EndFrame flushed (Options.FlushEvery): the
+// sink's error, or, when several failed, one that says how many and wraps
+// the first.
 func (r *Recorder) Flush() error {
 	r.sinkMu.Lock()
 	defer r.sinkMu.Unlock()
+	r.flushLocked()
+	return r.sinkErrLocked()
+}
+
+// flushKeep is Flush keeping any error for the next Flush or Close.
+func (r *Recorder) flushKeep() {
+	r.sinkMu.Lock()
+	r.flushLocked()
+	r.sinkMu.Unlock()
+}
+
+// flushLocked writes one batch. The caller holds sinkMu, not mu.
+func (r *Recorder) flushLocked() {
 	r.mu.Lock()
 	r.collectCPU()
 	r.expireKeys(false)
 	sink := r.opt.Sink
 	if sink == nil {
-		r.maybeCompact()
+		r.evict(Now())
 		r.mu.Unlock()
-		return nil
+		return
 	}
 	b := r.batch()
-	r.maybeCompact()
+	r.evict(Now())
 	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && b.Drops == r.sentDrops
 	r.sentDrops = b.Drops
 	r.mu.Unlock()
 	if empty {
-		return nil // nothing new: the tracks and names come with the next batch
+		return // nothing new: the tracks and names come with the next batch
 	}
-
+	n := ItemCounts{
+		Spans: uint64(len(b.Spans)), Flows: uint64(len(b.Flows)), Frames: uint64(len(b.Frames)),
+		Samples: uint64(len(b.Samples)), Calibrations: uint64(len(b.Calibrations)),
+	}
 	err := sink.WriteBatch(b)
-	if err != nil {
-		r.mu.Lock()
-		r.stats.SinkErrors++
-		r.mu.Unlock()
-		return errors.Join(errors.New("timeline: sink"), err)
+	if err == nil {
+		return
 	}
-	return nil
+	r.mu.Lock()
+	r.stats.SinkErrors++
+	r.stats.SinkLost = r.stats.SinkLost.add(n)
+	r.mu.Unlock()
+	if r.sinkFails == 0 {
+		r.sinkErr = err
+	}
+	r.sinkFails++
+}
+
+// sinkErrLocked returns the sink errors not yet returned, as one, and
+// forgets them. The caller holds sinkMu.
+func (r *Recorder) sinkErrLocked() error {
+	err, n := r.sinkErr, r.sinkFails
+	r.sinkErr, r.sinkFails = nil, 0
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("timeline: sink: %w", err)
+	}
+	return fmt.Errorf("timeline: sink: %d batches failed, the first with: %w", n, err)
 }
 
 // batch takes everything not yet streamed and free to go. The caller
 // holds mu.
 func (r *Recorder) batch() *Trace {
 	b := r.header()
-	b.Spans = make([]Span, 0, len(r.spans)-r.spanCur)
+	b.Spans = make([]Span, 0, r.spans.len()-r.spanCur)
 	seqs := r.seqScratch[:0]
 	cur := -1
-	for i := r.spanCur; i < len(r.spans); i++ {
-		it := &r.spans[i]
+	for i := r.spanCur; i < r.spans.len(); i++ {
+		it := r.spans.at(i)
 		if it.flags&streamedFlag != 0 {
 			continue
 		}
@@ -88,12 +134,13 @@ func (r *Recorder) batch() *Trace {
 		seqs = append(seqs, it.seq)
 	}
 	if cur < 0 {
-		cur = len(r.spans)
+		cur = r.spans.len()
 	}
 	r.spanCur = cur
 
-	for i := range r.flows {
-		f := &r.flows[i]
+	r.flowCur = max(r.flowCur, r.flows.base)
+	for a := r.flowCur; a < r.flows.end(); a++ {
+		f := r.flows.abs(a)
 		if f.streamed {
 			continue
 		}
@@ -108,15 +155,15 @@ func (r *Recorder) batch() *Trace {
 			r.stats.FlowsSplit++
 		}
 	}
+	for r.flowCur < r.flows.end() && r.flows.abs(r.flowCur).streamed {
+		r.flowCur++
+	}
 
 	r.seqScratch = seqs[:0]
 
-	b.Frames = append(b.Frames, r.frames[r.frameCur:]...)
-	r.frameCur = len(r.frames)
-	b.Samples = append(b.Samples, r.samples[r.sampleCur:]...)
-	r.sampleCur = len(r.samples)
-	b.Calibrations = append(b.Calibrations, r.cals[r.calCur:]...)
-	r.calCur = len(r.cals)
+	b.Frames = r.frames.takeNew(b.Frames)
+	b.Samples = r.samples.takeNew(b.Samples)
+	b.Calibrations = r.cals.takeNew(b.Calibrations)
 	b.Drops = r.totalDrops()
 	return b
 }
@@ -125,5 +172,5 @@ func (r *Recorder) batch() *Trace {
 // left memory. The caller holds mu.
 func (r *Recorder) streamedOrGone(seq uint64) bool {
 	i := r.spanIndex(seq)
-	return i < 0 || r.spans[i].flags&streamedFlag != 0
+	return i < 0 || r.spans.at(i).flags&streamedFlag != 0
 }

@@ -3,6 +3,7 @@ package timeline
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -115,8 +116,8 @@ func TestStreaming(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// Nothing streamed stays in memory without a window.
-	if r.Dump(); len(r.spans) != 0 {
-		t.Fatalf("%d spans still held after streaming", len(r.spans))
+	if r.Dump(); r.spans.len() != 0 {
+		t.Fatalf("%d spans still held after streaming", r.spans.len())
 	}
 }
 
@@ -136,5 +137,55 @@ func TestSinkError(t *testing.T) {
 	r2.CPUTrack("main").Span(r2.Name("x")).End()
 	if err := r2.Flush(); err != nil || len(r2.Dump().Spans) != 1 {
 		t.Fatalf("Flush without a sink: %v", err)
+	}
+}
+
+// TestSinkErrorsReturned checks that the errors of the batches EndFrame
+// flushed are returned by the next Close or Flush, once, with how many
+// failed, and that what the failed batches held is counted (issue 16:
+// Close returned nil after every write failed).
+func TestSinkErrorsReturned(t *testing.T) {
+	fail := errors.New("disk full")
+	failing := true
+	r := NewRecorder(Options{FlushEvery: 1, Sink: SinkFunc(func(*Trace) error {
+		if failing {
+			return fail
+		}
+		return nil
+	})})
+	tk := r.CPUTrack("main")
+	x := r.Name("x")
+	for range 10 {
+		r.BeginFrame()
+		tk.Span(x).End()
+		r.EndFrame() // flushes a batch, which fails
+	}
+	err := r.Close()
+	if !errors.Is(err, fail) || !strings.Contains(err.Error(), "10 batches failed") {
+		t.Fatalf("Close = %v, want the sink's error and that 10 batches failed", err)
+	}
+	st := r.Stats()
+	// Each frame: its span and x, itself, its CPU time sample.
+	if want := (ItemCounts{Spans: 20, Frames: 10, Samples: 10}); st.SinkErrors != 10 || st.SinkLost != want {
+		t.Fatalf("%d sink errors, lost %+v; want 10 and %+v", st.SinkErrors, st.SinkLost, want)
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatalf("Flush after Close returned the errors: %v", err)
+	}
+
+	// One failure: the sink's error itself, from Flush.
+	r.BeginFrame()
+	r.EndFrame()
+	if err := r.Flush(); !errors.Is(err, fail) || strings.Contains(err.Error(), "batches") {
+		t.Fatalf("Flush = %v, want the one error", err)
+	}
+	failing = false
+	r.BeginFrame()
+	r.EndFrame()
+	if err := r.Close(); err != nil {
+		t.Fatalf("Close after the sink recovered = %v", err)
+	}
+	if st := r.Stats(); st.SinkErrors != 11 {
+		t.Fatalf("%d sink errors, want 11", st.SinkErrors)
 	}
 }
