@@ -24,6 +24,14 @@ type Drops struct {
 	// no CPU span claimed in time, or over 16384 for one key, and flows
 	// whose ends went to a sink in different batches.
 	Flows uint64
+	// Frames and Samples count frames, and counter samples and
+	// calibrations, that left memory (a flight-recorder window, the
+	// MaxSpans cap) before any Dump or sink had them.
+	Frames  uint64
+	Samples uint64
+	// Sink counts the items (spans, flows, frames, samples, calibrations)
+	// of batches the recorder's sink failed to write.
+	Sink uint64
 	// Misuse counts API misuse that lost nothing (it is not in Total):
 	// zones ended twice or after their frame was given up, the zero Zone
 	// ended, spans ended out of order or twice, EndFrame with no frame.
@@ -46,6 +54,9 @@ const (
 	DropEvicted
 	DropUntimed
 	DropFlows
+	DropFrames
+	DropSamples
+	DropSink
 	DropMisuse
 	NumDropCauses
 )
@@ -53,7 +64,8 @@ const (
 var dropKeys = [NumDropCauses]string{
 	DropZones: "zones", DropNoSlot: "no_slot", DropUnmatched: "unmatched", DropUnwritten: "unwritten",
 	DropPending: "pending", DropUnconverted: "unconverted", DropGPUSpans: "gpu_spans", DropSpans: "spans",
-	DropEvicted: "evicted", DropUntimed: "untimed", DropFlows: "flows", DropMisuse: "misuse",
+	DropEvicted: "evicted", DropUntimed: "untimed", DropFlows: "flows",
+	DropFrames: "frames", DropSamples: "samples", DropSink: "sink", DropMisuse: "misuse",
 }
 
 // String is the cause's key in every trace format and in framescope stats:
@@ -104,6 +116,12 @@ func (d *Drops) Count(c DropCause) *uint64 {
 		return &d.Untimed
 	case DropFlows:
 		return &d.Flows
+	case DropFrames:
+		return &d.Frames
+	case DropSamples:
+		return &d.Samples
+	case DropSink:
+		return &d.Sink
 	case DropMisuse:
 		return &d.Misuse
 	}

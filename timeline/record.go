@@ -325,7 +325,11 @@ func (r *Recorder) totalDrops() Drops {
 		d.Spans += t.dropped.Load()
 		d.Misuse += t.misuse.Load()
 	}
-	d.Flows += r.stats.ZonesUnlinked + r.stats.FlowsSplit
+	d.Flows += r.stats.ZonesUnlinked + r.stats.FlowsSplit + r.evicted.Flows
+	d.Frames += r.evicted.Frames
+	d.Samples += r.evicted.Samples + r.evicted.Calibrations
+	l := r.stats.SinkLost
+	d.Sink += l.Spans + l.Flows + l.Frames + l.Samples + l.Calibrations
 	d.Misuse += r.stats.Misuse
 	return d
 }

@@ -73,8 +73,14 @@ func (r *Recorder) flushLocked() {
 	}
 	b := r.batch()
 	r.evict(Now())
-	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && b.Drops == r.sentDrops
-	r.sentDrops = b.Drops
+	// A change in Drops.Sink alone makes no batch: it comes from the
+	// sink's own failure, and the next batch carries it.
+	d := b.Drops
+	d.Sink = r.sentDrops.Sink
+	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && d == r.sentDrops
+	if !empty {
+		r.sentDrops = b.Drops
+	}
 	r.mu.Unlock()
 	if empty {
 		return // nothing new: the tracks and names come with the next batch

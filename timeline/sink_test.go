@@ -169,6 +169,9 @@ func TestSinkErrorsReturned(t *testing.T) {
 	if want := (ItemCounts{Spans: 20, Frames: 10, Samples: 10}); st.SinkErrors != 10 || st.SinkLost != want {
 		t.Fatalf("%d sink errors, lost %+v; want 10 and %+v", st.SinkErrors, st.SinkLost, want)
 	}
+	if st.Drops.Sink != 40 {
+		t.Fatalf("Drops.Sink %d, want the 40 items lost", st.Drops.Sink)
+	}
 	if err := r.Flush(); err != nil {
 		t.Fatalf("Flush after Close returned the errors: %v", err)
 	}
