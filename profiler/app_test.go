@@ -126,7 +126,17 @@ func (a *app) work(cmd vkg.CommandBuffer) {
 // record (the frame's zones) between the GPU context's BeginFrame and
 // EndFrame, submits inside a CPU span marked with the submission's key,
 // and collects.
-func (a *app) frame(record func(cmd vkg.CommandBuffer)) {
+func (a *app) frame(record func(cmd vkg.CommandBuffer)) { a.frameWith(frameOpts{}, record) }
+
+// frameOpts are the ways a frame can stray from frame's.
+type frameOpts struct {
+	noBegin   bool // no GPU.BeginFrame
+	tryBegin  bool // GPU.BeginFrame may fail
+	nilEnd    bool // GPU.EndFrame(nil)
+	noCollect bool
+}
+
+func (a *app) frameWith(o frameOpts, record func(cmd vkg.CommandBuffer)) {
 	a.t.Helper()
 	i := a.frames % len(a.cmds)
 	if a.inFlight[i] {
@@ -135,11 +145,17 @@ func (a *app) frame(record func(cmd vkg.CommandBuffer)) {
 	cmd := a.cmds[i]
 	a.q.Begin(cmd)
 	a.p.BeginFrame()
-	if err := a.g.BeginFrame(cmd); err != nil {
-		a.t.Fatalf("frame %d: GPU.BeginFrame: %v", a.frames+1, err)
+	if !o.noBegin {
+		if err := a.g.BeginFrame(cmd); err != nil && !o.tryBegin {
+			a.t.Fatalf("frame %d: GPU.BeginFrame: %v", a.frames+1, err)
+		}
 	}
 	record(cmd)
-	a.g.EndFrame(cmd)
+	if o.nilEnd {
+		a.g.EndFrame(nil)
+	} else {
+		a.g.EndFrame(cmd)
+	}
 	s := a.main.Span(a.submit)
 	s.Submitted(a.g.Submitted(cmd))
 	a.q.Submit(a.fences[i], cmd)
@@ -148,7 +164,9 @@ func (a *app) frame(record func(cmd vkg.CommandBuffer)) {
 	a.cpuSpans++
 	a.p.EndFrame()
 	a.frames++
-	a.collect()
+	if !o.noCollect {
+		a.collect()
+	}
 }
 
 func (a *app) collect() {
@@ -368,24 +386,8 @@ func TestAppNoCollectFor10000Frames(t *testing.T) {
 	}
 	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
 	for range frames {
-		i := a.frames % len(a.cmds)
-		if a.inFlight[i] {
-			a.q.Wait(a.fences[i])
-		}
-		cmd := a.cmds[i]
-		a.q.Begin(cmd)
-		a.p.BeginFrame()
-		a.g.BeginFrame(cmd) // fails once every slot waits for a Collect
-		a.work(cmd)
-		a.g.EndFrame(cmd)
-		s := a.main.Span(a.submit)
-		s.Submitted(a.g.Submitted(cmd))
-		a.q.Submit(a.fences[i], cmd)
-		a.inFlight[i] = true
-		s.End()
-		a.cpuSpans++
-		a.p.EndFrame()
-		a.frames++
+		// BeginFrame fails once every slot waits for a Collect.
+		a.frameWith(frameOpts{tryBegin: true, noCollect: true}, a.work)
 	}
 	refused := a.g.Stats().NoSlot
 	if refused == 0 || refused%7 != 0 {
@@ -633,35 +635,11 @@ func TestAppMissingBeginFrameAndNilEndFrame(t *testing.T) {
 	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
 	refused := 0
 	for i := range 30 {
-		ii := a.frames % len(a.cmds)
-		if a.inFlight[ii] {
-			a.q.Wait(a.fences[ii])
-		}
-		cmd := a.cmds[ii]
-		a.q.Begin(cmd)
-		a.p.BeginFrame()
-		if i%5 != 4 {
-			if err := a.g.BeginFrame(cmd); err != nil {
-				t.Fatalf("frame %d: %v", i+1, err)
-			}
-		} else {
+		o := frameOpts{noBegin: i%5 == 4, nilEnd: i%3 == 0}
+		if o.noBegin {
 			refused += 7
 		}
-		a.work(cmd)
-		if i%3 == 0 {
-			a.g.EndFrame(nil)
-		} else {
-			a.g.EndFrame(cmd)
-		}
-		s := a.main.Span(a.submit)
-		s.Submitted(a.g.Submitted(cmd))
-		a.q.Submit(a.fences[ii], cmd)
-		a.inFlight[ii] = true
-		s.End()
-		a.cpuSpans++
-		a.p.EndFrame()
-		a.frames++
-		a.collect()
+		a.frameWith(o, a.work)
 	}
 	a.expect(a.finish(), refused, timeline.Drops{NoSlot: uint64(refused)})
 }
