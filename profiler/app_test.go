@@ -12,6 +12,7 @@ import (
 
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
 	"github.com/framescope/framescope/profiler"
@@ -247,6 +248,8 @@ func countTrace(t *timeline.Trace) counts {
 func (a *app) expect(tr *timeline.Trace, lost int, want timeline.Drops) {
 	a.t.Helper()
 	c := countTrace(tr)
+	a.t.Logf("recorded %d zones, %d CPU spans, %d frames; the trace has %d GPU slices, %d flows, %d CPU slices, %d frames; drops %s",
+		a.zones, a.cpuSpans, a.frames, c.GPU, c.Flows, c.CPU, c.Frames, pprof.DropsComment(c.Drops))
 	if c.GPU != a.zones-lost || c.Flows != a.zones-lost || c.CPU != a.cpuSpans || c.Frames != a.frames {
 		a.t.Errorf("trace has %d GPU slices, %d flows, %d CPU slices, %d frames; the application recorded %d zones (%d of them lost), %d CPU spans, %d frames",
 			c.GPU, c.Flows, c.CPU, c.Frames, a.zones, lost, a.cpuSpans, a.frames)
