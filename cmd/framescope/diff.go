@@ -574,7 +574,8 @@ func runsNeeded(v []float64, isNew []bool, prec, z, alpha float64) int {
 	if n > maxRuns {
 		return maxRuns + 1
 	}
-	return max(int(n), least)
+	// What the runs at hand did not decide needs more of them.
+	return max(int(n), least, min(len(x), len(y))+1)
 }
 
 // leastRuns is the fewest runs a side with which a split test can reach

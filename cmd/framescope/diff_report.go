@@ -80,9 +80,12 @@ func (r diffReport) noiseNote(o diffOptions) string {
 }
 
 func (r diffReport) rulesLine(o diffOptions) string {
-	tests := 2 * r.common
-	s := fmt.Sprintf("Rules: a regression is a per-run median or p95 slower by more than %s and %s, at a false-alarm level of %g over all %d tests together",
-		fmtChange(o.minEffect), fmtNs(float64(o.floor.Nanoseconds())), o.alpha, tests)
+	stat, tests := "median", r.common
+	if o.gateTails {
+		stat, tests = "median or p95", 2*r.common
+	}
+	s := fmt.Sprintf("Rules: a regression is a per-run %s slower by more than %s and %s, at a false-alarm level of %g over all %d tests together",
+		stat, fmtChange(o.minEffect), fmtNs(float64(o.floor.Nanoseconds())), o.alpha, tests)
 	if r.splits > 0 {
 		how := "all"
 		if !r.exact {
