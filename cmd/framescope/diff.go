@@ -528,19 +528,37 @@ func relChange(base, cur float64) float64 {
 
 // studentizedShift is the statistic of every test: the Hodges-Lehmann
 // shift of NEW's log run values against BASE's, less the test's margin
-// (none when margin is nil), over its standard error, from each side's
-// spread between runs (MAD), no smaller than the precision the frames
-// give each run's value.
+// (none when margin is nil), over its standard error, from the spread
+// between runs pooled over both sides (spreadOf), no smaller than the
+// precision the frames give each run's value. Pooling matters with 5 runs
+// a side: a MAD of 5 values falls to almost 0 whenever 3 of them agree,
+// and the splits where that happens by chance would outweigh the real one.
 func studentizedShift(prec, margin []float64) stats.Statistic {
 	return func(j int, x, y []float64) float64 {
-		hl := stats.HodgesLehmann(x, y)
+		hl := stats.TrimmedShift(x, y, 0.25)
 		if margin != nil {
 			hl -= margin[j]
 		}
-		f2 := sq(prec[j])
-		se := math.Sqrt(math.Max(sq(stats.MAD(x)), f2)/float64(len(x)) + math.Max(sq(stats.MAD(y)), f2)/float64(len(y)))
+		s := math.Max(spreadOf(x, y), prec[j])
+		se := s * math.Sqrt(1/float64(len(x))+1/float64(len(y)))
 		return hl / math.Max(se, 1e-9)
 	}
+}
+
+var spreadMode = 2
+
+// spreadOf is the spread between runs, pooled over both sides: the MAD
+// of every run's distance from its own side's median.
+func spreadOf(x, y []float64) float64 {
+	mx, my := stats.MedianFloat(x), stats.MedianFloat(y)
+	res := make([]float64, 0, len(x)+len(y))
+	for _, v := range x {
+		res = append(res, v-mx)
+	}
+	for _, v := range y {
+		res = append(res, v-my)
+	}
+	return stats.MAD(res)
 }
 
 // runsNeeded estimates the runs a side an inconclusive test needs: with
@@ -564,8 +582,8 @@ func runsNeeded(v []float64, isNew []bool, prec, z, alpha float64) int {
 	if len(x) == 0 || len(y) == 0 {
 		return 0
 	}
-	sigma := math.Sqrt((math.Max(sq(stats.MAD(x)), sq(prec)) + math.Max(sq(stats.MAD(y)), sq(prec))) / 2)
-	d := math.Abs(stats.HodgesLehmann(x, y))
+	sigma := math.Max(spreadOf(x, y), prec)
+	d := math.Abs(stats.TrimmedShift(x, y, 0.25))
 	least := leastRuns(alpha)
 	if len(x) < 2 || len(y) < 2 || sigma == 0 || d == 0 {
 		return least // the spread between runs is unknown

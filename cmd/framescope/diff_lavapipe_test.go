@@ -47,8 +47,10 @@ func buildDemo(t *testing.T, dir string) string {
 //   - over 100 random 5-versus-5 splits of the 20 identical runs, the gate
 //     fails (regressed) no more often than the binomial bound of alpha
 //     (0.1% level);
-//   - +25% is caught in at least 90% of 100 random 5-versus-5 draws (5 of
-//     the 20 base runs, 5 of the 10 changed ones);
+//   - +25% is caught in at least 90% of the 252 5-versus-5 draws that a
+//     CI job interleaving its runs could have made: 5 of the 10
+//     iterations with a +25% run, and the base runs of those iterations,
+//     and in at least 90% of 100 draws of any 5 base and 5 changed runs;
 //   - no pair of identical runs, one a side, fails.
 //
 // The rates are logged.
@@ -163,16 +165,24 @@ func TestDiffGateOnLavapipe(t *testing.T) {
 		t.Errorf("identical runs failed the gate in %d of %d splits; alpha %g allows %d", fails, splits, o.alpha, limit)
 	}
 
+	// The changed runs: in every 5 of the 10 iterations that have one (all
+	// 252 ways), the base runs of those iterations against their changed
+	// runs, as a CI job that interleaves its runs would have them; and 100
+	// draws of any 5 base runs against any 5 changed ones.
 	for _, c := range []struct {
-		name string
-		runs []runTrace
-		want float64
-	}{{"+10%", plus10, 0}, {"+25%", plus25, 0.90}} {
-		caught, frameCaught := 0, 0 // the gate failed; the frame zone regressed
-		for range splits {
-			pb := rng.Perm(len(base))[:5]
-			pn := rng.Perm(len(c.runs))[:5]
-			r := compare(side{Runs: pick(base, pb)}, side{Runs: pick(c.runs, pn)}, o)
+		name  string
+		runs  []runTrace
+		first int // the first iteration with such a run; they come every other one
+		want  float64
+	}{{"+10%", plus10, 0, 0}, {"+25%", plus25, 1, 0.90}} {
+		caught, frameCaught, draws := 0, 0, 0
+		combos(len(c.runs), 5, func(idx []int) {
+			bi := make([]int, len(idx))
+			for k, j := range idx {
+				bi[k] = c.first + 2*j
+			}
+			r := compare(side{Runs: pick(base, bi)}, side{Runs: pick(c.runs, idx)}, o)
+			draws++
 			if r.outcome == regressed {
 				caught++
 			}
@@ -181,10 +191,21 @@ func TestDiffGateOnLavapipe(t *testing.T) {
 					frameCaught++
 				}
 			}
+		})
+		loose := 0
+		for range splits {
+			r := compare(side{Runs: pick(base, rng.Perm(len(base))[:5])}, side{Runs: pick(c.runs, rng.Perm(len(c.runs))[:5])}, o)
+			if r.outcome == regressed {
+				loose++
+			}
 		}
-		t.Logf("%s, 5 vs 5: caught in %d of %d draws (the frame zone in %d)", c.name, caught, splits, frameCaught)
-		if float64(caught) < c.want*splits {
-			t.Errorf("%s caught in %d of %d draws, want at least %.0f%%", c.name, caught, splits, c.want*100)
+		t.Logf("%s, 5 vs 5 interleaved: caught in %d of %d draws (the frame zone in %d); any 5 base runs against any 5: caught in %d of %d",
+			c.name, caught, draws, frameCaught, loose, splits)
+		if float64(caught) < c.want*float64(draws) {
+			t.Errorf("%s caught in %d of %d interleaved draws, want at least %.0f%%", c.name, caught, draws, c.want*100)
+		}
+		if float64(loose) < c.want*splits {
+			t.Errorf("%s caught in %d of %d draws of any runs, want at least %.0f%%", c.name, loose, splits, c.want*100)
 		}
 	}
 
@@ -218,6 +239,21 @@ func TestDiffGateOnLavapipe(t *testing.T) {
 	if code != exitRegressed && code != exitInconclusive {
 		t.Errorf("5 base runs against 5 runs +25%%: exit %d, want 1 (or 3 on a machine too noisy to tell)", code)
 	}
+}
+
+// combos calls f with every k-subset of 0..n-1.
+func combos(n, k int, f func([]int)) {
+	var rec func(start int, cur []int)
+	rec = func(start int, cur []int) {
+		if len(cur) == k {
+			f(cur)
+			return
+		}
+		for i := start; i < n; i++ {
+			rec(i+1, append(cur, i))
+		}
+	}
+	rec(0, nil)
 }
 
 func pick(rs []runTrace, idx []int) []runTrace {

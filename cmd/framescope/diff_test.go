@@ -274,7 +274,8 @@ func TestDiffJSONShape(t *testing.T) {
 	slow := runDir(t, dir, "slow", 2000, 4, 0.01, map[string]float64{"z2": 1.20})
 	code, out, errs := runCLI("diff", "--json", "--driver", "Mesa 99", base, slow)
 	if code != 1 {
-		t.Fatalf("exit %d: %s", code, errs)
+		_, txt, _ := runCLI("diff", base, slow)
+		t.Fatalf("exit %d: %s\n%s", code, errs, txt)
 	}
 	var r diffReportJSON
 	if err := json.Unmarshal([]byte(out), &r); err != nil {

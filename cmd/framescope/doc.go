@@ -32,12 +32,16 @@
 //
 // # The statistics
 //
-// For each zone on both sides, the shift between the sides is the
-// Hodges-Lehmann estimate on log durations (the median of the pairwise
-// differences of the runs' log medians: robust to a wild run, and the
-// estimator that goes with the Mann-Whitney test), less the zone's margin
+// For each zone on both sides, the shift between the sides is the mean of
+// the middle half of the pairwise differences of the runs' log medians
+// (stats.TrimmedShift: a wild run makes a fifth of the differences and
+// is trimmed away, as in the Hodges-Lehmann estimate, the median of
+// them; unlike that median, moving one run moves it, so that with five
+// runs a side the splits that differ from the real one by a run are not
+// all as extreme as it), less the zone's margin
 // log(max(1+min-effect, 1+floor/median)), over its standard error from
-// each side's spread between runs (MAD, no smaller than the frames'
+// the spread between runs pooled over both sides (the MAD of each run's
+// distance from its side's median, no smaller than the frames'
 // precision). The test is a permutation test over runs: if the code did
 // not change, the runs are exchangeable between the sides, and every way
 // to split them into sides of the same sizes is as likely as the real one

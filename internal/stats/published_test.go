@@ -195,3 +195,23 @@ func TestQuantileSE(t *testing.T) {
 		t.Errorf("ramp: %v, want %v", se, want)
 	}
 }
+
+// TestTrimmedShift: x = {0, 1}, y = {10, 11, 100}: the differences sorted
+// are 9, 10, 10, 11, 99, 100; a quarter (1) trimmed from each end leaves
+// 10, 10, 11, 99, mean 32.5; with trim 0.34 (2 each end) 10, 11, mean
+// 10.5; untrimmed, the difference of the means, 239/6.
+func TestTrimmedShift(t *testing.T) {
+	x, y := []float64{0, 1}, []float64{10, 11, 100}
+	if got := TrimmedShift(x, y, 0.25); got != 32.5 {
+		t.Errorf("trim 0.25: %v", got)
+	}
+	if got := TrimmedShift(x, y, 0.34); got != 10.5 {
+		t.Errorf("trim 0.34: %v", got)
+	}
+	if got := TrimmedShift(x, y, 0); math.Abs(got-239.0/6) > 1e-12 {
+		t.Errorf("no trim: %v, want the mean difference", got)
+	}
+	if !math.IsNaN(TrimmedShift(nil, y, 0.25)) {
+		t.Error("empty sample gave a number")
+	}
+}
