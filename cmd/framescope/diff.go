@@ -354,11 +354,12 @@ func compare(base, cur side, o diffOptions) diffReport {
 		for i, j := range idx {
 			subPrec[i], subMargin[i] = prec[j], margin[j]
 		}
-		up, err := stats.MaxT(sub(values), isNew, studentizedShift(subPrec, subMargin))
+		splits := splitBudget(len(idx), nb, nn)
+		up, err := stats.MaxT(sub(values), isNew, studentizedShift(subPrec, subMargin), splits)
 		if err != nil {
 			panic(err) // both sides have runs: loadSide refuses empty ones
 		}
-		eq, err := stats.MaxT(sub(shiftedValues), isNew, studentizedShift(subPrec, nil))
+		eq, err := stats.MaxT(sub(shiftedValues), isNew, studentizedShift(subPrec, nil), splits)
 		if err != nil {
 			panic(err)
 		}
@@ -534,8 +535,9 @@ func relChange(base, cur float64) float64 {
 // a side: a MAD of 5 values falls to almost 0 whenever 3 of them agree,
 // and the splits where that happens by chance would outweigh the real one.
 func studentizedShift(prec, margin []float64) stats.Statistic {
+	var buf []float64
 	return func(j int, x, y []float64) float64 {
-		hl := stats.TrimmedShift(x, y, 0.25)
+		hl := stats.TrimmedShiftBuf(x, y, 0.25, &buf)
 		if margin != nil {
 			hl -= margin[j]
 		}
@@ -594,6 +596,16 @@ func runsNeeded(v []float64, isNew []bool, prec, z, alpha float64) int {
 	}
 	// What the runs at hand did not decide needs more of them.
 	return max(int(n), least, min(len(x), len(y))+1)
+}
+
+// splitBudget is how many splits of the runs a family of tests may count:
+// stats.MaxEnumerate, fewer when the runs are many, so that the work
+// (splits x tests x the BASE x NEW differences each statistic sorts) stays
+// near 5e7 differences, a second or two; never fewer than 1000, the splits
+// that let a test reach alpha 0.001.
+func splitBudget(tests, nb, nn int) int {
+	b := 5e7 / (float64(max(tests, 1)) * float64(nb) * float64(nn))
+	return int(min(max(b, 1000), stats.MaxEnumerate))
 }
 
 // leastRuns is the fewest runs a side with which a split test can reach

@@ -7,7 +7,7 @@ import (
 )
 
 // MaxEnumerate is the largest number of ways to split the runs into two
-// groups that [MaxT] enumerates; beyond it, it draws that many at random.
+// groups that [MaxT] enumerates, and the most it draws at random beyond.
 const MaxEnumerate = 20000
 
 // Statistic computes test j's statistic from its values in the two groups
@@ -48,10 +48,15 @@ var ErrNoRuns = errors.New("stats: a permutation test needs at least one run on 
 // statistic of every split over all tests holds the chance of any false
 // rejection at the level, whatever the dependence between the tests.
 //
-// Splits are enumerated when there are at most [MaxEnumerate]; otherwise
-// MaxEnumerate-1 are drawn at random (with a fixed seed, so the answer is
-// reproducible) beside the real one.
-func MaxT(values [][]float64, isY []bool, stat Statistic) (MaxTResult, error) {
+// Splits are enumerated when there are at most splits (at most
+// [MaxEnumerate]; less than 1 means MaxEnumerate); otherwise splits-1 are
+// drawn at random (with a fixed seed, so the answer is reproducible)
+// beside the real one. The work is splits times the tests times the cost
+// of stat.
+func MaxT(values [][]float64, isY []bool, stat Statistic, splits int) (MaxTResult, error) {
+	if splits < 1 || splits > MaxEnumerate {
+		splits = MaxEnumerate
+	}
 	n := len(isY)
 	ny := 0
 	for _, b := range isY {
@@ -109,7 +114,7 @@ func MaxT(values [][]float64, isY []bool, stat Statistic) (MaxTResult, error) {
 	}
 	total := Binomial(n, ny)
 	inY := make([]bool, n)
-	if total <= MaxEnumerate {
+	if total <= splits {
 		r.Exact = true
 		combinations(n, ny, func(idx []int) {
 			clear(inY)
@@ -122,7 +127,7 @@ func MaxT(values [][]float64, isY []bool, stat Statistic) (MaxTResult, error) {
 		visit(isY)
 		rng := rand.New(rand.NewPCG(0x6672616d, 0x73636f70))
 		perm := make([]int, n)
-		for range MaxEnumerate - 1 {
+		for range splits - 1 {
 			for i := range perm {
 				perm[i] = i
 			}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -68,7 +69,7 @@ func TestMaxTMatchesMannWhitney(t *testing.T) {
 		}
 		return u
 	}
-	res, err := MaxT(values, isY, rankSum)
+	res, err := MaxT(values, isY, rankSum, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestMaxTHoldsFamilyLevel(t *testing.T) {
 				values[j][i] = next()
 			}
 		}
-		res, err := MaxT(values, isY, shift)
+		res, err := MaxT(values, isY, shift, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,5 +214,42 @@ func TestTrimmedShift(t *testing.T) {
 	}
 	if !math.IsNaN(TrimmedShift(nil, y, 0.25)) {
 		t.Error("empty sample gave a number")
+	}
+}
+
+// TestTrimmedShiftMatchesSort checks the selection against the trimmed
+// mean of the sorted differences, on random samples with ties.
+func TestTrimmedShiftMatchesSort(t *testing.T) {
+	seed := uint64(7)
+	next := func() float64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return float64(seed>>58) / 4 // 64 levels: many ties
+	}
+	for n := 1; n <= 12; n++ {
+		for m := 1; m <= 12; m++ {
+			x, y := make([]float64, n), make([]float64, m)
+			for i := range x {
+				x[i] = next()
+			}
+			for i := range y {
+				y[i] = next()
+			}
+			var d []float64
+			for _, b := range y {
+				for _, a := range x {
+					d = append(d, b-a)
+				}
+			}
+			slices.Sort(d)
+			cut := int(0.25 * float64(len(d)))
+			var sum float64
+			for _, v := range d[cut : len(d)-cut] {
+				sum += v
+			}
+			want := sum / float64(len(d)-2*cut)
+			if got := TrimmedShift(x, y, 0.25); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("n=%d m=%d: %v, want %v", n, m, got, want)
+			}
+		}
 	}
 }

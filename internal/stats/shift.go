@@ -123,21 +123,80 @@ func MeanAD(xs []float64) float64 {
 // runs does not find many splits exactly as extreme as the real one. NaN
 // when a sample is empty.
 func TrimmedShift(x, y []float64, trim float64) float64 {
+	return TrimmedShiftBuf(x, y, trim, nil)
+}
+
+// TrimmedShiftBuf is [TrimmedShift] with a scratch buffer that it grows
+// and keeps in *buf (nil: none), for callers that call it in a loop.
+func TrimmedShiftBuf(x, y []float64, trim float64, buf *[]float64) float64 {
 	if len(x) == 0 || len(y) == 0 {
 		return math.NaN()
 	}
-	d := make([]float64, 0, len(x)*len(y))
+	var d []float64
+	if buf != nil {
+		d = (*buf)[:0]
+	}
 	for _, b := range y {
 		for _, a := range x {
 			d = append(d, b-a)
 		}
 	}
-	slices.Sort(d)
+	if buf != nil {
+		*buf = d
+	}
 	cut := int(trim * float64(len(d)))
+	if cut > 0 {
+		// Partition so that d[:cut] are the smallest and d[len-cut:] the
+		// largest: linear time, where sorting is n log n.
+		selectKth(d, cut)
+		selectKth(d[cut:], len(d)-2*cut)
+	}
 	d = d[cut : len(d)-cut]
 	var sum float64
 	for _, v := range d {
 		sum += v
 	}
 	return sum / float64(len(d))
+}
+
+// selectKth reorders d so that d[k] is the value a sort would put there,
+// with no larger value before it and no smaller one after (Hoare's
+// selection, median-of-three pivots).
+func selectKth(d []float64, k int) {
+	lo, hi := 0, len(d)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if d[mid] < d[lo] {
+			d[mid], d[lo] = d[lo], d[mid]
+		}
+		if d[hi] < d[lo] {
+			d[hi], d[lo] = d[lo], d[hi]
+		}
+		if d[hi] < d[mid] {
+			d[hi], d[mid] = d[mid], d[hi]
+		}
+		p := d[mid]
+		i, j := lo, hi
+		for i <= j {
+			for d[i] < p {
+				i++
+			}
+			for d[j] > p {
+				j--
+			}
+			if i <= j {
+				d[i], d[j] = d[j], d[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
