@@ -45,7 +45,9 @@
 // precision). The test is a permutation test over runs: if the code did
 // not change, the runs are exchangeable between the sides, and every way
 // to split them into sides of the same sizes is as likely as the real one
-// (all C(n1+n2, n1) ways up to 20000, else 20000 drawn with a fixed seed).
+// (all C(n1+n2, n1) ways up to 20000; beyond, as many drawn with a fixed
+// seed, fewer when the runs are many, never under 1000; at most 50 runs a
+// side, which take some seconds).
 // The false-alarm rate is held at --alpha over all zones at once by the
 // single-step max-T procedure of Westfall and Young (1993): a zone's
 // p-value is the share of splits whose largest statistic over every zone
