@@ -1,9 +1,13 @@
 # Framescope. `make demo` and `make test` do all set-up on a fresh Debian machine.
 GO        ?= go
 TP_DIR    := $(CURDIR)/.cache/trace-processor
-GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR)
+BENCHSTAT := $(CURDIR)/.cache/bin/benchstat
+# benchstat reads `framescope benchfmt`; its version is pinned here.
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
+	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps tp test vet fmtcheck bench demo devices generate clean
+.PHONY: all deps tp tools test vet fmtcheck bench demo devices generate clean
 
 all: test
 
@@ -14,6 +18,10 @@ deps:
 tp: deps
 	@bash scripts/fetch-trace-processor.sh $(TP_DIR)
 
+# Tools the tests run: benchstat, through the Go module proxy.
+tools: deps
+	@test -x $(BENCHSTAT) || GOBIN=$(CURDIR)/.cache/bin $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -21,7 +29,7 @@ fmtcheck:
 vet: deps
 	$(GO) vet ./...
 
-test: deps tp fmtcheck vet
+test: deps tp tools fmtcheck vet
 	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m ./...
 
 bench: deps

@@ -19,6 +19,7 @@ need nodejs /usr/bin/node
 need npm /usr/bin/npm
 need gcc /usr/bin/gcc # cgo: internal/vk
 need libc6-dev /usr/include/stdio.h
+need chromium /usr/bin/chromium # renders framescope diff --html in a test
 
 # Go comes from go.dev, not Debian (whose golang is too old for go.mod).
 want_go=$(sed -n 's/^go \([0-9.]*\)$/\1/p' go.mod 2>/dev/null || true)

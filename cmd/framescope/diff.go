@@ -1,64 +1,74 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/framescope/framescope/internal/stats"
-	"github.com/framescope/framescope/timeline"
 )
 
 func init() {
 	register(command{
 		name:    "diff",
-		summary: "compare two traces zone by zone; exit 1 on a regression",
+		summary: "compare runs zone by zone: exit 0 unchanged, 1 regressed, 3 inconclusive",
 		run:     runDiff,
 	})
 }
 
+// Exit codes of `framescope diff`.
+const (
+	exitUnchanged    = 0
+	exitRegressed    = 1
+	exitBadInput     = 2
+	exitInconclusive = 3
+)
+
+// Defaults and limits of the flags of `framescope diff`; the package doc
+// says where the defaults come from.
+const (
+	defaultMinEffect = 0.03
+	defaultFloor     = 10 * time.Microsecond
+	defaultAlpha     = 0.05
+	maxMinEffect     = 10.0 // +1000%
+	// defaultOneRunLimit is the change that too few runs must show, every
+	// frame apart, to call a regression: +200%, above the largest gap
+	// between identical runs measured (+163%, lavapipe with a busy
+	// neighbour).
+	defaultOneRunLimit = 2.0
+	maxFloor           = time.Hour
+	maxAlpha           = 0.5
+	maxBudget          = 24 * time.Hour
+	maxBudgets         = 1000
+	maxZoneArg         = 1024
+)
+
 // diffOptions are the rules of `framescope diff`.
 type diffOptions struct {
-	threshold float64 // relative median increase that counts, e.g. 0.05
-	alpha     float64 // one-sided significance level of the rank test
+	minEffect float64       // relative change below which nothing is a regression
+	floor     time.Duration // absolute change below which nothing is a regression
+	alpha     float64       // chance of any false "regressed" over all zones
 	budgets   []budget
+	driver    string  // shown in reports; traces do not record it
+	gateTails bool    // p95 regressions fail the gate too (alpha split in two)
+	oneRun    float64 // with too few runs: the smallest change that can regress
 }
 
-// budget is an absolute limit: the zone's p95 in the new trace must not
-// exceed max.
+// budget is an absolute limit: the zone's p95 in NEW (the median over the
+// runs of each run's p95) must not exceed max.
 type budget struct {
-	zone string // a zone name, or kind:name ("gpu:shadow")
+	zone string // a name, kind:name ("gpu:shadow") or kind:track/name
 	max  time.Duration
 }
 
-func (b budget) matches(z zone) bool { return b.zone == z.Name || b.zone == z.String() }
-
-// zoneDiff is the comparison of one zone.
-type zoneDiff struct {
-	zone            zone
-	nBase, nNew     int
-	p50Base, p50New float64
-	p95New          float64
-	change          float64 // p50New/p50Base - 1
-	p               float64 // one-sided Mann-Whitney p-value; NaN when untested
-	regressed       bool
-	budget          *budget
-	overBudget      bool
-	note            string // "new", "gone", "too few samples"
-}
-
-type diffReport struct {
-	zones       []zoneDiff
-	regressions int
-	overBudget  int
-	unmatched   []string // budgets naming no zone of the new trace
+func (b budget) matches(k zoneKey) bool {
+	return b.zone == k.Name || b.zone == k.Kind+":"+k.Name || b.zone == k.String()
 }
 
 // budgetValue implements flag.Value for repeated --budget ZONE=DURATION.
@@ -71,16 +81,26 @@ func (v budgetValue) Set(s string) error {
 	if i <= 0 {
 		return errors.New("want ZONE=DURATION, e.g. shadow=2ms")
 	}
+	if i > maxZoneArg {
+		return fmt.Errorf("zone name of %d bytes: the limit is %d", i, maxZoneArg)
+	}
+	if len(*v.list) >= maxBudgets {
+		return fmt.Errorf("more than %d budgets", maxBudgets)
+	}
 	d, err := time.ParseDuration(s[i+1:])
-	if err != nil || d <= 0 {
-		return fmt.Errorf("bad duration %q: want a positive duration such as 1.5ms", s[i+1:])
+	if err != nil || d <= 0 || d > maxBudget {
+		return fmt.Errorf("bad duration %q: want a positive duration up to %v, such as 1.5ms", termText(s[i+1:]), maxBudget)
 	}
 	*v.list = append(*v.list, budget{zone: s[:i], max: d})
 	return nil
 }
 
-// percentValue implements flag.Value for a fraction given as 0.05 or 5%.
-type percentValue struct{ f *float64 }
+// percentValue implements flag.Value for a fraction given as 0.05 or 5%,
+// from 0 to max.
+type percentValue struct {
+	f   *float64
+	max float64
+}
 
 func (v percentValue) String() string {
 	if v.f == nil {
@@ -92,271 +112,595 @@ func (v percentValue) String() string {
 func (v percentValue) Set(s string) error {
 	pct := strings.HasSuffix(s, "%")
 	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		return fmt.Errorf("bad fraction %q: want e.g. 5%% or 0.05", s)
-	}
 	if pct {
 		f /= 100
+	}
+	if err != nil || !(f >= 0 && f <= v.max) {
+		return fmt.Errorf("bad fraction %q: want 0%% to %g%% (or 0 to %g)", termText(s), v.max*100, v.max)
 	}
 	*v.f = f
 	return nil
 }
 
-// compare compares the zones of base and new.
-func compare(base, cur *timeline.Trace, o diffOptions) diffReport {
-	db, dn := zoneDurations(base), zoneDurations(cur)
-	all := map[zone]bool{}
-	for z := range db {
-		all[z] = true
+// durationValue implements flag.Value for a duration from 0 to max.
+type durationValue struct {
+	d   *time.Duration
+	max time.Duration
+}
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return ""
 	}
-	for z := range dn {
-		all[z] = true
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > v.max {
+		return fmt.Errorf("bad duration %q: want 0 to %v, such as 2us", termText(s), v.max)
 	}
-	var r diffReport
-	used := make([]bool, len(o.budgets))
-	for _, z := range sortedZones(all) {
-		b, n := db[z], dn[z]
-		d := zoneDiff{zone: z, nBase: len(b), nNew: len(n), p: math.NaN(), p50Base: math.NaN(), p50New: math.NaN(), p95New: math.NaN(), change: math.NaN()}
-		if len(b) > 0 {
-			d.p50Base = stats.Summarize(b).P50
+	*v.d = d
+	return nil
+}
+
+// alphaValue implements flag.Value for the false-alarm level.
+type alphaValue struct{ f *float64 }
+
+func (v alphaValue) String() string {
+	if v.f == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v.f, 'g', -1, 64)
+}
+
+func (v alphaValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0 && f <= maxAlpha) {
+		return fmt.Errorf("bad level %q: want more than 0 and at most %g", termText(s), maxAlpha)
+	}
+	*v.f = f
+	return nil
+}
+
+// outcome is the answer for one statistic, one zone or the whole diff,
+// from best to worst.
+type outcome int
+
+const (
+	unchanged outcome = iota
+	improved
+	inconclusive
+	regressed
+)
+
+func (v outcome) String() string {
+	return [...]string{"unchanged", "improved", "inconclusive", "regressed"}[v]
+}
+
+// statNames are the per-run statistics compared, in the order of
+// zoneDiff.tests.
+var statNames = [2]string{"p50", "p95"}
+
+// testDiff is the comparison of one statistic of one zone over the runs.
+type testDiff struct {
+	base, cur []float64 // each run's value, ns
+	// medBase and medNew are the medians over the runs; change is
+	// medNew/medBase-1.
+	medBase, medNew, change float64
+	pRegressed              float64 // adjusted p-value of "more than the minimum effect slower"
+	pUnchanged              float64 // p-value of "less than the minimum effect slower"
+	outcome                 outcome
+	runsNeeded              int // runs a side an inconclusive answer would need; 0 when unknown or not applicable
+}
+
+// zoneDiff is the comparison of one zone.
+type zoneDiff struct {
+	key                zoneKey
+	runsBase, runsNew  int // runs that have the zone
+	tests              [2]testDiff
+	outcome            outcome
+	note               string // "new", "gone"
+	separated          bool   // with too few runs to test: every NEW frame slower than every BASE frame by more than the minimum effect
+	budget             *budget
+	p95New             float64
+	overBudget         bool
+	fewRuns            bool // too few runs for the test to reach alpha
+	minBase, maxBase   int64
+	minNew, maxNew     int64
+	framesB, framesNew int
+}
+
+type diffReport struct {
+	base, cur   side
+	zones       []zoneDiff
+	outcome     outcome
+	regressions int
+	overBudget  int
+	unchanged   int
+	improved    int
+	undecided   int
+	runsNeeded  int
+	splits      int
+	exact       bool
+	fewRuns     bool
+	unmatched   []string // budgets naming no zone of NEW
+	common      int      // zones on both sides
+}
+
+// compare compares every zone of two sides; the package doc says how.
+func compare(base, cur side, o diffOptions) diffReport {
+	r := diffReport{base: base, cur: cur}
+	nb, nn := len(base.Runs), len(cur.Runs)
+	all := map[zoneKey]bool{}
+	for _, s := range []side{base, cur} {
+		for _, ru := range s.Runs {
+			for k := range ru.Zones {
+				all[k] = true
+			}
 		}
-		if len(n) > 0 {
-			s := stats.Summarize(n)
-			d.p50New, d.p95New = s.P50, s.P95
+	}
+	keys := make([]zoneKey, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+
+	// The tests: two per zone on both sides, values in log ns, BASE
+	// shifted up by the minimum effect and the floor.
+	isNew := make([]bool, nb+nn)
+	for i := nb; i < nb+nn; i++ {
+		isNew[i] = true
+	}
+	var values, shiftedValues [][]float64 // per test, per run: log ns
+	var prec, margin []float64
+	var owner []int // test -> index in r.zones
+	shift := func(x float64) float64 {
+		return math.Max(x*(1+o.minEffect), x+float64(o.floor.Nanoseconds()))
+	}
+	for _, k := range keys {
+		d := zoneDiff{key: k, minBase: math.MaxInt64, minNew: math.MaxInt64, p95New: math.NaN()}
+		for ti := range d.tests {
+			d.tests[ti] = testDiff{medBase: math.NaN(), medNew: math.NaN(), change: math.NaN(), pRegressed: math.NaN(), pUnchanged: math.NaN()}
 		}
+		for _, ru := range base.Runs {
+			if z, ok := ru.Zones[k]; ok {
+				d.runsBase++
+				d.tests[0].base = append(d.tests[0].base, z.P50)
+				d.tests[1].base = append(d.tests[1].base, z.P95)
+				d.minBase, d.maxBase, d.framesB = min(d.minBase, z.Min), max(d.maxBase, z.Max), d.framesB+z.N
+			}
+		}
+		for _, ru := range cur.Runs {
+			if z, ok := ru.Zones[k]; ok {
+				d.runsNew++
+				d.tests[0].cur = append(d.tests[0].cur, z.P50)
+				d.tests[1].cur = append(d.tests[1].cur, z.P95)
+				d.minNew, d.maxNew, d.framesNew = min(d.minNew, z.Min), max(d.maxNew, z.Max), d.framesNew+z.N
+			}
+		}
+		for ti := range d.tests {
+			t := &d.tests[ti]
+			t.medBase, t.medNew = stats.MedianFloat(t.base), stats.MedianFloat(t.cur)
+			t.change = relChange(t.medBase, t.medNew)
+		}
+		d.p95New = d.tests[1].medNew
 		switch {
-		case len(b) == 0:
+		case d.runsBase == 0:
 			d.note = "new"
-		case len(n) == 0:
+		case d.runsNew == 0:
 			d.note = "gone"
 		default:
-			if d.p50Base > 0 {
-				d.change = d.p50New/d.p50Base - 1
-			} else if d.p50New > 0 {
-				d.change = math.Inf(1)
-			} else {
-				d.change = 0
+			r.common++
+			for ti := range d.tests {
+				raw := make([]float64, nb+nn)
+				shifted := make([]float64, nb+nn)
+				var se2 float64
+				var nse int
+				for i, ru := range base.Runs {
+					raw[i], shifted[i] = math.NaN(), math.NaN()
+					if z, ok := ru.Zones[k]; ok {
+						raw[i] = logNs(statOf(z, ti))
+						shifted[i] = logNs(shift(statOf(z, ti)))
+						se2 += sq(seOf(z, ti))
+						nse++
+					}
+				}
+				for i, ru := range cur.Runs {
+					raw[nb+i], shifted[nb+i] = math.NaN(), math.NaN()
+					if z, ok := ru.Zones[k]; ok {
+						raw[nb+i] = logNs(statOf(z, ti))
+						shifted[nb+i] = raw[nb+i]
+						se2 += sq(seOf(z, ti))
+						nse++
+					}
+				}
+				values = append(values, raw)
+				shiftedValues = append(shiftedValues, shifted)
+				prec = append(prec, math.Sqrt(se2/float64(nse)))
+				margin = append(margin, logNs(shift(d.tests[ti].medBase))-logNs(d.tests[ti].medBase))
+				owner = append(owner, len(r.zones)*2+ti)
 			}
-			rt, err := stats.MannWhitney(toFloat(b), toFloat(n))
-			if err == nil {
-				d.p = rt.P
-			}
-			d.regressed = d.change > o.threshold && d.p < o.alpha
 		}
-		for i := range o.budgets {
-			if o.budgets[i].matches(z) && len(n) > 0 {
-				used[i] = true
-				d.budget = &o.budgets[i]
-				d.overBudget = d.p95New > float64(o.budgets[i].max.Nanoseconds())
+		r.zones = append(r.zones, d)
+	}
+
+	// Medians and tails are two families of tests, each under its own
+	// max-T; with --tails both gate, at alpha/2 each.
+	levels := [2]float64{o.alpha, o.alpha}
+	if o.gateTails {
+		levels = [2]float64{o.alpha / 2, o.alpha / 2}
+	}
+	pUp := make([]float64, len(values))
+	pEq := make([]float64, len(values))
+	for ti := range statNames {
+		var idx []int
+		for j, w := range owner {
+			if w%2 == ti {
+				idx = append(idx, j)
 			}
 		}
-		if d.regressed {
-			r.regressions++
+		if len(idx) == 0 {
+			continue
+		}
+		sub := func(vs [][]float64) [][]float64 {
+			out := make([][]float64, len(idx))
+			for i, j := range idx {
+				out[i] = vs[j]
+			}
+			return out
+		}
+		subPrec, subMargin := make([]float64, len(idx)), make([]float64, len(idx))
+		for i, j := range idx {
+			subPrec[i], subMargin[i] = prec[j], margin[j]
+		}
+		splits := splitBudget(len(idx), nb, nn)
+		up, err := stats.MaxT(sub(values), isNew, studentizedShift(subPrec, subMargin), splits)
+		if err != nil {
+			panic(err) // both sides have runs: loadSide refuses empty ones
+		}
+		eq, err := stats.MaxT(sub(shiftedValues), isNew, studentizedShift(subPrec, nil), splits)
+		if err != nil {
+			panic(err)
+		}
+		for i, j := range idx {
+			pUp[j], pEq[j] = up.Upper[i], eq.Lower[i]
+		}
+		r.splits, r.exact = up.Splits, up.Exact
+	}
+	// A test can reject only if one split in 1/alpha is enough.
+	canTest := r.splits > 0 && 1/float64(r.splits) <= levels[0]
+	r.fewRuns = !canTest
+	za := normalQuantile(1 - levels[0]/float64(max(len(values)/2, 1)))
+	for j, w := range owner {
+		d := &r.zones[w/2]
+		t := &d.tests[w%2]
+		level := levels[w%2]
+		t.pRegressed, t.pUnchanged = pUp[j], pEq[j]
+		switch {
+		case !canTest || 1/float64(r.splits) > level:
+			t.outcome = inconclusive
+		case t.pRegressed <= level && t.change > o.minEffect && t.medNew-t.medBase > float64(o.floor.Nanoseconds()):
+			t.outcome = regressed
+		case t.pUnchanged <= level:
+			t.outcome = unchanged
+			if t.change < -o.minEffect && t.medBase-t.medNew > float64(o.floor.Nanoseconds()) {
+				t.outcome = improved
+			}
+		default:
+			t.outcome = inconclusive
+		}
+		if t.outcome == inconclusive {
+			t.runsNeeded = runsNeeded(shiftedValues[j], isNew, prec[j], za, levels[0])
+		}
+	}
+	used := make([]bool, len(o.budgets))
+	for i := range r.zones {
+		d := &r.zones[i]
+		d.fewRuns = !canTest
+		if d.note == "" {
+			// The median decides; the tail, noisier, adds a regression
+			// with --tails and is only reported without.
+			d.outcome = d.tests[0].outcome
+			if o.gateTails && d.tests[1].outcome == regressed {
+				d.outcome = regressed
+			}
+			if !canTest {
+				// Runs alone cannot show a change: only frames that do not
+				// overlap at all, by more than the minimum effect, can.
+				d.separated = d.minNew > d.maxBase && float64(d.minNew) > shift(float64(d.maxBase)) && d.tests[0].change > o.oneRun
+				if d.separated {
+					d.outcome = regressed
+					d.tests[0].outcome = regressed
+				}
+			}
+		}
+		for bi := range o.budgets {
+			if o.budgets[bi].matches(d.key) && d.runsNew > 0 {
+				used[bi] = true
+				d.budget = &o.budgets[bi]
+				d.overBudget = d.p95New > float64(o.budgets[bi].max.Nanoseconds())
+			}
 		}
 		if d.overBudget {
 			r.overBudget++
 		}
-		r.zones = append(r.zones, d)
+		if d.note != "" {
+			continue
+		}
+		switch d.outcome {
+		case regressed:
+			r.regressions++
+		case inconclusive:
+			r.undecided++
+			r.runsNeeded = max(r.runsNeeded, d.tests[0].runsNeeded)
+		case improved:
+			r.improved++
+		default:
+			r.unchanged++
+		}
 	}
 	for i, u := range used {
 		if !u {
 			r.unmatched = append(r.unmatched, o.budgets[i].zone)
 		}
 	}
+	switch {
+	case r.regressions > 0 || r.overBudget > 0:
+		r.outcome = regressed
+	case r.undecided > 0 || r.common == 0:
+		r.outcome = inconclusive
+	case r.improved > 0:
+		r.outcome = improved
+	default:
+		r.outcome = unchanged
+	}
+	slices.SortStableFunc(r.zones, bySeverity)
 	return r
 }
 
-func toFloat(xs []int64) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
+// bySeverity orders zones for people: regressed, over budget,
+// inconclusive, improved, new and gone, unchanged; within each, the
+// largest change first.
+func bySeverity(a, b zoneDiff) int {
+	rank := func(d zoneDiff) int {
+		switch {
+		case d.note == "" && d.outcome == regressed:
+			return 0
+		case d.overBudget:
+			return 1
+		case d.note == "" && d.outcome == inconclusive:
+			return 2
+		case d.note == "" && d.outcome == improved:
+			return 3
+		case d.note != "":
+			return 4
+		}
+		return 5
 	}
-	return out
+	if c := rank(a) - rank(b); c != 0 {
+		return c
+	}
+	ca, cb := a.tests[0].change, b.tests[0].change
+	if math.IsNaN(ca) {
+		ca = math.Inf(-1)
+	}
+	if math.IsNaN(cb) {
+		cb = math.Inf(-1)
+	}
+	switch {
+	case math.Abs(ca) > math.Abs(cb):
+		return -1
+	case math.Abs(ca) < math.Abs(cb):
+		return 1
+	}
+	return compareKeys(a.key, b.key)
 }
 
+func statOf(z runZone, ti int) float64 {
+	if ti == 0 {
+		return z.P50
+	}
+	return z.P95
+}
+
+func seOf(z runZone, ti int) float64 {
+	if ti == 0 {
+		return z.SE50
+	}
+	return z.SE95
+}
+
+func logNs(ns float64) float64 { return math.Log(math.Max(ns, 1)) }
+
+func sq(x float64) float64 { return x * x }
+
+func relChange(base, cur float64) float64 {
+	switch {
+	case math.IsNaN(base) || math.IsNaN(cur):
+		return math.NaN()
+	case base > 0:
+		return cur/base - 1
+	case cur > 0:
+		return math.Inf(1)
+	}
+	return 0
+}
+
+// studentizedShift is the statistic of every test: the Hodges-Lehmann
+// shift of NEW's log run values against BASE's, less the test's margin
+// (none when margin is nil), over its standard error, from the spread
+// between runs pooled over both sides (spreadOf), no smaller than the
+// precision the frames give each run's value. Pooling matters with 5 runs
+// a side: a MAD of 5 values falls to almost 0 whenever 3 of them agree,
+// and the splits where that happens by chance would outweigh the real one.
+func studentizedShift(prec, margin []float64) stats.Statistic {
+	var buf []float64
+	return func(j int, x, y []float64) float64 {
+		hl := stats.TrimmedShiftBuf(x, y, 0.25, &buf)
+		if margin != nil {
+			hl -= margin[j]
+		}
+		s := math.Max(spreadOf(x, y), prec[j])
+		se := s * math.Sqrt(1/float64(len(x))+1/float64(len(y)))
+		return hl / math.Max(se, 1e-9)
+	}
+}
+
+var spreadMode = 2
+
+// spreadOf is the spread between runs, pooled over both sides: the MAD
+// of every run's distance from its own side's median.
+func spreadOf(x, y []float64) float64 {
+	mx, my := stats.MedianFloat(x), stats.MedianFloat(y)
+	res := make([]float64, 0, len(x)+len(y))
+	for _, v := range x {
+		res = append(res, v-mx)
+	}
+	for _, v := range y {
+		res = append(res, v-my)
+	}
+	return stats.MAD(res)
+}
+
+// runsNeeded estimates the runs a side an inconclusive test needs: with
+// the spread seen between runs (sigma, log units), a shift as far from the
+// minimum effect as the one seen is told apart with 80% power at the
+// per-test level of a Bonferroni bound (z), with the rank test's 3/pi
+// efficiency; and never fewer than the runs that let a permutation test
+// reach alpha at all. 0 when it cannot be estimated.
+func runsNeeded(v []float64, isNew []bool, prec, z, alpha float64) int {
+	var x, y []float64
+	for i, val := range v {
+		if math.IsNaN(val) {
+			continue
+		}
+		if isNew[i] {
+			y = append(y, val)
+		} else {
+			x = append(x, val)
+		}
+	}
+	if len(x) == 0 || len(y) == 0 {
+		return 0
+	}
+	sigma := math.Max(spreadOf(x, y), prec)
+	d := math.Abs(stats.TrimmedShift(x, y, 0.25))
+	least := leastRuns(alpha)
+	if len(x) < 2 || len(y) < 2 || sigma == 0 || d == 0 {
+		return least // the spread between runs is unknown
+	}
+	n := math.Ceil(math.Pi / 3 * 2 * sq(z+0.8416) * sq(sigma) / sq(d))
+	if n > maxRuns {
+		return maxRuns + 1
+	}
+	// What the runs at hand did not decide needs more of them.
+	return max(int(n), least, min(len(x), len(y))+1)
+}
+
+// splitBudget is how many splits of the runs a family of tests may count:
+// stats.MaxEnumerate, fewer when the runs are many, so that the work
+// (splits x tests x the BASE x NEW differences each statistic sorts) stays
+// near 5e7 differences, a second or two; never fewer than 1000, the splits
+// that let a test reach alpha 0.001.
+func splitBudget(tests, nb, nn int) int {
+	b := 5e7 / (float64(max(tests, 1)) * float64(nb) * float64(nn))
+	return int(min(max(b, 1000), stats.MaxEnumerate))
+}
+
+// leastRuns is the fewest runs a side with which a split test can reach
+// alpha at all: one split in C(2n, n) must be at most alpha.
+func leastRuns(alpha float64) int {
+	n := 1
+	for 1/float64(stats.Binomial(2*n, n)) > alpha {
+		n++
+	}
+	return n
+}
+
+// normalQuantile is the inverse of the standard normal distribution.
+func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	o := diffOptions{threshold: 0.05, alpha: 0.01}
+	o := diffOptions{minEffect: defaultMinEffect, floor: defaultFloor, alpha: defaultAlpha, oneRun: defaultOneRunLimit}
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Var(percentValue{&o.threshold}, "threshold", "median increase that counts as a regression (5% or 0.05)")
-	fs.Float64Var(&o.alpha, "alpha", 0.01, "one-sided significance level of the Mann-Whitney U test")
-	fs.Var(budgetValue{&o.budgets}, "budget", "ZONE=DURATION: the zone's p95 in NEW must not exceed DURATION (repeatable; ZONE is a name or gpu:NAME / cpu:NAME)")
-	markdown := fs.Bool("markdown", false, "write a Markdown report for a pull-request comment")
+	fs.Var(percentValue{&o.minEffect, maxMinEffect}, "min-effect", "smallest relative slow-down that counts (3% or 0.03; at most 1000%)")
+	fs.Var(percentValue{&o.minEffect, maxMinEffect}, "threshold", "the same as --min-effect")
+	fs.Var(durationValue{&o.floor, maxFloor}, "floor", "smallest absolute slow-down that counts (at most 1h)")
+	fs.Var(alphaValue{&o.alpha}, "alpha", "chance of a false 'regressed' over all zones together (at most 0.5)")
+	fs.Var(budgetValue{&o.budgets}, "budget", "ZONE=DURATION: the zone's p95 in NEW (median over runs) must not exceed DURATION (repeatable; ZONE is a name, gpu:NAME, cpu:NAME or KIND:TRACK/NAME)")
+	fs.Var(percentValue{&o.oneRun, maxMinEffect}, "few-runs-limit", "with too few runs to test, the median change (every frame apart) that still counts as a regression (at most 1000%)")
+	fs.BoolVar(&o.gateTails, "tails", false, "let a regression of the per-run p95 fail the gate too (alpha is then split between medians and tails)")
+	fs.StringVar(&o.driver, "driver", "", "driver to name in reports (traces do not record it)")
+	markdown := fs.Bool("markdown", false, "write a Markdown report for a pull-request comment or a job summary")
 	asJSON := fs.Bool("json", false, "write JSON")
+	htmlOut := fs.String("html", "", "also write an HTML report with the per-run distributions to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: framescope diff [flags] BASE NEW")
-		fmt.Fprintln(stderr, "A zone regressed when its median grew by more than --threshold and a one-sided")
-		fmt.Fprintln(stderr, "Mann-Whitney U test finds NEW slower at --alpha. Exit 0: no regression; 1: a")
-		fmt.Fprintln(stderr, "regression or a budget exceeded; 2: bad usage or input.")
+		fmt.Fprintln(stderr, "BASE and NEW are each a trace file or a directory of trace files, one run each.")
+		fmt.Fprintln(stderr, "Each zone's per-run median and p95 are compared over the runs (see `go doc")
+		fmt.Fprintln(stderr, "github.com/framescope/framescope/cmd/framescope`). Exit 0: unchanged or improved;")
+		fmt.Fprintln(stderr, "1: regressed or a budget exceeded; 2: bad usage or input; 3: inconclusive.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return exitBadInput
 	}
 	if len(pos) != 2 {
 		fs.Usage()
-		return 2
+		return exitBadInput
 	}
-	if !(o.alpha > 0 && o.alpha < 1) {
-		fmt.Fprintf(stderr, "framescope diff: --alpha %v: want a level between 0 and 1\n", o.alpha)
-		return 2
+	if *asJSON && *markdown {
+		fmt.Fprintln(stderr, "framescope diff: --json and --markdown exclude each other")
+		return exitBadInput
 	}
-	base, err := loadTrace(pos[0])
+	if len(o.driver) > maxZoneArg {
+		fmt.Fprintf(stderr, "framescope diff: --driver of %d bytes: the limit is %d\n", len(o.driver), maxZoneArg)
+		return exitBadInput
+	}
+	base, err := loadSide(pos[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope diff: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "framescope diff: BASE: %s\n", termText(err.Error()))
+		return exitBadInput
 	}
-	cur, err := loadTrace(pos[1])
+	cur, err := loadSide(pos[1])
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope diff: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "framescope diff: NEW: %s\n", termText(err.Error()))
+		return exitBadInput
 	}
 	r := compare(base, cur, o)
 	if len(r.unmatched) > 0 {
-		fmt.Fprintf(stderr, "framescope diff: --budget names zones not in %s: %s\n", pos[1], strings.Join(r.unmatched, ", "))
-		return 2
+		names := make([]string, len(r.unmatched))
+		for i, u := range r.unmatched {
+			names[i] = termText(u)
+		}
+		fmt.Fprintf(stderr, "framescope diff: --budget names zones not in NEW: %s\n", strings.Join(names, ", "))
+		return exitBadInput
 	}
 	switch {
-	case *asJSON && *markdown:
-		fmt.Fprintln(stderr, "framescope diff: --json and --markdown exclude each other")
-		return 2
 	case *asJSON:
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		if err := e.Encode(diffJSON(r, o)); err != nil {
+		if err := writeDiffJSON(stdout, r, o); err != nil {
 			fmt.Fprintf(stderr, "framescope diff: %v\n", err)
-			return 2
+			return exitBadInput
 		}
 	case *markdown:
 		writeDiffMarkdown(stdout, r, o)
 	default:
 		writeDiffText(stdout, r, o)
 	}
-	if r.regressions > 0 || r.overBudget > 0 {
-		return 1
-	}
-	return 0
-}
-
-// zoneDiffJSON is a zoneDiff for --json; statistics that do not apply
-// (a zone on one side only) are null.
-type zoneDiffJSON struct {
-	Zone       string   `json:"zone"`
-	Kind       string   `json:"kind"`
-	NBase      int      `json:"n_base"`
-	NNew       int      `json:"n_new"`
-	P50BaseNs  *float64 `json:"p50_base_ns"`
-	P50NewNs   *float64 `json:"p50_new_ns"`
-	P95NewNs   *float64 `json:"p95_new_ns"`
-	Change     *float64 `json:"change"`
-	P          *float64 `json:"p"`
-	Regressed  bool     `json:"regressed"`
-	BudgetNs   *int64   `json:"budget_p95_ns,omitempty"`
-	OverBudget bool     `json:"over_budget"`
-	Note       string   `json:"note,omitempty"`
-}
-
-type diffReportJSON struct {
-	Threshold   float64        `json:"threshold"`
-	Alpha       float64        `json:"alpha"`
-	Regressions int            `json:"regressions"`
-	OverBudget  int            `json:"over_budget"`
-	Zones       []zoneDiffJSON `json:"zones"`
-}
-
-func finite(f float64) *float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil
-	}
-	return &f
-}
-
-func diffJSON(r diffReport, o diffOptions) diffReportJSON {
-	out := diffReportJSON{Threshold: o.threshold, Alpha: o.alpha, Regressions: r.regressions, OverBudget: r.overBudget, Zones: []zoneDiffJSON{}}
-	for _, d := range r.zones {
-		z := zoneDiffJSON{
-			Zone: d.zone.Name, Kind: d.zone.Kind, NBase: d.nBase, NNew: d.nNew,
-			P50BaseNs: finite(d.p50Base), P50NewNs: finite(d.p50New), P95NewNs: finite(d.p95New),
-			Change: finite(d.change), P: finite(d.p), Regressed: d.regressed, OverBudget: d.overBudget, Note: d.note,
+	if *htmlOut != "" {
+		if err := writeDiffHTMLFile(*htmlOut, r, o); err != nil {
+			fmt.Fprintf(stderr, "framescope diff: --html: %s\n", termText(err.Error()))
+			return exitBadInput
 		}
-		if d.budget != nil {
-			ns := d.budget.max.Nanoseconds()
-			z.BudgetNs = &ns
-		}
-		out.Zones = append(out.Zones, z)
 	}
-	return out
-}
-
-func fmtChange(c float64) string {
-	if math.IsNaN(c) {
-		return "-"
+	switch r.outcome {
+	case regressed:
+		return exitRegressed
+	case inconclusive:
+		return exitInconclusive
 	}
-	if math.IsInf(c, 1) {
-		return "+inf"
-	}
-	return fmt.Sprintf("%+.1f%%", c*100)
-}
-
-func fmtP(p float64) string {
-	if math.IsNaN(p) {
-		return "-"
-	}
-	if p < 1e-4 {
-		return fmt.Sprintf("%.0e", p)
-	}
-	return fmt.Sprintf("%.4f", p)
-}
-
-func (d zoneDiff) verdict() string {
-	var v []string
-	if d.regressed {
-		v = append(v, "REGRESSED")
-	}
-	if d.overBudget {
-		v = append(v, fmt.Sprintf("OVER BUDGET (p95 %s > %s)", fmtNs(d.p95New), d.budget.max))
-	}
-	if d.note != "" {
-		v = append(v, d.note)
-	}
-	if len(v) == 0 {
-		return "ok"
-	}
-	return strings.Join(v, ", ")
-}
-
-func summaryLine(r diffReport, o diffOptions) string {
-	return fmt.Sprintf("%d zones compared: %d regressed (median +%.4g%% and p < %v), %d over budget",
-		len(r.zones), r.regressions, o.threshold*100, o.alpha, r.overBudget)
-}
-
-func writeDiffText(w io.Writer, r diffReport, o diffOptions) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "kind\tzone\tn base\tn new\tp50 base\tp50 new\tchange\tp\tverdict")
-	for _, d := range r.zones {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", d.zone.Kind, d.zone.Name, d.nBase, d.nNew,
-			fmtNs(d.p50Base), fmtNs(d.p50New), fmtChange(d.change), fmtP(d.p), d.verdict())
-	}
-	tw.Flush()
-	fmt.Fprintln(w, summaryLine(r, o))
-}
-
-func writeDiffMarkdown(w io.Writer, r diffReport, o diffOptions) {
-	if r.regressions > 0 || r.overBudget > 0 {
-		fmt.Fprintf(w, "### :x: Framescope: %d regressed, %d over budget\n\n", r.regressions, r.overBudget)
-	} else {
-		fmt.Fprintf(w, "### :white_check_mark: Framescope: no regression\n\n")
-	}
-	fmt.Fprintln(w, "| kind | zone | n base | n new | p50 base | p50 new | change | p | verdict |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|---|")
-	for _, d := range r.zones {
-		v := d.verdict()
-		if d.regressed || d.overBudget {
-			v = "**" + v + "**"
-		}
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", d.zone.Kind, mdCell(d.zone.Name), d.nBase, d.nNew,
-			fmtNs(d.p50Base), fmtNs(d.p50New), fmtChange(d.change), fmtP(d.p), v)
-	}
-	fmt.Fprintf(w, "\n%s. Test: one-sided Mann-Whitney U (tie-corrected); budgets apply to p95.\n", summaryLine(r, o))
+	return exitUnchanged
 }

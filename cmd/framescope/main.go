@@ -1,6 +1,3 @@
-// Command framescope inspects Vulkan devices and Framescope traces.
-//
-// Each subcommand lives in a file of its own and registers itself in init.
 package main
 
 import (

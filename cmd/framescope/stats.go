@@ -266,7 +266,7 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tzone\tcount\tmean\tp50\tp95\tp99\tmax\t")
 	for _, z := range r.Zones {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", z.Kind, z.Zone, z.Count,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", z.Kind, termText(z.Zone), z.Count,
 			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
 	}
 	tw.Flush()
@@ -291,17 +291,11 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 	fmt.Fprintln(w, dropsLine(r.Drops))
 }
 
-// mdCell escapes text for a Markdown table cell.
-func mdCell(s string) string {
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "`", "\\`", "<", "&lt;", ">", "&gt;")
-	return r.Replace(s)
-}
-
 func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 	fmt.Fprintln(w, "| kind | zone | count | mean | p50 | p95 | p99 | max |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|")
 	for _, z := range r.Zones {
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", z.Kind, mdCell(z.Zone), z.Count,
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", z.Kind, mdCode(z.Zone), z.Count,
 			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
 	}
 	fmt.Fprintf(w, "\n**%d frames**\n\n", r.Frames.Count)

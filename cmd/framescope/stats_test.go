@@ -29,7 +29,7 @@ func TestStatsOutputs(t *testing.T) {
 		want []string
 	}{
 		{[]string{"stats", p}, []string{"z0", "frames: 50", "dropped: 3"}},
-		{[]string{"stats", "--markdown", p}, []string{"| gpu | z1 |", "**50 frames**"}},
+		{[]string{"stats", "--markdown", p}, []string{"| gpu | `z1` |", "**50 frames**"}},
 		{[]string{"stats", "--frames", p}, []string{"frame", " 50  "}},
 		{[]string{"stats", "--markdown", "--frames", p}, []string{"| 50 | "}},
 		{[]string{"stats", p, "--json"}, []string{`"zone": "z2"`, `"count": 50`}},

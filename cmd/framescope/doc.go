@@ -1,0 +1,120 @@
+// Command framescope inspects Vulkan devices and Framescope traces, and
+// gates continuous integration on their performance.
+//
+// Each subcommand lives in a file of its own and registers itself in init.
+//
+// # The performance gate: framescope diff
+//
+// framescope diff BASE NEW compares two sides, each a trace file or a
+// directory whose every trace file (Perfetto or Chrome JSON, gzipped or
+// not) is one run of the application. It exits 0 when nothing regressed
+// and every zone is shown unchanged (or improved), 1 when a zone
+// regressed or a --budget is exceeded, 2 on bad usage or input (an empty
+// run among them), and 3 when it cannot tell: too few runs, or runs too
+// noisy for the change at hand. A report says, for each inconclusive
+// zone, about how many runs a side would decide.
+//
+// Runs are the unit. Frames of one run are not independent samples of the
+// code's speed: each run carries an offset of its own (what else the
+// machine does, clocks, caches, where memory landed), and a test on
+// frames reads that offset as a change. Measured: on an H200, 3 of 9
+// pairs of identical runs failed a frame-level Mann-Whitney gate; on
+// lavapipe, 11 of 14. So each zone is reduced, in each run, to its
+// median and its p95, and it is these per-run values that are compared
+// between the sides. The frames say only how precisely a run's value is
+// known: the distribution-free confidence interval of the quantile from
+// order statistics (stats.QuantileSE) gives a standard error that is the
+// floor of the spread between runs.
+//
+// A zone is its kind, its track and its name: the same name on two GPU
+// queues, or on two CPU tracks, is two zones; a GPU queue's overflow lanes
+// belong to the queue. Zones on one side only are listed as new or gone.
+//
+// # The statistics
+//
+// For each zone on both sides, the shift between the sides is the mean of
+// the middle half of the pairwise differences of the runs' log medians
+// (stats.TrimmedShift: a wild run makes a fifth of the differences and
+// is trimmed away, as in the Hodges-Lehmann estimate, the median of
+// them; unlike that median, moving one run moves it, so that with five
+// runs a side the splits that differ from the real one by a run are not
+// all as extreme as it), less the zone's margin
+// log(max(1+min-effect, 1+floor/median)), over its standard error from
+// the spread between runs pooled over both sides (the MAD of each run's
+// distance from its side's median, no smaller than the frames'
+// precision). The test is a permutation test over runs: if the code did
+// not change, the runs are exchangeable between the sides, and every way
+// to split them into sides of the same sizes is as likely as the real one
+// (all C(n1+n2, n1) ways up to 20000; beyond, as many drawn with a fixed
+// seed, fewer when the runs are many, never under 1000; at most 50 runs a
+// side, which take some seconds).
+// The false-alarm rate is held at --alpha over all zones at once by the
+// single-step max-T procedure of Westfall and Young (1993): a zone's
+// p-value is the share of splits whose largest statistic over every zone
+// reaches the zone's own, so that one alpha covers the family whatever the
+// correlation between zones (frame, render pass and draw move together).
+// A zone regresses when that adjusted p-value is at most alpha and its
+// median over runs grew by more than the minimum effect and the floor.
+// Per-run p95s form a second family, tested the same way and reported;
+// with --tails they gate too, alpha being split in two between the
+// families (Bonferroni).
+//
+// "Unchanged" is a claim of its own, an equivalence test: the zone's
+// statistic on BASE's runs shifted up by the minimum effect and the floor
+// must be larger than NEW's, by the same permutation test at alpha (the
+// lower tail, zone by zone). By the intersection-union principle, the
+// whole diff is unchanged only when every zone is, with no correction.
+// A zone that neither regresses nor is shown unchanged is inconclusive;
+// the runs it would need come from the spread seen, with the 3/pi
+// efficiency of a rank test, 80% power, and the Bonferroni level of the
+// family.
+//
+// With n runs a side no split test can go below 1/C(2n, n): one run a
+// side gives 2 splits, two give 6, three 20. When alpha is below that, the
+// runs cannot tell a change from run-to-run noise, and the diff says so:
+// a zone then regresses only when its median grew by more than
+// --few-runs-limit (+200%) and every NEW frame is slower than every BASE
+// frame by more than the minimum effect; everything else is inconclusive.
+//
+// # The defaults, and why
+//
+// --alpha 0.05: with 5 runs a side (252 splits) the smallest p-value is
+// 0.004, so 0.05 leaves the max-T room to reject; a gate that fails one
+// build in twenty on the boundary of the minimum effect, and less on
+// unchanged code (the lavapipe test measures it), is one a team keeps.
+//
+// --min-effect 3%: quiet lavapipe runs of the demo put the GPU frame
+// zone's run medians within a few percent of each other (the lavapipe
+// test logs it), and GPU zones on an H200 agree to 0.1%; the GPU acceptance
+// asks a 5% change to be caught with 5 runs a side, so the margin must sit
+// below 5%, and 3% leaves the test 2% to prove.
+//
+// --floor 10µs: identical runs on an H200 moved CPU spans by more than 5µs
+// (record 37.0 vs 42.2µs, update 323 vs 361ns), and lavapipe's CPU spans
+// move by more (the lavapipe test logs each zone's spread); 10µs is 0.06%
+// of a 60 Hz frame, so no change a user feels is below it, and a 30ns
+// change in a 600ns zone with 32ns timestamp ticks never counts.
+//
+// --few-runs-limit 200%: identical lavapipe runs with a busy neighbour
+// (the rasterizer on its default threads) differed by up to +163% in the
+// GPU frame zone.
+//
+// On lavapipe, LP_NUM_THREADS=0 keeps rasterization on one thread: with
+// the default, a frame waits for its slowest thread, and a neighbour that
+// deschedules one stretches the frame 2-3 times; with one thread the same
+// neighbour moved it by 0 to 12% in our runs.
+//
+// # Outputs
+//
+// A plain table, sorted by severity (regressed, over budget, inconclusive,
+// improved, new and gone, unchanged); --markdown for a pull-request
+// comment or job summary, naming the runs, the device, the driver
+// (--driver: traces do not record it) and the verdict; --json with every
+// run's values; --html FILE with, for every zone not unchanged, the runs
+// of both sides as box plots in inline SVG. framescope benchfmt writes a
+// side's runs in the Go benchmark format (one line per zone and run), so
+// that benchstat compares Framescope runs too.
+//
+// Names in traces are untrusted: text output escapes control characters
+// (escape.go), Markdown puts names in code spans, HTML escapes by context.
+package main
