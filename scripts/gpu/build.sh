@@ -3,16 +3,16 @@
 # test binaries of the packages that touch Vulkan, into .gpubin/.
 set -eu
 mkdir -p .gpubin
-go build -o .gpubin/ ./cmd/framescope ./examples/triangle ./examples/wrap
+go build -ldflags=-s\ -w -o .gpubin/ ./cmd/framescope ./examples/triangle ./examples/wrap
 for p in internal/vk querypool profiler profiler/benchgpu examples/triangle examples/wrap; do
-	go test -c -o ".gpubin/$(echo "$p" | tr / _).test" "./$p"
+	go test -c -ldflags=-s\ -w -o ".gpubin/$(echo "$p" | tr / _).test" "./$p"
 done
 # The profiler before issue 12, for benchmarks against it in the same run
 # (OLD=<commit>).
 if [ -n "${OLD:-}" ]; then
 	rm -rf /tmp/fs-old && git worktree add -f /tmp/fs-old "$OLD" >/dev/null
 	mkdir -p .gpubin/old
-	(cd /tmp/fs-old && go test -c -o "$OLDPWD/.gpubin/old/profiler.test" ./profiler)
+	(cd /tmp/fs-old && go test -c -ldflags=-s\ -w -o "$OLDPWD/.gpubin/old/profiler.test" ./profiler)
 	git worktree remove --force /tmp/fs-old
 fi
 ls -la .gpubin
