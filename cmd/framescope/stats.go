@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/timeline"
@@ -151,9 +150,11 @@ func frameTotals(t *timeline.Trace) []frameTotal {
 		}
 		switch kinds[s.Track] {
 		case "gpu":
-			get(s.Frame).GPUNs += s.Dur()
+			f := get(s.Frame)
+			f.GPUNs = stats.AddSat(f.GPUNs, s.Dur())
 		case "cpu":
-			get(s.Frame).CPUNs += s.Dur()
+			f := get(s.Frame)
+			f.CPUNs = stats.AddSat(f.CPUNs, s.Dur())
 		}
 	}
 	slices.Sort(order)
@@ -187,16 +188,17 @@ func fmtNs(ns float64) string {
 	if math.IsNaN(ns) {
 		return "-"
 	}
-	d := time.Duration(math.Round(ns))
+	// In floating point: a time.Duration of 9.3e18 ns would wrap negative.
+	a := math.Abs(math.Round(ns))
 	switch {
-	case d >= time.Second || d <= -time.Second:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	case d >= time.Millisecond || d <= -time.Millisecond:
-		return fmt.Sprintf("%.3fms", float64(d)/1e6)
-	case d >= time.Microsecond || d <= -time.Microsecond:
-		return fmt.Sprintf("%.3fµs", float64(d)/1e3)
+	case a >= 1e9:
+		return fmt.Sprintf("%.3fs", ns/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3fms", ns/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3fµs", ns/1e3)
 	}
-	return fmt.Sprintf("%dns", d)
+	return fmt.Sprintf("%.0fns", math.Round(ns))
 }
 
 func dropsLine(d dropsJSON) string {
