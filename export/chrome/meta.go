@@ -3,6 +3,7 @@ package chrome
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -116,12 +117,16 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			Zones, Unmatched, Spans, Unconverted, Evicted uint64
 			GPUSpans                                      uint64 `json:"gpu_spans"`
 			Untimed                                       uint64
+			InvalidFlows                                  uint64 `json:"invalid_flows"`
+			InvalidSamples                                uint64 `json:"invalid_samples"`
 		}
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
 			return fmt.Errorf("%s args: %w", metaDrops, plainJSON(err))
 		}
 		rd.t.Drops = timeline.Drops{Zones: a.Zones, Unmatched: a.Unmatched, Spans: a.Spans, Unconverted: a.Unconverted, Evicted: a.Evicted, GPUSpans: a.GPUSpans, Untimed: a.Untimed}
 		rd.dropsOK = true
+		// The counter also counts the flows and samples the writer refused.
+		rd.dropsRecorded = rd.t.Drops.Total() + a.InvalidFlows + a.InvalidSamples
 	}
 	return nil
 }
@@ -133,7 +138,14 @@ func counterKey(pid int64, name string) string {
 
 func (rd *reader) counter(ev *rawEvent, pid int64) error {
 	if string(ev.Name.bytes()) == dropsCounter {
-		return nil // restored from framescope_drops
+		// The running total of everything dropped: Close's
+		// framescope_drops record says what, but a process killed before
+		// Close leaves only this (see reader.counted).
+		var a struct{ Value float64 }
+		if json.Unmarshal(ev.Args, &a) == nil && a.Value > float64(rd.dropsCounter) {
+			rd.dropsCounter = uint64(min(a.Value, math.MaxUint64))
+		}
+		return nil
 	}
 	ts, err := ev.Ts.micros()
 	if err != nil {
@@ -171,4 +183,14 @@ func (rd *reader) counter(ev *rawEvent, pid int64) error {
 		rd.t.Samples = append(rd.t.Samples, timeline.Sample{Track: id, Time: ts, Value: v})
 	}
 	return nil
+}
+
+// countDrops adds to the trace's drops what the running "framescope
+// dropped" counter counted beyond the framescope_drops record: all of it
+// when the writer never closed (the process was killed), in Drops.Spans,
+// the count of what was refused, as its cause is not in the counter.
+func (rd *reader) countDrops() {
+	if rd.dropsCounter > rd.dropsRecorded {
+		rd.t.Drops.Spans += rd.dropsCounter - rd.dropsRecorded
+	}
 }

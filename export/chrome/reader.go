@@ -55,6 +55,10 @@ func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}
 // become spans, 'C' events counter samples, 's'/'f' pairs flows; other
 // phases are skipped. Slices left open at the end, and E events with no
 // open slice, are counted in Drops.Unmatched.
+//
+// Drops come from the framescope_drops record Writer.Close writes. A trace
+// whose writer never closed has only the running "framescope dropped"
+// counter; what it counts beyond the record is added to Drops.Spans.
 func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
 	lim = lim.withDefaults()
 	lr := &limitReader{r: r, left: lim.MaxBytes}
@@ -168,6 +172,10 @@ type reader struct {
 	trackAt  map[timeline.TrackID]int  // index in t.Tracks
 	n        int
 	dropsOK  bool
+	// dropsCounter is the largest value of the "framescope dropped"
+	// counter; dropsRecorded what the last framescope_drops record
+	// counts, flows and samples the writer refused included.
+	dropsCounter, dropsRecorded uint64
 }
 
 func newReader(lim Limits) *reader {

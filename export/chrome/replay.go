@@ -14,6 +14,7 @@ import (
 // slice.
 func (rd *reader) build() (*timeline.Trace, error) {
 	t := &rd.t
+	rd.countDrops()
 	type end struct {
 		from, to int
 	}
