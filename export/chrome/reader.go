@@ -13,23 +13,26 @@ import (
 )
 
 // Limits bound what Read accepts, so that hostile or broken input fails
-// with an error instead of exhausting memory.
+// with an error instead of exhausting memory. A zero or negative field
+// takes its default; one past its bound, the bound.
 type Limits struct {
-	MaxBytes  int64 // input bytes; 0: 4 GiB
-	MaxEvents int   // trace events; 0: 64 Mi
-	MaxDepth  int   // open B slices on one thread; 0: 4096
+	MaxBytes  int64 // input bytes; 0: 4 GiB, the bound
+	MaxEvents int   // trace events; 0: 64 Mi; at most 1 Gi
+	MaxDepth  int   // open B slices on one thread; 0: 4096; at most 65535 (Span.Depth is 16 bits)
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxBytes <= 0 {
+	if l.MaxBytes <= 0 || l.MaxBytes > 4<<30 {
 		l.MaxBytes = 4 << 30
 	}
 	if l.MaxEvents <= 0 {
 		l.MaxEvents = 64 << 20
 	}
+	l.MaxEvents = min(l.MaxEvents, 1<<30)
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = 4096
 	}
+	l.MaxDepth = min(l.MaxDepth, math.MaxUint16)
 	return l
 }
 
