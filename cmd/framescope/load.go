@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
@@ -234,7 +235,7 @@ func readTrace(r io.Reader) (*timeline.Trace, traceFormat, error) {
 	case formatPerfetto:
 		t, err = perfetto.ReadLimited(br, perfetto.Limits{MaxBytes: maxInput, MaxSpans: maxSpans})
 	}
-	if errors.Is(err, chrome.ErrTooLarge) || errors.Is(err, perfetto.ErrTooLarge) {
+	if (errors.Is(err, chrome.ErrTooLarge) || errors.Is(err, perfetto.ErrTooLarge)) && !strings.Contains(err.Error(), "MaxDepth") && !strings.Contains(err.Error(), "MaxPacket") {
 		err = fmt.Errorf("%w (%s and %s raise framescope's limits of %d bytes and %d spans)", err, envMaxInput, envMaxSpans, maxInput, maxSpans)
 	}
 	if err != nil {

@@ -255,7 +255,7 @@ func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
 		}
 		rd.n++
 		if rd.n > rd.lim.MaxEvents {
-			return fmt.Errorf("chrome: %w: more than %d events", ErrTooLarge, rd.lim.MaxEvents)
+			return fmt.Errorf("%w: more than %d events (Limits.MaxEvents)", ErrTooLarge, rd.lim.MaxEvents)
 		}
 		if err := rd.event(ev); err != nil {
 			return fmt.Errorf("chrome: event %d (ph %q): %w", rd.n-1, ev.Ph, err)

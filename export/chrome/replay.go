@@ -56,7 +56,7 @@ func (rd *reader) build() (*timeline.Trace, error) {
 			switch r.ph {
 			case 'B', 'X':
 				if len(stack) >= rd.lim.MaxDepth {
-					return nil, fmt.Errorf("chrome: %w: slices nested deeper than %d", ErrTooLarge, rd.lim.MaxDepth)
+					return nil, fmt.Errorf("%w: slices nested deeper than %d (Limits.MaxDepth)", ErrTooLarge, rd.lim.MaxDepth)
 				}
 				o := open{span: len(t.Spans), xEnd: math.MaxInt64}
 				end := r.ts

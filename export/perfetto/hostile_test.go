@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/framescope/framescope/internal/hostile"
@@ -76,6 +77,13 @@ func TestReadLimits(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrTooLarge naming %s", tc.lim, err, tc.want)
 		}
 	}
+	buf.Reset()
+	hostile.PerfettoHugePacket(&buf, MaxPacket+1)
+	if _, err := Read(&buf); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "MaxPacket") {
+		t.Errorf("a packet over MaxPacket: %v", err)
+	}
+	buf.Reset()
+	hostile.PerfettoSlices(&buf, 1000, 100, false)
 	if _, err := ReadLimited(bytes.NewReader(buf.Bytes()), Limits{MaxSpans: 1000, MaxDepth: 100, MaxBytes: int64(buf.Len())}); err != nil {
 		t.Errorf("at the limits: %v", err)
 	}

@@ -15,10 +15,13 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Limits on what Read accepts besides [Limits].
+// Limits on what Read accepts besides [Limits]. A packet is held whole
+// while it is read: MaxPacket bounds it (Framescope's own are a few
+// hundred bytes).
 const (
 	maxSequences = 1 << 16
 	maxTracks    = 1 << 20
+	MaxPacket    = 64 << 20
 )
 
 // Limits bound what ReadLimited accepts, so that hostile or broken input
@@ -244,6 +247,9 @@ func (rd *reader) parse(br *bufio.Reader) error {
 		}
 		if off > rd.lim.MaxBytes || size > uint64(rd.lim.MaxBytes-off) {
 			return fmt.Errorf("%w: the field at byte %d ends past %d bytes (Limits.MaxBytes)", ErrTooLarge, start, rd.lim.MaxBytes)
+		}
+		if num == fTracePacket && size > MaxPacket {
+			return fmt.Errorf("%w: a packet of %d bytes at byte %d, more than %d (MaxPacket)", ErrTooLarge, size, start, MaxPacket)
 		}
 		if num != fTracePacket || typ != protowire.BytesType {
 			m, err := br.Discard(int(size))

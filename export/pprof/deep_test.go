@@ -2,6 +2,7 @@ package pprof
 
 import (
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,5 +58,35 @@ func TestBuildDeepLinear(t *testing.T) {
 	if c := strings.Join(p.Comments, "\n"); !strings.Contains(c, "folded 7872 spans") && n == 8000 ||
 		!strings.Contains(c, FoldedName) {
 		t.Errorf("comments %q, want the folded spans counted", p.Comments)
+	}
+}
+
+// TestBuildWideBounded: spans side by side, every one with a name and a
+// frame of its own, make at most MaxFunctions functions and MaxSamples
+// samples; the rest is counted in comments and keeps its time.
+func TestBuildWideBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("half a million spans")
+	}
+	n := MaxSamples + 1000
+	tr := &timeline.Trace{Names: []string{""}, Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}}}
+	for i := range n {
+		tr.Names = append(tr.Names, "z"+strconv.Itoa(i))
+		tr.Spans = append(tr.Spans, timeline.Span{Track: 1, Name: timeline.NameID(i + 1), Start: int64(2 * i), End: int64(2*i + 1), Frame: uint64(i + 1)})
+	}
+	p := Build(tr)
+	if len(p.Function) > MaxFunctions+2 || len(p.Sample) > MaxSamples+1 {
+		t.Errorf("%d functions, %d samples; want at most %d and %d", len(p.Function), len(p.Sample), MaxFunctions+2, MaxSamples+1)
+	}
+	var sum int64
+	for _, s := range p.Sample {
+		sum += s.Value[1]
+	}
+	if sum != int64(n) {
+		t.Errorf("cpu_time %d, want %d", sum, n)
+	}
+	c := strings.Join(p.Comments, "\n")
+	if !strings.Contains(c, OtherName) || !strings.Contains(c, "self time of 1000 spans") {
+		t.Errorf("comments %q", p.Comments)
 	}
 }

@@ -14,7 +14,9 @@
 // and shared by their samples, and bounded. Zones nested deeper than
 // MaxStackDepth fold into one FoldedName frame under their ancestor at
 // that depth, which takes their time; past MaxStackFrames frames in all,
-// new stacks are cut to FoldedName under their track. The profile's
+// new stacks are cut to FoldedName under their track. Past MaxFunctions
+// zone names, further names count as OtherName; past MaxSamples samples,
+// further spans give their time to their track's own sample. The profile's
 // comments (`go tool pprof -comments`) count both, as they do the trace's
 // drops.
 package pprof

@@ -68,6 +68,15 @@ const (
 	MaxStackFrames = 16 << 20
 	// FoldedName names the frame that stands for zones folded away.
 	FoldedName = "(deeper zones folded)"
+	// MaxFunctions bounds the distinct zone names: the spans of further
+	// names count under OtherName.
+	MaxFunctions = 1 << 18
+	// OtherName names the function of the zones past MaxFunctions.
+	OtherName = "(other zones)"
+	// MaxSamples bounds the samples (distinct stack, track and frame).
+	// Past it, the self time of a span that would make a new sample goes
+	// to its track's own sample.
+	MaxSamples = 1 << 19
 )
 
 // node is a stack, interned: its leaf and the stack it is called from.
@@ -84,14 +93,27 @@ type nodeKey struct {
 }
 
 type builder struct {
-	p       *profile.Profile
-	locs    map[funcKey]*profile.Location
-	samples map[sampleKey]*profile.Sample
-	nodes   []node
-	nodeIDs map[nodeKey]int32
-	frames  int   // stack frames of all samples
-	folded  int64 // spans folded for depth
-	cut     int64 // samples whose stacks were cut for size
+	p           *profile.Profile
+	locs        map[funcKey]*profile.Location
+	samples     map[sampleKey]*profile.Sample
+	nodes       []node
+	nodeIDs     map[nodeKey]int32
+	frameLabels map[uint64]map[string][]int64
+	frames      int   // stack frames of all samples
+	folded      int64 // spans folded for depth
+	cut         int64 // samples whose stacks were cut for size
+	others      int64 // spans whose names went to OtherName
+	merged      int64 // spans whose time went to their track's sample
+}
+
+// frameLabel returns the NumLabel of a frame's samples.
+func (b *builder) frameLabel(f uint64) map[string][]int64 {
+	l := b.frameLabels[f]
+	if l == nil {
+		l = map[string][]int64{"frame": {int64(f)}}
+		b.frameLabels[f] = l
+	}
+	return l
 }
 
 // node interns the stack of loc called from parent.
@@ -139,6 +161,10 @@ func (b *builder) loc(name string, gpu bool) *profile.Location {
 	if l := b.locs[k]; l != nil {
 		return l
 	}
+	if len(b.p.Function) >= MaxFunctions && name != OtherName && name != FoldedName {
+		b.others++
+		return b.loc(OtherName, gpu)
+	}
 	file := "cpu"
 	if gpu {
 		file = "gpu"
@@ -166,9 +192,10 @@ func Build(t *timeline.Trace) *profile.Profile {
 			PeriodType:        &profile.ValueType{Type: GPUTime, Unit: "nanoseconds"},
 			Period:            1,
 		},
-		locs:    map[funcKey]*profile.Location{},
-		samples: map[sampleKey]*profile.Sample{},
-		nodeIDs: map[nodeKey]int32{},
+		locs:        map[funcKey]*profile.Location{},
+		samples:     map[sampleKey]*profile.Sample{},
+		nodeIDs:     map[nodeKey]int32{},
+		frameLabels: map[uint64]map[string][]int64{},
 	}
 	if d := t.Drops; d.Total() > 0 {
 		// Shown by `go tool pprof -comments`: the profile misses these.
@@ -215,6 +242,12 @@ func Build(t *timeline.Trace) *profile.Profile {
 	if b.folded > 0 {
 		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
 	}
+	if b.others > 0 {
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, MaxFunctions))
+	}
+	if b.merged > 0 {
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, MaxSamples))
+	}
 	if b.cut > 0 {
 		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, FoldedName, MaxStackFrames))
 	}
@@ -253,6 +286,10 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 	var stack []int   // positions in idx
 	var nodes []int32 // the stack node of each span on stack
 	rootNode := b.node(-1, root)
+	labels := map[string][]string{"track": {tr.Name}}
+	if queue != "" {
+		labels["queue"] = []string{queue}
+	}
 	flush := func() {
 		top := stack[len(stack)-1]
 		nd := nodes[len(nodes)-1]
@@ -263,17 +300,22 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		}
 		k := sampleKey{nd, tr.ID, s.Frame}
 		smp := b.samples[k]
+		if smp == nil && len(b.p.Sample) >= MaxSamples {
+			b.merged++
+			k = sampleKey{rootNode, tr.ID, 0}
+			nd = rootNode
+			smp = b.samples[k]
+		}
 		if smp == nil {
+			// The label maps are shared, read-only, by the samples of a
+			// track and of a frame.
 			smp = &profile.Sample{
 				Location: b.stack(nd),
 				Value:    []int64{0, 0},
-				Label:    map[string][]string{"track": {tr.Name}},
+				Label:    labels,
 			}
-			if queue != "" {
-				smp.Label["queue"] = []string{queue}
-			}
-			if s.Frame != 0 {
-				smp.NumLabel = map[string][]int64{"frame": {int64(s.Frame)}}
+			if k.frame != 0 {
+				smp.NumLabel = b.frameLabel(k.frame)
 			}
 			b.samples[k] = smp
 			b.p.Sample = append(b.p.Sample, smp)

@@ -140,3 +140,6 @@ func Gzip(w io.Writer, gen func(io.Writer) error) error {
 	}
 	return zw.Close()
 }
+
+// Spaces writes n spaces.
+func Spaces(w io.Writer, n int) error { return repeat(w, ' ', n) }

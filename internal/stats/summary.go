@@ -96,6 +96,9 @@ func (s *sum128) add(x int64) {
 
 // float returns the sum as a float64, rounded.
 func (s sum128) float() float64 {
+	if v := int64(s.lo); int64(s.hi) == v>>63 {
+		return float64(v) // fits: exact, where the sum below would cancel
+	}
 	return float64(int64(s.hi))*(1<<64) + float64(s.lo)
 }
 
