@@ -153,10 +153,35 @@ type rec struct {
 	rev  bool // a flow end of a reversedFlow
 }
 
+// recList is a list of rec in chunks of recChunk: it grows without
+// copying, so it costs 40 bytes a rec, where a slice grown by append
+// costs several times that in copies along the way.
+type recList struct {
+	chunks [][]rec
+	n      int
+}
+
+const recChunk = 4096
+
+func (l *recList) add(r rec) {
+	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == recChunk {
+		c := []rec(nil)
+		if len(l.chunks) > 0 {
+			c = make([]rec, 0, recChunk)
+		}
+		l.chunks = append(l.chunks, c)
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, r) // the first chunk grows as needed up to recChunk
+	l.n++
+}
+
+func (l *recList) at(i int32) *rec { return &l.chunks[i/recChunk][i%recChunk] }
+
 type thread struct {
 	track timeline.TrackID
 	name  string // from thread_name, for threads without framescope_track
-	recs  []rec
+	recs  recList
 	// framesList: the writer's frames thread, whose slices are frames,
 	// which the framescope_frame events hold.
 	framesList bool
@@ -174,6 +199,7 @@ type reader struct {
 	ours     map[timeline.TrackID]bool // tracks described by framescope_track
 	trackAt  map[timeline.TrackID]int  // index in t.Tracks
 	n        int
+	nspans   int // B and X events: the most spans the trace can have
 	dropsOK  bool
 	// dropsCounter is the largest value of the "framescope dropped"
 	// counter; dropsRecorded what the last framescope_drops record
@@ -391,6 +417,9 @@ func (rd *reader) event(ev *rawEvent) error {
 		r.rev = string(ev.Name.bytes()) == reversedFlow
 	}
 	th := rd.thread(pid, tid)
-	th.recs = append(th.recs, r)
+	th.recs.add(r)
+	if ph == 'B' || ph == 'X' {
+		rd.nspans++
+	}
 	return nil
 }

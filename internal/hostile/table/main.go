@@ -80,14 +80,22 @@ var rssRE = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
 
 func main() {
 	options := flag.Bool("options", false, "run the writer with extreme options (a row of the table, measured on this command)")
+	only := flag.String("only", "", "run only the cases whose name or command matches this regular expression")
+	keep := flag.String("keep", "", "write the inputs into this directory, and keep them")
 	flag.Parse()
+	sel := regexp.MustCompile(*only)
 	if *options {
 		os.Exit(extremeOptions())
 	}
-	dir, err := os.MkdirTemp("", "hostile-")
-	check(err)
-	defer os.RemoveAll(dir)
+	dir := *keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "hostile-")
+		check(err)
+		defer os.RemoveAll(d)
+		dir = d
+	}
 	fs := filepath.Join(dir, "framescope")
+	var err error
 	build := exec.Command("go", "build", "-o", fs, "./cmd/framescope")
 	build.Stderr = os.Stderr
 	check(build.Run())
@@ -98,7 +106,13 @@ func main() {
 	fmt.Println("|---|---:|---|---:|---|---:|---:|")
 	made := map[string]bool{}
 	for _, r := range rows() {
+		if !sel.MatchString(r.name + " " + r.args) {
+			continue
+		}
 		in := filepath.Join(dir, r.file)
+		if _, err := os.Stat(in); err == nil && *keep != "" {
+			made[r.file] = true
+		}
 		if !made[r.file] {
 			f, err := os.Create(in)
 			check(err)
@@ -110,10 +124,14 @@ func main() {
 		check(err)
 		args := strings.Fields(strings.ReplaceAll(strings.ReplaceAll(r.args, "IN", in), "OUT", filepath.Join(dir, "out")))
 		res := measure(fs, args...)
+		res.result = strings.ReplaceAll(res.result, dir+"/", "")
 		fmt.Printf("| %s | %d | `framescope %s` | %d | %s | %.0f | %.2f |\n", r.name, st.Size(), shortArgs(r.args, r.file), res.code, res.result, res.rssMiB, res.secs)
 		os.Remove(filepath.Join(dir, "out.pb.gz"))
 		os.Remove(filepath.Join(dir, "out.json"))
 		os.Remove(filepath.Join(dir, "out.pftrace"))
+	}
+	if !sel.MatchString("options") {
+		return
 	}
 	res := measure(self, "-options")
 	fmt.Printf("| options: perfetto.Options{FlushBytes: MaxInt, MaxSequences: MaxInt} | 0 | `table -options` | %d | %s | %.0f | %.2f |\n", res.code, res.result, res.rssMiB, res.secs)
