@@ -3,7 +3,7 @@ GO        ?= go
 TP_DIR    := $(CURDIR)/.cache/trace-processor
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR)
 
-.PHONY: all deps tp test vet fmtcheck bench demo devices generate clean
+.PHONY: all deps tp test vet fmtcheck bench demo devices generate clean fuzz hostile
 
 all: test
 
@@ -23,6 +23,16 @@ vet: deps
 
 test: deps tp fmtcheck vet
 	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m ./...
+
+# Every fuzz target, one after another, FUZZTIME each (default 60s); the
+# inputs they find go to testdata/fuzz, which `make test` replays.
+FUZZTIME ?= 60s
+fuzz: deps
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+
+# The table of docs/hostile-inputs.md.
+hostile: deps
+	$(GO) run ./internal/hostile/table
 
 bench: deps
 	$(GOTESTENV) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...

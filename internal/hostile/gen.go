@@ -134,7 +134,15 @@ func repeat(w io.Writer, c byte, n int) error {
 // Gzip writes what gen writes, gzip-compressed at the best ratio: a bomb
 // when gen's output repeats.
 func Gzip(w io.Writer, gen func(io.Writer) error) error {
-	zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+	return GzipLevel(w, gzip.BestCompression, gen)
+}
+
+// GzipLevel is Gzip at a compression level of compress/gzip.
+func GzipLevel(w io.Writer, level int, gen func(io.Writer) error) error {
+	zw, err := gzip.NewWriterLevel(w, level)
+	if err != nil {
+		return err
+	}
 	if err := gen(zw); err != nil {
 		return err
 	}
