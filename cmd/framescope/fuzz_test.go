@@ -8,6 +8,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/tracecases"
 )
 
 // FuzzArgs runs the trace commands on any command line, in a directory of
@@ -60,6 +61,22 @@ func FuzzPipeline(f *testing.F) {
 	perfetto.WriteTrace(&pf, tr)
 	f.Add(js.Bytes())
 	f.Add(pf.Bytes())
+	// Every trace kind the writers know, in both formats.
+	for _, c := range tracecases.All() {
+		if len(c.Batches) == 0 || len(c.Batches[0].Spans) > 200 {
+			continue
+		}
+		var js, pf bytes.Buffer
+		cw, pw := chrome.NewWriter(&js), perfetto.NewWriter(&pf, perfetto.Options{})
+		for _, b := range c.Batches {
+			cw.WriteBatch(b)
+			pw.Write(b)
+		}
+		cw.Close()
+		pw.Close()
+		f.Add(js.Bytes())
+		f.Add(pf.Bytes())
+	}
 	f.Add([]byte(`[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":5e15,"name":"a","args":{"frame":1}},{"ph":"B","pid":1,"tid":1,"ts":1,"name":"b"}]`))
 	f.Add([]byte(`[{"ph":"C","pid":1,"ts":9,"name":"framescope dropped","args":{"value":2650}}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {

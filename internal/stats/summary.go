@@ -36,12 +36,14 @@ func Summarize(xs []int64) Summary {
 	return Summary{
 		Count: len(xs),
 		Total: sum.saturated(),
-		Mean:  sum.float() / float64(len(xs)),
-		Min:   xs[0],
-		P50:   Quantile(xs, 0.50),
-		P95:   Quantile(xs, 0.95),
-		P99:   Quantile(xs, 0.99),
-		Max:   xs[len(xs)-1],
+		// Rounding may take the mean past the extremes of a sample of
+		// equal values: it is kept between them.
+		Mean: min(max(sum.float()/float64(len(xs)), float64(xs[0])), float64(xs[len(xs)-1])),
+		Min:  xs[0],
+		P50:  Quantile(xs, 0.50),
+		P95:  Quantile(xs, 0.95),
+		P99:  Quantile(xs, 0.99),
+		Max:  xs[len(xs)-1],
 	}
 }
 
@@ -67,7 +69,7 @@ func Quantile(sorted []int64, p float64) float64 {
 	frac := h - float64(lo)
 	// In floating point: the difference of two int64s may overflow one.
 	a, b := float64(sorted[lo]), float64(sorted[lo+1])
-	return a + frac*(b-a)
+	return min(a+frac*(b-a), b)
 }
 
 // AddSat returns a+b, saturated at math.MaxInt64 or math.MinInt64
