@@ -15,6 +15,17 @@ import (
 // Names are left out unless named: then every slice has a name of its
 // own ("s0", "s1", ...).
 func PerfettoSlices(w io.Writer, n, depth int, named bool) error {
+	return perfettoSlices(w, n, depth, named, true)
+}
+
+// PerfettoBomb is PerfettoSlices with every slice at the same time and
+// without names: every packet is alike, so the trace compresses about a
+// thousandfold.
+func PerfettoBomb(w io.Writer, n, depth int) error {
+	return perfettoSlices(w, n, depth, false, false)
+}
+
+func perfettoSlices(w io.Writer, n, depth int, named, tick bool) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	desc := protowire.AppendTag(nil, 1, protowire.VarintType) // uuid
 	desc = protowire.AppendVarint(desc, 1)
@@ -41,7 +52,9 @@ func PerfettoSlices(w io.Writer, n, depth int, named bool) error {
 		p = protowire.AppendBytes(p, ev)
 		buf = p
 		bw.Write(packet(nil, p))
-		ts++
+		if tick {
+			ts++
+		}
 	}
 	for done := 0; done < n; {
 		k := min(depth, n-done)
@@ -90,7 +103,13 @@ func packet(dst, body []byte) []byte {
 
 // ChromeSlices writes a Chrome JSON trace of n slices on one thread, in
 // runs of depth nested B/E slices (depth 1: side by side).
-func ChromeSlices(w io.Writer, n, depth int) error {
+func ChromeSlices(w io.Writer, n, depth int) error { return chromeSlices(w, n, depth, true) }
+
+// ChromeBomb is ChromeSlices with every event at the same time and of the
+// same name: it compresses about a thousandfold.
+func ChromeBomb(w io.Writer, n, depth int) error { return chromeSlices(w, n, depth, false) }
+
+func chromeSlices(w io.Writer, n, depth int, vary bool) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString("[")
 	depth = max(depth, 1)
@@ -99,13 +118,21 @@ func ChromeSlices(w io.Writer, n, depth int) error {
 	for done := 0; done < n; {
 		k := min(depth, n-done)
 		for i := range k {
-			bw.WriteString(sep + `{"ph":"B","pid":1,"tid":1,"ts":` + strconv.Itoa(ts) + `,"name":"z` + strconv.Itoa(i%100) + `"}`)
+			name := "z"
+			if vary {
+				name += strconv.Itoa(i % 100)
+			}
+			bw.WriteString(sep + `{"ph":"B","pid":1,"tid":1,"ts":` + strconv.Itoa(ts) + `,"name":"` + name + `"}`)
 			sep = ",\n"
-			ts++
+			if vary {
+				ts++
+			}
 		}
 		for range k {
 			bw.WriteString(sep + `{"ph":"E","pid":1,"tid":1,"ts":` + strconv.Itoa(ts) + `}`)
-			ts++
+			if vary {
+				ts++
+			}
 		}
 		done += k
 	}

@@ -45,6 +45,12 @@ func rows() []row {
 	js := func(n, depth int) func(io.Writer) error {
 		return func(w io.Writer) error { return hostile.ChromeSlices(w, n, depth) }
 	}
+	pfBomb := func(n int) func(io.Writer) error {
+		return func(w io.Writer) error { return hostile.PerfettoBomb(w, n, 1) }
+	}
+	jsBomb := func(n int) func(io.Writer) error {
+		return func(w io.Writer) error { return hostile.ChromeBomb(w, n, 1) }
+	}
 	gz := func(g func(io.Writer) error) func(io.Writer) error {
 		return func(w io.Writer) error { return hostile.Gzip(w, g) }
 	}
@@ -64,10 +70,14 @@ func rows() []row {
 		{"width: Perfetto, 2,000,000 slices, every name distinct", "names.pftrace", pf(2_000_000, 1, true), "convert IN OUT.pb.gz"},
 		{"width: Chrome JSON, 2,000,000 slices side by side", "wide.json", js(2_000_000, 1), "stats IN"},
 		{"width: Chrome JSON, 2,000,000 slices side by side", "wide.json", js(2_000_000, 1), "convert IN OUT.pftrace"},
+		{"width: Chrome JSON, 4,000,000 slices side by side (at the span limit)", "wide4.json", js(4_000_000, 1), "convert IN OUT.pftrace"},
+		{"width: Perfetto, 4,000,000 tiny slices side by side", "wide.pftrace", pf(4_000_000, 1, false), "convert IN OUT.pb.gz"},
 		{"packet size: Perfetto, one 60 MiB packet", "bigpkt.pftrace", huge(60 << 20), "stats IN"},
 		{"packet size: Perfetto, one 65 MiB packet (past MaxPacket), gzipped", "bigpkt.pftrace.gz", gz(huge(65 << 20)), "stats IN"},
-		{"compression: Perfetto, 20,000,000 tiny slices (past the span limit), gzipped", "bomb.pftrace.gz", gz(pf(20_000_000, 1, false)), "stats IN"},
-		{"compression: Chrome JSON, 20,000,000 slices (past the event limit), gzipped", "bomb.json.gz", gz(js(20_000_000, 1)), "stats IN"},
+		{"compression: Perfetto, 3,000,000 alike slices, gzipped", "bomb3.pftrace.gz", gz(pfBomb(3_000_000)), "stats IN"},
+		{"compression: Perfetto, 20,000,000 alike slices (past the span limit), gzipped", "bomb.pftrace.gz", gz(pfBomb(20_000_000)), "stats IN"},
+		{"compression: Chrome JSON, 1,500,000 alike slices, gzipped", "bomb1.json.gz", gz(jsBomb(1_500_000)), "stats IN"},
+		{"compression: Chrome JSON, 20,000,000 alike slices (past the event limit), gzipped", "bomb.json.gz", gz(jsBomb(20_000_000)), "stats IN"},
 		{"compression: 5 GiB of zeros, gzipped", "zeros.gz", gz(zeros(5 << 30)), "stats IN"},
 		{"compression: Chrome JSON '[' and 2 GiB of spaces, gzipped (past the size limit)", "spaces.json.gz", gz(func(w io.Writer) error {
 			w.Write([]byte("["))
