@@ -65,7 +65,7 @@ func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}
 func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
 	lim = lim.withDefaults()
 	lr := &limitReader{r: r, left: lim.MaxBytes}
-	dec := json.NewDecoder(lr)
+	dec := json.NewDecoder(&squeezer{r: lr})
 	rd := newReader(lim)
 	tok, err := dec.Token()
 	if err != nil {
@@ -221,8 +221,11 @@ func newReader(lim Limits) *reader {
 }
 
 func (rd *reader) fail(err error, lr *limitReader, what string) error {
-	if lr.exceeded || errors.Is(err, ErrTooLarge) {
+	if lr.exceeded {
 		return fmt.Errorf("chrome: %s: %w (more than %d bytes)", what, ErrTooLarge, rd.lim.MaxBytes)
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("chrome: %s: %w", what, err)
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF

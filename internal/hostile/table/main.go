@@ -51,6 +51,16 @@ func rows() []row {
 	jsBomb := func(n int) func(io.Writer) error {
 		return func(w io.Writer) error { return hostile.ChromeBomb(w, n, 1) }
 	}
+	bigEvent := func(n int) func(io.Writer) error {
+		return func(w io.Writer) error {
+			io.WriteString(w, `[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"name":"`)
+			if err := hostile.Spaces(w, n); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, `"}]`)
+			return err
+		}
+	}
 	gz := func(g func(io.Writer) error) func(io.Writer) error {
 		return func(w io.Writer) error { return hostile.Gzip(w, g) }
 	}
@@ -74,6 +84,8 @@ func rows() []row {
 		{"width: Perfetto, 4,000,000 tiny slices side by side", "wide.pftrace", pf(4_000_000, 1, false), "convert IN OUT.pb.gz"},
 		{"packet size: Perfetto, one 60 MiB packet", "bigpkt.pftrace", huge(60 << 20), "stats IN"},
 		{"packet size: Perfetto, one 65 MiB packet (past MaxPacket), gzipped", "bigpkt.pftrace.gz", gz(huge(65 << 20)), "stats IN"},
+		{"packet size: Chrome JSON, one event with a 60 MiB name", "bigevent.json", bigEvent(60 << 20), "stats IN"},
+		{"packet size: Chrome JSON, one event of 65 MiB (past MaxObjectBytes), gzipped", "bigevent.json.gz", gz(bigEvent(65 << 20)), "stats IN"},
 		{"compression: Perfetto, 3,000,000 alike slices, gzipped", "bomb3.pftrace.gz", gz(pfBomb(3_000_000)), "stats IN"},
 		{"compression: Perfetto, 20,000,000 alike slices (past the span limit), gzipped", "bomb.pftrace.gz", gz(pfBomb(20_000_000)), "stats IN"},
 		{"compression: Chrome JSON, 1,500,000 alike slices, gzipped", "bomb1.json.gz", gz(jsBomb(1_500_000)), "stats IN"},
