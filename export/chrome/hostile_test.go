@@ -56,4 +56,3 @@ func TestReadObjectTooLarge(t *testing.T) {
 		t.Errorf("%v, %v", tr, err)
 	}
 }
-
