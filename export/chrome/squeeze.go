@@ -28,6 +28,7 @@ type squeezer struct {
 }
 
 func (s *squeezer) Read(p []byte) (int, error) {
+	p = p[:min(len(p), 64<<10)] // its scratch is as long
 	for {
 		if cap(s.buf) < len(p) {
 			s.buf = make([]byte, len(p))

@@ -84,6 +84,7 @@ func rows() []row {
 		{"width: Perfetto, 4,000,000 tiny slices side by side", "wide.pftrace", pf(4_000_000, 1, false), "convert IN OUT.pb.gz"},
 		{"packet size: Perfetto, one 60 MiB packet", "bigpkt.pftrace", huge(60 << 20), "stats IN"},
 		{"packet size: Perfetto, one 65 MiB packet (past MaxPacket), gzipped", "bigpkt.pftrace.gz", gz(huge(65 << 20)), "stats IN"},
+		{"packet size: Chrome JSON, one event with a 60 MiB name", "bigevent.json", bigEvent(60 << 20), "convert IN OUT.pftrace"},
 		{"packet size: Chrome JSON, one event with a 60 MiB name", "bigevent.json", bigEvent(60 << 20), "stats IN"},
 		{"packet size: Chrome JSON, one event of 65 MiB (past MaxObjectBytes), gzipped", "bigevent.json.gz", gz(bigEvent(65 << 20)), "stats IN"},
 		{"compression: Perfetto, 3,000,000 alike slices, gzipped", "bomb3.pftrace.gz", gz(pfBomb(3_000_000)), "stats IN"},
