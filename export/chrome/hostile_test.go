@@ -45,8 +45,10 @@ func (spaces) Read(p []byte) (int, error) {
 // an error naming the limit, before it is buffered whole; whitespace in
 // strings is kept.
 func TestReadObjectTooLarge(t *testing.T) {
+	defer func(l int64) { objectLimit = l }(objectLimit)
+	objectLimit = 1 << 20 // the same code, at a lower bound
 	in := io.MultiReader(strings.NewReader(`[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"name":"`),
-		io.LimitReader(spaces{}, MaxObjectBytes+1), strings.NewReader(`"}]`))
+		io.LimitReader(spaces{}, objectLimit+1), strings.NewReader(`"}]`))
 	_, err := Read(in)
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "MaxObjectBytes") {
 		t.Errorf("got %v, want an error naming MaxObjectBytes", err)

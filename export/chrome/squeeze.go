@@ -10,6 +10,9 @@ import (
 // encoding/json buffers a whole value before it decodes it.
 const MaxObjectBytes = 64 << 20
 
+// objectLimit is MaxObjectBytes, lowered by tests.
+var objectLimit int64 = MaxObjectBytes
+
 // squeezer passes JSON through with every run of whitespace outside
 // strings cut to one byte, and fails on an object over MaxObjectBytes.
 // encoding/json's Decoder rescans the whitespace it has buffered each
@@ -74,8 +77,8 @@ func (s *squeezer) Read(p []byte) (int, error) {
 			p[w] = c
 			w++
 		}
-		if s.objDepth != 0 && s.off-s.objStart > MaxObjectBytes {
-			return w, fmt.Errorf("%w: a JSON object at byte %d longer than %d bytes (MaxObjectBytes)", ErrTooLarge, s.objStart, MaxObjectBytes)
+		if s.objDepth != 0 && s.off-s.objStart > objectLimit {
+			return w, fmt.Errorf("%w: a JSON object at byte %d longer than %d bytes (MaxObjectBytes)", ErrTooLarge, s.objStart, objectLimit)
 		}
 		if w > 0 || err != nil {
 			return w, err

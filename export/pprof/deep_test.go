@@ -65,18 +65,17 @@ func TestBuildDeepLinear(t *testing.T) {
 // frame of its own, make at most MaxFunctions functions and MaxSamples
 // samples; the rest is counted in comments and keeps its time.
 func TestBuildWideBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("half a million spans")
-	}
-	n := MaxSamples + 1000
+	defer func(f, s int) { functionLimit, sampleLimit = f, s }(functionLimit, sampleLimit)
+	functionLimit, sampleLimit = 1<<12, 1<<13 // the same code, at lower bounds
+	n := sampleLimit + 1000
 	tr := &timeline.Trace{Names: []string{""}, Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}}}
 	for i := range n {
 		tr.Names = append(tr.Names, "z"+strconv.Itoa(i))
 		tr.Spans = append(tr.Spans, timeline.Span{Track: 1, Name: timeline.NameID(i + 1), Start: int64(2 * i), End: int64(2*i + 1), Frame: uint64(i + 1)})
 	}
 	p := Build(tr)
-	if len(p.Function) > MaxFunctions+2 || len(p.Sample) > MaxSamples+1 {
-		t.Errorf("%d functions, %d samples; want at most %d and %d", len(p.Function), len(p.Sample), MaxFunctions+2, MaxSamples+1)
+	if len(p.Function) > functionLimit+2 || len(p.Sample) > sampleLimit+1 {
+		t.Errorf("%d functions, %d samples; want at most %d and %d", len(p.Function), len(p.Sample), functionLimit+2, sampleLimit+1)
 	}
 	var sum int64
 	for _, s := range p.Sample {

@@ -79,6 +79,10 @@ const (
 	MaxSamples = 1 << 19
 )
 
+// functionLimit and sampleLimit are MaxFunctions and MaxSamples, lowered
+// by tests.
+var functionLimit, sampleLimit = MaxFunctions, MaxSamples
+
 // node is a stack, interned: its leaf and the stack it is called from.
 type node struct {
 	parent int32 // -1 at a track's root
@@ -161,7 +165,7 @@ func (b *builder) loc(name string, gpu bool) *profile.Location {
 	if l := b.locs[k]; l != nil {
 		return l
 	}
-	if len(b.p.Function) >= MaxFunctions && name != OtherName && name != FoldedName {
+	if len(b.p.Function) >= functionLimit && name != OtherName && name != FoldedName {
 		b.others++
 		return b.loc(OtherName, gpu)
 	}
@@ -243,10 +247,10 @@ func Build(t *timeline.Trace) *profile.Profile {
 		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
 	}
 	if b.others > 0 {
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, MaxFunctions))
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, functionLimit))
 	}
 	if b.merged > 0 {
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, MaxSamples))
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, sampleLimit))
 	}
 	if b.cut > 0 {
 		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, FoldedName, MaxStackFrames))
@@ -300,7 +304,7 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		}
 		k := sampleKey{nd, tr.ID, s.Frame}
 		smp := b.samples[k]
-		if smp == nil && len(b.p.Sample) >= MaxSamples {
+		if smp == nil && len(b.p.Sample) >= sampleLimit {
 			b.merged++
 			k = sampleKey{rootNode, tr.ID, 0}
 			nd = rootNode
