@@ -7,7 +7,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps tp tools test vet fmtcheck bench demo devices generate clean
+.PHONY: all deps tp tools test vet fmtcheck bench demo devices generate clean fuzz hostile
 
 all: test
 
@@ -31,6 +31,16 @@ vet: deps
 
 test: deps tp tools fmtcheck vet
 	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m ./...
+
+# Every fuzz target, one after another, FUZZTIME each (default 60s); the
+# inputs they find go to testdata/fuzz, which `make test` replays.
+FUZZTIME ?= 60s
+fuzz: deps
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+
+# The table of docs/hostile-inputs.md.
+hostile: deps
+	$(GO) run ./internal/hostile/table
 
 bench: deps
 	$(GOTESTENV) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/framescope/framescope/export/chrome"
@@ -71,6 +69,9 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "IN is a Perfetto or Chrome JSON trace, gzipped or not (told apart by content).")
 		fmt.Fprintln(stderr, "OUT's extension picks the format: .perfetto-trace or .pftrace, .json, .pb.gz (pprof);")
 		fmt.Fprintln(stderr, "a further .gz on a Perfetto or JSON name compresses it. OUT - writes to standard output.")
+		fmt.Fprintln(stderr, "OUT is replaced only once written whole, and only if it is a regular file (keeping its")
+		fmt.Fprintln(stderr, "permissions; a new one gets 0644). A leftover \".OUT"+tmpMark+"*\" beside it is a temporary")
+		fmt.Fprintln(stderr, "of a convert that was killed, and may be removed.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseArgs(fs, args)
@@ -93,6 +94,13 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope convert: cannot tell the format from %q: name it .perfetto-trace, .pftrace, .json or .pb.gz, or use -to\n", out)
 		return 2
 	}
+	if out != "-" {
+		// Refuse a bad OUT before the work of reading IN.
+		if _, err := checkOutput(out); err != nil {
+			fmt.Fprintf(stderr, "framescope convert: %v\n", err)
+			return 2
+		}
+	}
 	t, err := loadTrace(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope convert: %v\n", err)
@@ -106,26 +114,30 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	// Write beside OUT and rename, so a failure leaves no half file.
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".framescope-*")
+	o, err := createOutput(out)
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope convert: %v\n", err)
 		return 2
 	}
-	err = emit(tmp, t, f, gz)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	err = emit(o.f, t, f, gz)
+	if err == nil && testHookWritten != nil {
+		err = testHookWritten()
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), out)
+		err = o.commit()
+	} else {
+		o.abort()
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
 		fmt.Fprintf(stderr, "framescope convert: writing %s: %v\n", out, err)
 		return 2
 	}
 	return 0
 }
+
+// testHookWritten, when set, runs once OUT is written, before it takes
+// OUT's place.
+var testHookWritten func() error
 
 func emit(w io.Writer, t *timeline.Trace, f traceFormat, gz bool) error {
 	bw := bufio.NewWriterSize(w, 256<<10)

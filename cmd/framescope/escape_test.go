@@ -8,11 +8,11 @@ import (
 	"github.com/framescope/framescope/timeline"
 )
 
-// hostile are names a trace may carry: terminal escapes (CSI, an OSC that
+// hostileNames are names a trace may carry: terminal escapes (CSI, an OSC that
 // retitles the window, an OSC 8 hyperlink), table breakers, bidi
 // overrides, invalid UTF-8, and Markdown links, images, mentions,
 // emphasis and HTML.
-var hostile = []string{
+var hostileNames = []string{
 	"\x1b[2J\x1b[31mred",
 	"\x1b]0;owned\x07title",
 	"\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\",
@@ -29,7 +29,7 @@ var hostile = []string{
 }
 
 func TestTermText(t *testing.T) {
-	for _, s := range hostile {
+	for _, s := range hostileNames {
 		got := termText(s)
 		for _, r := range got {
 			if unsafeRune(r) {
@@ -49,7 +49,7 @@ func TestTermText(t *testing.T) {
 }
 
 func TestMdCode(t *testing.T) {
-	for _, s := range hostile {
+	for _, s := range hostileNames {
 		got := mdCode(s)
 		if strings.ContainsAny(got, "\n\r\x1b") {
 			t.Errorf("mdCode(%q) = %q keeps a control", s, got)
@@ -73,14 +73,14 @@ func TestMdCode(t *testing.T) {
 // hostileTrace has one GPU and one CPU zone per hostile name.
 func hostileTrace(seed int64) *timeline.Trace {
 	tr := &timeline.Trace{
-		Names: append([]string{""}, hostile...),
+		Names: append([]string{""}, hostileNames...),
 		Tracks: []timeline.Track{
 			{ID: 1, Kind: timeline.TrackCPU, Name: "cpu \x1b[31m[x](http://e)"},
 			{ID: 2, Kind: timeline.TrackGPUQueue, Name: "q", Queue: timeline.Queue{Device: "dev\x1b]0;t\x07 @admin", Flags: "graphics"}},
 		},
 	}
 	for f := range int64(10) {
-		for i := range hostile {
+		for i := range hostileNames {
 			for _, tk := range []timeline.TrackID{1, 2} {
 				start := f*1_000_000 + int64(i)*1000
 				tr.Spans = append(tr.Spans, timeline.Span{Track: tk, Name: timeline.NameID(i + 1), Start: start, End: start + 500 + seed + f, Frame: uint64(f + 1)})
@@ -148,8 +148,8 @@ func TestOutputsEscapeNames(t *testing.T) {
 			rows++
 		}
 	}
-	if rows != 2*len(hostile) {
-		t.Errorf("%d table rows, want %d (a name broke a line):\n%s", rows, 2*len(hostile), out)
+	if rows != 2*len(hostileNames) {
+		t.Errorf("%d table rows, want %d (a name broke a line):\n%s", rows, 2*len(hostileNames), out)
 	}
 }
 

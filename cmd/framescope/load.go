@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
@@ -17,9 +19,33 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// maxInput bounds the bytes of a trace file after decompression, so that a
-// huge file or a gzip bomb fails with a message instead of filling memory.
-var maxInput int64 = 4 << 30
+// Limits of what framescope reads, so that every command on any input
+// ends within about 1 GiB of memory (docs/hostile-inputs.md measures it):
+// a huge file, a deep one or a gzip bomb fails with an error naming the
+// limit instead of filling memory. The environment variables raise them,
+// for a machine with the memory.
+var (
+	// maxInput bounds the bytes of a trace, counted after decompression
+	// as they are read, never buffered first.
+	maxInput int64 = 1 << 30
+	// maxSpans bounds the spans (Perfetto slices) of a trace, and
+	// 2*maxSpans its Chrome JSON events.
+	maxSpans = 4 << 20
+)
+
+const (
+	envMaxInput = "FRAMESCOPE_MAX_INPUT_BYTES"
+	envMaxSpans = "FRAMESCOPE_MAX_SPANS"
+)
+
+func init() {
+	if v, err := strconv.ParseInt(os.Getenv(envMaxInput), 10, 64); err == nil && v > 0 {
+		maxInput = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(envMaxSpans)); err == nil && v > 0 {
+		maxSpans = v
+	}
+}
 
 // traceFormat is a trace encoding that framescope reads or writes.
 type traceFormat int
@@ -53,7 +79,7 @@ type limited struct {
 
 func (l *limited) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("%w: over %d bytes", errTooLarge, maxInput)
+		return 0, fmt.Errorf("%w: over %d bytes after decompression (the limit; %s raises it)", errTooLarge, maxInput, envMaxInput)
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
@@ -205,9 +231,12 @@ func readTrace(r io.Reader) (*timeline.Trace, traceFormat, error) {
 	var t *timeline.Trace
 	switch f {
 	case formatChrome:
-		t, err = chrome.ReadLimited(br, chrome.Limits{MaxBytes: maxInput})
+		t, err = chrome.ReadLimited(br, chrome.Limits{MaxBytes: maxInput, MaxEvents: 2 * maxSpans})
 	case formatPerfetto:
-		t, err = perfetto.Read(br)
+		t, err = perfetto.ReadLimited(br, perfetto.Limits{MaxBytes: maxInput, MaxSpans: maxSpans})
+	}
+	if (errors.Is(err, chrome.ErrTooLarge) || errors.Is(err, perfetto.ErrTooLarge)) && !strings.Contains(err.Error(), "MaxDepth") && !strings.Contains(err.Error(), "MaxPacket") {
+		err = fmt.Errorf("%w (%s and %s raise framescope's limits of %d bytes and %d spans)", err, envMaxInput, envMaxSpans, maxInput, maxSpans)
 	}
 	if err != nil {
 		return nil, f, fmt.Errorf("%v trace: %w", f, err)

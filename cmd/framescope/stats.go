@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/timeline"
@@ -155,9 +154,11 @@ func frameTotals(t *timeline.Trace) []frameTotal {
 		}
 		switch kinds[s.Track] {
 		case "gpu":
-			get(s.Frame).GPUNs += s.Dur()
+			f := get(s.Frame)
+			f.GPUNs = stats.AddSat(f.GPUNs, s.Dur())
 		case "cpu":
-			get(s.Frame).CPUNs += s.Dur()
+			f := get(s.Frame)
+			f.CPUNs = stats.AddSat(f.CPUNs, s.Dur())
 		}
 	}
 	slices.Sort(order)
@@ -191,16 +192,17 @@ func fmtNs(ns float64) string {
 	if math.IsNaN(ns) {
 		return "-"
 	}
-	d := time.Duration(math.Round(ns))
+	// In floating point: a time.Duration of 9.3e18 ns would wrap negative.
+	a := math.Abs(math.Round(ns))
 	switch {
-	case d >= time.Second || d <= -time.Second:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	case d >= time.Millisecond || d <= -time.Millisecond:
-		return fmt.Sprintf("%.3fms", float64(d)/1e6)
-	case d >= time.Microsecond || d <= -time.Microsecond:
-		return fmt.Sprintf("%.3fµs", float64(d)/1e3)
+	case a >= 1e9:
+		return fmt.Sprintf("%.3fs", ns/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3fms", ns/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3fµs", ns/1e3)
 	}
-	return fmt.Sprintf("%dns", d)
+	return fmt.Sprintf("%.0fns", math.Round(ns))
 }
 
 // dropsLine is "dropped: N (zones 1, no_slot 2, ...)" with every cause

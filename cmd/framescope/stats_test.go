@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	pathpkg "path/filepath"
 	"strings"
@@ -117,5 +118,32 @@ func TestRoundTripStats(t *testing.T) {
 	}
 	if outs[0] != outs[1] || outs[1] != outs[2] {
 		t.Errorf("stats differ:\nperfetto:\n%.600s\nchrome:\n%.600s\nback:\n%.600s", outs[0], outs[1], outs[2])
+	}
+}
+
+// TestStatsHugeSpans: two spans of 5e15 µs of one frame, on two threads,
+// give a positive mean and a saturated frame total, not an int64 that
+// wrapped negative.
+func TestStatsHugeSpans(t *testing.T) {
+	p := textFile(t, t.TempDir(), "huge.json", `[
+{"ph":"X","pid":1,"tid":1,"ts":0,"dur":5e15,"name":"a","args":{"frame":1}},
+{"ph":"X","pid":1,"tid":2,"ts":0,"dur":5e15,"name":"a","args":{"frame":1}}]`)
+	code, out, errs := runCLI("stats", "--json", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r statsReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Zones) != 1 || r.Zones[0].MeanNs != 5e18 {
+		t.Errorf("zones %+v, want one of mean 5e18 ns", r.Zones)
+	}
+	if len(r.Frames.Each) != 1 || r.Frames.Each[0].CPUNs != math.MaxInt64 || r.Frames.CPU.MeanNs <= 0 {
+		t.Errorf("frames %+v, want frame 1 of CPU time saturated at MaxInt64", r.Frames)
+	}
+	code, out, _ = runCLI("stats", p)
+	if code != 0 || !strings.Contains(out, "9223372036.855s") || strings.Contains(out, "-9") {
+		t.Errorf("exit %d, text output:\n%s", code, out)
 	}
 }

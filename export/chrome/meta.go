@@ -3,6 +3,7 @@ package chrome
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -123,6 +124,8 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			}
 		}
 		rd.dropsOK = true
+		// The counter also counts the flows and samples the writer refused.
+		rd.dropsRecorded = rd.t.Drops.Total() + a["invalid_flows"] + a["invalid_samples"]
 	}
 	return nil
 }
@@ -134,7 +137,14 @@ func counterKey(pid int64, name string) string {
 
 func (rd *reader) counter(ev *rawEvent, pid int64) error {
 	if string(ev.Name.bytes()) == dropsCounter {
-		return nil // restored from framescope_drops
+		// The running total of everything dropped: Close's
+		// framescope_drops record says what, but a process killed before
+		// Close leaves only this (see reader.counted).
+		var a struct{ Value float64 }
+		if json.Unmarshal(ev.Args, &a) == nil && a.Value > float64(rd.dropsCounter) {
+			rd.dropsCounter = uint64(min(a.Value, math.MaxUint64))
+		}
+		return nil
 	}
 	ts, err := ev.Ts.micros()
 	if err != nil {
@@ -172,4 +182,14 @@ func (rd *reader) counter(ev *rawEvent, pid int64) error {
 		rd.t.Samples = append(rd.t.Samples, timeline.Sample{Track: id, Time: ts, Value: v})
 	}
 	return nil
+}
+
+// countDrops adds to the trace's drops what the running "framescope
+// dropped" counter counted beyond the framescope_drops record: all of it
+// when the writer never closed (the process was killed), in Drops.Spans,
+// the count of what was refused, as its cause is not in the counter.
+func (rd *reader) countDrops() {
+	if rd.dropsCounter > rd.dropsRecorded {
+		rd.t.Drops.Spans += rd.dropsCounter - rd.dropsRecorded
+	}
 }

@@ -144,7 +144,9 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 	if len(w.marks) > 1 {
 		slices.SortFunc(w.marks, func(a, b flowMark) int { return int(a.span) - int(b.span) })
 	}
-	w.idx = w.idx[:0]
+	// Scratch sized once: grown by append, it would cost several times
+	// its size in copies on a large batch.
+	w.idx = slices.Grow(w.idx[:0], len(b.Spans))
 	for i := range b.Spans {
 		s := &b.Spans[i]
 		ts := w.tracks[s.Track]
@@ -170,7 +172,7 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 			hi++
 		}
 		ts := w.tracks[track]
-		w.cands = w.cands[:0]
+		w.cands = slices.Grow(w.cands[:0], hi-lo+len(ts.held))
 		// Merge the held spans (sorted) with this batch's (sorted).
 		h := ts.held
 		for k := lo; k < hi; k++ {

@@ -13,23 +13,26 @@ import (
 )
 
 // Limits bound what Read accepts, so that hostile or broken input fails
-// with an error instead of exhausting memory.
+// with an error instead of exhausting memory. A zero or negative field
+// takes its default; one past its bound, the bound.
 type Limits struct {
-	MaxBytes  int64 // input bytes; 0: 4 GiB
-	MaxEvents int   // trace events; 0: 64 Mi
-	MaxDepth  int   // open B slices on one thread; 0: 4096
+	MaxBytes  int64 // input bytes; 0: 4 GiB, the bound
+	MaxEvents int   // trace events; 0: 64 Mi; at most 1 Gi
+	MaxDepth  int   // open B slices on one thread; 0: 4096; at most 65535 (Span.Depth is 16 bits)
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxBytes <= 0 {
+	if l.MaxBytes <= 0 || l.MaxBytes > 4<<30 {
 		l.MaxBytes = 4 << 30
 	}
 	if l.MaxEvents <= 0 {
 		l.MaxEvents = 64 << 20
 	}
+	l.MaxEvents = min(l.MaxEvents, 1<<30)
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = 4096
 	}
+	l.MaxDepth = min(l.MaxDepth, math.MaxUint16)
 	return l
 }
 
@@ -55,10 +58,14 @@ func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}
 // become spans, 'C' events counter samples, 's'/'f' pairs flows; other
 // phases are skipped. Slices left open at the end, and E events with no
 // open slice, are counted in Drops.Unmatched.
+//
+// Drops come from the framescope_drops record Writer.Close writes. A trace
+// whose writer never closed has only the running "framescope dropped"
+// counter; what it counts beyond the record is added to Drops.Spans.
 func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
 	lim = lim.withDefaults()
 	lr := &limitReader{r: r, left: lim.MaxBytes}
-	dec := json.NewDecoder(lr)
+	dec := json.NewDecoder(&squeezer{r: lr})
 	rd := newReader(lim)
 	tok, err := dec.Token()
 	if err != nil {
@@ -146,10 +153,35 @@ type rec struct {
 	rev  bool // a flow end of a reversedFlow
 }
 
+// recList is a list of rec in chunks of recChunk: it grows without
+// copying, so it costs 40 bytes a rec, where a slice grown by append
+// costs several times that in copies along the way.
+type recList struct {
+	chunks [][]rec
+	n      int
+}
+
+const recChunk = 4096
+
+func (l *recList) add(r rec) {
+	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == recChunk {
+		c := []rec(nil)
+		if len(l.chunks) > 0 {
+			c = make([]rec, 0, recChunk)
+		}
+		l.chunks = append(l.chunks, c)
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, r) // the first chunk grows as needed up to recChunk
+	l.n++
+}
+
+func (l *recList) at(i int32) *rec { return &l.chunks[i/recChunk][i%recChunk] }
+
 type thread struct {
 	track timeline.TrackID
 	name  string // from thread_name, for threads without framescope_track
-	recs  []rec
+	recs  recList
 	// framesList: the writer's frames thread, whose slices are frames,
 	// which the framescope_frame events hold.
 	framesList bool
@@ -167,7 +199,12 @@ type reader struct {
 	ours     map[timeline.TrackID]bool // tracks described by framescope_track
 	trackAt  map[timeline.TrackID]int  // index in t.Tracks
 	n        int
+	nspans   int // B and X events: the most spans the trace can have
 	dropsOK  bool
+	// dropsCounter is the largest value of the "framescope dropped"
+	// counter; dropsRecorded what the last framescope_drops record
+	// counts, flows and samples the writer refused included.
+	dropsCounter, dropsRecorded uint64
 }
 
 func newReader(lim Limits) *reader {
@@ -184,8 +221,11 @@ func newReader(lim Limits) *reader {
 }
 
 func (rd *reader) fail(err error, lr *limitReader, what string) error {
-	if lr.exceeded || errors.Is(err, ErrTooLarge) {
+	if lr.exceeded {
 		return fmt.Errorf("chrome: %s: %w (more than %d bytes)", what, ErrTooLarge, rd.lim.MaxBytes)
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("chrome: %s: %w", what, err)
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
@@ -244,7 +284,7 @@ func (rd *reader) events(dec *json.Decoder, lr *limitReader, bare bool) error {
 		}
 		rd.n++
 		if rd.n > rd.lim.MaxEvents {
-			return fmt.Errorf("chrome: %w: more than %d events", ErrTooLarge, rd.lim.MaxEvents)
+			return fmt.Errorf("%w: more than %d events (Limits.MaxEvents)", ErrTooLarge, rd.lim.MaxEvents)
 		}
 		if err := rd.event(ev); err != nil {
 			return fmt.Errorf("chrome: event %d (ph %q): %w", rd.n-1, ev.Ph, err)
@@ -380,6 +420,9 @@ func (rd *reader) event(ev *rawEvent) error {
 		r.rev = string(ev.Name.bytes()) == reversedFlow
 	}
 	th := rd.thread(pid, tid)
-	th.recs = append(th.recs, r)
+	th.recs.add(r)
+	if ph == 'B' || ph == 'X' {
+		rd.nspans++
+	}
 	return nil
 }

@@ -14,15 +14,20 @@ import (
 // slice.
 func (rd *reader) build() (*timeline.Trace, error) {
 	t := &rd.t
+	rd.countDrops()
 	type end struct {
 		from, to int
 	}
 	flows := map[uint64]*end{}
 	var flowOrder []uint64
+	var idx []int32
+	if t.Spans == nil {
+		t.Spans = make([]timeline.Span, 0, rd.nspans)
+	}
 	for _, k := range rd.keys {
 		th := rd.threads[k]
-		if len(th.recs) == 0 || th.framesList && th.track == 0 {
-			th.recs = nil
+		if th.recs.n == 0 || th.framesList && th.track == 0 {
+			th.recs = recList{}
 			continue
 		}
 		if th.track == 0 {
@@ -38,8 +43,11 @@ func (rd *reader) build() (*timeline.Trace, error) {
 		// sorts. An X slice ends before anything at or after its end
 		// time happens; one that would overlap the X slice it starts in
 		// without nesting is dropped, as Perfetto drops it.
-		recs := th.recs
-		slices.SortStableFunc(recs, func(a, b rec) int { return cmp64(a.ts, b.ts) })
+		idx = slices.Grow(idx[:0], th.recs.n)
+		for i := range th.recs.n {
+			idx = append(idx, int32(i))
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int { return cmp64(th.recs.at(a).ts, th.recs.at(b).ts) })
 		type open struct {
 			span int
 			xEnd int64 // end of an X slice; MaxInt64 for a B slice
@@ -50,12 +58,13 @@ func (rd *reader) build() (*timeline.Trace, error) {
 				stack = stack[:len(stack)-1]
 			}
 		}
-		for _, r := range recs {
+		for _, i := range idx {
+			r := th.recs.at(i)
 			popX(r.ts)
 			switch r.ph {
 			case 'B', 'X':
 				if len(stack) >= rd.lim.MaxDepth {
-					return nil, fmt.Errorf("chrome: %w: slices nested deeper than %d", ErrTooLarge, rd.lim.MaxDepth)
+					return nil, fmt.Errorf("%w: slices nested deeper than %d (Limits.MaxDepth)", ErrTooLarge, rd.lim.MaxDepth)
 				}
 				o := open{span: len(t.Spans), xEnd: math.MaxInt64}
 				end := r.ts
@@ -122,7 +131,7 @@ func (rd *reader) build() (*timeline.Trace, error) {
 				t.Spans[j].Depth -= uint16(k + 1)
 			}
 		}
-		th.recs = nil
+		th.recs = recList{}
 	}
 	// Remove the unended spans, renumbering flow ends.
 	remap := make([]int, len(t.Spans))

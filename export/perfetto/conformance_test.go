@@ -1,6 +1,8 @@
 package perfetto
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +54,8 @@ func checkArgs(t *testing.T, s *tpcheck.Session, data []byte, x expected) {
 	t.Helper()
 	// The file: which args each slice begin carries.
 	rd := newReader()
-	if err := rd.parse(data); err != nil {
+	rd.lim = Limits{}.clamp()
+	if err := rd.parse(bufio.NewReader(bytes.NewReader(data))); err != nil {
 		t.Fatal(err)
 	}
 	trackName := map[timeline.TrackID]string{}
@@ -65,7 +68,8 @@ func checkArgs(t *testing.T, s *tpcheck.Session, data []byte, x expected) {
 		if rt.role == "frames-list" {
 			name = "Frames"
 		}
-		for _, ev := range rt.events {
+		for i := range rt.events.n {
+			ev := *rt.events.at(int32(i))
 			if ev.begin {
 				n, _, _ := strings.Cut(rd.t.Names[ev.name], "\x00")
 				inFile = append(inFile, fmt.Sprintf("%s | %s | %d | %03b", name, n, ev.ts, ev.args))

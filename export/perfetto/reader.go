@@ -1,7 +1,9 @@
 package perfetto
 
 import (
+	"bufio"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,13 +15,55 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Limits on what Read accepts, so that hostile input cannot make it use
-// more than a small multiple of its own size.
+// Limits on what Read accepts besides [Limits]. A packet is held whole
+// while it is read: MaxPacket bounds it (Framescope's own are a few
+// hundred bytes).
 const (
 	maxSequences = 1 << 16
 	maxTracks    = 1 << 20
-	maxDepth     = math.MaxUint16
+	MaxPacket    = 64 << 20
 )
+
+// Limits bound what ReadLimited accepts, so that hostile or broken input
+// fails with an error naming the limit instead of exhausting memory or
+// time. A zero field takes its default; a field past its bound, the
+// bound.
+type Limits struct {
+	// MaxBytes bounds the input, counted as it is read (default and
+	// bound 4 GiB). Read holds at most one packet of it at a time.
+	MaxBytes int64
+	// MaxSpans bounds the slice begins (spans, ended or not, and
+	// instants; default 64 Mi, bound 1 Gi).
+	MaxSpans int
+	// MaxDepth bounds how deep slices nest on one track (default and
+	// bound 65535, as Span.Depth is 16 bits).
+	MaxDepth int
+}
+
+// Defaults and bounds of Limits.
+const (
+	DefaultMaxBytes = 4 << 30
+	DefaultMaxSpans = 64 << 20
+	maxMaxSpans     = 1 << 30
+	DefaultMaxDepth = math.MaxUint16
+)
+
+func (l Limits) clamp() Limits {
+	if l.MaxBytes <= 0 || l.MaxBytes > DefaultMaxBytes {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxSpans <= 0 {
+		l.MaxSpans = DefaultMaxSpans
+	}
+	l.MaxSpans = min(l.MaxSpans, maxMaxSpans)
+	if l.MaxDepth <= 0 || l.MaxDepth > DefaultMaxDepth {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	return l
+}
+
+// ErrTooLarge is returned (wrapped) when the input exceeds its Limits.
+var ErrTooLarge = errors.New("perfetto: input exceeds limits")
 
 // errCorrupt wraps every error about malformed input.
 var errCorrupt = errors.New("perfetto: corrupt trace")
@@ -28,27 +72,39 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errCorrupt, fmt.Sprintf(format, args...))
 }
 
-// Read reads a Perfetto trace into a timeline. It reads back everything
-// Writer writes: the names, the tracks with their kinds, queues, lanes,
-// units and order, the spans with their frames and error bounds, flows,
-// frames, counter samples, calibrations and drops. Tracks and slices of
-// other writers come through as CPU and counter tracks, as far as this
-// package's subset of the format allows.
+// Read reads a Perfetto trace into a timeline, with the default Limits.
+// It reads back everything Writer writes: the names, the tracks with
+// their kinds, queues, lanes, units and order, the spans with their frames
+// and error bounds, flows, frames, counter samples, calibrations and
+// drops. Tracks and slices of other writers come through as CPU and
+// counter tracks, as far as this package's subset of the format allows.
 //
 // Spans that began but never ended (a trace cut short) are left out and
 // counted in Drops.Unmatched. On input that ends inside a packet, Read
 // returns what came before along with an error wrapping
 // io.ErrUnexpectedEOF; on malformed input, an error saying what and where.
-func Read(r io.Reader) (*timeline.Trace, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
+// A trace that would break the timeline's model (see
+// [timeline.Trace.Validate]: a track its own parent, a lane without a
+// queue, a frame 0, a calibration of no queue) is refused with an error
+// saying why.
+//
+// Read streams: it holds one packet of the input at a time, and what it
+// builds, in time and memory linear in the input: at most 200 bytes
+// allocated a slice (its begin and end events, then its Span and its
+// checks), and 200 a distinct name, whatever the depth.
+func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}) }
+
+// ReadLimited is Read with explicit limits.
+func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
+	rd := newReader()
+	rd.lim = lim.clamp()
+	err := rd.parse(bufio.NewReaderSize(r, 64<<10))
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, err
 	}
-	rd := newReader()
-	err = rd.parse(data)
 	t, ferr := rd.finish()
-	if err == nil {
-		err = ferr
+	if ferr != nil {
+		return nil, ferr
 	}
 	return t, err
 }
@@ -69,7 +125,7 @@ type rtrack struct {
 	kind      timeline.TrackKind
 	field     int // drops and calibration counters: which one
 	of        timeline.TrackID
-	events    []rev // its slice begins and ends, in file order
+	events    revs // its slice begins and ends, in file order
 	lastFrame uint64
 	lastErr   uint32
 }
@@ -80,11 +136,37 @@ type rtrack struct {
 type rev struct {
 	ts    int64
 	begin bool
+	flow  bool  // a flow ends on it (a key of flowFrom or flowTo)
 	args  uint8 // which of frame, err_ns, queue (1<<ann-1) it carried
 	name  timeline.NameID
 	frame uint64
 	errNs uint32
 }
+
+// revs is a list of rev in chunks of revChunk: it grows without copying,
+// so it costs 32 bytes a rev, where a slice grown by append costs several
+// times that in copies along the way.
+type revs struct {
+	chunks [][]rev
+	n      int
+}
+
+const revChunk = 4096
+
+func (l *revs) add(r rev) {
+	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == revChunk {
+		c := []rev(nil)
+		if len(l.chunks) > 0 {
+			c = make([]rev, 0, revChunk)
+		}
+		l.chunks = append(l.chunks, c)
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, r) // the first chunk grows as needed up to revChunk
+	l.n++
+}
+
+func (l *revs) at(i int32) *rev { return &l.chunks[i/revChunk][i%revChunk] }
 
 // evRef names one rev.
 type evRef struct {
@@ -102,7 +184,8 @@ type reader struct {
 	ids       map[timeline.TrackID]bool
 	flowFrom  map[uint64]evRef
 	flowTo    map[uint64]evRef
-	nevents   int
+	nbegins   int
+	lim       Limits
 	calib     map[[2]int64]int // (track, time) -> index in Calibrations
 	bootMinus int64            // BOOTTIME - MONOTONIC from the last snapshot
 	unmatched uint64
@@ -122,52 +205,122 @@ func newReader() *reader {
 	}
 }
 
-// parse reads the packets of a Trace message.
-func (rd *reader) parse(data []byte) error {
-	off := 0
-	for off < len(data) {
-		num, typ, n := protowire.ConsumeTag(data[off:])
-		if n < 0 {
-			return rd.cut(off, data, "packet tag")
+// parse reads the packets of a Trace message, one at a time.
+func (rd *reader) parse(br *bufio.Reader) error {
+	var off int64 // bytes read so far
+	var buf []byte
+	for {
+		start := off
+		tag, n, err := readVarint(br)
+		off += int64(n)
+		if err == io.EOF && n == 0 {
+			return nil
+		}
+		if err != nil {
+			return rd.readErr(err, start, "packet tag")
+		}
+		num, typ := protowire.DecodeTag(tag)
+		if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
+			return corrupt("bad tag at byte %d", start)
+		}
+		var size uint64
+		switch typ {
+		case protowire.BytesType:
+			size, n, err = readVarint(br)
+			off += int64(n)
+			if err != nil {
+				return rd.readErr(err, start, "packet length")
+			}
+		case protowire.VarintType:
+			_, n, err = readVarint(br)
+			off += int64(n)
+			if err != nil {
+				return rd.readErr(err, start, "field %d", num)
+			}
+			continue
+		case protowire.Fixed32Type:
+			size = 4
+		case protowire.Fixed64Type:
+			size = 8
+		default:
+			return corrupt("field %d at byte %d has wire type %d", num, start, typ)
+		}
+		if off > rd.lim.MaxBytes || size > uint64(rd.lim.MaxBytes-off) {
+			return fmt.Errorf("%w: the field at byte %d ends past %d bytes (Limits.MaxBytes)", ErrTooLarge, start, rd.lim.MaxBytes)
+		}
+		if num == fTracePacket && size > MaxPacket {
+			return fmt.Errorf("%w: a packet of %d bytes at byte %d, more than %d (MaxPacket)", ErrTooLarge, size, start, MaxPacket)
 		}
 		if num != fTracePacket || typ != protowire.BytesType {
-			m, err := skip(typ, data[off+n:])
+			m, err := br.Discard(int(size))
+			off += int64(m)
 			if err != nil {
-				return rd.cut(off, data, "field %d at byte %d", num, off)
+				return rd.readErr(err, start, "field %d", num)
 			}
-			off += n + m
 			continue
 		}
-		body, m := protowire.ConsumeBytes(data[off+n:])
-		if m < 0 {
-			return rd.cut(off, data, "packet at byte %d", off)
+		buf, err = readBody(br, buf[:0], int(size))
+		off += int64(len(buf))
+		if err != nil {
+			return rd.readErr(err, start, "packet")
 		}
-		if err := rd.packet(body); err != nil {
-			return fmt.Errorf("%w (packet at byte %d)", err, off)
+		if err := rd.packet(buf); err != nil {
+			return fmt.Errorf("%w (packet at byte %d)", err, start)
 		}
-		off += n + m
 	}
-	return nil
 }
 
-// cut reports a packet that does not fit in the input: a truncated trace
-// when the input ends inside it, else corruption.
-func (rd *reader) cut(off int, data []byte, format string, args ...any) error {
-	if len(data)-off < 16 || truncatedAt(data[off:]) {
-		return fmt.Errorf("perfetto: trace cut short at byte %d: %w", off, io.ErrUnexpectedEOF)
+// readErr says what a read that failed at byte off means: a trace cut
+// short when the input ended, else the reader's error.
+func (rd *reader) readErr(err error, off int64, format string, args ...any) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("perfetto: trace cut short at byte %d (in the %s): %w", off, fmt.Sprintf(format, args...), io.ErrUnexpectedEOF)
 	}
-	return corrupt(format, args...)
+	if err == errVarint {
+		return corrupt("bad varint in the %s at byte %d", fmt.Sprintf(format, args...), off)
+	}
+	return err
 }
 
-// truncatedAt reports whether b starts with a well-formed packet header
-// whose body runs past the end of b.
-func truncatedAt(b []byte) bool {
-	num, typ, n := protowire.ConsumeTag(b)
-	if n < 0 || num != fTracePacket || typ != protowire.BytesType {
-		return false
+var errVarint = errors.New("varint too long")
+
+// readVarint reads a protobuf varint, returning the bytes it took.
+func readVarint(br *bufio.Reader) (uint64, int, error) {
+	var v uint64
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		b, err := br.ReadByte()
+		if err != nil {
+			if err == io.EOF && i > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, i, err
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			return v, i + 1, nil
+		}
 	}
-	l, m := protowire.ConsumeVarint(b[n:])
-	return m < 0 || l > uint64(len(b)-n-m)
+	return 0, binary.MaxVarintLen64, errVarint
+}
+
+// readBody reads n bytes into buf, growing it only as bytes come: a
+// length that claims more than the input holds costs no more than the
+// input.
+func readBody(br *bufio.Reader, buf []byte, n int) ([]byte, error) {
+	const chunk = 1 << 20
+	for len(buf) < n {
+		k := min(n-len(buf), chunk)
+		buf = slices.Grow(buf, k)
+		m, err := io.ReadFull(br, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // skip returns the length of a field value of type typ at the start of b.
@@ -724,9 +877,12 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 	if !e.hasName {
 		name = s.names[e.nameIID]
 	}
-	ref := evRef{rt, int32(len(rt.events))}
-	rt.events = append(rt.events, rev{ts: ts, begin: true, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr})
-	rd.nevents++
+	if rd.nbegins++; rd.nbegins > rd.lim.MaxSpans {
+		return fmt.Errorf("%w: more than %d slices (Limits.MaxSpans)", ErrTooLarge, rd.lim.MaxSpans)
+	}
+	ref := evRef{rt, int32(rt.events.n)}
+	flow := len(e.flows)+len(e.termFlo) > 0
+	rt.events.add(rev{ts: ts, begin: true, flow: flow, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr})
 	for _, f := range e.flows {
 		if f&reversedFlow != 0 {
 			rd.flowTo[f] = ref
@@ -745,8 +901,7 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 }
 
 func (rd *reader) end(rt *rtrack, ts int64) error {
-	rt.events = append(rt.events, rev{ts: ts})
-	rd.nevents++
+	rt.events.add(rev{ts: ts})
 	return nil
 }
 
@@ -788,37 +943,37 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 }
 
 // finish matches slice begins and ends in time order per track, drops
-// spans that never ended, and resolves flows.
+// spans that never ended, resolves flows and checks the trace against the
+// model. It takes time and memory linear in the events, whatever their
+// depth.
 func (rd *reader) finish() (*timeline.Trace, error) {
 	t := rd.t
-	spanOf := map[evRef]int{}
+	spanOf := map[evRef]int{} // only the events flows end on
 	var stack []int
-	var parent []int // each span's enclosing span, -1 for none
+	var idx []int32
+	t.Spans = make([]timeline.Span, 0, rd.nbegins)
 	for _, rt := range rd.order {
-		if len(rt.events) == 0 {
+		if rt.events.n == 0 {
 			continue
 		}
 		// Stable: events at one time keep their file order, which the
 		// writer chose to nest them right.
-		idx := make([]int32, len(rt.events))
-		for i := range idx {
-			idx[i] = int32(i)
+		idx = slices.Grow(idx[:0], rt.events.n)
+		for i := range rt.events.n {
+			idx = append(idx, int32(i))
 		}
 		slices.SortStableFunc(idx, func(a, b int32) int {
-			return cmp.Compare(rt.events[a].ts, rt.events[b].ts)
+			return cmp.Compare(rt.events.at(a).ts, rt.events.at(b).ts)
 		})
 		stack = stack[:0]
 		for _, i := range idx {
-			ev := rt.events[i]
+			ev := rt.events.at(i)
 			if ev.begin {
-				if len(stack) >= maxDepth {
-					return t, corrupt("slices nested deeper than %d", maxDepth)
+				if len(stack) >= rd.lim.MaxDepth {
+					return nil, fmt.Errorf("%w: slices nested deeper than %d (Limits.MaxDepth)", ErrTooLarge, rd.lim.MaxDepth)
 				}
-				spanOf[evRef{rt, i}] = len(t.Spans)
-				if len(stack) > 0 {
-					parent = append(parent, stack[len(stack)-1])
-				} else {
-					parent = append(parent, -1)
+				if ev.flow {
+					spanOf[evRef{rt, i}] = len(t.Spans)
 				}
 				t.Spans = append(t.Spans, timeline.Span{Track: rt.id, Name: ev.name, Start: ev.ts, End: -1,
 					Frame: ev.frame, ErrNs: ev.errNs, Depth: uint16(len(stack))})
@@ -836,24 +991,24 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 				t.Frames = append(t.Frames, timeline.Frame{ID: sp.Frame, Start: sp.Start, End: sp.End})
 			}
 		}
-		rt.events = nil
-	}
-	// A trace cut short leaves parents that never ended: they are dropped,
-	// so their children's depth counts only the ancestors that remain.
-	for i := range t.Spans {
-		if t.Spans[i].End < 0 {
-			continue
-		}
-		d := 0
-		for p := parent[i]; p >= 0; p = parent[p] {
-			if t.Spans[p].End >= 0 {
-				d++
+		rt.events = revs{}
+		// A trace cut short leaves slices that never ended: what is left
+		// on the stack, as nothing below an open slice can end. They are
+		// dropped, so each later span of the track is one less deep for
+		// each of them that began before it.
+		if len(stack) > 0 {
+			k := 0
+			for i := stack[0]; i < len(t.Spans); i++ {
+				if k < len(stack) && stack[k] == i {
+					k++
+					continue
+				}
+				t.Spans[i].Depth -= uint16(k)
 			}
 		}
-		t.Spans[i].Depth = uint16(min(d, maxDepth))
 	}
 	// Keep the spans that ended and are not the writer's own frames.
-	remap := make([]int, len(t.Spans))
+	remap := make([]int32, len(t.Spans))
 	kept := t.Spans[:0]
 	for i, s := range t.Spans {
 		remap[i] = -1
@@ -864,10 +1019,10 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 		if s.Track == 0 {
 			continue
 		}
-		remap[i] = len(kept)
+		remap[i] = int32(len(kept))
 		kept = append(kept, s)
 	}
-	t.Spans = kept
+	t.Spans = slices.Clip(kept)
 	ids := make([]uint64, 0, len(rd.flowFrom))
 	for id := range rd.flowFrom {
 		ids = append(ids, id)
@@ -880,10 +1035,13 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 		}
 		from, ok1 := spanOf[rd.flowFrom[id]]
 		into, ok2 := spanOf[to]
-		if ok1 && ok2 && remap[from] >= 0 && remap[into] >= 0 {
-			t.Flows = append(t.Flows, timeline.Flow{From: remap[from], To: remap[into]})
+		if ok1 && ok2 && remap[from] >= 0 && remap[into] >= 0 && remap[from] != remap[into] {
+			t.Flows = append(t.Flows, timeline.Flow{From: int(remap[from]), To: int(remap[into])})
 		}
 	}
 	t.Drops.Unmatched += rd.unmatched
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("perfetto: the trace breaks Framescope's model: %w", err)
+	}
 	return t, nil
 }

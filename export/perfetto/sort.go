@@ -2,13 +2,19 @@ package perfetto
 
 import "slices"
 
+// maxRadix is the most events sortEvents radix-sorts.
+const maxRadix = 1 << 20
+
 // sortEvents sorts events by time with an LSD radix sort on the time less
 // the batch's earliest (8 bits a pass, as many passes as the batch's time
 // range needs), then orders each run of equal times by cmpEvent. A batch
 // of one frame takes three passes; it is several times faster than a
 // comparison sort, which mattered: sorting was half the writer's time.
+// Past maxRadix events (a whole large trace written as one batch, as
+// convert does) it sorts in place instead: the radix sort's scratch would
+// double the writer's memory.
 func sortEvents(ev, scratch []event) []event {
-	if len(ev) < 64 {
+	if len(ev) < 64 || len(ev) > maxRadix {
 		slices.SortFunc(ev, cmpEvent)
 		return scratch
 	}

@@ -7,15 +7,39 @@ import (
 	"github.com/framescope/framescope/timeline"
 )
 
-// Options configure a Writer. The zero Options are the defaults.
+// Options configure a Writer. The zero Options are the defaults. A value
+// out of its range is clamped to the range (see [Options.Clamp]), so that
+// no option can make the Writer allocate more than its bound.
 type Options struct {
 	// FlushBytes is how much the writer buffers before it hands whole
-	// packets to the io.Writer (default 64 KiB). It also flushes at the
-	// end of every batch.
+	// packets to the io.Writer (default 64 KiB, at most [MaxFlushBytes]).
+	// It also flushes at the end of every batch.
 	FlushBytes int
 	// MaxSequences caps the packet sequences kept open for reuse by later
-	// batches (default 8); see the package comment.
+	// batches (default 8, at most [MaxMaxSequences]); see the package
+	// comment.
 	MaxSequences int
+}
+
+// Bounds of Options: the writer's buffer is FlushBytes plus one packet,
+// and each open sequence keeps a bitset of the names interned on it.
+const (
+	MaxFlushBytes   = 64 << 20
+	MaxMaxSequences = 1024
+)
+
+// Clamp returns o with zero or negative fields set to their defaults and
+// fields over their bounds set to the bound. NewWriter applies it.
+func (o Options) Clamp() Options {
+	if o.FlushBytes <= 0 {
+		o.FlushBytes = 64 << 10
+	}
+	o.FlushBytes = min(o.FlushBytes, MaxFlushBytes)
+	if o.MaxSequences <= 0 {
+		o.MaxSequences = 8
+	}
+	o.MaxSequences = min(o.MaxSequences, MaxMaxSequences)
+	return o
 }
 
 // Stats count what a Writer wrote, and the input it had to drop.
@@ -85,14 +109,10 @@ type sequence struct {
 	track    uint64   // the default track of its events, 0 = none
 }
 
-// NewWriter returns a Writer that writes to w.
+// NewWriter returns a Writer that writes to w, with o clamped to its
+// bounds ([Options.Clamp]).
 func NewWriter(w io.Writer, o Options) *Writer {
-	if o.FlushBytes <= 0 {
-		o.FlushBytes = 64 << 10
-	}
-	if o.MaxSequences <= 0 {
-		o.MaxSequences = 8
-	}
+	o = o.Clamp()
 	wr := &Writer{
 		w:          w,
 		opt:        o,

@@ -9,4 +9,14 @@
 // the profile's total is the busy time of the tracks: the sum of the
 // outermost spans' durations. The sample types are gpu_time and cpu_time
 // in nanoseconds; labels carry the frame, the track and the GPU queue.
+//
+// Build takes time and memory linear in the spans: stacks are interned
+// and shared by their samples, and bounded. Zones nested deeper than
+// MaxStackDepth fold into one FoldedName frame under their ancestor at
+// that depth, which takes their time; past MaxStackFrames frames in all,
+// new stacks are cut to FoldedName under their track. Past MaxFunctions
+// zone names, further names count as OtherName; past MaxSamples samples,
+// further spans give their time to their track's own sample. The profile's
+// comments (`go tool pprof -comments`) count both, as they do the trace's
+// drops.
 package pprof

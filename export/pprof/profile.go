@@ -51,21 +51,124 @@ type funcKey struct {
 }
 
 type sampleKey struct {
-	stack string
+	node  int32
 	track timeline.TrackID
 	frame uint64
 }
 
+// Bounds on the profile, which the format makes as large as the sum of
+// its samples' stack depths: the stacks of deeply nested spans would
+// otherwise make it quadratic in the input.
+const (
+	// MaxStackDepth is the most zones in a sample's stack. Spans nested
+	// deeper are folded into a frame named FoldedName under their
+	// ancestor at that depth, which takes their self time.
+	MaxStackDepth = 128
+	// MaxStackFrames bounds the frames of all samples' stacks together.
+	// Past it, a new sample's stack is cut to FoldedName under its track.
+	MaxStackFrames = 16 << 20
+	// FoldedName names the frame that stands for zones folded away.
+	FoldedName = "(deeper zones folded)"
+	// MaxFunctions bounds the distinct zone names: the spans of further
+	// names count under OtherName.
+	MaxFunctions = 1 << 18
+	// OtherName names the function of the zones past MaxFunctions.
+	OtherName = "(other zones)"
+	// MaxSamples bounds the samples (distinct stack, track and frame).
+	// Past it, the self time of a span that would make a new sample goes
+	// to its track's own sample.
+	MaxSamples = 1 << 19
+)
+
+// functionLimit and sampleLimit are MaxFunctions and MaxSamples, lowered
+// by tests.
+var functionLimit, sampleLimit = MaxFunctions, MaxSamples
+
+// node is a stack, interned: its leaf and the stack it is called from.
+type node struct {
+	parent int32 // -1 at a track's root
+	loc    *profile.Location
+	depth  int32 // zones below the track
+	stack  []*profile.Location
+}
+
+type nodeKey struct {
+	parent int32
+	loc    uint64
+}
+
 type builder struct {
-	p       *profile.Profile
-	locs    map[funcKey]*profile.Location
-	samples map[sampleKey]*profile.Sample
+	p           *profile.Profile
+	locs        map[funcKey]*profile.Location
+	samples     map[sampleKey]*profile.Sample
+	nodes       []node
+	nodeIDs     map[nodeKey]int32
+	frameLabels map[uint64]map[string][]int64
+	frames      int   // stack frames of all samples
+	folded      int64 // spans folded for depth
+	cut         int64 // samples whose stacks were cut for size
+	others      int64 // spans whose names went to OtherName
+	merged      int64 // spans whose time went to their track's sample
+}
+
+// frameLabel returns the NumLabel of a frame's samples.
+func (b *builder) frameLabel(f uint64) map[string][]int64 {
+	l := b.frameLabels[f]
+	if l == nil {
+		l = map[string][]int64{"frame": {int64(f)}}
+		b.frameLabels[f] = l
+	}
+	return l
+}
+
+// node interns the stack of loc called from parent.
+func (b *builder) node(parent int32, loc *profile.Location) int32 {
+	k := nodeKey{parent, loc.ID}
+	if id, ok := b.nodeIDs[k]; ok {
+		return id
+	}
+	id := int32(len(b.nodes))
+	d := int32(0)
+	if parent >= 0 {
+		d = b.nodes[parent].depth + 1
+	}
+	b.nodes = append(b.nodes, node{parent: parent, loc: loc, depth: d})
+	b.nodeIDs[k] = id
+	return id
+}
+
+// stack returns the locations of a node's stack, leaf first, made once
+// and shared by every sample of that stack.
+func (b *builder) stack(id int32) []*profile.Location {
+	n := &b.nodes[id]
+	if n.stack != nil {
+		return n.stack
+	}
+	if b.frames+int(n.depth)+1 > MaxStackFrames {
+		b.cut++
+		root := id
+		for b.nodes[root].parent >= 0 {
+			root = b.nodes[root].parent
+		}
+		return []*profile.Location{b.loc(FoldedName, false), b.nodes[root].loc}
+	}
+	st := make([]*profile.Location, 0, n.depth+1)
+	for i := id; i >= 0; i = b.nodes[i].parent {
+		st = append(st, b.nodes[i].loc)
+	}
+	b.frames += len(st)
+	n.stack = st
+	return st
 }
 
 func (b *builder) loc(name string, gpu bool) *profile.Location {
 	k := funcKey{name, gpu}
 	if l := b.locs[k]; l != nil {
 		return l
+	}
+	if len(b.p.Function) >= functionLimit && name != OtherName && name != FoldedName {
+		b.others++
+		return b.loc(OtherName, gpu)
 	}
 	file := "cpu"
 	if gpu {
@@ -94,8 +197,10 @@ func Build(t *timeline.Trace) *profile.Profile {
 			PeriodType:        &profile.ValueType{Type: GPUTime, Unit: "nanoseconds"},
 			Period:            1,
 		},
-		locs:    map[funcKey]*profile.Location{},
-		samples: map[sampleKey]*profile.Sample{},
+		locs:        map[funcKey]*profile.Location{},
+		samples:     map[sampleKey]*profile.Sample{},
+		nodeIDs:     map[nodeKey]int32{},
+		frameLabels: map[uint64]map[string][]int64{},
 	}
 	if d := t.Drops; d.Total() > 0 || d.Misuse > 0 {
 		// Shown by `go tool pprof -comments`: the profile misses these.
@@ -138,6 +243,18 @@ func Build(t *timeline.Trace) *profile.Profile {
 		}
 		b.track(t, tr, byTrack[id], b.loc(root, gpu), gpu, queue)
 	}
+	if b.folded > 0 {
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
+	}
+	if b.others > 0 {
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, functionLimit))
+	}
+	if b.merged > 0 {
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, sampleLimit))
+	}
+	if b.cut > 0 {
+		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, FoldedName, MaxStackFrames))
+	}
 	return b.p
 }
 
@@ -170,41 +287,39 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		return int(a.Depth) - int(c.Depth)
 	})
 	self := make([]int64, len(idx))
-	var stack []int // positions in idx
-	var locs []*profile.Location
-	var key strings.Builder
+	var stack []int   // positions in idx
+	var nodes []int32 // the stack node of each span on stack
+	rootNode := b.node(-1, root)
+	labels := map[string][]string{"track": {tr.Name}}
+	if queue != "" {
+		labels["queue"] = []string{queue}
+	}
 	flush := func() {
 		top := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+		nd := nodes[len(nodes)-1]
+		stack, nodes = stack[:len(stack)-1], nodes[:len(nodes)-1]
 		s := &spans[idx[top]]
-		// The stack, leaf first: the zones from top down, then the track.
-		locs = locs[:0]
-		locs = append(locs, b.loc(t.Name(s.Name), gpu))
-		for k := len(stack) - 1; k >= 0; k-- {
-			locs = append(locs, b.loc(t.Name(spans[idx[stack[k]]].Name), gpu))
-		}
-		locs = append(locs, root)
 		if self[top] <= 0 {
 			return
 		}
-		key.Reset()
-		for _, l := range locs {
-			key.WriteString(strconv.FormatUint(l.ID, 36))
-			key.WriteByte(',')
-		}
-		k := sampleKey{key.String(), tr.ID, s.Frame}
+		k := sampleKey{nd, tr.ID, s.Frame}
 		smp := b.samples[k]
+		if smp == nil && len(b.p.Sample) >= sampleLimit {
+			b.merged++
+			k = sampleKey{rootNode, tr.ID, 0}
+			nd = rootNode
+			smp = b.samples[k]
+		}
 		if smp == nil {
+			// The label maps are shared, read-only, by the samples of a
+			// track and of a frame.
 			smp = &profile.Sample{
-				Location: slices.Clone(locs),
+				Location: b.stack(nd),
 				Value:    []int64{0, 0},
-				Label:    map[string][]string{"track": {tr.Name}},
+				Label:    labels,
 			}
-			if queue != "" {
-				smp.Label["queue"] = []string{queue}
-			}
-			if s.Frame != 0 {
-				smp.NumLabel = map[string][]int64{"frame": {int64(s.Frame)}}
+			if k.frame != 0 {
+				smp.NumLabel = b.frameLabel(k.frame)
 			}
 			b.samples[k] = smp
 			b.p.Sample = append(b.p.Sample, smp)
@@ -224,7 +339,23 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		if len(stack) > 0 {
 			self[stack[len(stack)-1]] -= s.Dur()
 		}
+		parent := rootNode
+		if len(nodes) > 0 {
+			parent = nodes[len(nodes)-1]
+		}
+		var nd int32
+		switch {
+		case len(stack) < MaxStackDepth:
+			nd = b.node(parent, b.loc(t.Name(s.Name), gpu))
+		case len(stack) == MaxStackDepth:
+			nd = b.node(parent, b.loc(FoldedName, gpu))
+			b.folded++
+		default:
+			nd = parent // already the folded frame
+			b.folded++
+		}
 		stack = append(stack, pos)
+		nodes = append(nodes, nd)
 	}
 	for len(stack) > 0 {
 		flush()

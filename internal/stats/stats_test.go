@@ -160,3 +160,42 @@ func ExampleSummarize() {
 	fmt.Println(s.Count, s.Mean, s.P50, s.Max)
 	// Output: 5 3 3 5
 }
+
+// TestSummarizeHuge: sums past an int64 give the right mean (two spans of
+// 5e15 µs once printed a negative mean) and a saturated total.
+func TestSummarizeHuge(t *testing.T) {
+	const d = 5e18 // ns: 5e15 µs
+	s := Summarize([]int64{d, d})
+	if s.Mean != d {
+		t.Errorf("mean of two %v = %v", float64(d), s.Mean)
+	}
+	if s.Total != math.MaxInt64 {
+		t.Errorf("total %d, want it saturated at MaxInt64", s.Total)
+	}
+	s = Summarize([]int64{math.MinInt64, math.MinInt64, math.MaxInt64})
+	if want := float64(math.MinInt64) / 3; math.Abs(s.Mean-want) > 1e3 {
+		t.Errorf("mean %v, want %v", s.Mean, want)
+	}
+	if s.Total != math.MinInt64 {
+		t.Errorf("total %d, want MinInt64", s.Total)
+	}
+	s = Summarize([]int64{math.MinInt64, math.MaxInt64})
+	if s.P50 != -0.5 && math.Abs(s.P50) > 1 {
+		t.Errorf("median of MinInt64 and MaxInt64 = %v, want about 0", s.P50)
+	}
+	if s.Total != -1 {
+		t.Errorf("total %d, want -1", s.Total)
+	}
+}
+
+func TestAddSat(t *testing.T) {
+	for _, tc := range []struct{ a, b, want int64 }{
+		{1, 2, 3}, {math.MaxInt64, 1, math.MaxInt64}, {math.MinInt64, -1, math.MinInt64},
+		{math.MaxInt64, math.MinInt64, -1}, {-5, 3, -2}, {math.MaxInt64 - 1, 1, math.MaxInt64},
+		{0, math.MinInt64, math.MinInt64},
+	} {
+		if got := AddSat(tc.a, tc.b); got != tc.want {
+			t.Errorf("AddSat(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package perfetto
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/internal/hostile"
+)
+
+// allocated returns the bytes fn allocates.
+func allocated(fn func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	fn()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// TestReadMemoryLinear: Read allocates a bounded multiple of its input
+// however the input is made: tiny packets (a slice in 18 bytes), slices
+// nested 65535 deep, or all names distinct. (It once held the whole input
+// and a map entry per slice: 38 times the input on tiny packets.) The
+// bound is what Read's comment promises: 200 bytes a slice, and 200 more
+// for a name of its own.
+func TestReadMemoryLinear(t *testing.T) {
+	n := 2 * 65535
+	if testing.Short() {
+		n = 70_000
+	}
+	for _, tc := range []struct {
+		name  string
+		depth int
+		named bool
+	}{{"flat", 1, false}, {"deep", 65535, false}, {"named", 1, true}} {
+		var buf bytes.Buffer
+		if err := hostile.PerfettoSlices(&buf, n, tc.depth, tc.named); err != nil {
+			t.Fatal(err)
+		}
+		var tr any
+		var err error
+		got := allocated(func() { tr, err = Read(bytes.NewReader(buf.Bytes())) })
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		_ = tr
+		per := float64(got) / float64(n)
+		t.Logf("%s: %d bytes in, %d slices: %d bytes allocated, %.0f a slice, %.1f times the input", tc.name, buf.Len(), n, got, per, float64(got)/float64(buf.Len()))
+		limit := 200.0
+		if tc.named {
+			limit = 400
+		}
+		if per > limit {
+			t.Errorf("%s: %.0f bytes allocated a slice, want at most %v", tc.name, per, limit)
+		}
+	}
+}
+
+// TestReadLimits: each limit is enforced, with an error naming it.
+func TestReadLimits(t *testing.T) {
+	var buf bytes.Buffer
+	hostile.PerfettoSlices(&buf, 1000, 100, false)
+	for _, tc := range []struct {
+		lim  Limits
+		want string
+	}{
+		{Limits{MaxBytes: 100}, "Limits.MaxBytes"},
+		{Limits{MaxSpans: 999}, "Limits.MaxSpans"},
+		{Limits{MaxDepth: 99}, "Limits.MaxDepth"},
+	} {
+		_, err := ReadLimited(bytes.NewReader(buf.Bytes()), tc.lim)
+		if !errors.Is(err, ErrTooLarge) || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
+			t.Errorf("%+v: %v, want ErrTooLarge naming %s", tc.lim, err, tc.want)
+		}
+	}
+	buf.Reset()
+	hostile.PerfettoHugePacket(&buf, MaxPacket+1)
+	if _, err := Read(&buf); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "MaxPacket") {
+		t.Errorf("a packet over MaxPacket: %v", err)
+	}
+	buf.Reset()
+	hostile.PerfettoSlices(&buf, 1000, 100, false)
+	if _, err := ReadLimited(bytes.NewReader(buf.Bytes()), Limits{MaxSpans: 1000, MaxDepth: 100, MaxBytes: int64(buf.Len())}); err != nil {
+		t.Errorf("at the limits: %v", err)
+	}
+}
+
+// BenchmarkReadDepth reads 200,000 slices side by side and nested 65535
+// deep: linear, the two cost about the same a slice (the ratio is
+// reported by the deep one; it was once quadratic in the depth).
+func BenchmarkReadDepth(b *testing.B) {
+	const n = 200_000
+	var perSlice [2]float64
+	for k, depth := range []int{1, 65535} {
+		var buf bytes.Buffer
+		hostile.PerfettoSlices(&buf, n, depth, false)
+		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
+			b.SetBytes(int64(buf.Len()))
+			for b.Loop() {
+				if _, err := Read(bytes.NewReader(buf.Bytes())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perSlice[k] = float64(b.Elapsed().Nanoseconds()) / float64(b.N) / n
+			b.ReportMetric(perSlice[k], "ns/slice")
+			if k == 1 && perSlice[0] > 0 {
+				b.ReportMetric(perSlice[1]/perSlice[0], "deep/flat")
+			}
+		})
+	}
+}
