@@ -520,7 +520,7 @@ func TestAppBadQueue(t *testing.T) {
 // crashes: Close waits for the recording calls in progress, and later ones
 // are refused and counted.
 func TestAppDeviceClosedMidFrame(t *testing.T) {
-	for round := range 10 {
+	for round := range 40 { // the code before the fix crashed in every run of 40
 		a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
 		a.p.BeginFrame()
 		if err := a.g.BeginFrame(nil); err != nil {
@@ -543,7 +543,7 @@ func TestAppDeviceClosedMidFrame(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(round%3) * time.Millisecond)
+		time.Sleep(time.Duration(round%3) * 200 * time.Microsecond)
 		a.dev.Close()
 		close(stop)
 		wg.Wait()
