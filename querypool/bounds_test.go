@@ -19,10 +19,10 @@ func TestRefusalsDoNotWrapTheCounter(t *testing.T) {
 	if err := p.BeginFrame(1, nil); err != nil {
 		t.Fatal(err)
 	}
-	cmd := q.Cmd()
 	const workers, each = 4, 50000
 	var wg sync.WaitGroup
 	for range workers {
+		cmd := vktest.NewQueue(t, q.Dev, q.Q).Cmd() // a command pool per goroutine
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

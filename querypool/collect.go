@@ -251,8 +251,10 @@ func (p *Pool) unwritable(s *Slot) bool {
 	}
 	if s.fromCopy {
 		// A copy with nothing available may not have run yet (the
-		// application is further behind than FramesInFlight).
-		return s.settledAt <= s.copyAt && s.anyAvailable()
+		// application is further behind than FramesInFlight); one
+		// recorded in a later frame's command buffer may have run before
+		// the ends landed (see Slot.ownCopy): both are copied again.
+		return s.settledAt <= s.copyAt && s.ownCopy && s.anyAvailable()
 	}
 	return p.frames-s.settledAt >= uint64(p.cfg.FramesInFlight)
 }

@@ -333,9 +333,10 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 	if p.closed.Load() {
 		return
 	}
+	closing := p.cur.Load()
 	p.endFrameLocked()
 	if cmd != nil && !p.cfg.NoCopy {
-		p.recordCopies(cmd)
+		p.recordCopies(cmd, closing)
 	}
 }
 
@@ -344,13 +345,13 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 // copy wait for all earlier work on the queue, so every timestamp written
 // by command buffers submitted before cmd is in the copy; a second one
 // makes the copy visible to the host once the frame's fence signals.
-func (p *Pool) recordCopies(cmd vkg.CommandBuffer) {
+func (p *Pool) recordCopies(cmd vkg.CommandBuffer, closing *Slot) {
 	p.copies = p.copies[:0]
 	for _, s := range p.ring {
 		if s.state.Load() != slotClosed || (s.copyAt != 0 && !s.needCopy) {
 			continue
 		}
-		s.copyAt, s.needCopy = p.frames, false
+		s.copyAt, s.needCopy, s.ownCopy = p.frames, false, s == closing
 		if s.settledAt == 0 && s.writers.Load() == 0 && s.settled() {
 			s.settledAt = p.frames // every end is recorded before this copy
 		}

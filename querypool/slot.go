@@ -64,6 +64,12 @@ type Slot struct {
 	// end timestamp was recorded by then.
 	settledAt uint64
 	needCopy  bool // a copy found pairs unwritten: copy again
+	// ownCopy: the last copy was recorded by the EndFrame that closed the
+	// slot, in the command buffer of its own zones. Only such a copy tells
+	// that what it lacks was never submitted: on lavapipe a copy in a later
+	// submission can run before the earlier one's bottom-of-pipe
+	// timestamps land.
+	ownCopy bool
 	fromCopy  bool // reader: this pass reads the copy, not the driver
 
 	meta    []pairMeta

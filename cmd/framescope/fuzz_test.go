@@ -42,7 +42,7 @@ func FuzzArgs(f *testing.F) {
 		t.Chdir(dir)
 		code, _, errs := runCLI(kept...)
 		switch {
-		case code < 0 || code > 2:
+		case code < 0 || code > 3:
 			t.Fatalf("%q: exit %d", kept, code)
 		case code == 2 && errs == "" && len(kept) > 0:
 			t.Fatalf("%q: exit 2 without a message", kept)
