@@ -69,8 +69,8 @@ type Slot struct {
 	// that what it lacks was never submitted: on lavapipe a copy in a later
 	// submission can run before the earlier one's bottom-of-pipe
 	// timestamps land.
-	ownCopy bool
-	fromCopy  bool // reader: this pass reads the copy, not the driver
+	ownCopy  bool
+	fromCopy bool // reader: this pass reads the copy, not the driver
 
 	meta    []pairMeta
 	used    uint32     // reader: queries read this pass
