@@ -35,8 +35,8 @@ type Options struct {
 	// take, as sampled on "GPU time per frame". A frame that takes longer
 	// is passed to OnBudget with the window dumped the moment it was found
 	// over: for the CPU budget at its EndFrame, for the GPU budget when
-	// its GPU time settles, SettleFrames frames after it ended (with a
-	// frame window, WindowFrames > SettleFrames keeps the frame in the
+	// its GPU time settles (see SettleFrames; with a frame window,
+	// WindowFrames larger than the frames in flight keeps the frame in the
 	// dump). Budgets without OnBudget are not checked.
 	CPUBudget time.Duration
 	GPUBudget time.Duration
@@ -57,8 +57,11 @@ type Options struct {
 	BudgetEvery int
 
 	// SettleFrames is how many frames after a frame ends its GPU results
-	// are still expected: the GPU time of frame F is sampled when frame
-	// F+SettleFrames ends (zones of F that come later stay on the
+	// are still expected from a queue that does not say when they are all
+	// in ([Recorder.SettleGPU]; the profiler's GPU contexts do, and then
+	// a frame settles when every such queue has settled it, however late,
+	// within MaxSettleFrames): the GPU time of frame F is sampled when
+	// frame F+SettleFrames ends (zones of F that come later stay on the
 	// timeline but are counted in Drops.Untimed), and a submission key
 	// waits that long for its other end (default 4).
 	SettleFrames int
