@@ -144,8 +144,10 @@ func removeOnSignal(path string) func() {
 		case sig := <-c:
 			os.Remove(path)
 			signal.Stop(c)
-			if s, ok := sig.(syscall.Signal); ok {
-				syscall.Kill(os.Getpid(), s)
+			// The signal again, now with its default action; where a
+			// process cannot signal itself (Windows), exit as it would.
+			if p, err := os.FindProcess(os.Getpid()); err != nil || p.Signal(sig) != nil {
+				os.Exit(2)
 			}
 		case <-done:
 		}
