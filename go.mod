@@ -1,6 +1,6 @@
 module github.com/framescope/framescope
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
