@@ -47,9 +47,20 @@ type GPUOptions struct {
 	Calibration CalibrationOptions
 }
 
-// Stats counts what a GPU context did and everything it had to drop.
+// Stats counts what a GPU context did and everything it had to drop. The
+// losses reach the trace as timeline.Drops (named there by cause).
 type Stats struct {
-	querypool.Stats
+	Pairs     uint64 // zones given a query pair
+	Collected uint64 // zones read back whole
+	Dropped   uint64 // zones refused: the frame's queries were spent (Drops.Zones)
+	NoSlot    uint64 // zones refused: no frame begun, no free slot, or the context closed (Drops.NoSlot)
+	Unended   uint64 // zones never ended, given up once their frame was waited for (Drops.Unmatched)
+	Unwritten uint64 // zones ended but never executed: command buffer not submitted (Drops.Unwritten)
+	Pending   uint64 // zones not read back, or not collected, when the context closed (Drops.Pending)
+	LateEnds  uint64 // Ends after their frame was given up or the context closed (misuse)
+	Misuse    uint64 // zones ended twice (misuse)
+	Grown     uint64 // frames' query pools made larger after a frame ran out
+	Behind    uint64 // frames that found no free slot
 	// ZeroEnds counts Ends of the zero Zone (a Zone that GPU.Zone never
 	// returned). Such a Zone names no context: the context whose Stats or
 	// Collect comes next claims it, so each is counted once in the process.
@@ -354,7 +365,12 @@ func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 
 // Stats returns the context's counters.
 func (g *GPU) Stats() Stats {
-	s := Stats{Stats: g.pool.Stats(), Unconverted: g.unconv.Load(), ZeroEnds: g.claimZeroEnds()}
+	q := g.pool.Stats()
+	s := Stats{
+		Pairs: q.Pairs, Collected: q.Collected, Dropped: q.Dropped, NoSlot: q.NoSlot, Unended: q.Unended,
+		Unwritten: q.Unwritten, Pending: q.Pending, LateEnds: q.LateEnds, Misuse: q.Misuse, Grown: q.Grown, Behind: q.Behind,
+		Unconverted: g.unconv.Load(), ZeroEnds: g.claimZeroEnds(),
+	}
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s
 }
