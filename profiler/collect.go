@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/framescope/framescope/querypool"
+	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/timeline"
 )
 

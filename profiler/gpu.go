@@ -6,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/querypool"
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )

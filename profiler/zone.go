@@ -4,8 +4,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/querypool"
 	vkg "github.com/vulkan-go/vulkan"
 )
 

@@ -4,7 +4,7 @@
 set -eu
 mkdir -p .gpubin
 go build -ldflags=-s\ -w -o .gpubin/ ./cmd/framescope ./examples/triangle ./examples/wrap
-for p in internal/vk querypool profiler profiler/benchgpu examples/triangle examples/wrap; do
+for p in internal/vk internal/querypool profiler profiler/benchgpu examples/triangle examples/wrap; do
 	go test -c -ldflags=-s\ -w -o ".gpubin/$(echo "$p" | tr / _).test" "./$p"
 done
 # The profiler before issue 12, for benchmarks against it in the same run

@@ -13,7 +13,7 @@ root=$PWD
 (cd profiler && timeout 240 "$root/.gpubin/profiler.test" -test.run 'TestApp|TestOptionsBeyondLimits|TestClosedContexts' -test.count=1 -test.v) 2>&1 |
 	grep -v '^=== RUN' > "$out/test-apps.txt"
 echo "profiler TestApp*: rc=${PIPESTATUS[0]}, $(grep -c -- '--- PASS' "$out/test-apps.txt") passed, $(grep -c -- '--- FAIL' "$out/test-apps.txt") failed" | tee "$out/tests-summary.txt"
-(cd querypool && timeout 100 "$root/.gpubin/querypool.test" -test.count=1) > "$out/test-querypool.txt" 2>&1
+(cd internal/querypool && timeout 100 "$root/.gpubin/internal_querypool.test" -test.count=1) > "$out/test-querypool.txt" 2>&1
 echo "querypool: rc=$?, $(tail -1 "$out/test-querypool.txt")" | tee -a "$out/tests-summary.txt"
 (cd examples/wrap && timeout 200 "$root/.gpubin/examples_wrap.test" -test.run 'TestWrap$' -test.count=1 -test.v) 2>&1 |
 	grep -v '^=== RUN' > "$out/test-wrap.txt"

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
-	"github.com/framescope/framescope/querypool"
 	vkg "github.com/vulkan-go/vulkan"
 )
 

@@ -4,9 +4,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
-	"github.com/framescope/framescope/querypool"
 )
 
 // Refused zones do not move a frame's query counter on: it stays within a
