@@ -39,10 +39,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 		p.readMu.Unlock()
 	}
 	p.mu.Lock()
-	dst = append(dst, p.ready...)
-	p.ready = p.ready[:0]
-	err := p.readErr
-	p.readErr = nil
+	dst, err := p.takeLocked(dst)
 	wake := p.uncopied
 	p.mu.Unlock()
 	if wake {
@@ -66,11 +63,18 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	p.readPass(readAll)
 	p.readMu.Unlock()
 	p.mu.Lock()
+	dst, err := p.takeLocked(dst)
+	p.mu.Unlock()
+	return dst, err
+}
+
+// takeLocked appends the pairs read back to dst and returns the first
+// readback error since the last call. The caller holds p.mu.
+func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
 	err := p.readErr
 	p.readErr = nil
-	p.mu.Unlock()
 	return dst, err
 }
 
