@@ -35,6 +35,22 @@ type ClockCheckOptions struct {
 	Progress io.Writer
 }
 
+// Summary describes a sample of values in ns: count, sum (saturated),
+// mean, extremes and percentiles interpolated between order statistics.
+type Summary struct {
+	Count         int
+	Total         int64
+	Mean          float64
+	Min           int64
+	P50, P95, P99 float64
+	Max           int64
+}
+
+func summarize(xs []int64) Summary {
+	s := stats.Summarize(xs)
+	return Summary{Count: s.Count, Total: s.Total, Mean: s.Mean, Min: s.Min, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max}
+}
+
 // ClockCheckReport is what ClockCheck measured.
 type ClockCheckReport struct {
 	Device, Driver  string
@@ -46,13 +62,13 @@ type ClockCheckReport struct {
 	EffectivePeriod float64 // measured ns per tick, first to last sample
 	PeriodErrPPM    float64 // timestampPeriod against the measured period
 
-	Samples      int           // held-out samples
-	MaxDeviation stats.Summary // per calibration call, ns
-	CallCost     stats.Summary // one calibration call, ns
-	Fits         int           // calibration rounds fed to the model
+	Samples      int     // held-out samples
+	MaxDeviation Summary // per calibration call, ns
+	CallCost     Summary // one calibration call, ns
+	Fits         int     // calibration rounds fed to the model
 
 	// Residual: |model prediction - actual host time| on held-out samples, ns.
-	Residual stats.Summary
+	Residual Summary
 	// OutsideBound counts held-out samples whose residual exceeded the
 	// model's stated bound plus the sample's own deviation.
 	OutsideBound int
@@ -60,7 +76,7 @@ type ClockCheckReport struct {
 
 	CausalityTries      int
 	CausalityViolations int
-	CausalityLag        stats.Summary // converted GPU time minus host set time, ns
+	CausalityLag        Summary // converted GPU time minus host set time, ns
 
 	// NaiveErrNs is what one start-up sample with the nominal period would
 	// have got wrong at the end, ns; ModelErrNs is the model's residual
@@ -184,10 +200,10 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 	}
 	rep.Samples = len(devs)
 	rep.periodFigures(first, last)
-	rep.MaxDeviation = stats.Summarize(devs)
-	rep.CallCost = stats.Summarize(costs)
-	rep.Residual = stats.Summarize(resid)
-	rep.CausalityLag = stats.Summarize(lags)
+	rep.MaxDeviation = summarize(devs)
+	rep.CallCost = summarize(costs)
+	rep.Residual = summarize(resid)
+	rep.CausalityLag = summarize(lags)
 	rep.Model = g.clock.Quality()
 	return rep, nil
 }

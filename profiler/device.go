@@ -112,8 +112,59 @@ func (d *Device) Instance() vkg.Instance { return d.d.Instance.Handle }
 // Name returns the physical device's name.
 func (d *Device) Name() string { return d.d.Caps.Name }
 
+// Caps are a physical device's timing capabilities, as `framescope
+// devices` prints them.
+type Caps struct {
+	Name       string // VkPhysicalDeviceProperties.deviceName
+	Type       string // discrete, integrated, virtual, cpu, other
+	APIVersion string // "1.3.275"
+	DriverName string // VkPhysicalDeviceDriverProperties, where offered
+	DriverInfo string
+	VendorID   uint32
+	DeviceID   uint32
+	// TimestampPeriod is the ns one timestamp tick lasts.
+	TimestampPeriod float32
+	// TimestampComputeAndGraphics: every graphics and compute queue
+	// writes timestamps.
+	TimestampComputeAndGraphics bool
+	Families                    []FamilyCaps
+	// CalibratedExtension is the calibrated-timestamps extension the
+	// device offers (VK_KHR_ preferred to VK_EXT_), "" when neither.
+	CalibratedExtension string
+	// TimeDomains are the host clocks it calibrates against:
+	// "CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW", ...
+	TimeDomains []string
+	// HostQueryReset: it offers the hostQueryReset feature.
+	HostQueryReset bool
+}
+
+// FamilyCaps describe one queue family.
+type FamilyCaps struct {
+	Index uint32
+	Flags string // "graphics+compute+transfer", ...
+	Count uint32 // queues in the family
+	// TimestampValidBits is how many bits of a timestamp are valid; 0: the
+	// family writes no timestamps.
+	TimestampValidBits uint32
+}
+
 // Caps returns the device's timing capabilities.
-func (d *Device) Caps() vk.Caps { return d.d.Caps }
+func (d *Device) Caps() Caps {
+	c := d.d.Caps
+	out := Caps{
+		Name: c.Name, Type: c.Type, APIVersion: c.APIVersion, DriverName: c.DriverName, DriverInfo: c.DriverInfo,
+		VendorID: c.VendorID, DeviceID: c.DeviceID, TimestampPeriod: c.TimestampPeriod,
+		TimestampComputeAndGraphics: c.TimestampComputeAndGraphics, CalibratedExtension: c.CalibratedExtension,
+		HostQueryReset: c.HostQueryReset,
+	}
+	for _, f := range c.Families {
+		out.Families = append(out.Families, FamilyCaps{Index: f.Index, Flags: f.Flags, Count: f.Count, TimestampValidBits: f.TimestampValidBits})
+	}
+	for _, t := range c.TimeDomains {
+		out.TimeDomains = append(out.TimeDomains, t.String())
+	}
+	return out
+}
 
 // HostQueryReset reports whether query pools are reset on the host.
 func (d *Device) HostQueryReset() bool { return d.d.HostQueryReset }
