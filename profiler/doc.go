@@ -1,8 +1,8 @@
 // Package profiler is Framescope's public API: what an application calls
 // to profile its Vulkan frames.
 //
-// A Profiler holds the names, frames and CPU tracks (a timeline.Recorder).
-// A GPU is one VkQueue's context: zones are recorded into command buffers
+// A [Profiler] holds the names, frames and CPU tracks (a [timeline.Recorder]).
+// A [GPU] is one VkQueue's context: zones are recorded into command buffers
 // with vkCmdWriteTimestamp, read back without ever stalling the render
 // loop, converted to host CLOCK_MONOTONIC by a calibrated clock model, and
 // merged into the timeline.
@@ -29,42 +29,42 @@
 // Pipeline stages: by default a zone's begin timestamp is written at
 // TOP_OF_PIPE and its end at BOTTOM_OF_PIPE, so a zone covers all the work
 // recorded between them and nested zones stay inside their parents.
-// GPUOptions.BeginStage and EndStage choose others; GPU refuses, with an
+// [GPUOptions].BeginStage and EndStage choose others; GPU refuses, with an
 // error, a stage vkCmdWriteTimestamp may not take on the queue.
 //
-// Frames in flight: GPUOptions.FramesInFlight (1 to 16) is how many frames
+// Frames in flight: [GPUOptions].FramesInFlight (1 to 16) is how many frames
 // the application keeps in flight. A frame's zones are read back once the
 // application has waited for it, and the timeline waits for each queue's
-// word that a frame's results are all in (timeline.Recorder.SettleGPU), so
+// word that a frame's results are all in ([timeline.Recorder.SettleGPU]), so
 // that zones, their flows and the frame's GPU time arrive however late.
 //
 // Nothing is lost silently. Every zone that does not reach the timeline is
-// counted by cause in Stats and in the trace's timeline.Drops, reported at
-// every GPU.BeginFrame even if the application never collects: refused for
+// counted by cause in [Stats] and in the trace's [timeline.Drops], reported at
+// every [GPU.BeginFrame] even if the application never collects: refused for
 // want of queries (Zones) or of a frame (NoSlot), never ended (Unmatched:
 // given up once the application has waited for its frame, so it costs no
 // later frame), never submitted (Unwritten), not finished or not collected
 // at Close (Pending), read back before any calibration (Unconverted; Collect
-// then returns an error wrapping ErrNoCalibration). Misuse that loses
+// then returns an error wrapping [ErrNoCalibration]). Misuse that loses
 // nothing (ending a zone twice or after its frame was given up, ending the
-// zero Zone) is counted as misuse (Drops.Misuse), not as a loss. Nothing
+// zero Zone) is counted as misuse ([timeline.Drops].Misuse), not as a loss. Nothing
 // panics.
 //
-// Closing: Profiler.Close and GPU.Close collect every zone the GPU has
+// Closing: [Profiler.Close] and [GPU.Close] collect every zone the GPU has
 // finished, count the rest, and destroy the query pools: call them after
 // vkDeviceWaitIdle and before vkDestroyDevice. Closing a Device closes the
 // GPU contexts made on it first. Zone and End may run on other goroutines
 // while a context closes: the close waits for the calls in progress before
 // it destroys anything, and later calls are refused and counted, without
-// calling Vulkan (they return ErrDeviceClosed or ErrClosed).
+// calling Vulkan (they return [ErrDeviceClosed] or [ErrClosed]).
 //
-// The application's queues are its own: WrapDevice calls vkGetDeviceQueue
-// only on the queues Existing.Queues names, GPU refuses a queue the device
+// The application's queues are its own: [WrapDevice] calls vkGetDeviceQueue
+// only on the queues [Existing].Queues names, GPU refuses a queue the device
 // was not created with or whose family has no timestamps, and the library
 // calls no externally synchronized command (vkQueueSubmit, vkQueueWaitIdle)
 // on an application queue from a goroutine of its own, except the
-// submit-and-wait calibration on CalibrationOptions.FallbackQueue, under
-// CalibrationOptions.FallbackLock, the lock the application holds around its
+// submit-and-wait calibration on [CalibrationOptions].FallbackQueue, under
+// [CalibrationOptions].FallbackLock, the lock the application holds around its
 // own submissions. vkDeviceWaitIdle, which covers every queue, runs only in
-// Device.Close, on the caller's goroutine.
+// [Device.Close], on the caller's goroutine.
 package profiler

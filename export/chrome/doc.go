@@ -2,6 +2,21 @@
 // Event JSON format, which Perfetto, chrome://tracing and many other tools
 // open.
 //
+//	f, _ := os.Create("run.json")
+//	err := chrome.Write(f, p.Dump()) // p: a *profiler.Profiler
+//
+// or streamed, as a [timeline.Sink]:
+//
+//	w := chrome.NewWriter(f)
+//	p := profiler.New(profiler.Options{Recorder: timeline.Options{Sink: w, FlushEvery: 60}})
+//	// ... the render loop ...
+//	p.Close()
+//	w.Close()
+//
+// [Read] and [ReadLimited] give back the [timeline.Trace].
+//
+// # Format
+//
 // The Writer streams: it takes batches as the recorder's sink produces them
 // (see WriteBatch) and keeps only what it must to order events correctly.
 // Slices are written as B/E pairs, one thread per track, times in

@@ -1,6 +1,24 @@
-// Package perfetto writes Framescope timelines as Perfetto traces (the
-// protobuf format Perfetto's UI and trace processor read) and reads them
-// back.
+// Package perfetto writes Framescope timelines as Perfetto traces, which
+// ui.perfetto.dev and Perfetto's trace processor open, and reads them back.
+//
+// A whole timeline, at the end of a run:
+//
+//	f, _ := os.Create("run.perfetto-trace")
+//	err := perfetto.WriteTrace(f, p.Dump()) // p: a *profiler.Profiler
+//
+// Streamed while the application runs, so that a crash keeps everything up
+// to the last flush: a [Writer] is a [timeline.Sink].
+//
+//	w := perfetto.NewWriter(f, perfetto.Options{})
+//	p := profiler.New(profiler.Options{Recorder: timeline.Options{Sink: w, FlushEvery: 60}})
+//	// ... the render loop ...
+//	p.Close() // hands the last batch to w
+//	w.Close()
+//
+// [Read] and [ReadLimited] give back the [timeline.Trace], within [Limits]
+// of time and memory linear in the file.
+//
+// # Format
 //
 // The Writer streams: it takes batches as the recorder makes them (it is a
 // timeline.Sink), encodes each packet by hand with protowire into a reused

@@ -2,6 +2,15 @@
 // time by zone stack, for `go tool pprof`: -top tables, -http flame graphs,
 // and -diff_base comparisons between two runs.
 //
+//	f, _ := os.Create("gpu.pb.gz")
+//	err := pprof.Write(f, p.Dump()) // p: a *profiler.Profiler
+//
+// then `go tool pprof -top gpu.pb.gz`, or -http=: for a flame graph. [Build]
+// returns the [profile.Profile] itself, and [Totals] the GPU and CPU time
+// it holds.
+//
+// # What a sample is
+//
 // Each zone is a function; a span's stack is its track (lanes of a GPU
 // queue fold into the queue) followed by the zones that enclose it, outer
 // first. Every span contributes its self time (its duration less its
