@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/internal/benchspans"
-	pb "github.com/framescope/framescope/proto"
+	pb "github.com/framescope/framescope/internal/perfettopb"
 	"github.com/framescope/framescope/timeline"
 	"google.golang.org/protobuf/proto"
 )
@@ -118,7 +118,7 @@ func BenchmarkPerfettoWriter(b *testing.B) {
 }
 
 // BenchmarkPerfettoProtoMarshal encodes the same batches by filling the
-// generated structs of package proto and calling proto.Marshal.
+// generated structs of package perfettopb and calling proto.Marshal.
 func BenchmarkPerfettoProtoMarshal(b *testing.B) {
 	batches := frameBatches(64)
 	first, last := span(batches)

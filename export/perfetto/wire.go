@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Field numbers of Perfetto's trace format (see proto/trace.proto).
+// Field numbers of Perfetto's trace format (internal/perfettopb/framescope_trace.proto has them with their messages).
 const (
 	fTracePacket = 1
 

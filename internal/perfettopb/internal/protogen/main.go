@@ -1,4 +1,4 @@
-// Command protogen regenerates trace.pb.go: it builds protoc-gen-go at the
+// Command protogen regenerates framescope_trace.pb.go: it builds protoc-gen-go at the
 // version go.mod requires into a temporary directory and runs protoc with
 // it, so that generation needs only protoc and the Go toolchain.
 //
@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", ".", "directory to write trace.pb.go into")
+	out := flag.String("out", ".", "directory to write framescope_trace.pb.go into")
 	flag.Parse()
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "protogen:", err)
@@ -39,7 +39,7 @@ func run(out string) error {
 		return fmt.Errorf("building protoc-gen-go: %w", err)
 	}
 	gen := exec.Command(protoc, "--plugin=protoc-gen-go="+plugin, "-I", ".",
-		"--go_out="+out, "--go_opt=paths=source_relative", "trace.proto")
+		"--go_out="+out, "--go_opt=paths=source_relative", "framescope_trace.proto")
 	gen.Stdout, gen.Stderr = os.Stderr, os.Stderr
 	if err := gen.Run(); err != nil {
 		return fmt.Errorf("protoc: %w", err)

@@ -8,9 +8,9 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: trace.proto
+// source: framescope_trace.proto
 
-package proto
+package perfettopb
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -72,11 +72,11 @@ func (x BuiltinClock) String() string {
 }
 
 func (BuiltinClock) Descriptor() protoreflect.EnumDescriptor {
-	return file_trace_proto_enumTypes[0].Descriptor()
+	return file_framescope_trace_proto_enumTypes[0].Descriptor()
 }
 
 func (BuiltinClock) Type() protoreflect.EnumType {
-	return &file_trace_proto_enumTypes[0]
+	return &file_framescope_trace_proto_enumTypes[0]
 }
 
 func (x BuiltinClock) Number() protoreflect.EnumNumber {
@@ -95,7 +95,7 @@ func (x *BuiltinClock) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use BuiltinClock.Descriptor instead.
 func (BuiltinClock) EnumDescriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{0}
 }
 
 // Sequence flags: bits of sequence_flags.
@@ -132,11 +132,11 @@ func (x TracePacket_SequenceFlags) String() string {
 }
 
 func (TracePacket_SequenceFlags) Descriptor() protoreflect.EnumDescriptor {
-	return file_trace_proto_enumTypes[1].Descriptor()
+	return file_framescope_trace_proto_enumTypes[1].Descriptor()
 }
 
 func (TracePacket_SequenceFlags) Type() protoreflect.EnumType {
-	return &file_trace_proto_enumTypes[1]
+	return &file_framescope_trace_proto_enumTypes[1]
 }
 
 func (x TracePacket_SequenceFlags) Number() protoreflect.EnumNumber {
@@ -155,7 +155,7 @@ func (x *TracePacket_SequenceFlags) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TracePacket_SequenceFlags.Descriptor instead.
 func (TracePacket_SequenceFlags) EnumDescriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{1, 0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{1, 0}
 }
 
 type TrackDescriptor_ChildTracksOrdering int32
@@ -194,11 +194,11 @@ func (x TrackDescriptor_ChildTracksOrdering) String() string {
 }
 
 func (TrackDescriptor_ChildTracksOrdering) Descriptor() protoreflect.EnumDescriptor {
-	return file_trace_proto_enumTypes[2].Descriptor()
+	return file_framescope_trace_proto_enumTypes[2].Descriptor()
 }
 
 func (TrackDescriptor_ChildTracksOrdering) Type() protoreflect.EnumType {
-	return &file_trace_proto_enumTypes[2]
+	return &file_framescope_trace_proto_enumTypes[2]
 }
 
 func (x TrackDescriptor_ChildTracksOrdering) Number() protoreflect.EnumNumber {
@@ -217,7 +217,7 @@ func (x *TrackDescriptor_ChildTracksOrdering) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TrackDescriptor_ChildTracksOrdering.Descriptor instead.
 func (TrackDescriptor_ChildTracksOrdering) EnumDescriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{9, 0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{9, 0}
 }
 
 type TrackDescriptor_SiblingMergeBehavior int32
@@ -256,11 +256,11 @@ func (x TrackDescriptor_SiblingMergeBehavior) String() string {
 }
 
 func (TrackDescriptor_SiblingMergeBehavior) Descriptor() protoreflect.EnumDescriptor {
-	return file_trace_proto_enumTypes[3].Descriptor()
+	return file_framescope_trace_proto_enumTypes[3].Descriptor()
 }
 
 func (TrackDescriptor_SiblingMergeBehavior) Type() protoreflect.EnumType {
-	return &file_trace_proto_enumTypes[3]
+	return &file_framescope_trace_proto_enumTypes[3]
 }
 
 func (x TrackDescriptor_SiblingMergeBehavior) Number() protoreflect.EnumNumber {
@@ -279,7 +279,7 @@ func (x *TrackDescriptor_SiblingMergeBehavior) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TrackDescriptor_SiblingMergeBehavior.Descriptor instead.
 func (TrackDescriptor_SiblingMergeBehavior) EnumDescriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{9, 1}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{9, 1}
 }
 
 type CounterDescriptor_Unit int32
@@ -318,11 +318,11 @@ func (x CounterDescriptor_Unit) String() string {
 }
 
 func (CounterDescriptor_Unit) Descriptor() protoreflect.EnumDescriptor {
-	return file_trace_proto_enumTypes[4].Descriptor()
+	return file_framescope_trace_proto_enumTypes[4].Descriptor()
 }
 
 func (CounterDescriptor_Unit) Type() protoreflect.EnumType {
-	return &file_trace_proto_enumTypes[4]
+	return &file_framescope_trace_proto_enumTypes[4]
 }
 
 func (x CounterDescriptor_Unit) Number() protoreflect.EnumNumber {
@@ -341,7 +341,7 @@ func (x *CounterDescriptor_Unit) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use CounterDescriptor_Unit.Descriptor instead.
 func (CounterDescriptor_Unit) EnumDescriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{12, 0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{12, 0}
 }
 
 type TrackEvent_Type int32
@@ -383,11 +383,11 @@ func (x TrackEvent_Type) String() string {
 }
 
 func (TrackEvent_Type) Descriptor() protoreflect.EnumDescriptor {
-	return file_trace_proto_enumTypes[5].Descriptor()
+	return file_framescope_trace_proto_enumTypes[5].Descriptor()
 }
 
 func (TrackEvent_Type) Type() protoreflect.EnumType {
-	return &file_trace_proto_enumTypes[5]
+	return &file_framescope_trace_proto_enumTypes[5]
 }
 
 func (x TrackEvent_Type) Number() protoreflect.EnumNumber {
@@ -406,7 +406,7 @@ func (x *TrackEvent_Type) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use TrackEvent_Type.Descriptor instead.
 func (TrackEvent_Type) EnumDescriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{13, 0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{13, 0}
 }
 
 // A trace file: concatenated packets, each a field-1 length-delimited
@@ -420,7 +420,7 @@ type Trace struct {
 
 func (x *Trace) Reset() {
 	*x = Trace{}
-	mi := &file_trace_proto_msgTypes[0]
+	mi := &file_framescope_trace_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +432,7 @@ func (x *Trace) String() string {
 func (*Trace) ProtoMessage() {}
 
 func (x *Trace) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[0]
+	mi := &file_framescope_trace_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +445,7 @@ func (x *Trace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trace.ProtoReflect.Descriptor instead.
 func (*Trace) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Trace) GetPacket() []*TracePacket {
@@ -475,7 +475,7 @@ type TracePacket struct {
 
 func (x *TracePacket) Reset() {
 	*x = TracePacket{}
-	mi := &file_trace_proto_msgTypes[1]
+	mi := &file_framescope_trace_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +487,7 @@ func (x *TracePacket) String() string {
 func (*TracePacket) ProtoMessage() {}
 
 func (x *TracePacket) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[1]
+	mi := &file_framescope_trace_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +500,7 @@ func (x *TracePacket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TracePacket.ProtoReflect.Descriptor instead.
 func (*TracePacket) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{1}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *TracePacket) GetTimestamp() uint64 {
@@ -590,7 +590,7 @@ type TracePacketDefaults struct {
 
 func (x *TracePacketDefaults) Reset() {
 	*x = TracePacketDefaults{}
-	mi := &file_trace_proto_msgTypes[2]
+	mi := &file_framescope_trace_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +602,7 @@ func (x *TracePacketDefaults) String() string {
 func (*TracePacketDefaults) ProtoMessage() {}
 
 func (x *TracePacketDefaults) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[2]
+	mi := &file_framescope_trace_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +615,7 @@ func (x *TracePacketDefaults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TracePacketDefaults.ProtoReflect.Descriptor instead.
 func (*TracePacketDefaults) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{2}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TracePacketDefaults) GetTimestampClockId() uint32 {
@@ -642,7 +642,7 @@ type TrackEventDefaults struct {
 
 func (x *TrackEventDefaults) Reset() {
 	*x = TrackEventDefaults{}
-	mi := &file_trace_proto_msgTypes[3]
+	mi := &file_framescope_trace_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +654,7 @@ func (x *TrackEventDefaults) String() string {
 func (*TrackEventDefaults) ProtoMessage() {}
 
 func (x *TrackEventDefaults) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[3]
+	mi := &file_framescope_trace_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +667,7 @@ func (x *TrackEventDefaults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackEventDefaults.ProtoReflect.Descriptor instead.
 func (*TrackEventDefaults) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{3}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TrackEventDefaults) GetTrackUuid() uint64 {
@@ -687,14 +687,14 @@ func (x *TrackEventDefaults) GetExtraCounterTrackUuids() []uint64 {
 type ClockSnapshot struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Clocks            []*ClockSnapshot_Clock `protobuf:"bytes,1,rep,name=clocks" json:"clocks,omitempty"`
-	PrimaryTraceClock *BuiltinClock          `protobuf:"varint,2,opt,name=primary_trace_clock,json=primaryTraceClock,enum=perfetto.protos.BuiltinClock" json:"primary_trace_clock,omitempty"`
+	PrimaryTraceClock *BuiltinClock          `protobuf:"varint,2,opt,name=primary_trace_clock,json=primaryTraceClock,enum=framescope.perfettopb.BuiltinClock" json:"primary_trace_clock,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ClockSnapshot) Reset() {
 	*x = ClockSnapshot{}
-	mi := &file_trace_proto_msgTypes[4]
+	mi := &file_framescope_trace_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +706,7 @@ func (x *ClockSnapshot) String() string {
 func (*ClockSnapshot) ProtoMessage() {}
 
 func (x *ClockSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[4]
+	mi := &file_framescope_trace_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +719,7 @@ func (x *ClockSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockSnapshot.ProtoReflect.Descriptor instead.
 func (*ClockSnapshot) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{4}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ClockSnapshot) GetClocks() []*ClockSnapshot_Clock {
@@ -747,7 +747,7 @@ type InternedData struct {
 
 func (x *InternedData) Reset() {
 	*x = InternedData{}
-	mi := &file_trace_proto_msgTypes[5]
+	mi := &file_framescope_trace_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +759,7 @@ func (x *InternedData) String() string {
 func (*InternedData) ProtoMessage() {}
 
 func (x *InternedData) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[5]
+	mi := &file_framescope_trace_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +772,7 @@ func (x *InternedData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InternedData.ProtoReflect.Descriptor instead.
 func (*InternedData) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{5}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InternedData) GetEventCategories() []*EventCategory {
@@ -806,7 +806,7 @@ type EventCategory struct {
 
 func (x *EventCategory) Reset() {
 	*x = EventCategory{}
-	mi := &file_trace_proto_msgTypes[6]
+	mi := &file_framescope_trace_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +818,7 @@ func (x *EventCategory) String() string {
 func (*EventCategory) ProtoMessage() {}
 
 func (x *EventCategory) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[6]
+	mi := &file_framescope_trace_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +831,7 @@ func (x *EventCategory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventCategory.ProtoReflect.Descriptor instead.
 func (*EventCategory) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{6}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EventCategory) GetIid() uint64 {
@@ -858,7 +858,7 @@ type EventName struct {
 
 func (x *EventName) Reset() {
 	*x = EventName{}
-	mi := &file_trace_proto_msgTypes[7]
+	mi := &file_framescope_trace_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +870,7 @@ func (x *EventName) String() string {
 func (*EventName) ProtoMessage() {}
 
 func (x *EventName) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[7]
+	mi := &file_framescope_trace_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +883,7 @@ func (x *EventName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventName.ProtoReflect.Descriptor instead.
 func (*EventName) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{7}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EventName) GetIid() uint64 {
@@ -910,7 +910,7 @@ type DebugAnnotationName struct {
 
 func (x *DebugAnnotationName) Reset() {
 	*x = DebugAnnotationName{}
-	mi := &file_trace_proto_msgTypes[8]
+	mi := &file_framescope_trace_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +922,7 @@ func (x *DebugAnnotationName) String() string {
 func (*DebugAnnotationName) ProtoMessage() {}
 
 func (x *DebugAnnotationName) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[8]
+	mi := &file_framescope_trace_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +935,7 @@ func (x *DebugAnnotationName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugAnnotationName.ProtoReflect.Descriptor instead.
 func (*DebugAnnotationName) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{8}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DebugAnnotationName) GetIid() uint64 {
@@ -961,16 +961,16 @@ type TrackDescriptor struct {
 	Process              *ProcessDescriptor                    `protobuf:"bytes,3,opt,name=process" json:"process,omitempty"`
 	Thread               *ThreadDescriptor                     `protobuf:"bytes,4,opt,name=thread" json:"thread,omitempty"`
 	Counter              *CounterDescriptor                    `protobuf:"bytes,8,opt,name=counter" json:"counter,omitempty"`
-	ChildOrdering        *TrackDescriptor_ChildTracksOrdering  `protobuf:"varint,11,opt,name=child_ordering,json=childOrdering,enum=perfetto.protos.TrackDescriptor_ChildTracksOrdering" json:"child_ordering,omitempty"`
+	ChildOrdering        *TrackDescriptor_ChildTracksOrdering  `protobuf:"varint,11,opt,name=child_ordering,json=childOrdering,enum=framescope.perfettopb.TrackDescriptor_ChildTracksOrdering" json:"child_ordering,omitempty"`
 	SiblingOrderRank     *int32                                `protobuf:"varint,12,opt,name=sibling_order_rank,json=siblingOrderRank" json:"sibling_order_rank,omitempty"`
-	SiblingMergeBehavior *TrackDescriptor_SiblingMergeBehavior `protobuf:"varint,15,opt,name=sibling_merge_behavior,json=siblingMergeBehavior,enum=perfetto.protos.TrackDescriptor_SiblingMergeBehavior" json:"sibling_merge_behavior,omitempty"`
+	SiblingMergeBehavior *TrackDescriptor_SiblingMergeBehavior `protobuf:"varint,15,opt,name=sibling_merge_behavior,json=siblingMergeBehavior,enum=framescope.perfettopb.TrackDescriptor_SiblingMergeBehavior" json:"sibling_merge_behavior,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
 
 func (x *TrackDescriptor) Reset() {
 	*x = TrackDescriptor{}
-	mi := &file_trace_proto_msgTypes[9]
+	mi := &file_framescope_trace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -982,7 +982,7 @@ func (x *TrackDescriptor) String() string {
 func (*TrackDescriptor) ProtoMessage() {}
 
 func (x *TrackDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[9]
+	mi := &file_framescope_trace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -995,7 +995,7 @@ func (x *TrackDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackDescriptor.ProtoReflect.Descriptor instead.
 func (*TrackDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{9}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TrackDescriptor) GetUuid() uint64 {
@@ -1079,7 +1079,7 @@ type ProcessDescriptor struct {
 
 func (x *ProcessDescriptor) Reset() {
 	*x = ProcessDescriptor{}
-	mi := &file_trace_proto_msgTypes[10]
+	mi := &file_framescope_trace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1091,7 +1091,7 @@ func (x *ProcessDescriptor) String() string {
 func (*ProcessDescriptor) ProtoMessage() {}
 
 func (x *ProcessDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[10]
+	mi := &file_framescope_trace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1104,7 +1104,7 @@ func (x *ProcessDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProcessDescriptor.ProtoReflect.Descriptor instead.
 func (*ProcessDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{10}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ProcessDescriptor) GetPid() int32 {
@@ -1139,7 +1139,7 @@ type ThreadDescriptor struct {
 
 func (x *ThreadDescriptor) Reset() {
 	*x = ThreadDescriptor{}
-	mi := &file_trace_proto_msgTypes[11]
+	mi := &file_framescope_trace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1151,7 @@ func (x *ThreadDescriptor) String() string {
 func (*ThreadDescriptor) ProtoMessage() {}
 
 func (x *ThreadDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[11]
+	mi := &file_framescope_trace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1164,7 @@ func (x *ThreadDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDescriptor.ProtoReflect.Descriptor instead.
 func (*ThreadDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{11}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ThreadDescriptor) GetPid() int32 {
@@ -1192,7 +1192,7 @@ type CounterDescriptor struct {
 	state          protoimpl.MessageState  `protogen:"open.v1"`
 	Type           *uint32                 `protobuf:"varint,1,opt,name=type" json:"type,omitempty"`
 	Categories     []string                `protobuf:"bytes,2,rep,name=categories" json:"categories,omitempty"`
-	Unit           *CounterDescriptor_Unit `protobuf:"varint,3,opt,name=unit,enum=perfetto.protos.CounterDescriptor_Unit" json:"unit,omitempty"`
+	Unit           *CounterDescriptor_Unit `protobuf:"varint,3,opt,name=unit,enum=framescope.perfettopb.CounterDescriptor_Unit" json:"unit,omitempty"`
 	UnitMultiplier *int64                  `protobuf:"varint,4,opt,name=unit_multiplier,json=unitMultiplier" json:"unit_multiplier,omitempty"`
 	IsIncremental  *bool                   `protobuf:"varint,5,opt,name=is_incremental,json=isIncremental" json:"is_incremental,omitempty"`
 	UnitName       *string                 `protobuf:"bytes,6,opt,name=unit_name,json=unitName" json:"unit_name,omitempty"`
@@ -1202,7 +1202,7 @@ type CounterDescriptor struct {
 
 func (x *CounterDescriptor) Reset() {
 	*x = CounterDescriptor{}
-	mi := &file_trace_proto_msgTypes[12]
+	mi := &file_framescope_trace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1214,7 @@ func (x *CounterDescriptor) String() string {
 func (*CounterDescriptor) ProtoMessage() {}
 
 func (x *CounterDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[12]
+	mi := &file_framescope_trace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1227,7 @@ func (x *CounterDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CounterDescriptor.ProtoReflect.Descriptor instead.
 func (*CounterDescriptor) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{12}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CounterDescriptor) GetType() uint32 {
@@ -1278,7 +1278,7 @@ type TrackEvent struct {
 	Categories             []string               `protobuf:"bytes,22,rep,name=categories" json:"categories,omitempty"`
 	NameIid                *uint64                `protobuf:"varint,10,opt,name=name_iid,json=nameIid" json:"name_iid,omitempty"`
 	Name                   *string                `protobuf:"bytes,23,opt,name=name" json:"name,omitempty"`
-	Type                   *TrackEvent_Type       `protobuf:"varint,9,opt,name=type,enum=perfetto.protos.TrackEvent_Type" json:"type,omitempty"`
+	Type                   *TrackEvent_Type       `protobuf:"varint,9,opt,name=type,enum=framescope.perfettopb.TrackEvent_Type" json:"type,omitempty"`
 	TrackUuid              *uint64                `protobuf:"varint,11,opt,name=track_uuid,json=trackUuid" json:"track_uuid,omitempty"`
 	CounterValue           *int64                 `protobuf:"varint,30,opt,name=counter_value,json=counterValue" json:"counter_value,omitempty"`
 	DoubleCounterValue     *float64               `protobuf:"fixed64,44,opt,name=double_counter_value,json=doubleCounterValue" json:"double_counter_value,omitempty"`
@@ -1294,7 +1294,7 @@ type TrackEvent struct {
 
 func (x *TrackEvent) Reset() {
 	*x = TrackEvent{}
-	mi := &file_trace_proto_msgTypes[13]
+	mi := &file_framescope_trace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1306,7 @@ func (x *TrackEvent) String() string {
 func (*TrackEvent) ProtoMessage() {}
 
 func (x *TrackEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[13]
+	mi := &file_framescope_trace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1319,7 @@ func (x *TrackEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackEvent.ProtoReflect.Descriptor instead.
 func (*TrackEvent) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{13}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TrackEvent) GetCategoryIids() []uint64 {
@@ -1436,7 +1436,7 @@ type DebugAnnotation struct {
 
 func (x *DebugAnnotation) Reset() {
 	*x = DebugAnnotation{}
-	mi := &file_trace_proto_msgTypes[14]
+	mi := &file_framescope_trace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1448,7 @@ func (x *DebugAnnotation) String() string {
 func (*DebugAnnotation) ProtoMessage() {}
 
 func (x *DebugAnnotation) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[14]
+	mi := &file_framescope_trace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1461,7 @@ func (x *DebugAnnotation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DebugAnnotation.ProtoReflect.Descriptor instead.
 func (*DebugAnnotation) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{14}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DebugAnnotation) GetNameIid() uint64 {
@@ -1532,7 +1532,7 @@ type ClockSnapshot_Clock struct {
 
 func (x *ClockSnapshot_Clock) Reset() {
 	*x = ClockSnapshot_Clock{}
-	mi := &file_trace_proto_msgTypes[15]
+	mi := &file_framescope_trace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1544,7 +1544,7 @@ func (x *ClockSnapshot_Clock) String() string {
 func (*ClockSnapshot_Clock) ProtoMessage() {}
 
 func (x *ClockSnapshot_Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[15]
+	mi := &file_framescope_trace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1557,7 +1557,7 @@ func (x *ClockSnapshot_Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockSnapshot_Clock.ProtoReflect.Descriptor instead.
 func (*ClockSnapshot_Clock) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{4, 0}
+	return file_framescope_trace_proto_rawDescGZIP(), []int{4, 0}
 }
 
 func (x *ClockSnapshot_Clock) GetClockId() uint32 {
@@ -1588,51 +1588,51 @@ func (x *ClockSnapshot_Clock) GetUnitMultiplierNs() uint64 {
 	return 0
 }
 
-var File_trace_proto protoreflect.FileDescriptor
+var File_framescope_trace_proto protoreflect.FileDescriptor
 
-const file_trace_proto_rawDesc = "" +
+const file_framescope_trace_proto_rawDesc = "" +
 	"\n" +
-	"\vtrace.proto\x12\x0fperfetto.protos\"=\n" +
-	"\x05Trace\x124\n" +
-	"\x06packet\x18\x01 \x03(\v2\x1c.perfetto.protos.TracePacketR\x06packet\"\x88\x06\n" +
+	"\x16framescope_trace.proto\x12\x15framescope.perfettopb\"C\n" +
+	"\x05Trace\x12:\n" +
+	"\x06packet\x18\x01 \x03(\v2\".framescope.perfettopb.TracePacketR\x06packet\"\xa6\x06\n" +
 	"\vTracePacket\x12\x1c\n" +
 	"\ttimestamp\x18\b \x01(\x04R\ttimestamp\x12,\n" +
 	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12;\n" +
 	"\x1atrusted_packet_sequence_id\x18\n" +
 	" \x01(\rR\x17trustedPacketSequenceId\x12%\n" +
-	"\x0esequence_flags\x18\r \x01(\rR\rsequenceFlags\x12B\n" +
-	"\rinterned_data\x18\f \x01(\v2\x1d.perfetto.protos.InternedDataR\finternedData\x12X\n" +
-	"\x15trace_packet_defaults\x18; \x01(\v2$.perfetto.protos.TracePacketDefaultsR\x13tracePacketDefaults\x127\n" +
+	"\x0esequence_flags\x18\r \x01(\rR\rsequenceFlags\x12H\n" +
+	"\rinterned_data\x18\f \x01(\v2#.framescope.perfettopb.InternedDataR\finternedData\x12^\n" +
+	"\x15trace_packet_defaults\x18; \x01(\v2*.framescope.perfettopb.TracePacketDefaultsR\x13tracePacketDefaults\x127\n" +
 	"\x18first_packet_on_sequence\x18W \x01(\bR\x15firstPacketOnSequence\x126\n" +
-	"\x17previous_packet_dropped\x18* \x01(\rR\x15previousPacketDropped\x12E\n" +
-	"\x0eclock_snapshot\x18\x06 \x01(\v2\x1e.perfetto.protos.ClockSnapshotR\rclockSnapshot\x12<\n" +
-	"\vtrack_event\x18\v \x01(\v2\x1b.perfetto.protos.TrackEventR\n" +
-	"trackEvent\x12K\n" +
-	"\x10track_descriptor\x18< \x01(\v2 .perfetto.protos.TrackDescriptorR\x0ftrackDescriptor\"h\n" +
+	"\x17previous_packet_dropped\x18* \x01(\rR\x15previousPacketDropped\x12K\n" +
+	"\x0eclock_snapshot\x18\x06 \x01(\v2$.framescope.perfettopb.ClockSnapshotR\rclockSnapshot\x12B\n" +
+	"\vtrack_event\x18\v \x01(\v2!.framescope.perfettopb.TrackEventR\n" +
+	"trackEvent\x12Q\n" +
+	"\x10track_descriptor\x18< \x01(\v2&.framescope.perfettopb.TrackDescriptorR\x0ftrackDescriptor\"h\n" +
 	"\rSequenceFlags\x12\x13\n" +
 	"\x0fSEQ_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dSEQ_INCREMENTAL_STATE_CLEARED\x10\x01\x12\x1f\n" +
-	"\x1bSEQ_NEEDS_INCREMENTAL_STATE\x10\x02\"\x9a\x01\n" +
+	"\x1bSEQ_NEEDS_INCREMENTAL_STATE\x10\x02\"\xa0\x01\n" +
 	"\x13TracePacketDefaults\x12,\n" +
-	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12U\n" +
-	"\x14track_event_defaults\x18\v \x01(\v2#.perfetto.protos.TrackEventDefaultsR\x12trackEventDefaults\"n\n" +
+	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12[\n" +
+	"\x14track_event_defaults\x18\v \x01(\v2).framescope.perfettopb.TrackEventDefaultsR\x12trackEventDefaults\"n\n" +
 	"\x12TrackEventDefaults\x12\x1d\n" +
 	"\n" +
 	"track_uuid\x18\v \x01(\x04R\ttrackUuid\x129\n" +
-	"\x19extra_counter_track_uuids\x18\x1f \x03(\x04R\x16extraCounterTrackUuids\"\xb4\x02\n" +
-	"\rClockSnapshot\x12<\n" +
-	"\x06clocks\x18\x01 \x03(\v2$.perfetto.protos.ClockSnapshot.ClockR\x06clocks\x12M\n" +
-	"\x13primary_trace_clock\x18\x02 \x01(\x0e2\x1d.perfetto.protos.BuiltinClockR\x11primaryTraceClock\x1a\x95\x01\n" +
+	"\x19extra_counter_track_uuids\x18\x1f \x03(\x04R\x16extraCounterTrackUuids\"\xc0\x02\n" +
+	"\rClockSnapshot\x12B\n" +
+	"\x06clocks\x18\x01 \x03(\v2*.framescope.perfettopb.ClockSnapshot.ClockR\x06clocks\x12S\n" +
+	"\x13primary_trace_clock\x18\x02 \x01(\x0e2#.framescope.perfettopb.BuiltinClockR\x11primaryTraceClock\x1a\x95\x01\n" +
 	"\x05Clock\x12\x19\n" +
 	"\bclock_id\x18\x01 \x01(\rR\aclockId\x12\x1c\n" +
 	"\ttimestamp\x18\x02 \x01(\x04R\ttimestamp\x12%\n" +
 	"\x0eis_incremental\x18\x03 \x01(\bR\risIncremental\x12,\n" +
-	"\x12unit_multiplier_ns\x18\x04 \x01(\x04R\x10unitMultiplierNs\"\xf2\x01\n" +
-	"\fInternedData\x12I\n" +
-	"\x10event_categories\x18\x01 \x03(\v2\x1e.perfetto.protos.EventCategoryR\x0feventCategories\x12;\n" +
-	"\vevent_names\x18\x02 \x03(\v2\x1a.perfetto.protos.EventNameR\n" +
-	"eventNames\x12Z\n" +
-	"\x16debug_annotation_names\x18\x03 \x03(\v2$.perfetto.protos.DebugAnnotationNameR\x14debugAnnotationNames\"5\n" +
+	"\x12unit_multiplier_ns\x18\x04 \x01(\x04R\x10unitMultiplierNs\"\x84\x02\n" +
+	"\fInternedData\x12O\n" +
+	"\x10event_categories\x18\x01 \x03(\v2$.framescope.perfettopb.EventCategoryR\x0feventCategories\x12A\n" +
+	"\vevent_names\x18\x02 \x03(\v2 .framescope.perfettopb.EventNameR\n" +
+	"eventNames\x12`\n" +
+	"\x16debug_annotation_names\x18\x03 \x03(\v2*.framescope.perfettopb.DebugAnnotationNameR\x14debugAnnotationNames\"5\n" +
 	"\rEventCategory\x12\x10\n" +
 	"\x03iid\x18\x01 \x01(\x04R\x03iid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"1\n" +
@@ -1641,19 +1641,19 @@ const file_trace_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\";\n" +
 	"\x13DebugAnnotationName\x12\x10\n" +
 	"\x03iid\x18\x01 \x01(\x04R\x03iid\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xc0\x06\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xde\x06\n" +
 	"\x0fTrackDescriptor\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\x04R\x04uuid\x12\x1f\n" +
 	"\vparent_uuid\x18\x05 \x01(\x04R\n" +
 	"parentUuid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x0e \x01(\tR\vdescription\x12<\n" +
-	"\aprocess\x18\x03 \x01(\v2\".perfetto.protos.ProcessDescriptorR\aprocess\x129\n" +
-	"\x06thread\x18\x04 \x01(\v2!.perfetto.protos.ThreadDescriptorR\x06thread\x12<\n" +
-	"\acounter\x18\b \x01(\v2\".perfetto.protos.CounterDescriptorR\acounter\x12[\n" +
-	"\x0echild_ordering\x18\v \x01(\x0e24.perfetto.protos.TrackDescriptor.ChildTracksOrderingR\rchildOrdering\x12,\n" +
-	"\x12sibling_order_rank\x18\f \x01(\x05R\x10siblingOrderRank\x12k\n" +
-	"\x16sibling_merge_behavior\x18\x0f \x01(\x0e25.perfetto.protos.TrackDescriptor.SiblingMergeBehaviorR\x14siblingMergeBehavior\"V\n" +
+	"\vdescription\x18\x0e \x01(\tR\vdescription\x12B\n" +
+	"\aprocess\x18\x03 \x01(\v2(.framescope.perfettopb.ProcessDescriptorR\aprocess\x12?\n" +
+	"\x06thread\x18\x04 \x01(\v2'.framescope.perfettopb.ThreadDescriptorR\x06thread\x12B\n" +
+	"\acounter\x18\b \x01(\v2(.framescope.perfettopb.CounterDescriptorR\acounter\x12a\n" +
+	"\x0echild_ordering\x18\v \x01(\x0e2:.framescope.perfettopb.TrackDescriptor.ChildTracksOrderingR\rchildOrdering\x12,\n" +
+	"\x12sibling_order_rank\x18\f \x01(\x05R\x10siblingOrderRank\x12q\n" +
+	"\x16sibling_merge_behavior\x18\x0f \x01(\x0e2;.framescope.perfettopb.TrackDescriptor.SiblingMergeBehaviorR\x14siblingMergeBehavior\"V\n" +
 	"\x13ChildTracksOrdering\x12\v\n" +
 	"\aUNKNOWN\x10\x00\x12\x11\n" +
 	"\rLEXICOGRAPHIC\x10\x01\x12\x11\n" +
@@ -1672,13 +1672,13 @@ const file_trace_proto_rawDesc = "" +
 	"\x03pid\x18\x01 \x01(\x05R\x03pid\x12\x10\n" +
 	"\x03tid\x18\x02 \x01(\x05R\x03tid\x12\x1f\n" +
 	"\vthread_name\x18\x05 \x01(\tR\n" +
-	"threadName\"\xc6\x02\n" +
+	"threadName\"\xcc\x02\n" +
 	"\x11CounterDescriptor\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\rR\x04type\x12\x1e\n" +
 	"\n" +
 	"categories\x18\x02 \x03(\tR\n" +
-	"categories\x12;\n" +
-	"\x04unit\x18\x03 \x01(\x0e2'.perfetto.protos.CounterDescriptor.UnitR\x04unit\x12'\n" +
+	"categories\x12A\n" +
+	"\x04unit\x18\x03 \x01(\x0e2-.framescope.perfettopb.CounterDescriptor.UnitR\x04unit\x12'\n" +
 	"\x0funit_multiplier\x18\x04 \x01(\x03R\x0eunitMultiplier\x12%\n" +
 	"\x0eis_incremental\x18\x05 \x01(\bR\risIncremental\x12\x1b\n" +
 	"\tunit_name\x18\x06 \x01(\tR\bunitName\"S\n" +
@@ -1687,7 +1687,7 @@ const file_trace_proto_rawDesc = "" +
 	"\fUNIT_TIME_NS\x10\x01\x12\x0e\n" +
 	"\n" +
 	"UNIT_COUNT\x10\x02\x12\x13\n" +
-	"\x0fUNIT_SIZE_BYTES\x10\x03\"\xc8\x05\n" +
+	"\x0fUNIT_SIZE_BYTES\x10\x03\"\xd4\x05\n" +
 	"\n" +
 	"TrackEvent\x12#\n" +
 	"\rcategory_iids\x18\x03 \x03(\x04R\fcategoryIids\x12\x1e\n" +
@@ -1696,8 +1696,8 @@ const file_trace_proto_rawDesc = "" +
 	"categories\x12\x19\n" +
 	"\bname_iid\x18\n" +
 	" \x01(\x04R\anameIid\x12\x12\n" +
-	"\x04name\x18\x17 \x01(\tR\x04name\x124\n" +
-	"\x04type\x18\t \x01(\x0e2 .perfetto.protos.TrackEvent.TypeR\x04type\x12\x1d\n" +
+	"\x04name\x18\x17 \x01(\tR\x04name\x12:\n" +
+	"\x04type\x18\t \x01(\x0e2&.framescope.perfettopb.TrackEvent.TypeR\x04type\x12\x1d\n" +
 	"\n" +
 	"track_uuid\x18\v \x01(\x04R\ttrackUuid\x12#\n" +
 	"\rcounter_value\x18\x1e \x01(\x03R\fcounterValue\x120\n" +
@@ -1706,8 +1706,8 @@ const file_trace_proto_rawDesc = "" +
 	"\x14extra_counter_values\x18\f \x03(\x03R\x12extraCounterValues\x12\x19\n" +
 	"\bflow_ids\x18/ \x03(\x06R\aflowIds\x120\n" +
 	"\x14terminating_flow_ids\x180 \x03(\x06R\x12terminatingFlowIds\x12%\n" +
-	"\x0ecorrelation_id\x184 \x01(\x04R\rcorrelationId\x12M\n" +
-	"\x11debug_annotations\x18\x04 \x03(\v2 .perfetto.protos.DebugAnnotationR\x10debugAnnotations\"j\n" +
+	"\x0ecorrelation_id\x184 \x01(\x04R\rcorrelationId\x12S\n" +
+	"\x11debug_annotations\x18\x04 \x03(\v2&.framescope.perfettopb.DebugAnnotationR\x10debugAnnotations\"j\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10TYPE_SLICE_BEGIN\x10\x01\x12\x12\n" +
@@ -1733,67 +1733,67 @@ const file_trace_proto_rawDesc = "" +
 	"\x17BUILTIN_CLOCK_MONOTONIC\x10\x03\x12\"\n" +
 	"\x1eBUILTIN_CLOCK_MONOTONIC_COARSE\x10\x04\x12\x1f\n" +
 	"\x1bBUILTIN_CLOCK_MONOTONIC_RAW\x10\x05\x12\x1a\n" +
-	"\x16BUILTIN_CLOCK_BOOTTIME\x10\x06B(Z&github.com/framescope/framescope/proto"
+	"\x16BUILTIN_CLOCK_BOOTTIME\x10\x06B6Z4github.com/framescope/framescope/internal/perfettopb"
 
 var (
-	file_trace_proto_rawDescOnce sync.Once
-	file_trace_proto_rawDescData []byte
+	file_framescope_trace_proto_rawDescOnce sync.Once
+	file_framescope_trace_proto_rawDescData []byte
 )
 
-func file_trace_proto_rawDescGZIP() []byte {
-	file_trace_proto_rawDescOnce.Do(func() {
-		file_trace_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_trace_proto_rawDesc), len(file_trace_proto_rawDesc)))
+func file_framescope_trace_proto_rawDescGZIP() []byte {
+	file_framescope_trace_proto_rawDescOnce.Do(func() {
+		file_framescope_trace_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_framescope_trace_proto_rawDesc), len(file_framescope_trace_proto_rawDesc)))
 	})
-	return file_trace_proto_rawDescData
+	return file_framescope_trace_proto_rawDescData
 }
 
-var file_trace_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
-var file_trace_proto_goTypes = []any{
-	(BuiltinClock)(0),                         // 0: perfetto.protos.BuiltinClock
-	(TracePacket_SequenceFlags)(0),            // 1: perfetto.protos.TracePacket.SequenceFlags
-	(TrackDescriptor_ChildTracksOrdering)(0),  // 2: perfetto.protos.TrackDescriptor.ChildTracksOrdering
-	(TrackDescriptor_SiblingMergeBehavior)(0), // 3: perfetto.protos.TrackDescriptor.SiblingMergeBehavior
-	(CounterDescriptor_Unit)(0),               // 4: perfetto.protos.CounterDescriptor.Unit
-	(TrackEvent_Type)(0),                      // 5: perfetto.protos.TrackEvent.Type
-	(*Trace)(nil),                             // 6: perfetto.protos.Trace
-	(*TracePacket)(nil),                       // 7: perfetto.protos.TracePacket
-	(*TracePacketDefaults)(nil),               // 8: perfetto.protos.TracePacketDefaults
-	(*TrackEventDefaults)(nil),                // 9: perfetto.protos.TrackEventDefaults
-	(*ClockSnapshot)(nil),                     // 10: perfetto.protos.ClockSnapshot
-	(*InternedData)(nil),                      // 11: perfetto.protos.InternedData
-	(*EventCategory)(nil),                     // 12: perfetto.protos.EventCategory
-	(*EventName)(nil),                         // 13: perfetto.protos.EventName
-	(*DebugAnnotationName)(nil),               // 14: perfetto.protos.DebugAnnotationName
-	(*TrackDescriptor)(nil),                   // 15: perfetto.protos.TrackDescriptor
-	(*ProcessDescriptor)(nil),                 // 16: perfetto.protos.ProcessDescriptor
-	(*ThreadDescriptor)(nil),                  // 17: perfetto.protos.ThreadDescriptor
-	(*CounterDescriptor)(nil),                 // 18: perfetto.protos.CounterDescriptor
-	(*TrackEvent)(nil),                        // 19: perfetto.protos.TrackEvent
-	(*DebugAnnotation)(nil),                   // 20: perfetto.protos.DebugAnnotation
-	(*ClockSnapshot_Clock)(nil),               // 21: perfetto.protos.ClockSnapshot.Clock
+var file_framescope_trace_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_framescope_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_framescope_trace_proto_goTypes = []any{
+	(BuiltinClock)(0),                         // 0: framescope.perfettopb.BuiltinClock
+	(TracePacket_SequenceFlags)(0),            // 1: framescope.perfettopb.TracePacket.SequenceFlags
+	(TrackDescriptor_ChildTracksOrdering)(0),  // 2: framescope.perfettopb.TrackDescriptor.ChildTracksOrdering
+	(TrackDescriptor_SiblingMergeBehavior)(0), // 3: framescope.perfettopb.TrackDescriptor.SiblingMergeBehavior
+	(CounterDescriptor_Unit)(0),               // 4: framescope.perfettopb.CounterDescriptor.Unit
+	(TrackEvent_Type)(0),                      // 5: framescope.perfettopb.TrackEvent.Type
+	(*Trace)(nil),                             // 6: framescope.perfettopb.Trace
+	(*TracePacket)(nil),                       // 7: framescope.perfettopb.TracePacket
+	(*TracePacketDefaults)(nil),               // 8: framescope.perfettopb.TracePacketDefaults
+	(*TrackEventDefaults)(nil),                // 9: framescope.perfettopb.TrackEventDefaults
+	(*ClockSnapshot)(nil),                     // 10: framescope.perfettopb.ClockSnapshot
+	(*InternedData)(nil),                      // 11: framescope.perfettopb.InternedData
+	(*EventCategory)(nil),                     // 12: framescope.perfettopb.EventCategory
+	(*EventName)(nil),                         // 13: framescope.perfettopb.EventName
+	(*DebugAnnotationName)(nil),               // 14: framescope.perfettopb.DebugAnnotationName
+	(*TrackDescriptor)(nil),                   // 15: framescope.perfettopb.TrackDescriptor
+	(*ProcessDescriptor)(nil),                 // 16: framescope.perfettopb.ProcessDescriptor
+	(*ThreadDescriptor)(nil),                  // 17: framescope.perfettopb.ThreadDescriptor
+	(*CounterDescriptor)(nil),                 // 18: framescope.perfettopb.CounterDescriptor
+	(*TrackEvent)(nil),                        // 19: framescope.perfettopb.TrackEvent
+	(*DebugAnnotation)(nil),                   // 20: framescope.perfettopb.DebugAnnotation
+	(*ClockSnapshot_Clock)(nil),               // 21: framescope.perfettopb.ClockSnapshot.Clock
 }
-var file_trace_proto_depIdxs = []int32{
-	7,  // 0: perfetto.protos.Trace.packet:type_name -> perfetto.protos.TracePacket
-	11, // 1: perfetto.protos.TracePacket.interned_data:type_name -> perfetto.protos.InternedData
-	8,  // 2: perfetto.protos.TracePacket.trace_packet_defaults:type_name -> perfetto.protos.TracePacketDefaults
-	10, // 3: perfetto.protos.TracePacket.clock_snapshot:type_name -> perfetto.protos.ClockSnapshot
-	19, // 4: perfetto.protos.TracePacket.track_event:type_name -> perfetto.protos.TrackEvent
-	15, // 5: perfetto.protos.TracePacket.track_descriptor:type_name -> perfetto.protos.TrackDescriptor
-	9,  // 6: perfetto.protos.TracePacketDefaults.track_event_defaults:type_name -> perfetto.protos.TrackEventDefaults
-	21, // 7: perfetto.protos.ClockSnapshot.clocks:type_name -> perfetto.protos.ClockSnapshot.Clock
-	0,  // 8: perfetto.protos.ClockSnapshot.primary_trace_clock:type_name -> perfetto.protos.BuiltinClock
-	12, // 9: perfetto.protos.InternedData.event_categories:type_name -> perfetto.protos.EventCategory
-	13, // 10: perfetto.protos.InternedData.event_names:type_name -> perfetto.protos.EventName
-	14, // 11: perfetto.protos.InternedData.debug_annotation_names:type_name -> perfetto.protos.DebugAnnotationName
-	16, // 12: perfetto.protos.TrackDescriptor.process:type_name -> perfetto.protos.ProcessDescriptor
-	17, // 13: perfetto.protos.TrackDescriptor.thread:type_name -> perfetto.protos.ThreadDescriptor
-	18, // 14: perfetto.protos.TrackDescriptor.counter:type_name -> perfetto.protos.CounterDescriptor
-	2,  // 15: perfetto.protos.TrackDescriptor.child_ordering:type_name -> perfetto.protos.TrackDescriptor.ChildTracksOrdering
-	3,  // 16: perfetto.protos.TrackDescriptor.sibling_merge_behavior:type_name -> perfetto.protos.TrackDescriptor.SiblingMergeBehavior
-	4,  // 17: perfetto.protos.CounterDescriptor.unit:type_name -> perfetto.protos.CounterDescriptor.Unit
-	5,  // 18: perfetto.protos.TrackEvent.type:type_name -> perfetto.protos.TrackEvent.Type
-	20, // 19: perfetto.protos.TrackEvent.debug_annotations:type_name -> perfetto.protos.DebugAnnotation
+var file_framescope_trace_proto_depIdxs = []int32{
+	7,  // 0: framescope.perfettopb.Trace.packet:type_name -> framescope.perfettopb.TracePacket
+	11, // 1: framescope.perfettopb.TracePacket.interned_data:type_name -> framescope.perfettopb.InternedData
+	8,  // 2: framescope.perfettopb.TracePacket.trace_packet_defaults:type_name -> framescope.perfettopb.TracePacketDefaults
+	10, // 3: framescope.perfettopb.TracePacket.clock_snapshot:type_name -> framescope.perfettopb.ClockSnapshot
+	19, // 4: framescope.perfettopb.TracePacket.track_event:type_name -> framescope.perfettopb.TrackEvent
+	15, // 5: framescope.perfettopb.TracePacket.track_descriptor:type_name -> framescope.perfettopb.TrackDescriptor
+	9,  // 6: framescope.perfettopb.TracePacketDefaults.track_event_defaults:type_name -> framescope.perfettopb.TrackEventDefaults
+	21, // 7: framescope.perfettopb.ClockSnapshot.clocks:type_name -> framescope.perfettopb.ClockSnapshot.Clock
+	0,  // 8: framescope.perfettopb.ClockSnapshot.primary_trace_clock:type_name -> framescope.perfettopb.BuiltinClock
+	12, // 9: framescope.perfettopb.InternedData.event_categories:type_name -> framescope.perfettopb.EventCategory
+	13, // 10: framescope.perfettopb.InternedData.event_names:type_name -> framescope.perfettopb.EventName
+	14, // 11: framescope.perfettopb.InternedData.debug_annotation_names:type_name -> framescope.perfettopb.DebugAnnotationName
+	16, // 12: framescope.perfettopb.TrackDescriptor.process:type_name -> framescope.perfettopb.ProcessDescriptor
+	17, // 13: framescope.perfettopb.TrackDescriptor.thread:type_name -> framescope.perfettopb.ThreadDescriptor
+	18, // 14: framescope.perfettopb.TrackDescriptor.counter:type_name -> framescope.perfettopb.CounterDescriptor
+	2,  // 15: framescope.perfettopb.TrackDescriptor.child_ordering:type_name -> framescope.perfettopb.TrackDescriptor.ChildTracksOrdering
+	3,  // 16: framescope.perfettopb.TrackDescriptor.sibling_merge_behavior:type_name -> framescope.perfettopb.TrackDescriptor.SiblingMergeBehavior
+	4,  // 17: framescope.perfettopb.CounterDescriptor.unit:type_name -> framescope.perfettopb.CounterDescriptor.Unit
+	5,  // 18: framescope.perfettopb.TrackEvent.type:type_name -> framescope.perfettopb.TrackEvent.Type
+	20, // 19: framescope.perfettopb.TrackEvent.debug_annotations:type_name -> framescope.perfettopb.DebugAnnotation
 	20, // [20:20] is the sub-list for method output_type
 	20, // [20:20] is the sub-list for method input_type
 	20, // [20:20] is the sub-list for extension type_name
@@ -1801,27 +1801,27 @@ var file_trace_proto_depIdxs = []int32{
 	0,  // [0:20] is the sub-list for field type_name
 }
 
-func init() { file_trace_proto_init() }
-func file_trace_proto_init() {
-	if File_trace_proto != nil {
+func init() { file_framescope_trace_proto_init() }
+func file_framescope_trace_proto_init() {
+	if File_framescope_trace_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trace_proto_rawDesc), len(file_trace_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_framescope_trace_proto_rawDesc), len(file_framescope_trace_proto_rawDesc)),
 			NumEnums:      6,
 			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_trace_proto_goTypes,
-		DependencyIndexes: file_trace_proto_depIdxs,
-		EnumInfos:         file_trace_proto_enumTypes,
-		MessageInfos:      file_trace_proto_msgTypes,
+		GoTypes:           file_framescope_trace_proto_goTypes,
+		DependencyIndexes: file_framescope_trace_proto_depIdxs,
+		EnumInfos:         file_framescope_trace_proto_enumTypes,
+		MessageInfos:      file_framescope_trace_proto_msgTypes,
 	}.Build()
-	File_trace_proto = out.File
-	file_trace_proto_goTypes = nil
-	file_trace_proto_depIdxs = nil
+	File_framescope_trace_proto = out.File
+	file_framescope_trace_proto_goTypes = nil
+	file_framescope_trace_proto_depIdxs = nil
 }
