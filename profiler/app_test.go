@@ -199,7 +199,7 @@ func (a *app) finish() *timeline.Trace {
 	}
 	tr := a.p.Dump()
 	var pb, js bytes.Buffer
-	if err := perfetto.WriteTrace(&pb, tr); err != nil {
+	if err := perfetto.Write(&pb, tr); err != nil {
 		a.t.Fatal(err)
 	}
 	if err := chrome.Write(&js, tr); err != nil {

@@ -20,8 +20,8 @@ type Queue struct {
 // entry points vulkan-go lacks, loaded.
 type Device struct{ d *vk.Device }
 
-// DeviceConfig configures OpenDevice.
-type DeviceConfig struct {
+// DeviceOptions configures OpenDevice.
+type DeviceOptions struct {
 	AppName string
 	// Device picks the physical device: an index or a substring of its
 	// name; empty: $FRAMESCOPE_DEVICE, else the first GPU, else the first
@@ -37,12 +37,12 @@ type DeviceConfig struct {
 // OpenDevice creates an instance and a device set up for profiling (one
 // queue per family, calibrated timestamps and host query reset where
 // offered), for headless programs and tools.
-func OpenDevice(cfg DeviceConfig) (*Device, error) {
+func OpenDevice(o DeviceOptions) (*Device, error) {
 	d, err := vk.Open(vk.Config{
-		InstanceConfig:   vk.InstanceConfig{AppName: cfg.AppName, Validation: cfg.Validation},
-		Device:           cfg.Device,
-		NoCalibrated:     cfg.NoCalibrated,
-		NoHostQueryReset: cfg.NoHostQueryReset,
+		InstanceConfig:   vk.InstanceConfig{AppName: o.AppName, Validation: o.Validation},
+		Device:           o.Device,
+		NoCalibrated:     o.NoCalibrated,
+		NoHostQueryReset: o.NoHostQueryReset,
 	})
 	if err != nil {
 		return nil, err

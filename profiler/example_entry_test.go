@@ -13,7 +13,7 @@ import (
 // A device of the profiler's own, for tools and tests; an application
 // that made its device itself passes it to WrapDevice instead.
 func ExampleOpenDevice() {
-	dev, err := profiler.OpenDevice(profiler.DeviceConfig{AppName: "tool"})
+	dev, err := profiler.OpenDevice(profiler.DeviceOptions{AppName: "tool"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func ExampleProfiler_CPUTrack() {
 	for _, sp := range t.Spans {
 		fmt.Println(t.Track(sp.Track).Name, t.Name(sp.Name))
 	}
-	if err := perfetto.WriteTrace(discard{}, t); err != nil {
+	if err := perfetto.Write(discard{}, t); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
@@ -105,7 +105,7 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 // ClockCheck watches the device and host clocks and judges the clock
 // model on samples it never saw, as `framescope clockcheck` does.
 func ExampleClockCheck() {
-	dev, err := profiler.OpenDevice(profiler.DeviceConfig{})
+	dev, err := profiler.OpenDevice(profiler.DeviceOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

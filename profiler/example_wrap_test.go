@@ -62,5 +62,5 @@ func ExampleWrapDevice() {
 	p.Close() // collects the frames still in flight; before vkDestroyDevice
 	f, _ := os.Create("frames.pftrace")
 	defer f.Close()
-	perfetto.WriteTrace(f, p.Dump())
+	perfetto.Write(f, p.Dump())
 }

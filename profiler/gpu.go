@@ -343,7 +343,7 @@ func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
 
 // Submitted notes that cmds are being submitted in the current frame and
 // returns the submission's key. Mark the CPU span that submits with it
-// (timeline.OpenSpan.Submitted or CPUTrack.Submitted) and the trace draws an
+// ([timeline.OpenSpan.Submitted]) and the trace draws an
 // arrow from that span to the zones the command buffers carry.
 func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 	key := nextKey.Add(1)

@@ -72,7 +72,7 @@ type CPUTrack struct {
 	marks []submitMark
 
 	dropped atomic.Uint64 // spans dropped: buffer full, too deep
-	misuse  atomic.Uint64 // End twice, out of order, Submitted outside a span
+	misuse  atomic.Uint64 // End twice, out of order, Submitted on an ended span
 }
 
 // submitMark says that the span open at depth submitted key.
@@ -197,19 +197,6 @@ func (s OpenSpan) Submitted(key uint64) {
 		return
 	}
 	t.put(cpuRec{frame: key, depth: uint16(d), kind: recSubmit})
-}
-
-// Submitted marks the innermost open span of the track as the submitter of
-// the command buffers keyed key. With no span open it counts misuse.
-func (t *CPUTrack) Submitted(key uint64) {
-	if t == nil {
-		return
-	}
-	if t.depth == 0 {
-		t.misuse.Add(1)
-		return
-	}
-	t.put(cpuRec{frame: key, depth: uint16(t.depth - 1), kind: recSubmit})
 }
 
 // put appends r to the track's buffer, or counts it dropped when the

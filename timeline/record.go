@@ -123,7 +123,7 @@ const DefaultMaxSpans = 1 << 20
 type Stats struct {
 	Drops Drops // what every Trace from the recorder reports
 	// Misuse counts API misuse that lost nothing: End twice, End out of
-	// order (inner spans ended with it), Submitted outside a span,
+	// order (inner spans ended with it), Submitted on a span already ended,
 	// EndFrame with no frame, BeginFrame with one open.
 	Misuse uint64
 	// DuplicateKeys counts submission keys claimed by a second CPU span.

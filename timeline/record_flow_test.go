@@ -31,7 +31,7 @@ func TestFlows(t *testing.T) {
 			cpu.Span(other).End()
 			s := cpu.Span(submit)
 			s.Submitted(41)
-			cpu.Submitted(42) // the same span, through the track
+			s.Submitted(42) // one span may carry several submissions
 			now := Now()
 			gpu := []GPUSpan{
 				{Name: zone, Start: now, End: now + 100, Frame: 1, Key: 41},
@@ -107,8 +107,10 @@ func TestFlowKeysExpire(t *testing.T) {
 	if len(tr.Flows) != 0 || len(tr.Spans) != 20+20+1+3 {
 		t.Fatalf("%d flows, %d spans", len(tr.Flows), len(tr.Spans))
 	}
-	// Misuse: Submitted outside a span, a key claimed twice.
-	cpu.Submitted(7)
+	// Misuse: Submitted on a span that has ended, a key claimed twice.
+	c := cpu.Span(submit)
+	c.End()
+	c.Submitted(7)
 	a := cpu.Span(submit)
 	a.Submitted(500)
 	a.End()

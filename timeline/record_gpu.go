@@ -18,7 +18,7 @@ type GPUSpan struct {
 	// Depth is the zone's nesting level in its command buffer. It only
 	// breaks ties: a parent and child with equal times keep their order.
 	Depth uint16
-	// Key is the submission that carried the zone (see CPUTrack.Submitted);
+	// Key is the submission that carried the zone (see [OpenSpan.Submitted]);
 	// 0 for none.
 	Key uint64
 }

@@ -150,7 +150,7 @@ func TestCPUSpans(t *testing.T) {
 				OpenSpan{}.End()
 				var nilTrack *CPUTrack
 				nilTrack.Span(n("a")).End()
-				nilTrack.Submitted(1)
+				nilTrack.Span(n("b")).Submitted(1)
 			},
 		},
 	}

@@ -43,7 +43,7 @@ func runClockCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope clockcheck: -clock %q: want monotonic or raw\n", *clock)
 		return 2
 	}
-	dev, err := profiler.OpenDevice(profiler.DeviceConfig{AppName: "framescope clockcheck", Device: *device, NoCalibrated: *fallback})
+	dev, err := profiler.OpenDevice(profiler.DeviceOptions{AppName: "framescope clockcheck", Device: *device, NoCalibrated: *fallback})
 	if err != nil {
 		fmt.Fprintln(stderr, "framescope clockcheck:", err)
 		return 1

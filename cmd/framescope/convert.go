@@ -51,7 +51,7 @@ func parseFormat(s string) (traceFormat, bool) {
 func writeTrace(w io.Writer, t *timeline.Trace, f traceFormat) error {
 	switch f {
 	case formatPerfetto:
-		return perfetto.WriteTrace(w, t)
+		return perfetto.Write(w, t)
 	case formatChrome:
 		return chrome.Write(w, t)
 	case formatPprof:

@@ -58,7 +58,7 @@ func FuzzPipeline(f *testing.F) {
 	tr := synthTrace(5, 3, 2, nil)
 	var js, pf bytes.Buffer
 	chrome.Write(&js, tr)
-	perfetto.WriteTrace(&pf, tr)
+	perfetto.Write(&pf, tr)
 	f.Add(js.Bytes())
 	f.Add(pf.Bytes())
 	// Every trace kind the writers know, in both formats.

@@ -114,7 +114,7 @@ func TestReadTrace(t *testing.T) {
 	if err := chrome.Write(&js, tr); err != nil {
 		t.Fatal(err)
 	}
-	if err := perfetto.WriteTrace(&pf, tr); err != nil {
+	if err := perfetto.Write(&pf, tr); err != nil {
 		t.Fatal(err)
 	}
 	gzip1 := func(b []byte) []byte {
@@ -174,7 +174,7 @@ func FuzzReadTrace(f *testing.F) {
 	tr := synthTrace(3, 2, 2, nil)
 	var js, pf bytes.Buffer
 	chrome.Write(&js, tr)
-	perfetto.WriteTrace(&pf, tr)
+	perfetto.Write(&pf, tr)
 	f.Add(js.Bytes())
 	f.Add(pf.Bytes())
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})

@@ -170,7 +170,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	for file, write := range map[string]func(io.Writer, *timeline.Trace) error{
-		"wrap.perfetto-trace": perfetto.WriteTrace, "wrap.json": chrome.Write, "wrap.pb.gz": pprof.Write} {
+		"wrap.perfetto-trace": perfetto.Write, "wrap.json": chrome.Write, "wrap.pb.gz": pprof.Write} {
 		f, err := os.Create(filepath.Join(*out, file))
 		if err == nil {
 			err = errors.Join(write(f, tr), f.Close())

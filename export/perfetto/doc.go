@@ -4,7 +4,7 @@
 // A whole timeline, at the end of a run:
 //
 //	f, _ := os.Create("run.perfetto-trace")
-//	err := perfetto.WriteTrace(f, p.Dump()) // p: a *profiler.Profiler
+//	err := perfetto.Write(f, p.Dump()) // p: a *profiler.Profiler
 //
 // Streamed while the application runs, so that a crash keeps everything up
 // to the last flush: a [Writer] is a [timeline.Sink].

@@ -10,7 +10,7 @@ import (
 )
 
 // A whole timeline to a trace file, and back.
-func ExampleWriteTrace() {
+func ExampleWrite() {
 	tr := &timeline.Trace{
 		Process: timeline.Process{PID: 7, Name: "demo"},
 		Names:   []string{"", "frame", "draw"},
@@ -25,7 +25,7 @@ func ExampleWriteTrace() {
 		Flows: []timeline.Flow{{From: 0, To: 1}},
 	}
 	var buf bytes.Buffer // an *os.File in real use
-	if err := perfetto.WriteTrace(&buf, tr); err != nil {
+	if err := perfetto.Write(&buf, tr); err != nil {
 		fmt.Println(err)
 		return
 	}

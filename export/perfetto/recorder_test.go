@@ -33,7 +33,7 @@ func TestRecorderSink(t *testing.T) {
 		frame := rec.BeginFrame()
 		outer := main.Span(nFrame)
 		sub := main.Span(nSubmit)
-		main.Submitted(uint64(i + 1))
+		sub.Submitted(uint64(i + 1))
 		start := timeline.Now()
 		sub.End()
 		end := timeline.Now() + 50_000

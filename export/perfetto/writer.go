@@ -125,8 +125,8 @@ func NewWriter(w io.Writer, o Options) *Writer {
 	return wr
 }
 
-// WriteTrace writes a whole timeline as a Perfetto trace.
-func WriteTrace(w io.Writer, t *timeline.Trace) error {
+// Write writes a whole timeline as a Perfetto trace.
+func Write(w io.Writer, t *timeline.Trace) error {
 	pw := NewWriter(w, Options{})
 	if err := pw.Write(t); err != nil {
 		return err
