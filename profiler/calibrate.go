@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
@@ -230,7 +231,7 @@ func (c *calibrator) round(q *Queue) error {
 	if c.stopped {
 		return errStopped
 	}
-	var s timeline.ClockSample
+	var s clock.Sample
 	var err error
 	if c.useExt {
 		s, err = c.sampleExt()
@@ -251,8 +252,8 @@ func (c *calibrator) round(q *Queue) error {
 
 // sampleExt runs a bounded burst of vkGetCalibratedTimestamps and keeps the
 // sample with the smallest maxDeviation.
-func (c *calibrator) sampleExt() (timeline.ClockSample, error) {
-	var best timeline.ClockSample
+func (c *calibrator) sampleExt() (clock.Sample, error) {
+	var best clock.Sample
 	deadline := timeline.Now() + int64(c.o.Budget)
 	for i := 0; i < c.o.Burst; i++ {
 		dev, err := c.calibrated(c.doms[:], c.ts[:])
@@ -267,7 +268,7 @@ func (c *calibrator) sampleExt() (timeline.ClockSample, error) {
 			d = 1
 		}
 		if i == 0 || d < best.Deviation {
-			best = timeline.ClockSample{Device: c.ts[0], Host: int64(c.ts[1]), Deviation: d}
+			best = clock.Sample{Device: c.ts[0], Host: int64(c.ts[1]), Deviation: d}
 		}
 		if timeline.Now() > deadline {
 			break
@@ -357,8 +358,8 @@ func (f *fallback) destroy() {
 // model can be late but never early (a GPU timestamp never converts to
 // before the host event that caused it). A round takes a few such probes,
 // within FallbackTimeout, and keeps the one with the shortest round trip.
-func (c *calibrator) sampleFallback(q *Queue) (timeline.ClockSample, error) {
-	var best timeline.ClockSample
+func (c *calibrator) sampleFallback(q *Queue) (clock.Sample, error) {
+	var best clock.Sample
 	deadline := timeline.Now() + int64(c.o.FallbackTimeout)
 	tries := min(c.o.Burst, 4)
 	for i := 0; i < tries; i++ {
@@ -379,8 +380,8 @@ func (c *calibrator) sampleFallback(q *Queue) (timeline.ClockSample, error) {
 	return best, nil
 }
 
-func (c *calibrator) probeFallback(q *Queue, timeout int64) (timeline.ClockSample, error) {
-	var s timeline.ClockSample
+func (c *calibrator) probeFallback(q *Queue, timeout int64) (clock.Sample, error) {
+	var s clock.Sample
 	f, err := c.fallbackFor(q)
 	if err != nil {
 		return s, err
@@ -432,5 +433,5 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (timeline.ClockSampl
 		vkg.QueryResultFlags(vkg.QueryResult64Bit|vkg.QueryResultWithAvailabilityBit)); r != vkg.Success || res[1] == 0 {
 		return s, fmt.Errorf("profiler: calibration timestamp unavailable (%v)", vkg.Error(r))
 	}
-	return timeline.ClockSample{Device: res[0], Host: h1, Deviation: max(h1-h0, 1)}, nil
+	return clock.Sample{Device: res[0], Host: h1, Deviation: max(h1-h0, 1)}, nil
 }

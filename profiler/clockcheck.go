@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
@@ -72,7 +73,7 @@ type ClockCheckReport struct {
 	// OutsideBound counts held-out samples whose residual exceeded the
 	// model's stated bound plus the sample's own deviation.
 	OutsideBound int
-	Model        timeline.ClockQuality
+	Model        clock.Quality
 
 	CausalityTries      int
 	CausalityViolations int
@@ -124,15 +125,15 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 	}
 	defer cz.destroy()
 
-	sample := func() (timeline.ClockSample, int64, error) {
+	sample := func() (clock.Sample, int64, error) {
 		t0 := timeline.Now()
-		var s timeline.ClockSample
+		var s clock.Sample
 		var err error
 		c.mu.Lock()
 		if c.useExt {
 			var dv uint64
 			dv, err = dev.d.CalibratedTimestamps(c.doms[:], c.ts[:])
-			s = timeline.ClockSample{Device: c.ts[0], Host: int64(c.ts[1]), Deviation: max(int64(dv), 1)}
+			s = clock.Sample{Device: c.ts[0], Host: int64(c.ts[1]), Deviation: max(int64(dv), 1)}
 		} else {
 			s, err = c.sampleFallback(&g.queue)
 		}
@@ -140,7 +141,7 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 		return s, timeline.Now() - t0, err
 	}
 	var devs, costs, resid, lags []int64
-	var first, last timeline.ClockSample
+	var first, last clock.Sample
 	start := timeline.Now()
 	end := start + int64(o.Duration)
 	nextFit, nextCause, nextProgress := start, start, start+int64(5*time.Second)
@@ -210,7 +211,7 @@ func ClockCheck(dev *Device, q Queue, o ClockCheckOptions) (*ClockCheckReport, e
 
 // periodFigures sets Seconds, EffectivePeriod, PeriodErrPPM and NaiveErrNs
 // from the first and last samples, whose ticks count r.ValidBits bits.
-func (r *ClockCheckReport) periodFigures(first, last timeline.ClockSample) {
+func (r *ClockCheckReport) periodFigures(first, last clock.Sample) {
 	elapsed := last.Host - first.Host
 	r.Seconds = float64(elapsed) / 1e9
 	ticks := tickSpan(first.Device, last.Device, uint(r.ValidBits), elapsed, r.PeriodNs)

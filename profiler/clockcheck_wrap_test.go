@@ -4,7 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/framescope/framescope/timeline"
+
+	"github.com/framescope/framescope/clock"
 )
 
 // ClockCheck's period figures from simulated samples of a counter with
@@ -37,8 +38,8 @@ func TestClockCheckPeriodFiguresCountWraps(t *testing.T) {
 			rate := 1 + c.driftPPM*1e-6 // device ns per host ns
 			elapsed := int64(c.seconds * 1e9)
 			want := uint64(math.Floor(float64(elapsed) * rate / c.period)) // ticks first to last
-			first := timeline.ClockSample{Device: c.tick0 & mask, Host: host0, Deviation: 2000}
-			last := timeline.ClockSample{Device: (c.tick0 + want) & mask, Host: host0 + elapsed, Deviation: 2000}
+			first := clock.Sample{Device: c.tick0 & mask, Host: host0, Deviation: 2000}
+			last := clock.Sample{Device: (c.tick0 + want) & mask, Host: host0 + elapsed, Deviation: 2000}
 			if got := tickSpan(first.Device, last.Device, uint(c.bits), elapsed, c.period); got != want {
 				t.Errorf("tickSpan = %d, want %d (%d wraps)", got, want, want>>min(c.bits, 63))
 			}

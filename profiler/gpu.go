@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
@@ -101,7 +102,7 @@ type GPU struct {
 	end    vkg.PipelineStageFlagBits
 	labels bool
 
-	clock *timeline.ClockModel
+	clock *clock.Model
 	cal   *calibrator
 
 	state atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
@@ -229,7 +230,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		return nil, err
 	}
 	caps := dev.d.Caps
-	clock, err := timeline.NewClockModel(timeline.ClockConfig{
+	clock, err := clock.New(clock.Options{
 		PeriodNs:  float64(caps.TimestampPeriod),
 		ValidBits: uint(q.ValidBits),
 	})
@@ -269,7 +270,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 func (g *GPU) Track() timeline.TrackID { return g.track }
 
 // Clock returns the queue's clock model.
-func (g *GPU) Clock() *timeline.ClockModel { return g.clock }
+func (g *GPU) Clock() *clock.Model { return g.clock }
 
 // BeginFrame starts recording the profiler's current frame on this queue.
 // Without host query reset, cmd must be a command buffer in the recording

@@ -1,10 +1,24 @@
-// Package timeline is Framescope's data model and its pure-Go logic: the
-// clock model that places GPU ticks on the host CLOCK_MONOTONIC timeline
-// (ClockModel), the live Recorder that builds one timeline from CPU spans,
-// GPU zones, frames, flows and counters under bounded memory, and the
-// plain Trace that every exporter reads. It knows nothing of Vulkan.
+// Package timeline is Framescope's data model and live recorder, in pure
+// Go: it knows nothing of Vulkan. The profiler package feeds a [Recorder];
+// exporters read the plain [Trace] it hands out.
 //
-// All times in a Trace are nanoseconds of the host's CLOCK_MONOTONIC, the
-// clock Now reads. GPU spans arrive here already converted by the clock
-// model and carry the model's error bound with them.
+//	r := timeline.NewRecorder(timeline.Options{WindowFrames: 600})
+//	update := r.Name("update")   // names are registered once
+//	main := r.CPUTrack("main")   // one track per thread
+//	for {
+//		r.BeginFrame()
+//		s := main.Span(update)   // no allocation, no lock
+//		// ...
+//		s.End()
+//		r.EndFrame()
+//	}
+//	t := r.Dump() // the last 600 frames, for an exporter
+//
+// All times are nanoseconds of the host's CLOCK_MONOTONIC, the clock [Now]
+// reads. GPU spans arrive already converted by the clock model (package
+// clock) and carry its error bound ([Span].ErrNs).
+//
+// Memory is bounded: [Options].MaxSpans and the windows cap what is held,
+// a [Sink] takes batches as they are finished, and everything that does
+// not reach a Dump or a sink is counted in [Drops] by [DropCause].
 package timeline

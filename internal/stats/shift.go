@@ -148,8 +148,8 @@ func TrimmedShiftBuf(x, y []float64, trim float64, buf *[]float64) float64 {
 	if cut > 0 {
 		// Partition so that d[:cut] are the smallest and d[len-cut:] the
 		// largest: linear time, where sorting is n log n.
-		selectKth(d, cut)
-		selectKth(d[cut:], len(d)-2*cut)
+		Select(d, cut)
+		Select(d[cut:], len(d)-2*cut)
 	}
 	d = d[cut : len(d)-cut]
 	var sum float64
@@ -159,44 +159,3 @@ func TrimmedShiftBuf(x, y []float64, trim float64, buf *[]float64) float64 {
 	return sum / float64(len(d))
 }
 
-// selectKth reorders d so that d[k] is the value a sort would put there,
-// with no larger value before it and no smaller one after (Hoare's
-// selection, median-of-three pivots).
-func selectKth(d []float64, k int) {
-	lo, hi := 0, len(d)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if d[mid] < d[lo] {
-			d[mid], d[lo] = d[lo], d[mid]
-		}
-		if d[hi] < d[lo] {
-			d[hi], d[lo] = d[lo], d[hi]
-		}
-		if d[hi] < d[mid] {
-			d[hi], d[mid] = d[mid], d[hi]
-		}
-		p := d[mid]
-		i, j := lo, hi
-		for i <= j {
-			for d[i] < p {
-				i++
-			}
-			for d[j] > p {
-				j--
-			}
-			if i <= j {
-				d[i], d[j] = d[j], d[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return
-		}
-	}
-}

@@ -1,6 +1,10 @@
-package timeline
+package clock
 
-import "math"
+import (
+	"math"
+
+	"github.com/framescope/framescope/internal/stats"
+)
 
 // clockFit is a fitted line h(x) = hc + slope*(x - xc) with its error
 // bound p0 + p1*a + p2*a^2 + p3*a^3, a = |x - xc|. xc is the newest fitted
@@ -50,7 +54,7 @@ func (f *clockFit) seg(x0 int64) clockSeg {
 
 // anchorFit is the fallback with no usable slope: the nominal period
 // through one sample, the rate known only within MaxDriftPPM.
-func anchorFit(p clockPoint, m *ClockModel) clockFit {
+func anchorFit(p clockPoint, m *Model) clockFit {
 	return clockFit{
 		xc:    p.x,
 		hcI:   p.h,
@@ -62,7 +66,7 @@ func anchorFit(p clockPoint, m *ClockModel) clockFit {
 // median returns the median of v, reordering v; v must not be empty.
 func median(v []float64) float64 {
 	n := len(v)
-	hi := nth(v, n/2)
+	hi := stats.Select(v, n/2)
 	if n%2 == 1 {
 		return hi
 	}
@@ -74,53 +78,11 @@ func median(v []float64) float64 {
 	return (lo + hi) / 2
 }
 
-// nth reorders v so that v[k] is the element a sort would put there, with
-// no greater element before it and no smaller one after, and returns it.
-// NaNs must not occur. Quickselect with a median-of-three pivot.
-func nth(v []float64, k int) float64 {
-	lo, hi := 0, len(v)-1
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if v[mid] < v[lo] {
-			v[mid], v[lo] = v[lo], v[mid]
-		}
-		if v[hi] < v[lo] {
-			v[hi], v[lo] = v[lo], v[hi]
-		}
-		if v[hi] < v[mid] {
-			v[hi], v[mid] = v[mid], v[hi]
-		}
-		p := v[mid]
-		i, j := lo, hi
-		for i <= j {
-			for v[i] < p {
-				i++
-			}
-			for v[j] > p {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return v[k]
-		}
-	}
-	return v[k]
-}
 
-// fitPoints fits ps (oldest first) as described in calib_model.go. It sets
+// fitPoints fits ps (oldest first) as the package doc describes (Fit). It sets
 // m.keep[i] for each point it keeps and returns the number it rejected.
 // It uses m's scratch space and does not allocate.
-func fitPoints(ps []clockPoint, m *ClockModel) (clockFit, int) {
+func fitPoints(ps []clockPoint, m *Model) (clockFit, int) {
 	n := len(ps)
 	keep := m.keep[:0]
 	for range ps {

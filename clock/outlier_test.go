@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 import (
 	"math"
@@ -17,7 +17,7 @@ func TestClockModelWarmupOutlier(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, uint64(bad)))
 			clk := lineClock{period: 1, rate: 1 + 10e-6, tick0: 1 << 40}
 			now := 0.0
-			m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return int64(now) }})
+			m, err := New(Options{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return int64(now) }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 import (
 	"math"
@@ -14,7 +14,7 @@ func TestClockConvertAllocatesNothing(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, uint64(bits)))
 		clk := lineClock{period: 1, rate: 1 - 20e-6, tick0: 1<<33 + 12345}
 		now := 0.0
-		m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: bits, Now: func() int64 { return int64(now) }})
+		m, err := New(Options{PeriodNs: 1, ValidBits: bits, Now: func() int64 { return int64(now) }})
 		if err != nil {
 			t.Fatal(err)
 		}

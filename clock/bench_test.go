@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 import (
 	"math"
@@ -11,11 +11,11 @@ var benchSink int64
 
 // benchModel returns a model fed for two minutes at 1 Hz, with a full
 // window and a chain of segments, and the clock it follows.
-func benchModel(b *testing.B, bits uint, window int, dur time.Duration) (*ClockModel, lineClock) {
+func benchModel(b *testing.B, bits uint, window int, dur time.Duration) (*Model, lineClock) {
 	b.Helper()
 	clk := lineClock{period: 1, rate: 1 + 9.8e-6, tick0: 1 << 44}
 	now := 0.0
-	m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: bits, Window: window, WindowDur: dur,
+	m, err := New(Options{PeriodNs: 1, ValidBits: bits, Window: window, WindowDur: dur,
 		Now: func() int64 { return int64(now) }})
 	if err != nil {
 		b.Fatal(err)
@@ -105,7 +105,7 @@ func BenchmarkClockAdd(b *testing.B) {
 	m, clk := benchModel(b, 64, 32, time.Hour)
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n = 4096
-	var ss [n]ClockSample
+	var ss [n]Sample
 	for i := range ss {
 		ss[i] = clk.sample(rng, 121e9+float64(i)*1e9, 2600, math.MaxUint64)
 	}

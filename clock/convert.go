@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 // Conversion: the lock-free read side of the model.
 
@@ -12,7 +12,7 @@ package timeline
 // and ok = false before the first sample or when the result would not fit
 // in an int64: count those as Drops.Unconverted. It does not allocate and
 // is safe to call concurrently with Add.
-func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool) {
+func (m *Model) Convert(raw uint64, hint int64) (host, errNs int64, ok bool) {
 	s := m.snap.Load()
 	if s == nil {
 		return 0, 0, false
@@ -36,7 +36,7 @@ func (m *ClockModel) Convert(raw uint64, hint int64) (host, errNs int64, ok bool
 // below the model's ValidBits (the H100's transfer family counts 32 bits
 // of its 64-bit device clock). One model then serves every family of a
 // device. validBits of 0, or not below the model's, means Convert.
-func (m *ClockModel) ConvertBits(raw uint64, validBits uint, hint int64) (host, errNs int64, ok bool) {
+func (m *Model) ConvertBits(raw uint64, validBits uint, hint int64) (host, errNs int64, ok bool) {
 	s := m.snap.Load()
 	if s == nil {
 		return 0, 0, false

@@ -1,22 +1,23 @@
-package timeline_test
+package clock_test
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/timeline"
 )
 
 // A device clock with Intel's 52.08 ns period and 36 valid bits, running
 // 10 ppm fast, calibrated once a second. A background goroutine would call
 // Add; the render thread calls Convert.
-func ExampleClockModel() {
+func Example() {
 	const period, fast = 52.08, 1 + 10e-6
 	tickAt := func(host float64) uint64 { // the device counter, wrapping
 		return uint64(math.Floor(host*fast/period)) & (1<<36 - 1)
 	}
 	var now int64
-	m, err := timeline.NewClockModel(timeline.ClockConfig{
+	m, err := clock.New(clock.Options{
 		PeriodNs:  period,
 		ValidBits: 36,
 		Now:       func() int64 { return now }, // omit to read the host clock
@@ -32,7 +33,7 @@ func ExampleClockModel() {
 		now = host + 50e3
 		// vkGetCalibratedTimestamps: maxDeviation 2.6 us, this sample
 		// off by up to 2 us.
-		err := m.Add(timeline.ClockSample{
+		err := m.Add(clock.Sample{
 			Device:    tickAt(float64(host)),
 			Host:      host + (i%5-2)*1000,
 			Deviation: 2600,
@@ -53,11 +54,11 @@ func ExampleClockModel() {
 }
 
 // The model's quality goes into the trace with the GPU spans it placed.
-func ExampleClockModel_Calibration() {
-	m, _ := timeline.NewClockModel(timeline.ClockConfig{PeriodNs: 1, ValidBits: 64})
+func ExampleModel_Calibration() {
+	m, _ := clock.New(clock.Options{PeriodNs: 1, ValidBits: 64})
 	for i := int64(1); i <= 10; i++ {
 		// A device clock running 20 ppm slow, samples within 3 us.
-		m.Add(timeline.ClockSample{Device: uint64(i * 999_980_000), Host: i * 1e9, Deviation: 3000})
+		m.Add(clock.Sample{Device: uint64(i * 999_980_000), Host: i * 1e9, Deviation: 3000})
 	}
 	var tr timeline.Trace
 	c := m.Calibration(1) // for GPU queue track 1

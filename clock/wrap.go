@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 // Tick extension. A counter with v < 64 valid bits wraps every 2^v ticks
 // (4.3 s for 32 bits at 1 ns, about 1 h for 36 bits at 52.08 ns). The

@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 import (
 	"math"
@@ -104,7 +104,7 @@ type simResult struct {
 	probeErr, probeBound        []float64 // of extrapolations past the newest sample
 	naiveErr1h                  float64
 	worstAt                     float64 // s, where error/bound was worst
-	q                           ClockQuality
+	q                           Quality
 }
 
 // runSim runs c and fails t on any conversion outside its bound or any
@@ -115,7 +115,7 @@ func runSim(t *testing.T, c simCase, seed uint64) simResult {
 	clk := newSimClock(rng, c.period, c.driftPPM, c.hours)
 	const hostBase = 4e14 // a machine up for four and a half days
 	simNow := 0.0
-	m, err := NewClockModel(ClockConfig{
+	m, err := New(Options{
 		PeriodNs:  c.period,
 		ValidBits: c.bits,
 		Now:       func() int64 { return int64(hostBase + simNow) },
@@ -179,7 +179,7 @@ func runSim(t *testing.T, c simCase, seed uint64) simResult {
 		}
 		host := int64(hostBase + ts + e)
 		simNow = ts + 10e3 + 500e3*rng.Float64()
-		if err := m.Add(ClockSample{Device: uint64(tick) & mask, Host: host, Deviation: int64(dev)}); err != nil {
+		if err := m.Add(Sample{Device: uint64(tick) & mask, Host: host, Deviation: int64(dev)}); err != nil {
 			t.Fatalf("Add %d: %v", i, err)
 		}
 		if i == 0 {

@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 // The mapping chain: the segments a snapshot is made of, and how a refit
 // extends it (freeze point, slew, fit). See calib_model.go for the
@@ -31,7 +31,7 @@ type clockSnap struct {
 
 // publish turns the fit into a new snapshot: the old chain up to the
 // freeze point, a slew, then the fit. restart begins a new chain.
-func (m *ClockModel) publish(sampleHost int64, restart bool) {
+func (m *Model) publish(sampleHost int64, restart bool) {
 	f := &m.fit
 	old := m.snap.Load()
 	if !restart && old != nil && len(old.segs) > 0 {
@@ -60,7 +60,7 @@ func (m *ClockModel) publish(sampleHost int64, restart bool) {
 
 // extend appends to the chain the slew from (xf, hf) onto the fit, and
 // the fit itself, and publishes.
-func (m *ClockModel) extend(xf, hf int64, c, ea float64) {
+func (m *Model) extend(xf, hf int64, c, ea float64) {
 	f := &m.fit
 	if len(m.segs) >= clockMaxSegs {
 		m.segs = append(make([]clockSeg, 0, clockMaxSegs+2), m.segs[clockMaxSegs/2:]...)
@@ -104,7 +104,7 @@ func (m *ClockModel) extend(xf, hf int64, c, ea float64) {
 }
 
 // store publishes the current chain and fit as a snapshot.
-func (m *ClockModel) store() {
+func (m *Model) store() {
 	f := &m.fit
 	s := &clockSnap{
 		base:  m.base,

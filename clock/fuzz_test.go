@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 import (
 	"encoding/binary"
@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// fuzzRecord is the size of one sample in FuzzClockModel's input: device
+// fuzzRecord is the size of one sample in FuzzModel's input: device
 // tick (8 bytes), host time step (4, signed, x1024 ns), deviation (2,
 // signed, x16 ns), delay of the publication after the sample (1, x1 ms).
 const fuzzRecord = 15
 
-func fuzzEncode(head [4]byte, samples []ClockSample, delays []byte) []byte {
+func fuzzEncode(head [4]byte, samples []Sample, delays []byte) []byte {
 	b := head[:]
 	var prev int64
 	for i, s := range samples {
@@ -28,17 +28,17 @@ func fuzzEncode(head [4]byte, samples []ClockSample, delays []byte) []byte {
 	return b
 }
 
-// FuzzClockModel feeds random configurations and sample streams to the
+// FuzzModel feeds random configurations and sample streams to the
 // model. Whatever the input: no panic; each published snapshot is
 // monotonic over a grid spanning its whole chain and far beyond; a refit
 // (other than a counted reset) never changes a tick at or before its
 // freeze point; quality figures are numbers.
-func FuzzClockModel(f *testing.F) {
+func FuzzModel(f *testing.F) {
 	clk := lineClock{period: 1, rate: 1 + 10e-6, tick0: 1 << 40}
-	var ss []ClockSample
+	var ss []Sample
 	for i := 1; i <= 40; i++ {
 		h := float64(i) * 1e9
-		s := ClockSample{Device: uint64(clk.tick(h)), Host: int64(h) + int64(i*i%7-3)*500, Deviation: 2600}
+		s := Sample{Device: uint64(clk.tick(h)), Host: int64(h) + int64(i*i%7-3)*500, Deviation: 2600}
 		if i == 20 {
 			s.Host += 300e3
 		}
@@ -50,10 +50,10 @@ func FuzzClockModel(f *testing.F) {
 	ss = ss[:0]
 	for i := 1; i <= 30; i++ {
 		h := float64(i) * 2e9
-		ss = append(ss, ClockSample{Device: uint64(intel.tick(h)) & (1<<36 - 1), Host: int64(h), Deviation: 12000})
+		ss = append(ss, Sample{Device: uint64(intel.tick(h)) & (1<<36 - 1), Host: int64(h), Deviation: 12000})
 	}
 	f.Add(fuzzEncode([4]byte{1, 35, 8, 2}, ss, []byte{0}))
-	f.Add(fuzzEncode([4]byte{5, 0, 0, 3}, []ClockSample{{1, 1, 1}, {1, 1, 1}, {0, -5, -1}, {math.MaxUint64, 1 << 40, 1 << 20}}, []byte{255}))
+	f.Add(fuzzEncode([4]byte{5, 0, 0, 3}, []Sample{{1, 1, 1}, {1, 1, 1}, {0, -5, -1}, {math.MaxUint64, 1 << 40, 1 << 20}}, []byte{255}))
 	f.Add([]byte{2, 7, 1})
 	// Found by fuzzing: a slew whose bound overflows int64.
 	f.Add([]byte("0?0000000000000000000000\x00\x00\x0000000000000\t\x01\x00\x0000000000007\t0\x00\x000000000"))
@@ -65,7 +65,7 @@ func FuzzClockModel(f *testing.F) {
 			return
 		}
 		now := int64(0)
-		m, err := NewClockModel(ClockConfig{
+		m, err := New(Options{
 			PeriodNs:  periods[int(data[0])%len(periods)],
 			ValidBits: 1 + uint(data[1])%64,
 			Window:    2 + int(data[2])%40,
@@ -88,7 +88,7 @@ func FuzzClockModel(f *testing.F) {
 			dev := int64(int16(binary.LittleEndian.Uint16(r[12:]))) * 16
 			host += int64(int32(binary.LittleEndian.Uint32(r[8:]))) * 1024
 			now = host + int64(r[14])*1e6
-			s := ClockSample{Device: binary.LittleEndian.Uint64(r), Host: host, Deviation: dev}
+			s := Sample{Device: binary.LittleEndian.Uint64(r), Host: host, Deviation: dev}
 
 			old := m.snap.Load()
 			resets := m.Quality().Resets

@@ -1,4 +1,4 @@
-package timeline
+package clock
 
 import (
 	"cmp"
@@ -17,41 +17,41 @@ func TestNewClockModelConfig(t *testing.T) {
 	nan := math.NaN()
 	tests := []struct {
 		name string
-		cfg  ClockConfig
+		cfg  Options
 		ok   bool
 	}{
-		{"nvidia", ClockConfig{PeriodNs: 1, ValidBits: 64}, true},
-		{"intel", ClockConfig{PeriodNs: 52.08, ValidBits: 36}, true},
-		{"one bit", ClockConfig{PeriodNs: 1, ValidBits: 1}, true},
-		{"full", ClockConfig{PeriodNs: 1, ValidBits: 32, Window: 2, WindowDur: time.Second, WanderPPMPerMin: 2, MaxDriftPPM: 50}, true},
-		{"period 0", ClockConfig{PeriodNs: 0, ValidBits: 64}, false},
-		{"period negative", ClockConfig{PeriodNs: -1, ValidBits: 64}, false},
-		{"period NaN", ClockConfig{PeriodNs: nan, ValidBits: 64}, false},
-		{"period Inf", ClockConfig{PeriodNs: math.Inf(1), ValidBits: 64}, false},
-		{"bits 0", ClockConfig{PeriodNs: 1, ValidBits: 0}, false},
-		{"bits 65", ClockConfig{PeriodNs: 1, ValidBits: 65}, false},
-		{"window 1", ClockConfig{PeriodNs: 1, ValidBits: 64, Window: 1}, false},
-		{"window negative", ClockConfig{PeriodNs: 1, ValidBits: 64, Window: -3}, false},
-		{"window huge", ClockConfig{PeriodNs: 1, ValidBits: 64, Window: 1 << 20}, false},
-		{"duration negative", ClockConfig{PeriodNs: 1, ValidBits: 64, WindowDur: -time.Second}, false},
-		{"wander NaN", ClockConfig{PeriodNs: 1, ValidBits: 64, WanderPPMPerMin: nan}, false},
-		{"wander negative", ClockConfig{PeriodNs: 1, ValidBits: 64, WanderPPMPerMin: -1}, false},
-		{"drift NaN", ClockConfig{PeriodNs: 1, ValidBits: 64, MaxDriftPPM: nan}, false},
-		{"drift 100%", ClockConfig{PeriodNs: 1, ValidBits: 64, MaxDriftPPM: 1e6}, false},
+		{"nvidia", Options{PeriodNs: 1, ValidBits: 64}, true},
+		{"intel", Options{PeriodNs: 52.08, ValidBits: 36}, true},
+		{"one bit", Options{PeriodNs: 1, ValidBits: 1}, true},
+		{"full", Options{PeriodNs: 1, ValidBits: 32, Window: 2, WindowDur: time.Second, WanderPPMPerMin: 2, MaxDriftPPM: 50}, true},
+		{"period 0", Options{PeriodNs: 0, ValidBits: 64}, false},
+		{"period negative", Options{PeriodNs: -1, ValidBits: 64}, false},
+		{"period NaN", Options{PeriodNs: nan, ValidBits: 64}, false},
+		{"period Inf", Options{PeriodNs: math.Inf(1), ValidBits: 64}, false},
+		{"bits 0", Options{PeriodNs: 1, ValidBits: 0}, false},
+		{"bits 65", Options{PeriodNs: 1, ValidBits: 65}, false},
+		{"window 1", Options{PeriodNs: 1, ValidBits: 64, Window: 1}, false},
+		{"window negative", Options{PeriodNs: 1, ValidBits: 64, Window: -3}, false},
+		{"window huge", Options{PeriodNs: 1, ValidBits: 64, Window: 1 << 20}, false},
+		{"duration negative", Options{PeriodNs: 1, ValidBits: 64, WindowDur: -time.Second}, false},
+		{"wander NaN", Options{PeriodNs: 1, ValidBits: 64, WanderPPMPerMin: nan}, false},
+		{"wander negative", Options{PeriodNs: 1, ValidBits: 64, WanderPPMPerMin: -1}, false},
+		{"drift NaN", Options{PeriodNs: 1, ValidBits: 64, MaxDriftPPM: nan}, false},
+		{"drift 100%", Options{PeriodNs: 1, ValidBits: 64, MaxDriftPPM: 1e6}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := NewClockModel(tt.cfg)
+			m, err := New(tt.cfg)
 			if tt.ok != (err == nil) {
 				t.Fatalf("err = %v, want ok = %v", err, tt.ok)
 			}
 			if err != nil {
-				if !errors.Is(err, ErrClockConfig) || m != nil {
-					t.Fatalf("got %v, %v; want nil, ErrClockConfig", m, err)
+				if !errors.Is(err, ErrInvalidOptions) || m != nil {
+					t.Fatalf("got %v, %v; want nil, ErrInvalidOptions", m, err)
 				}
 				return
 			}
-			c := m.Config()
+			c := m.Options()
 			if c.Window < 2 || c.WindowDur <= 0 || c.WanderPPMPerMin <= 0 || c.MaxDriftPPM <= 0 || c.Now == nil {
 				t.Fatalf("defaults not filled: %+v", c)
 			}
@@ -60,36 +60,36 @@ func TestNewClockModelConfig(t *testing.T) {
 }
 
 func TestClockModelAddErrors(t *testing.T) {
-	m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64})
+	m, err := New(Options{PeriodNs: 1, ValidBits: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := m.Convert(1000, 0); ok {
 		t.Fatal("Convert ok before any sample")
 	}
-	if q := m.Quality(); q != (ClockQuality{}) {
+	if q := m.Quality(); q != (Quality{}) {
 		t.Fatalf("Quality before any sample = %+v", q)
 	}
-	if err := m.Add(ClockSample{Device: 1e9, Host: 5e9, Deviation: 3000}); err != nil {
+	if err := m.Add(Sample{Device: 1e9, Host: 5e9, Deviation: 3000}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		s    ClockSample
+		s    Sample
 	}{
-		{"deviation 0", ClockSample{Device: 2e9, Host: 6e9, Deviation: 0}},
-		{"deviation negative", ClockSample{Device: 2e9, Host: 6e9, Deviation: -3}},
-		{"duplicate", ClockSample{Device: 1e9, Host: 5e9, Deviation: 3000}},
-		{"same host time", ClockSample{Device: 1e9 + 5, Host: 5e9, Deviation: 3000}},
-		{"host backwards", ClockSample{Device: 2e9, Host: 4e9, Deviation: 3000}},
+		{"deviation 0", Sample{Device: 2e9, Host: 6e9, Deviation: 0}},
+		{"deviation negative", Sample{Device: 2e9, Host: 6e9, Deviation: -3}},
+		{"duplicate", Sample{Device: 1e9, Host: 5e9, Deviation: 3000}},
+		{"same host time", Sample{Device: 1e9 + 5, Host: 5e9, Deviation: 3000}},
+		{"host backwards", Sample{Device: 2e9, Host: 4e9, Deviation: 3000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := m.Quality()
 			h0, e0, _ := m.Convert(1.5e9, 0)
 			err := m.Add(tt.s)
-			if !errors.Is(err, ErrClockSample) {
-				t.Fatalf("err = %v, want ErrClockSample", err)
+			if !errors.Is(err, ErrInvalidSample) {
+				t.Fatalf("err = %v, want ErrInvalidSample", err)
 			}
 			h1, e1, ok := m.Convert(1.5e9, 0)
 			if after := m.Quality(); after != before || !ok || h1 != h0 || e1 != e0 {
@@ -139,9 +139,9 @@ func (c lineClock) tick(h float64) int64   { return c.tick0 + int64(math.Floor(h
 func (c lineClock) hostOf(t int64) float64 { return float64(t-c.tick0) * c.period / c.rate }
 
 // sample returns an honest sample at host time h: within dev of the truth.
-func (c lineClock) sample(rng *rand.Rand, h float64, dev int64, mask uint64) ClockSample {
+func (c lineClock) sample(rng *rand.Rand, h float64, dev int64, mask uint64) Sample {
 	e := (2*rng.Float64() - 1) * float64(dev)
-	return ClockSample{Device: uint64(c.tick(h)) & mask, Host: int64(h + e), Deviation: dev}
+	return Sample{Device: uint64(c.tick(h)) & mask, Host: int64(h + e), Deviation: dev}
 }
 
 // TestClockModelFreeze checks the guarantee behind monotonicity across
@@ -153,7 +153,7 @@ func TestClockModelFreeze(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, uint64(bits)))
 		clk := newSimClock(rng, 1, 9.8, 0.1)
 		now := 0.0
-		m, err := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: bits, Now: func() int64 { return int64(now) }})
+		m, err := New(Options{PeriodNs: 1, ValidBits: bits, Now: func() int64 { return int64(now) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestClockModelFreeze(t *testing.T) {
 			}
 			now = ts + 20e3 + 2e6*rng.Float64()
 			resets := m.Quality().Resets
-			if err := m.Add(ClockSample{Device: uint64(clk.tick(ts)) & mask, Host: int64(ts + e), Deviation: dev}); err != nil {
+			if err := m.Add(Sample{Device: uint64(clk.tick(ts)) & mask, Host: int64(ts + e), Deviation: dev}); err != nil {
 				t.Fatal(err)
 			}
 			if m.Quality().Resets != resets {
@@ -220,7 +220,7 @@ func TestClockModelFreeze(t *testing.T) {
 
 // honestRun feeds n honest 1 Hz samples of clk and checks conversions of
 // ticks written in each second against their bound.
-func honestRun(t *testing.T, m *ClockModel, clk lineClock, rng *rand.Rand, from, n int) {
+func honestRun(t *testing.T, m *Model, clk lineClock, rng *rand.Rand, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
 		h := float64(i) * 1e9
@@ -231,7 +231,7 @@ func honestRun(t *testing.T, m *ClockModel, clk lineClock, rng *rand.Rand, from,
 	}
 }
 
-func checkConv(t *testing.T, m *ClockModel, clk lineClock, h float64) {
+func checkConv(t *testing.T, m *Model, clk lineClock, h float64) {
 	t.Helper()
 	tk := clk.tick(h)
 	got, e, ok := m.Convert(uint64(tk), int64(h))
@@ -260,7 +260,7 @@ func TestClockModelOutlierBursts(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			clk := lineClock{period: 1, rate: 1 + 10e-6, tick0: 1 << 40}
 			now := 0.0
-			m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return int64(now) }})
+			m, _ := New(Options{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return int64(now) }})
 			honestRun(t, m, clk, rng, 1, 60)
 			for i := 61; i < 61+tt.burst; i++ {
 				h := float64(i) * 1e9
@@ -289,7 +289,7 @@ func TestClockModelOutlierBursts(t *testing.T) {
 func TestClockModelJump(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	clk := lineClock{period: 52.08, rate: 1 - 20e-6, tick0: 1 << 30}
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 52.08, ValidBits: 64})
+	m, _ := New(Options{PeriodNs: 52.08, ValidBits: 64})
 	honestRun(t, m, clk, rng, 1, 30)
 	clk.tick0 -= 1 << 28 // the counter restarts from a lower value
 	for i := 31; i < 31+clockResetAfter; i++ {
@@ -309,7 +309,7 @@ func TestClockModelJump(t *testing.T) {
 func TestClockModelReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	clk := lineClock{period: 1, rate: 1 + 30e-6, tick0: 12345}
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return math.MaxInt64 }})
+	m, _ := New(Options{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return math.MaxInt64 }})
 	for i := 1; i <= 60; i++ {
 		h := float64(i) * 1e9
 		if err := m.Add(clk.sample(rng, h, 3000, math.MaxUint64)); err != nil {
@@ -325,7 +325,7 @@ func TestClockModelReplay(t *testing.T) {
 func TestClockModelQuality(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	clk := lineClock{period: 1, rate: 1 + 9.8e-6, tick0: 1 << 50}
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Window: 16, WindowDur: time.Hour})
+	m, _ := New(Options{PeriodNs: 1, ValidBits: 64, Window: 16, WindowDur: time.Hour})
 	honestRun(t, m, clk, rng, 1, 40)
 	q := m.Quality()
 	if q.Samples != 16 || q.Added != 40 || q.Outliers != 0 || q.LastHost < 39e9 {
@@ -352,7 +352,7 @@ func TestClockModelConcurrent(t *testing.T) {
 	clk := lineClock{period: 1, rate: 1 - 19.6e-6, tick0: 1 << 45}
 	const mask = 1<<32 - 1
 	var now atomic.Int64
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 32, Now: now.Load})
+	m, _ := New(Options{PeriodNs: 1, ValidBits: 32, Now: now.Load})
 	type conv struct{ tick, host int64 }
 	var wg sync.WaitGroup
 	var done atomic.Bool
@@ -454,7 +454,7 @@ func TestClockModelHint(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	clk := lineClock{period: 1, rate: 1 - 19.6e-6, tick0: 7 << 32}
 	const mask = 1<<32 - 1
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 32})
+	m, _ := New(Options{PeriodNs: 1, ValidBits: 32})
 	for i := 1; i <= 20; i++ {
 		if err := m.Add(clk.sample(rng, float64(i)*1e9, 3000, mask)); err != nil {
 			t.Fatal(err)
@@ -499,7 +499,7 @@ func TestClockModelHint(t *testing.T) {
 func TestClockModelSlew(t *testing.T) {
 	clk := lineClock{period: 1, rate: 1 + 10e-6, tick0: 1 << 40}
 	now := int64(0)
-	m, _ := NewClockModel(ClockConfig{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return now }})
+	m, _ := New(Options{PeriodNs: 1, ValidBits: 64, Now: func() int64 { return now }})
 	// Samples alternately 2.5 us early and late make every refit move.
 	slews := 0
 	for i := int64(1); i <= 40; i++ {
@@ -513,7 +513,7 @@ func TestClockModelSlew(t *testing.T) {
 			off = 9000 // then a run of late samples, within their deviation
 		}
 		old := m.snap.Load()
-		if err := m.Add(ClockSample{Device: uint64(clk.tick(float64(h))), Host: h + off, Deviation: 10000}); err != nil {
+		if err := m.Add(Sample{Device: uint64(clk.tick(float64(h))), Host: h + off, Deviation: 10000}); err != nil {
 			t.Fatal(err)
 		}
 		if old == nil {
