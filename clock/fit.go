@@ -78,7 +78,6 @@ func median(v []float64) float64 {
 	return (lo + hi) / 2
 }
 
-
 // fitPoints fits ps (oldest first) as the package doc describes (Fit). It sets
 // m.keep[i] for each point it keeps and returns the number it rejected.
 // It uses m's scratch space and does not allocate.

@@ -494,7 +494,7 @@ func TestAppBadQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, bq := range map[string]profiler.Queue{
-		"family 7 index 3": {Family: 7, Index: 3, Flags: "graphics", ValidBits: 64},
+		"family 7 index 3": {Family: 7, Index: 3, Flags: profiler.QueueGraphics, ValidBits: 64},
 		"index 1":          {Family: gq.Family, Index: 1, ValidBits: 64},
 		"another handle":   {Handle: vkg.Queue(vkg.NullHandle), Family: gq.Family, Index: gq.Index},
 	} {
@@ -508,7 +508,7 @@ func TestAppBadQueue(t *testing.T) {
 	}
 	// Empty flags in the caller's Queue: the device's own are used.
 	bq := gq
-	bq.Flags = ""
+	bq.Flags = 0
 	g, err := p.GPU(dev, bq, profiler.GPUOptions{})
 	if err != nil {
 		t.Fatalf("a device queue with empty flags: %v", err)

@@ -199,7 +199,7 @@ func waitCalibrations(t *testing.T, g *GPU, n uint64) {
 // submits, the external synchronization Vulkan requires of a queue.
 func TestBackgroundFallbackCalibration(t *testing.T) {
 	q := vktest.Graphics(t, vk.Config{NoCalibrated: true})
-	fq := &Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits}
+	fq := &Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: QueueFlags(q.Q.Bits), ValidBits: q.Q.ValidBits}
 	p := New(Options{})
 	var submits sync.Mutex // held around the test's own submissions to the queue
 	g, err := p.GPU(&Device{d: q.Dev}, *fq, GPUOptions{FramesInFlight: 1,

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-
 	"github.com/framescope/framescope/clock"
 )
 

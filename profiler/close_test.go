@@ -17,7 +17,7 @@ import (
 // has run a few rounds. The caller closes the device next.
 func liveContext(t *testing.T, d *vk.Device, dev *Device, tq *vktest.Queue, fallback bool) (*Profiler, *GPU, Zone, Name) {
 	t.Helper()
-	q := Queue{Handle: tq.Q.Handle, Family: tq.Q.Family, Flags: tq.Q.Flags, ValidBits: tq.Q.ValidBits}
+	q := Queue{Handle: tq.Q.Handle, Family: tq.Q.Family, Flags: QueueFlags(tq.Q.Bits), ValidBits: tq.Q.ValidBits}
 	o := GPUOptions{FramesInFlight: 2, DebugLabels: d.HasLabels(), Calibration: CalibrationOptions{Interval: time.Millisecond}}
 	if fallback {
 		o.Calibration.FallbackQueue = &q // the calibrator submits from its goroutine, under the lock

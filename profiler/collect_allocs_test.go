@@ -19,7 +19,7 @@ func TestCollectAllocatesNothing(t *testing.T) {
 	// A flight recorder, as a long-running application would have.
 	r := &rig{t: t, q: q, dev: &Device{d: q.Dev}, p: New(Options{Recorder: timeline.Options{WindowFrames: 4}})}
 	var err error
-	r.g, err = r.p.GPU(r.dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits},
+	r.g, err = r.p.GPU(r.dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: QueueFlags(q.Q.Bits), ValidBits: q.Q.ValidBits},
 		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * (zones + 1), Calibration: CalibrationOptions{Interval: -1}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ type Queue struct {
 	Handle    vkg.Queue
 	Family    uint32
 	Index     uint32
-	Flags     string // "graphics+compute+transfer", ...
+	Flags     QueueFlags
 	ValidBits uint32 // timestampValidBits of the family
 }
 
@@ -141,7 +141,7 @@ type Caps struct {
 // FamilyCaps describe one queue family.
 type FamilyCaps struct {
 	Index uint32
-	Flags string // "graphics+compute+transfer", ...
+	Flags QueueFlags
 	Count uint32 // queues in the family
 	// TimestampValidBits is how many bits of a timestamp are valid; 0: the
 	// family writes no timestamps.
@@ -158,7 +158,7 @@ func (d *Device) Caps() Caps {
 		HostQueryReset: c.HostQueryReset,
 	}
 	for _, f := range c.Families {
-		out.Families = append(out.Families, FamilyCaps{Index: f.Index, Flags: f.Flags, Count: f.Count, TimestampValidBits: f.TimestampValidBits})
+		out.Families = append(out.Families, FamilyCaps{Index: f.Index, Flags: QueueFlags(f.Bits), Count: f.Count, TimestampValidBits: f.TimestampValidBits})
 	}
 	for _, t := range c.TimeDomains {
 		out.TimeDomains = append(out.TimeDomains, t.String())
@@ -177,7 +177,7 @@ func (d *Device) Calibrated() string { return d.d.Calibrated }
 func (d *Device) Queues() []Queue {
 	out := make([]Queue, len(d.d.Queues))
 	for i, q := range d.d.Queues {
-		out[i] = Queue{Handle: q.Handle, Family: q.Family, Index: q.Index, Flags: q.Flags, ValidBits: q.ValidBits}
+		out[i] = Queue{Handle: q.Handle, Family: q.Family, Index: q.Index, Flags: QueueFlags(q.Bits), ValidBits: q.ValidBits}
 	}
 	return out
 }
@@ -192,11 +192,11 @@ func (d *Device) Queue(family, index uint32) (Queue, error) {
 	return Queue{}, fmt.Errorf("profiler: %s has no queue %d.%d among the %d it was created with", d.d.Caps.Name, family, index, len(d.d.Queues))
 }
 
-// QueueFor returns the first of the device's queues whose flags contain
-// want ("graphics", "compute", "transfer").
-func (d *Device) QueueFor(want string) (Queue, bool) {
+// QueueFor returns the first of the device's queues whose family has
+// every capability of want.
+func (d *Device) QueueFor(want QueueFlags) (Queue, bool) {
 	for _, q := range d.Queues() {
-		if containsWord(q.Flags, want) {
+		if q.Flags.Has(want) {
 			return q, true
 		}
 	}
@@ -217,26 +217,9 @@ func (d *Device) resolve(q Queue) (Queue, error) {
 		if k.ValidBits == 0 {
 			return Queue{}, fmt.Errorf("profiler: queue family %d (%s) has no timestamps (timestampValidBits 0)", k.Family, k.Flags)
 		}
-		return Queue{Handle: k.Handle, Family: k.Family, Index: k.Index, Flags: k.Flags, ValidBits: k.ValidBits}, nil
+		return Queue{Handle: k.Handle, Family: k.Family, Index: k.Index, Flags: QueueFlags(k.Bits), ValidBits: k.ValidBits}, nil
 	}
 	return Queue{}, fmt.Errorf("profiler: %s has no queue %d.%d among the %d it was created with (Existing.Queues for WrapDevice)", d.d.Caps.Name, q.Family, q.Index, len(d.d.Queues))
-}
-
-func containsWord(flags, w string) bool {
-	for len(flags) > 0 {
-		i := 0
-		for i < len(flags) && flags[i] != '+' {
-			i++
-		}
-		if flags[:i] == w {
-			return true
-		}
-		if i == len(flags) {
-			break
-		}
-		flags = flags[i+1:]
-	}
-	return false
 }
 
 // Close closes every GPU context made on the device: their calibration

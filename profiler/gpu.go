@@ -218,7 +218,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		// On an H100, vkCmdCopyQueryPoolResults with its barriers lost the
 		// device on two of the transfer-only families (1 and 3); the copy
 		// path is kept to graphics and compute queues.
-		NoCopy:         !containsWord(q.Flags, "graphics") && !containsWord(q.Flags, "compute"),
+		NoCopy:         !q.Flags.Has(QueueGraphics) && !q.Flags.Has(QueueCompute),
 		FramesInFlight: o.FramesInFlight,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
@@ -244,7 +244,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		labels: o.DebugLabels,
 		clock:  clock,
 	}
-	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags})
+	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.ownClock = o.Calibration.Clock != ClockMonotonic
 	g.cal, err = newCalibrator(g, o.Calibration)
 	if err != nil {

@@ -24,7 +24,7 @@ func newRig(t *testing.T, vcfg vk.Config, o GPUOptions) *rig {
 	q := vktest.Graphics(t, vcfg)
 	dev := &Device{d: q.Dev}
 	p := New(Options{})
-	g, err := p.GPU(dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits}, o)
+	g, err := p.GPU(dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: QueueFlags(q.Q.Bits), ValidBits: q.Q.ValidBits}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

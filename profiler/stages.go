@@ -8,29 +8,29 @@ import (
 )
 
 // coreStages are the Vulkan 1.0 stages vkCmdWriteTimestamp takes: each
-// with the queue capabilities one of which it needs ("" for any queue),
+// with the queue capabilities one of which it needs (0 for any queue),
 // and the device feature it needs, if any.
 var coreStages = map[vkg.PipelineStageFlagBits]struct {
 	name    string
-	queues  []string
+	queues  QueueFlags
 	feature string
 }{
-	vkg.PipelineStageTopOfPipeBit:                    {"TOP_OF_PIPE", nil, ""},
-	vkg.PipelineStageDrawIndirectBit:                 {"DRAW_INDIRECT", []string{"graphics", "compute"}, ""},
-	vkg.PipelineStageVertexInputBit:                  {"VERTEX_INPUT", []string{"graphics"}, ""},
-	vkg.PipelineStageVertexShaderBit:                 {"VERTEX_SHADER", []string{"graphics"}, ""},
-	vkg.PipelineStageTessellationControlShaderBit:    {"TESSELLATION_CONTROL_SHADER", []string{"graphics"}, "tessellationShader"},
-	vkg.PipelineStageTessellationEvaluationShaderBit: {"TESSELLATION_EVALUATION_SHADER", []string{"graphics"}, "tessellationShader"},
-	vkg.PipelineStageGeometryShaderBit:               {"GEOMETRY_SHADER", []string{"graphics"}, "geometryShader"},
-	vkg.PipelineStageFragmentShaderBit:               {"FRAGMENT_SHADER", []string{"graphics"}, ""},
-	vkg.PipelineStageEarlyFragmentTestsBit:           {"EARLY_FRAGMENT_TESTS", []string{"graphics"}, ""},
-	vkg.PipelineStageLateFragmentTestsBit:            {"LATE_FRAGMENT_TESTS", []string{"graphics"}, ""},
-	vkg.PipelineStageColorAttachmentOutputBit:        {"COLOR_ATTACHMENT_OUTPUT", []string{"graphics"}, ""},
-	vkg.PipelineStageComputeShaderBit:                {"COMPUTE_SHADER", []string{"compute"}, ""},
-	vkg.PipelineStageTransferBit:                     {"TRANSFER", []string{"graphics", "compute", "transfer"}, ""},
-	vkg.PipelineStageBottomOfPipeBit:                 {"BOTTOM_OF_PIPE", nil, ""},
-	vkg.PipelineStageAllGraphicsBit:                  {"ALL_GRAPHICS", []string{"graphics"}, ""},
-	vkg.PipelineStageAllCommandsBit:                  {"ALL_COMMANDS", nil, ""},
+	vkg.PipelineStageTopOfPipeBit:                    {"TOP_OF_PIPE", 0, ""},
+	vkg.PipelineStageDrawIndirectBit:                 {"DRAW_INDIRECT", QueueGraphics | QueueCompute, ""},
+	vkg.PipelineStageVertexInputBit:                  {"VERTEX_INPUT", QueueGraphics, ""},
+	vkg.PipelineStageVertexShaderBit:                 {"VERTEX_SHADER", QueueGraphics, ""},
+	vkg.PipelineStageTessellationControlShaderBit:    {"TESSELLATION_CONTROL_SHADER", QueueGraphics, "tessellationShader"},
+	vkg.PipelineStageTessellationEvaluationShaderBit: {"TESSELLATION_EVALUATION_SHADER", QueueGraphics, "tessellationShader"},
+	vkg.PipelineStageGeometryShaderBit:               {"GEOMETRY_SHADER", QueueGraphics, "geometryShader"},
+	vkg.PipelineStageFragmentShaderBit:               {"FRAGMENT_SHADER", QueueGraphics, ""},
+	vkg.PipelineStageEarlyFragmentTestsBit:           {"EARLY_FRAGMENT_TESTS", QueueGraphics, ""},
+	vkg.PipelineStageLateFragmentTestsBit:            {"LATE_FRAGMENT_TESTS", QueueGraphics, ""},
+	vkg.PipelineStageColorAttachmentOutputBit:        {"COLOR_ATTACHMENT_OUTPUT", QueueGraphics, ""},
+	vkg.PipelineStageComputeShaderBit:                {"COMPUTE_SHADER", QueueCompute, ""},
+	vkg.PipelineStageTransferBit:                     {"TRANSFER", QueueGraphics | QueueCompute | QueueTransfer, ""},
+	vkg.PipelineStageBottomOfPipeBit:                 {"BOTTOM_OF_PIPE", 0, ""},
+	vkg.PipelineStageAllGraphicsBit:                  {"ALL_GRAPHICS", QueueGraphics, ""},
+	vkg.PipelineStageAllCommandsBit:                  {"ALL_COMMANDS", 0, ""},
 }
 
 // checkStage reports whether vkCmdWriteTimestamp may write at stage on q
@@ -52,12 +52,8 @@ func checkStage(which string, stage vkg.PipelineStageFlagBits, q Queue, own bool
 		}
 		return nil
 	}
-	if len(s.queues) > 0 {
-		ok := false
-		for _, w := range s.queues {
-			ok = ok || containsWord(q.Flags, w)
-		}
-		if !ok {
+	if s.queues != 0 {
+		if q.Flags&s.queues == 0 {
 			return fmt.Errorf("profiler: %s %s: queue family %d (%s) does not support it", which, s.name, q.Family, q.Flags)
 		}
 	}

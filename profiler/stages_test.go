@@ -15,9 +15,9 @@ import (
 func TestStagesRefusedAtGPU(t *testing.T) {
 	q := vktest.Graphics(t, vk.Config{})
 	dev := &Device{d: q.Dev}
-	gq := Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: q.Q.Flags, ValidBits: q.Q.ValidBits}
+	gq := Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: QueueFlags(q.Q.Bits), ValidBits: q.Q.ValidBits}
 	computeOnly := gq
-	computeOnly.Flags = "compute" // as a compute-only family would say
+	computeOnly.Flags = QueueCompute // as a compute-only family would say
 	p := New(Options{})
 	for _, c := range []struct {
 		begin, end vkg.PipelineStageFlagBits
@@ -94,7 +94,7 @@ func TestStagesReachTimestamps(t *testing.T) {
 	qv, _ := d.QueueFor("graphics")
 	tq := vktest.NewQueue(t, d, qv)
 	dev := &Device{d: d}
-	q := Queue{Handle: qv.Handle, Family: qv.Family, Flags: qv.Flags, ValidBits: qv.ValidBits}
+	q := Queue{Handle: qv.Handle, Family: qv.Family, Flags: QueueFlags(qv.Bits), ValidBits: qv.ValidBits}
 	for _, c := range []struct {
 		begin, end         vkg.PipelineStageFlagBits
 		wantBegin, wantEnd string // "": no message
@@ -152,7 +152,7 @@ func TestDebugLabelsWithoutDebugUtils(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, _ := dev.QueueFor("graphics")
+	q, _ := dev.QueueFor(QueueGraphics)
 	p := New(Options{})
 	if g, err := p.GPU(dev, q, GPUOptions{DebugLabels: true}); !errors.Is(err, ErrNoDebugLabels) || g != nil {
 		t.Fatalf("DebugLabels without VK_EXT_debug_utils: %v, want ErrNoDebugLabels", err)

@@ -57,8 +57,8 @@ func runClockCheck(args []string, stdout, stderr io.Writer) int {
 				q, found = x, true
 			}
 		}
-	} else {
-		q, found = dev.QueueFor(*queue)
+	} else if want, ok := queueFlagsByName[*queue]; ok {
+		q, found = dev.QueueFor(want)
 	}
 	if !found {
 		fmt.Fprintf(stderr, "framescope clockcheck: no %s queue on %s\n", *queue, dev.Name())
@@ -84,4 +84,11 @@ func runClockCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	rep.Print(stdout)
 	return 0
+}
+
+// queueFlagsByName are the -queue names clockcheck takes.
+var queueFlagsByName = map[string]profiler.QueueFlags{
+	"graphics": profiler.QueueGraphics,
+	"compute":  profiler.QueueCompute,
+	"transfer": profiler.QueueTransfer,
 }

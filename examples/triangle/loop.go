@@ -71,7 +71,7 @@ func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ok := pdev.QueueFor("graphics")
+	q, ok := pdev.QueueFor(profiler.QueueGraphics)
 	if !ok {
 		return nil, fmt.Errorf("%s has no graphics queue", pdev.Name())
 	}

@@ -158,4 +158,3 @@ func TrimmedShiftBuf(x, y []float64, trim float64, buf *[]float64) float64 {
 	}
 	return sum / float64(len(d))
 }
-

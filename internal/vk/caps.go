@@ -45,6 +45,7 @@ func (d TimeDomain) String() string {
 type FamilyCaps struct {
 	Index              uint32
 	Flags              string // "graphics+compute+transfer", ...
+	Bits               uint32 // the VkQueueFlags Flags spells
 	Count              uint32
 	TimestampValidBits uint32 // 0: no timestamps on this family
 }

@@ -55,6 +55,7 @@ type Queue struct {
 	Family    uint32
 	Index     uint32
 	Flags     string
+	Bits      uint32 // the VkQueueFlags Flags spells
 	ValidBits uint32 // timestampValidBits of its family
 }
 
@@ -212,7 +213,7 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 		}
 		var q vk.Queue
 		vk.GetDeviceQueue(d.Handle, f.Index, 0, &q)
-		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
+		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, Bits: f.Bits, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(wantHQR, d.Calibrated != "")
 	return d, nil
@@ -295,7 +296,7 @@ func Wrap(e Existing) (*Device, error) {
 		f := caps.Families[r.Family]
 		var q vk.Queue
 		vk.GetDeviceQueue(d.Handle, r.Family, r.Index, &q)
-		d.Queues = append(d.Queues, Queue{Handle: q, Family: r.Family, Index: r.Index, Flags: f.Flags, ValidBits: f.TimestampValidBits})
+		d.Queues = append(d.Queues, Queue{Handle: q, Family: r.Family, Index: r.Index, Flags: f.Flags, Bits: f.Bits, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(e.HostQueryReset, e.CalibratedTimestamps && caps.CalibratedExtension != "")
 	return d, nil

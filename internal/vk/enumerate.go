@@ -81,6 +81,7 @@ func (in *Instance) queueFamilies(pd vk.PhysicalDevice) ([]FamilyCaps, error) {
 		out[i] = FamilyCaps{
 			Index:              uint32(i),
 			Flags:              queueFlagsString(vk.QueueFlags(fams[i].flags)),
+			Bits:               uint32(fams[i].flags),
 			Count:              uint32(fams[i].count),
 			TimestampValidBits: uint32(fams[i].validBits),
 		}
