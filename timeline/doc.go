@@ -18,6 +18,11 @@
 // reads. GPU spans arrive already converted by the clock model (package
 // clock) and carry its error bound ([Span].ErrNs).
 //
+// Spans of one track nest: [CompareSpans] is the one order of spans, which
+// every exporter writes in, and [Encloses] says which span is a span's
+// parent; a [Span]'s Depth is its nesting depth by that rule, and
+// [Trace.Validate] checks it.
+//
 // Memory is bounded: [Options].MaxSpans and the windows cap what is held,
 // a [Sink] takes batches as they are finished, and everything that does
 // not reach a Dump or a sink is counted in [Drops] by [DropCause].

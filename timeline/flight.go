@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -477,20 +476,11 @@ func renest(spans []Span) {
 	}
 	var stack []*Span
 	for _, idx := range byTrack {
-		slices.SortFunc(idx, func(a, b int) int {
-			x, y := &spans[a], &spans[b]
-			switch {
-			case x.Start != y.Start:
-				return cmp.Compare(x.Start, y.Start)
-			case x.End != y.End:
-				return cmp.Compare(y.End, x.End)
-			}
-			return cmp.Compare(x.Depth, y.Depth)
-		})
+		slices.SortFunc(idx, func(a, b int) int { return CompareSpans(&spans[a], &spans[b]) })
 		stack = stack[:0]
 		for _, i := range idx {
 			s := &spans[i]
-			for len(stack) > 0 && stack[len(stack)-1].End <= s.Start && stack[len(stack)-1].Start != s.Start {
+			for len(stack) > 0 && !Encloses(stack[len(stack)-1], s) {
 				stack = stack[:len(stack)-1]
 			}
 			s.Depth = uint16(min(len(stack), int(^uint16(0))))

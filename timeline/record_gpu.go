@@ -147,28 +147,6 @@ func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 	return nil
 }
 
-// cmpGPUSpan orders spans so that parents come before their children.
-func cmpGPUSpan(a, b GPUSpan) int {
-	switch {
-	case a.Start != b.Start:
-		if a.Start < b.Start {
-			return -1
-		}
-		return 1
-	case a.End != b.End:
-		if a.End > b.End {
-			return -1
-		}
-		return 1
-	case a.Depth != b.Depth:
-		if a.Depth < b.Depth {
-			return -1
-		}
-		return 1
-	}
-	return 0
-}
-
 // placeGPU puts g on a lane of qs where it nests properly: the lane where
 // it nests deepest, so that a zone stays with the zone containing it, and
 // the first such lane on a tie; a new lane when none fits and one is

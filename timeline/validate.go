@@ -157,22 +157,7 @@ func (t *Trace) Validate() error {
 // checkNesting reports spans of one track that overlap without one
 // containing the other. idx indexes spans on the track.
 func checkNesting(p *problems, spans []Span, id TrackID, idx []int32) {
-	slices.SortFunc(idx, func(a, b int32) int {
-		x, y := &spans[a], &spans[b]
-		switch {
-		case x.Start != y.Start:
-			if x.Start < y.Start {
-				return -1
-			}
-			return 1
-		case x.End != y.End:
-			if x.End > y.End {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(idx, func(a, b int32) int { return CompareSpans(&spans[a], &spans[b]) })
 	var stack []int32
 	for _, i := range idx {
 		s := &spans[i]

@@ -291,7 +291,7 @@ func (w *Writer) writeFrameSlices(b *timeline.Trace) {
 		w.buf = append(w.buf, w.frames.tid...)
 		w.buf = append(w.buf, `,"name":"`+metaFramesList+`"}`...)
 	}
-	slices.SortFunc(w.cands, func(a, b cand) int { return cmpSpan(&a.s, &b.s) })
+	slices.SortFunc(w.cands, func(a, b cand) int { return timeline.CompareSpans(&a.s, &b.s) })
 	// Frames overlapping one drawn before are not drawn (they stay in
 	// the metadata); they are not spans, so not counted as refused ones.
 	refused := w.invalid.Spans

@@ -17,7 +17,7 @@ const maxDepthSeen = 256
 // parentWritten reports whether the parent of s was written already.
 func (ts *trackState) parentWritten(s *timeline.Span) bool {
 	d := int(s.Depth) - 1
-	return d >= 0 && d < len(ts.lastAt) && ts.lastAt[d].End >= ts.lastAt[d].Start && contains(&ts.lastAt[d], s)
+	return d >= 0 && d < len(ts.lastAt) && ts.lastAt[d].End >= ts.lastAt[d].Start && timeline.Encloses(&ts.lastAt[d], s)
 }
 
 // wrote records a span just written.
@@ -105,7 +105,7 @@ func flowEnds(a, b *timeline.Span) (rev, late bool) {
 	case a.Track != b.Track:
 		return b.Track < a.Track, false
 	}
-	return cmpSpan(b, a) < 0, false
+	return timeline.CompareSpans(b, a) < 0, false
 }
 
 // cand is a span about to be written, with its flow ends.
@@ -158,13 +158,7 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 		w.idx = append(w.idx, int32(i))
 	}
 	spans := b.Spans
-	slices.SortFunc(w.idx, func(i, j int32) int {
-		a, c := &spans[i], &spans[j]
-		if a.Track != c.Track {
-			return cmpU32(uint32(a.Track), uint32(c.Track))
-		}
-		return cmpSpan(a, c)
-	})
+	slices.SortFunc(w.idx, func(i, j int32) int { return timeline.CompareSpans(&spans[i], &spans[j]) })
 	for lo := 0; lo < len(w.idx); {
 		track := spans[w.idx[lo]].Track
 		hi := lo + 1
@@ -226,30 +220,7 @@ func (w *Writer) flowsOf(span int32) []flowMark {
 	return w.marks[lo:hi:hi]
 }
 
-// cmpSpan orders the spans of a track as they are written: by start, and
-// spans that start together by depth, outermost first, as the Perfetto
-// writer orders slice begins. At one start and depth, zero-length spans
-// come first: a zero-length span lies inside a span that starts with it
-// only when it is deeper, else it would be drawn a level too deep. The
-// rest, at one start and depth, longest first (the model's depths were
-// wrong; time alone nests them).
-func cmpSpan(a, b *timeline.Span) int {
-	if a.Start != b.Start {
-		return cmp64(a.Start, b.Start)
-	}
-	if a.Depth != b.Depth {
-		return int(a.Depth) - int(b.Depth)
-	}
-	if az, bz := a.End == a.Start, b.End == b.Start; az != bz {
-		if az {
-			return -1
-		}
-		return 1
-	}
-	return cmp64(b.End, a.End)
-}
-
-func lessSpan(a, b *timeline.Span) bool { return cmpSpan(a, b) < 0 }
+func lessSpan(a, b *timeline.Span) bool { return timeline.CompareSpans(a, b) < 0 }
 
 func cmp64(a, b int64) int {
 	switch {
@@ -259,25 +230,6 @@ func cmp64(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-func cmpU32(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// contains reports whether s nests inside t, given that s sorts after t.
-// A span that starts where t ends is inside t only if it is deeper.
-func contains(t, s *timeline.Span) bool {
-	if s.Start < t.Start || s.End > t.End {
-		return false
-	}
-	return s.Start < t.End || s.Depth > t.Depth
 }
 
 // emit writes the spans of cs (sorted by lessSpan) that are safe to write
@@ -293,12 +245,12 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 		s := &cs[i].s
 		for len(w.stack) > 0 {
 			t := &cs[w.stack[len(w.stack)-1]].s
-			if contains(t, s) || s.Start < t.End {
+			if timeline.Encloses(t, s) || s.Start < t.End {
 				break
 			}
 			w.stack = w.stack[:len(w.stack)-1]
 		}
-		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) {
+		if len(w.stack) > 0 && !timeline.Encloses(&cs[w.stack[len(w.stack)-1]].s, s) {
 			w.safe = append(w.safe, false)
 			w.bad = append(w.bad, true)
 			continue
@@ -335,7 +287,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 		s := &c.s
 		for len(w.stack) > 0 {
 			t := &cs[w.stack[len(w.stack)-1]].s
-			if contains(t, s) {
+			if timeline.Encloses(t, s) {
 				break
 			}
 			if s.Start < t.End {
@@ -344,7 +296,7 @@ func (w *Writer) emit(ts *trackState, cs []cand, held []cand, all bool) []cand {
 			w.end(ts, &cs[w.stack[len(w.stack)-1]])
 			w.stack = w.stack[:len(w.stack)-1]
 		}
-		if len(w.stack) > 0 && !contains(&cs[w.stack[len(w.stack)-1]].s, s) ||
+		if len(w.stack) > 0 && !timeline.Encloses(&cs[w.stack[len(w.stack)-1]].s, s) ||
 			len(w.stack) == 0 && !ts.claim(s) {
 			// Overlaps a span without nesting, here or written before:
 			// writing it would corrupt the track.

@@ -266,26 +266,10 @@ func queueString(q timeline.Queue) string {
 	return s
 }
 
-func contains(t, s *timeline.Span) bool {
-	if s.Start < t.Start || s.End > t.End {
-		return false
-	}
-	return s.Start < t.End || s.Depth > t.Depth
-}
-
 // track adds the samples of one track's spans (indices into t.Spans).
 func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *profile.Location, gpu bool, queue string) {
 	spans := t.Spans
-	slices.SortFunc(idx, func(i, j int) int {
-		a, c := &spans[i], &spans[j]
-		switch {
-		case a.Start != c.Start:
-			return cmp64(a.Start, c.Start)
-		case a.End != c.End:
-			return cmp64(c.End, a.End)
-		}
-		return int(a.Depth) - int(c.Depth)
-	})
+	slices.SortFunc(idx, func(i, j int) int { return timeline.CompareSpans(&spans[i], &spans[j]) })
 	self := make([]int64, len(idx))
 	var stack []int   // positions in idx
 	var nodes []int32 // the stack node of each span on stack
@@ -332,7 +316,7 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 	}
 	for pos, i := range idx {
 		s := &spans[i]
-		for len(stack) > 0 && !contains(&spans[idx[stack[len(stack)-1]]], s) {
+		for len(stack) > 0 && !timeline.Encloses(&spans[idx[stack[len(stack)-1]]], s) {
 			flush()
 		}
 		self[pos] = s.Dur()
@@ -360,16 +344,6 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 	for len(stack) > 0 {
 		flush()
 	}
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // DropsComment is the profile comment that lists t.Drops: "framescope
