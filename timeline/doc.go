@@ -20,8 +20,9 @@
 //
 // Spans of one track nest: [CompareSpans] is the one order of spans, which
 // every exporter writes in, and [Encloses] says which span is a span's
-// parent; a [Span]'s Depth is its nesting depth by that rule, and
-// [Trace.Validate] checks it.
+// parent; a [Span]'s Depth is its nesting depth by that rule.
+// [Trace.Validate] checks, in that order, that the spans of each track
+// nest.
 //
 // Memory is bounded: [Options].MaxSpans and the windows cap what is held,
 // a [Sink] takes batches as they are finished, and everything that does
