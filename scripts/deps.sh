@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs, or names, what Framescope needs on a Debian machine.
 # Run as root it apt-installs what is missing; otherwise it says what to install.
+#   scripts/deps.sh demo   what `make demo` needs: the Vulkan loader, its
+#                          headers, lavapipe and a C compiler (cgo)
+#   scripts/deps.sh        all that the tests need besides
 set -euo pipefail
+what=${1:-test}
 
 pkgs=()
 need() { # need PACKAGE FILE-THAT-PROVES-IT
@@ -11,15 +15,17 @@ multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 need libvulkan1 "/usr/lib/$multiarch/libvulkan.so.1"
 need libvulkan-dev /usr/include/vulkan/vulkan.h
 need mesa-vulkan-drivers /usr/share/vulkan/icd.d/lvp_icd.x86_64.json
-need vulkan-validationlayers /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
-need vulkan-tools /usr/bin/vulkaninfo
-need protobuf-compiler /usr/bin/protoc
-need glslc /usr/bin/glslc
-need nodejs /usr/bin/node
-need npm /usr/bin/npm
 need gcc /usr/bin/gcc # cgo: internal/vk
 need libc6-dev /usr/include/stdio.h
-need chromium /usr/bin/chromium # renders framescope diff --html in a test
+if [ "$what" != demo ]; then
+	need vulkan-validationlayers /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+	need vulkan-tools /usr/bin/vulkaninfo
+	need protobuf-compiler /usr/bin/protoc # the generated protos' freshness test
+	need glslc /usr/bin/glslc              # the demo's SPIR-V freshness test
+	need nodejs /usr/bin/node              # Perfetto's trace processor (WebAssembly)
+	need npm /usr/bin/npm
+	need chromium /usr/bin/chromium # renders framescope diff --html in a test
+fi
 
 # Go comes from go.dev, not Debian (whose golang is too old for go.mod).
 want_go=$(sed -n 's/^go \([0-9.]*\)$/\1/p' go.mod 2>/dev/null || true)

@@ -24,7 +24,8 @@ var sinkInt int64
 // the clock twice.
 func BenchmarkTwoClockReads(b *testing.B) {
 	for b.Loop() {
-		sinkInt += Now() - Now()
+		t := Now()
+		sinkInt += Now() - t
 	}
 }
 
@@ -65,7 +66,8 @@ func BenchmarkCPUSpan(b *testing.B) {
 func clockBlock(n int) int64 {
 	t0 := Now()
 	for range n {
-		sinkInt += Now() - Now()
+		t := Now()
+		sinkInt += Now() - t
 	}
 	return Now() - t0
 }

@@ -547,8 +547,6 @@ func studentizedShift(prec, margin []float64) stats.Statistic {
 	}
 }
 
-var spreadMode = 2
-
 // spreadOf is the spread between runs, pooled over both sides: the MAD
 // of every run's distance from its own side's median.
 func spreadOf(x, y []float64) float64 {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -32,7 +31,10 @@ var (
 func buildDemo(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "triangle")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(gobin, "build", "-o", bin, "./examples/triangle")
 	cmd.Dir = filepath.Join("..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -1,6 +1,7 @@
 // Command triangle is Framescope's demo: a headless Vulkan render loop,
 // instrumented throughout, that writes its profile as a Perfetto trace, a
-// Chrome JSON trace and a pprof profile.
+// Chrome JSON trace and a pprof profile. (To see how an application of
+// your own calls the library, read examples/wrap: it is the one to copy.)
 //
 // Each frame renders a rotating triangle into an offscreen 256x256 RGBA8
 // image and copies the image into host memory, with up to three frames in
@@ -13,35 +14,22 @@
 // Usage:
 //
 //	go run ./examples/triangle [-frames 300] [-out out] [-device NAME|INDEX]
-//	    [-png FILE] [-load N] [-iterations 256] [-zones N] [-rawzones N]
-//	    [-stages top-bottom] [-queries N] [-inflight 3] [-size 256]
-//	    [-warmup N] [-validation] [-quiet] [-json]
+//	    [-png FILE] [-load N] [-iterations 256] [-zones N] [-queries N]
+//	    [-inflight 3] [-size 256] [-warmup N] [-validation] [-quiet] [-json]
 //
 // -load adds N full-screen draws per frame, before the triangle, whose
 // fragment shader loops -iterations times and blends its result in with
 // alpha 0, leaving the image as it was: GPU weight to measure. -zones wraps
-// the load draws in N more profiler zones, -rawzones in N pairs of bare
-// vkCmdWriteTimestamp into a query pool of the demo's own (read back with
-// vkGetQueryPoolResults once the frame's fence has signalled), so that runs
-// with one and with the other compare the library's overhead with the
-// hardware's. -stages picks the pipeline stages of both: BEGIN-END, each of
-// top, bottom, all, graphics, vertex, fragment, color, transfer. -queries
-// caps the profiler's timestamp queries per frame; zones over it are
-// dropped and counted.
+// the load draws in N more profiler zones. -queries caps the profiler's
+// timestamp queries per frame; zones over it are dropped and counted.
 //
 // The summary gives the device, the "frame" zone's GPU time per frame
 // (p50, p95, mean; device ticks times timestampPeriod; the first -warmup
 // frames left out), CPU time per frame and per recording, zones read back
 // and dropped, the clock model's error bound, and the validation layer's
 // counts. -json prints it as one JSON object, for scripts that compare
-// runs.
+// runs (scripts/perfgate.sh).
 //
 // Open out/triangle.perfetto-trace at https://ui.perfetto.dev (Open trace
 // file); out/triangle.pb.gz with go tool pprof.
-//
-// The render pass, pipelines, framebuffers, the readback and the submits go
-// through internal/vk (vk.Graphics, Device.QueueSubmit), not vulkan-go:
-// vulkan-go copies slices into C memory that a finalizer can free while the
-// driver reads it. A test reads these sources and allows only the vulkan-go
-// calls that take scalars, handles or slice-free structs.
 package main

@@ -3,64 +3,21 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
+
+	"github.com/framescope/framescope/internal/demo"
 )
 
 func main() {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	cfg, err := demo.ParseFlags("triangle", os.Args[1:], os.Stderr, demo.DemoFlags)
 	if err == flag.ErrHelp {
 		os.Exit(0)
 	}
 	if err != nil {
 		os.Exit(2)
 	}
-	if _, err := run(cfg, os.Stdout); err != nil {
+	if err := demo.Run(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "triangle:", err)
 		os.Exit(1)
 	}
-}
-
-// parseFlags reads the command line into a config. Errors and -help are
-// written to stderr.
-func parseFlags(args []string, stderr io.Writer) (config, error) {
-	cfg := defaultConfig()
-	fs := flag.NewFlagSet("triangle", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.IntVar(&cfg.frames, "frames", cfg.frames, "frames to render")
-	fs.StringVar(&cfg.out, "out", cfg.out, "directory for "+perfettoFile+", "+chromeFile+" and "+pprofFile)
-	fs.StringVar(&cfg.device, "device", cfg.device, "physical device: index or name substring (default: $FRAMESCOPE_DEVICE, else the first GPU)")
-	fs.StringVar(&cfg.png, "png", cfg.png, "write the last frame to this PNG file")
-	fs.IntVar(&cfg.load, "load", cfg.load, "extra full-screen draws per frame (GPU load that leaves the image as it was)")
-	fs.IntVar(&cfg.iterations, "iterations", cfg.iterations, "loop count of the load draws' fragment shader")
-	fs.IntVar(&cfg.zones, "zones", cfg.zones, "extra profiler zones per frame, nested around the load draws")
-	fs.IntVar(&cfg.rawZones, "rawzones", cfg.rawZones, "raw vkCmdWriteTimestamp pairs per frame around the load draws, outside the profiler")
-	fs.BoolVar(&cfg.cmdGPU, "cmdgpu", cfg.cmdGPU, "also time each command buffer as a whole with two raw timestamps, the profiler's readback included (overhead runs)")
-	stagesFlag := fs.String("stages", cfg.stages.String(), "timestamp stages BEGIN-END of every zone and raw pair: top, bottom, all, graphics, vertex, fragment, color, transfer")
-	fs.IntVar(&cfg.queries, "queries", cfg.queries, "timestamp queries per frame the profiler may use (default: room for every zone); zones over it are dropped and counted")
-	fs.IntVar(&cfg.inFlight, "inflight", cfg.inFlight, "frames in flight")
-	fs.IntVar(&cfg.size, "size", cfg.size, "the image is size x size pixels")
-	fs.IntVar(&cfg.warmup, "warmup", cfg.warmup, "first frames left out of the summary's statistics (they are in the traces)")
-	fs.BoolVar(&cfg.validation, "validation", cfg.validation, "turn the Khronos validation layer on")
-	fs.BoolVar(&cfg.quiet, "quiet", cfg.quiet, "print nothing (but -json)")
-	fs.BoolVar(&cfg.json, "json", cfg.json, "print the summary as JSON")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		err := fmt.Errorf("unexpected arguments %q", fs.Args())
-		fmt.Fprintln(stderr, "triangle:", err)
-		return cfg, err
-	}
-	st, err := parseStages(*stagesFlag)
-	if err != nil {
-		fmt.Fprintln(stderr, "triangle: -"+err.Error())
-		return cfg, err
-	}
-	cfg.stages = st
-	if err := cfg.check(); err != nil {
-		fmt.Fprintln(stderr, "triangle:", err)
-		return cfg, err
-	}
-	return cfg, nil
 }

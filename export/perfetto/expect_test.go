@@ -18,7 +18,6 @@ type spanKey struct {
 	Depth      uint16
 	ErrNs      uint32
 	trackName  string
-	fromFrames bool // a frame of a trace without a frames track
 }
 
 func (k spanKey) String() string {

@@ -323,19 +323,6 @@ func readBody(br *bufio.Reader, buf []byte, n int) ([]byte, error) {
 	return buf, nil
 }
 
-// skip returns the length of a field value of type typ at the start of b.
-// Groups, which Perfetto does not use, are refused.
-func skip(typ protowire.Type, b []byte) (int, error) {
-	if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
-		return 0, corrupt("group field")
-	}
-	n := protowire.ConsumeFieldValue(0, typ, b)
-	if n < 0 {
-		return 0, corrupt("bad field: %v", protowire.ParseError(n))
-	}
-	return n, nil
-}
-
 // fields calls fn for each field of a message, with the varint or fixed
 // value in v and the bytes of a length-delimited field in b.
 func fields(msg []byte, fn func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error) error {

@@ -209,7 +209,9 @@ type event struct {
 }
 
 // mkEvent makes an event with its sort key: track, then kind, then depth
-// (deepest first for ends, outermost first otherwise).
+// (deepest first for ends, outermost first otherwise). Begins at one time
+// thus come in timeline.CompareSpans order, a zero-length span (evZero)
+// before a span that begins as it ends.
 func mkEvent(ts int64, track, idx int32, depth uint16, kind, src uint8) event {
 	d := depth
 	if kind == evEnd {

@@ -79,8 +79,6 @@ type Slot struct {
 	results []uint64   // value, availability per query
 }
 
-func (s *Slot) pairs() uint32 { return s.cap / 2 }
-
 // renew starts a new generation: every pair open again, and an End meant
 // for an earlier generation refused. It waits for an End recording now.
 func (s *Slot) renew() {

@@ -46,13 +46,6 @@ func (r Result) Maps() []map[string]any {
 	return out
 }
 
-// backend is a running trace processor holding at most one trace.
-type backend interface {
-	load(path string) error
-	query(sql string) (Result, error)
-	close()
-}
-
 // nodeEngine runs tp.mjs in one long-lived Node process.
 type nodeEngine struct {
 	cmd    *exec.Cmd

@@ -27,7 +27,6 @@ type Meter struct {
 	name   profiler.Name
 	buf    []profiler.ZoneResult
 	total  int64 // ns, converted zones
-	ticks  int64 // ns from ticks x timestampPeriod, for zones not converted
 	zones  int
 	errors int
 }

@@ -14,7 +14,7 @@
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-tri=".gpubin/triangle -quiet -json -cmdgpu -out /tmp/tri"
+tri=".gpubin/overhead -quiet -json -cmdgpu -out /tmp/tri"
 target_ms=${TARGET_MS:-2.0}
 load=${LOAD:-10}
 # Scale the fragment loop so that a frame with no extra zones takes about

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func registerNames(p *profiler.Profiler) names {
 
 // loop is one run's state.
 type loop struct {
-	cfg   config
+	cfg   Config
 	dev   *profiler.Device
 	r     *renderer
 	p     *profiler.Profiler
@@ -59,7 +59,7 @@ const calibrateEvery = int64(time.Second)
 
 // newLoop sets up a render loop on d, profiled into a recorder whose sink
 // is sink (nil: none).
-func newLoop(cfg config, d *vk.Device, sink timeline.Sink) (*loop, error) {
+func newLoop(cfg Config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 	// The application made its device; the profiler is handed it.
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,

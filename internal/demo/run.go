@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 	vkg "github.com/vulkan-go/vulkan"
 )
 
-// config is what the flags set.
-type config struct {
+// Config is what the flags set.
+type Config struct {
 	frames     int
 	out        string // directory for the traces
 	device     string // index or name substring
@@ -38,8 +38,8 @@ type config struct {
 	dev *vk.Device
 }
 
-func defaultConfig() config {
-	return config{
+func defaultConfig() Config {
+	return Config{
 		frames: 300, out: "out", iterations: 256, inFlight: 3, size: 256, flushEvery: 30,
 		stages: stages{begin: vkg.PipelineStageTopOfPipeBit, end: vkg.PipelineStageBottomOfPipeBit},
 	}
@@ -48,11 +48,11 @@ func defaultConfig() config {
 // hasLoadZone says whether frames have a "load" zone: with load draws,
 // extra zones or raw pairs, and with -cmdgpu, so that the runs an overhead
 // measurement compares have the same library zones.
-func (c *config) hasLoadZone() bool {
+func (c *Config) hasLoadZone() bool {
 	return c.load > 0 || c.zones > 0 || c.rawZones > 0 || c.cmdGPU
 }
 
-func (c *config) check() error {
+func (c *Config) check() error {
 	switch {
 	case c.frames < 1:
 		return fmt.Errorf("-frames %d: want at least 1", c.frames)
@@ -74,7 +74,7 @@ func (c *config) check() error {
 // returns the summary, which it also prints on stdout (as JSON with
 // cfg.json; not at all with cfg.quiet). On error the trace files still
 // hold everything recorded up to it.
-func run(cfg config, stdout io.Writer) (summary, error) {
+func run(cfg Config, stdout io.Writer) (summary, error) {
 	if err := cfg.check(); err != nil {
 		return summary{}, err
 	}
@@ -159,7 +159,7 @@ func run(cfg config, stdout io.Writer) (summary, error) {
 	return s, s.print(cfg, stdout)
 }
 
-func (s *summary) print(cfg config, w io.Writer) error {
+func (s *summary) print(cfg Config, w io.Writer) error {
 	switch {
 	case cfg.json:
 		return s.writeJSON(w)

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // testConfig is a short run on a device vktest opened (validation on; the
 // test fails at cleanup on any validation message; skipped without Vulkan
 // unless FRAMESCOPE_REQUIRE_VULKAN=1).
-func testConfig(t *testing.T, frames int) config {
+func testConfig(t *testing.T, frames int) Config {
 	t.Helper()
 	cfg := defaultConfig()
 	cfg.dev = vktest.Open(t, vk.Config{})
@@ -82,7 +82,7 @@ func spanCounts(tr *timeline.Trace) map[string]int {
 }
 
 // wantSpans is what a run of cfg writes, by "kind/name".
-func wantSpans(cfg config) map[string]int {
+func wantSpans(cfg Config) map[string]int {
 	n := cfg.frames
 	w := map[string]int{
 		"gpu-queue/frame": n, "gpu-queue/render pass": n, "gpu-queue/draw": n, "gpu-queue/copy": n,

@@ -1,9 +1,8 @@
-package main
+package demo
 
 import (
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -13,11 +12,6 @@ import (
 type pixels struct {
 	w, h int
 	pix  []byte // 4 bytes a pixel, rows top to bottom
-}
-
-func (p pixels) at(x, y int) color.RGBA {
-	i := 4 * (y*p.w + x)
-	return color.RGBA{p.pix[i], p.pix[i+1], p.pix[i+2], p.pix[i+3]}
 }
 
 func (p pixels) image() *image.RGBA {

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"encoding/binary"
@@ -19,7 +19,7 @@ func module(order binary.ByteOrder, words ...uint32) []byte {
 func TestSPIRVWords(t *testing.T) {
 	le, be := binary.LittleEndian, binary.BigEndian
 	hdr := []uint32{spirvMagic, 0x00010000, 0, 8, 0}
-	ins := uint32(1<<16 | 0) // OpNop, one word
+	ins := uint32(1 << 16) // OpNop (opcode 0), one word
 	for _, tc := range []struct {
 		name string
 		in   []byte

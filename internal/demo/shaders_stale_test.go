@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestSPIRVUpToDate compiles every shader the way generate.go's
-// go:generate lines do, into a temporary directory, and compares the
+// TestSPIRVUpToDate compiles every shader the way the generate lines of
+// generate.go do, into a temporary directory, and compares the
 // result with the committed SPIR-V. The header (5 words, which names the
 // compiler's version) is left out of the comparison.
 func TestSPIRVUpToDate(t *testing.T) {
@@ -56,7 +56,7 @@ func TestSPIRVUpToDate(t *testing.T) {
 		}
 		const header = 5 * 4
 		if len(got) < header || len(want) < header || !bytes.Equal(got[header:], want[header:]) {
-			t.Errorf("%s is stale against its GLSL source: run go generate ./examples/triangle", committed)
+			t.Errorf("%s is stale against its GLSL source: run go generate ./internal/demo", committed)
 		}
 		n++
 	}

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ func TestParseFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
-		want func(c *config) // edits the defaults into what is expected
+		want func(c *Config) // edits the defaults into what is expected
 		err  string          // a substring of the message, when it fails
 	}{
-		{name: "defaults", want: func(*config) {}},
+		{name: "defaults", want: func(*Config) {}},
 		{name: "all", args: []string{"-frames", "20", "-out", "o", "-device", "llvm", "-png", "f.png", "-load", "7",
 			"-iterations", "9", "-zones", "100", "-rawzones", "50", "-stages", "all-all", "-inflight", "2", "-queries", "64",
 			"-size", "64", "-warmup", "5", "-validation", "-quiet", "-json"},
-			want: func(c *config) {
+			want: func(c *Config) {
 				c.frames, c.out, c.device, c.png, c.load, c.iterations = 20, "o", "llvm", "f.png", 7, 9
 				c.zones, c.rawZones, c.inFlight, c.size, c.queries, c.warmup = 100, 50, 2, 64, 64, 5
 				c.stages = stages{vkg.PipelineStageAllCommandsBit, vkg.PipelineStageAllCommandsBit}
@@ -40,7 +40,7 @@ func TestParseFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			got, err := parseFlags(tc.args, &stderr)
+			got, err := ParseFlags("overhead", tc.args, &stderr, OverheadRig)
 			if tc.err != "" {
 				if err == nil {
 					t.Fatalf("parseFlags(%q) = %+v, want an error", tc.args, got)
@@ -64,13 +64,36 @@ func TestParseFlags(t *testing.T) {
 
 func TestParseFlagsHelp(t *testing.T) {
 	var stderr bytes.Buffer
-	_, err := parseFlags([]string{"-help"}, &stderr)
+	_, err := ParseFlags("overhead", []string{"-help"}, &stderr, OverheadRig)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err %v, want flag.ErrHelp", err)
 	}
-	for _, f := range []string{"-frames", "-load", "-zones", "-rawzones", "-stages", "-json"} {
+	for _, f := range []string{"-frames", "-load", "-zones", "-rawzones", "-cmdgpu", "-stages", "-json"} {
 		if !strings.Contains(stderr.String(), f) {
 			t.Errorf("usage does not list %s", f)
 		}
+	}
+}
+
+// The demo's own flags leave the overhead rig out: its usage does not list
+// the rig's flags, and it refuses them.
+func TestDemoFlagsLeaveTheRigOut(t *testing.T) {
+	var stderr bytes.Buffer
+	if _, err := ParseFlags("triangle", []string{"-help"}, &stderr, DemoFlags); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	for _, f := range []string{"-rawzones", "-cmdgpu", "-stages"} {
+		if strings.Contains(stderr.String(), f) {
+			t.Errorf("the demo's usage lists %s", f)
+		}
+	}
+	for _, args := range [][]string{{"-rawzones", "4"}, {"-cmdgpu"}, {"-stages", "top-top"}} {
+		stderr.Reset()
+		if _, err := ParseFlags("triangle", args, &stderr, DemoFlags); err == nil {
+			t.Errorf("the demo took %q", args)
+		}
+	}
+	if c, err := ParseFlags("triangle", []string{"-load", "3", "-zones", "5"}, &stderr, DemoFlags); err != nil || c.load != 3 || c.zones != 5 {
+		t.Errorf("-load 3 -zones 5: %+v, %v", c, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 // event is one step of spread.
 type event uint8
