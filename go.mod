@@ -1,10 +1,10 @@
 module github.com/framescope/framescope
 
-go 1.26.0
+go 1.24.0
 
 require (
-	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
+	github.com/google/pprof v0.0.0-20260709232956-b9395ee17fa0
 	github.com/vulkan-go/vulkan v0.0.0-20210402152248-956e3850d8f9
-	golang.org/x/sys v0.49.0
+	golang.org/x/sys v0.37.0
 	google.golang.org/protobuf v1.36.12
 )

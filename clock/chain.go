@@ -1,8 +1,8 @@
 package clock
 
 // The mapping chain: the segments a snapshot is made of, and how a refit
-// extends it (freeze point, slew, fit). See calib_model.go for the
-// guarantees this upholds.
+// extends it (freeze point, slew, fit), upholding the guarantees the
+// package doc states.
 
 import "math"
 
