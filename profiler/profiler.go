@@ -35,6 +35,15 @@ func New(o Options) *Profiler {
 // counters, Dump and Flush.
 func (p *Profiler) Recorder() *timeline.Recorder { return p.rec }
 
+// GPUs returns the GPU contexts open on the profiler, in the order they
+// were made: for tools that show each queue's clock model
+// ([GPU.Clock]) or counts ([GPU.Stats]).
+func (p *Profiler) GPUs() []*GPU {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*GPU(nil), p.gpus...)
+}
+
 // Name registers a name once; use the handle on the hot path.
 func (p *Profiler) Name(s string) Name { return p.rec.Name(s) }
 

@@ -254,6 +254,9 @@ func NewRecorder(o Options) *Recorder {
 // misuse.
 const MaxNames = 1 << 20
 
+// Options returns the options the recorder runs with, defaults filled in.
+func (r *Recorder) Options() Options { return r.opt }
+
 // Name registers s once and returns its handle; registering it again
 // returns the same handle.
 func (r *Recorder) Name(s string) NameID {

@@ -29,7 +29,9 @@ func TestParseFlags(t *testing.T) {
 				c.validation, c.quiet, c.json = true, true, true
 			}},
 		{name: "bad stages", args: []string{"-stages", "top-nowhere"}, err: "stages"},
-		{name: "no frames", args: []string{"-frames", "0"}, err: "-frames"},
+		{name: "negative frames", args: []string{"-frames", "-1"}, err: "-frames"},
+		{name: "until interrupted", args: []string{"-frames", "0", "-warmup", "50", "-http", "127.0.0.1:0"},
+			want: func(c *Config) { c.frames, c.warmup, c.http = 0, 50, "127.0.0.1:0" }},
 		{name: "negative load", args: []string{"-load", "-1"}, err: "negative"},
 		{name: "negative queries", args: []string{"-queries", "-1"}, err: "negative"},
 		{name: "too many in flight", args: []string{"-inflight", "9"}, err: "-inflight"},

@@ -85,6 +85,9 @@ func newLoop(cfg Config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 		Process:    timeline.Process{PID: int32(os.Getpid()), Name: "triangle"},
 		Sink:       sink,
 		FlushEvery: cfg.flushEvery,
+		// With the live view on, the recorder keeps the last frames in
+		// memory after they go to the trace files, for the view to copy.
+		WindowFrames: liveWindow(cfg),
 	}})
 	l.n = registerNames(l.p)
 	l.cpu = l.p.CPUTrack("render loop")
@@ -215,7 +218,7 @@ func (l *loop) take(zs []profiler.ZoneResult) {
 		z := &zs[i]
 		l.nZones++
 		if z.Name == l.n.frame && z.Frame > uint64(l.cfg.warmup) {
-			l.frameGPU = append(l.frameGPU, int64(float64((z.End-z.Begin)&l.mask)*l.tick))
+			l.frameGPU = keep(l.frameGPU, int64(float64((z.End-z.Begin)&l.mask)*l.tick))
 		}
 		if z.Converted && z.ErrNs > l.errMax {
 			l.errMax = z.ErrNs

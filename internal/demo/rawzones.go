@@ -132,7 +132,7 @@ func (rz *rawZones) read(slot int) error {
 		rz.pairs++
 	}
 	if rz.cmdGPU && rz.frame[slot] >= rz.warmup {
-		rz.cmdNs = append(rz.cmdNs, rz.duration(int(2*rz.n)))
+		rz.cmdNs = keep(rz.cmdNs, rz.duration(int(2*rz.n)))
 	}
 	return nil
 }

@@ -1,9 +1,13 @@
 package demo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -13,7 +17,8 @@ import (
 
 // Config is what the flags set.
 type Config struct {
-	frames     int
+	frames     int    // 0: until interrupted
+	http       string // address of the live view; "" for none
 	out        string // directory for the traces
 	device     string // index or name substring
 	png        string // the last frame as PNG; "" for none
@@ -54,15 +59,15 @@ func (c *Config) hasLoadZone() bool {
 
 func (c *Config) check() error {
 	switch {
-	case c.frames < 1:
-		return fmt.Errorf("-frames %d: want at least 1", c.frames)
+	case c.frames < 0:
+		return fmt.Errorf("-frames %d: want 0 (until interrupted) or more", c.frames)
 	case c.load < 0 || c.zones < 0 || c.rawZones < 0 || c.iterations < 0 || c.queries < 0:
 		return errors.New("-load, -iterations, -zones, -rawzones and -queries cannot be negative")
 	case c.inFlight < 1 || c.inFlight > 8:
 		return fmt.Errorf("-inflight %d: want 1 to 8", c.inFlight)
 	case c.size < 8 || c.size > 4096:
 		return fmt.Errorf("-size %d: want 8 to 4096", c.size)
-	case c.warmup < 0 || c.warmup >= c.frames:
+	case c.warmup < 0 || (c.frames > 0 && c.warmup >= c.frames):
 		return fmt.Errorf("-warmup %d: want 0 to frames-1 (%d)", c.warmup, c.frames-1)
 	case c.out == "":
 		return errors.New("-out: want a directory")
@@ -104,10 +109,25 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	}
 	defer l.close() // on error paths, as above
 
-	frameCPU := make([]int64, 0, cfg.frames)
-	record := make([]int64, 0, cfg.frames)
+	if cfg.http != "" {
+		stop, err := serveLive(cfg.http, l.p, os.Stderr)
+		if err != nil {
+			return summary{}, err
+		}
+		defer stop()
+	}
+	ctx := context.Background()
+	if cfg.frames == 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer cancel()
+	}
+	heap := startHeapSampler()
+
+	var frameCPU, record []int64
 	var last int64
-	for f := 0; f < cfg.frames; f++ {
+	f := 0
+	for ; (cfg.frames == 0 || f < cfg.frames) && ctx.Err() == nil; f++ {
 		t0 := timeline.Now()
 		rec, err := l.frame(f)
 		if err != nil {
@@ -117,9 +137,9 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 			last = t0
 			continue
 		}
-		record = append(record, rec)
+		record = keep(record, rec)
 		if f > 0 {
-			frameCPU = append(frameCPU, t0-last)
+			frameCPU = keep(frameCPU, t0-last)
 		}
 		last = t0
 	}
@@ -129,7 +149,9 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	}
 
 	s := l.summary()
+	s.Frames = f
 	s.FrameCPU, s.Record = summarizeMs(frameCPU), summarizeMs(record)
+	s.HeapMaxMB, s.HeapMeanMB = heap.stop()
 	if err := l.close(); err != nil {
 		return s, fmt.Errorf("flushing the trace: %w", err)
 	}

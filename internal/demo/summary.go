@@ -77,6 +77,10 @@ type summary struct {
 	Files    []string `json:"files"`
 	PNG      string   `json:"png,omitempty"`
 	ElapsedS float64  `json:"elapsed_s"`
+	// HeapMaxMB and HeapMeanMB are the Go heap's live objects, sampled
+	// every 250 ms over the run, in MiB.
+	HeapMaxMB  float64 `json:"heap_max_mb"`
+	HeapMeanMB float64 `json:"heap_mean_mb"`
 }
 
 func (s *summary) writeJSON(w io.Writer) error {

@@ -1,0 +1,58 @@
+// Package live serves a running application's profile over HTTP, as
+// net/http/pprof serves Go's: mount it on the application's own mux.
+//
+//	mux := http.NewServeMux()
+//	mux.Handle("/debug/framescope/", live.Handler(p)) // p: the *profiler.Profiler
+//	go http.ListenAndServe("127.0.0.1:6060", mux)
+//
+// The library opens no listener: the application chooses the address (keep
+// it on loopback, or behind its own authentication: the pages show names of
+// its zones and tracks). Under /debug/framescope/:
+//
+//   - / is a page, one self-contained HTML document (no script, font or
+//     style from elsewhere), that updates while the application runs: CPU
+//     and GPU time of the last frames as a graph with budget lines, the
+//     zones of the frame picked on the graph (the slowest by default) per
+//     queue and track, nested; each zone's p50, p95 and max over the
+//     window; each GPU queue's clock model (error bound, drift, age of the
+//     last calibration); every drop counter by cause. It polls /json twice
+//     a second. Its buttons save the last frames as a Perfetto trace, and
+//     open them in ui.perfetto.dev through Perfetto's postMessage protocol.
+//   - /json is what the page draws, for scripts (see [View]); ?frame=ID
+//     picks the frame whose zones it lists.
+//   - /trace?frames=N is a Perfetto trace of the last N settled frames of the
+//     window (N from 1 to [Options].WindowFrames); /trace?seconds=S of the
+//     next S seconds (1 to [MaxSeconds]).
+//   - /gpu?seconds=S is a pprof profile of GPU and CPU zone time over the
+//     next S seconds (default 10), so that
+//     `go tool pprof -http=: http://127.0.0.1:6060/debug/framescope/gpu?seconds=10`
+//     works on a running application.
+//
+// Bad parameters get 400 with a message naming the limit; methods other
+// than GET and HEAD get 405. At most [Options].MaxViewers page, json and
+// frames requests run at once, and at most [Options].MaxCaptures seconds
+// captures: beyond, 429 with Retry-After.
+//
+// # Cost
+//
+// Mounting starts nothing. The first request starts one goroutine that
+// copies what is new from the recorder ([timeline.Recorder.Peek]) every
+// [Options].PollEvery (default 250 ms), at most 16384 spans per lock hold;
+// it stops after 10 s without a request or capture. So with no viewer the
+// render loop runs exactly as without the handler, and with viewers it
+// shares the recorder's lock with one reader a few times a second, however
+// many viewers there are: they all read one snapshot. The window holds the
+// last [Options].WindowFrames frames and their spans, at most
+// [MaxWindowSpans]; a capture at most [MaxCaptureSpans] spans.
+//
+// # What a capture holds
+//
+// A trace from /trace or /gpu holds the spans, flows and frames of its
+// frames or seconds, the recorder's names and tracks, and Drops: for
+// ?frames=N the recorder's running totals, for ?seconds=S what the recorder
+// counted during the capture. Spans the handler could not hold (copied too
+// late, after they left the recorder's memory, or past the capture's cap)
+// are added to Drops.Evicted, so that nothing it leaves out goes uncounted.
+// Counters and calibrations are in the application's own traces, not in
+// these.
+package live

@@ -1,0 +1,285 @@
+package live
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// View is what /json serves and the page draws. Times are in
+// milliseconds.
+type View struct {
+	// Frames are the window's frames, oldest first.
+	Frames []FrameView `json:"frames"`
+	// BudgetCPUMs and BudgetGPUMs are the recorder's frame budgets
+	// (timeline.Options.CPUBudget, GPUBudget), 0 when not set.
+	BudgetCPUMs float64 `json:"budget_cpu_ms"`
+	BudgetGPUMs float64 `json:"budget_gpu_ms"`
+	// Selected is the frame Zones lists: ?frame=ID when the window holds
+	// it, else the slowest settled frame of the window.
+	Selected uint64     `json:"selected"`
+	Zones    []ZoneView `json:"zones"`
+	// Stats are the zones' durations over the window, by kind and name,
+	// the 100 with the most time.
+	Stats []ZoneStats `json:"stats"`
+	// Clocks are the GPU queues' clock models.
+	Clocks []ClockView `json:"clocks"`
+	// Drops are the recorder's drop counters by cause
+	// (timeline.DropCause names), Missed the spans this view copied too
+	// late to show.
+	Drops  map[string]uint64 `json:"drops"`
+	Missed uint64            `json:"missed"`
+	// Settled is the newest frame whose GPU time is final; Open the frame
+	// in progress.
+	Settled uint64 `json:"settled"`
+	Open    uint64 `json:"open"`
+	// Refused and BadRequests count the handler's 429 and 400/405 answers.
+	Refused     uint64 `json:"refused"`
+	BadRequests uint64 `json:"bad_requests"`
+}
+
+// FrameView is one frame: its CPU time (BeginFrame to EndFrame) and, once
+// settled, its GPU time (the union of its outermost GPU zones, as the
+// recorder's "GPU time per frame" counter has it), else -1.
+type FrameView struct {
+	ID    uint64  `json:"id"`
+	CPUMs float64 `json:"cpu_ms"`
+	GPUMs float64 `json:"gpu_ms"`
+}
+
+// ZoneView is one span of the selected frame: its track (a GPU queue, a
+// lane of one, or a CPU track), kind "gpu" or "cpu", start from the
+// frame's start, duration and nesting depth.
+type ZoneView struct {
+	Track   string  `json:"track"`
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	StartMs float64 `json:"start_ms"`
+	DurMs   float64 `json:"dur_ms"`
+	Depth   uint16  `json:"depth"`
+}
+
+// ZoneStats are the durations of the spans of one name and kind.
+type ZoneStats struct {
+	Name  string  `json:"name"`
+	Kind  string  `json:"kind"`
+	Count int     `json:"count"`
+	P50Ms float64 `json:"p50_ms"`
+	P95Ms float64 `json:"p95_ms"`
+	MaxMs float64 `json:"max_ms"`
+}
+
+// ClockView is one GPU queue's clock model (clock.Quality).
+type ClockView struct {
+	Queue    string  `json:"queue"`
+	ErrUs    float64 `json:"err_us"`
+	DriftPPM float64 `json:"drift_ppm"`
+	AgeS     float64 `json:"age_s"` // since the newest calibration; -1 before any
+	Samples  int     `json:"samples"`
+	Outliers uint64  `json:"outliers"`
+	Resets   uint64  `json:"resets"`
+}
+
+// viewCache holds the part of the View every viewer shares, made once a
+// poll, and the index of the window's spans by frame.
+type viewCache struct {
+	polls   uint64
+	made    bool
+	shared  View
+	byFrame map[uint64][]int32
+}
+
+const ms = float64(time.Millisecond)
+
+// viewJSON is the View with frame selected, as JSON.
+func (w *watcher) viewJSON(frame uint64, refused, bad uint64) []byte {
+	w.mu.Lock()
+	if !w.cache.made || w.cache.polls != w.win.polls {
+		w.cache = viewCache{polls: w.win.polls, made: true}
+		w.makeShared(&w.cache)
+	}
+	v := w.cache.shared
+	if frame == 0 || w.cache.byFrame[frame] == nil {
+		frame = v.Selected
+	}
+	v.Selected = frame
+	v.Zones = w.zonesOf(frame)
+	w.mu.Unlock()
+	v.Refused, v.BadRequests = refused, bad
+	b, _ := json.Marshal(&v) // plain data: cannot fail
+	return b
+}
+
+// isGPU says whether a track holds GPU zones.
+func isGPU(k timeline.TrackKind) bool {
+	return k == timeline.TrackGPUQueue || k == timeline.TrackGPULane
+}
+
+// track returns the window's track id, or nil.
+func (w *watcher) track(id timeline.TrackID) *timeline.Track {
+	if i := int(id) - 1; i >= 0 && i < len(w.win.tracks) && w.win.tracks[i].ID == id {
+		return &w.win.tracks[i]
+	}
+	for i := range w.win.tracks {
+		if w.win.tracks[i].ID == id {
+			return &w.win.tracks[i]
+		}
+	}
+	return nil
+}
+
+func (w *watcher) name(id timeline.NameID) string {
+	if int(id) < len(w.win.names) {
+		return w.win.names[id]
+	}
+	return ""
+}
+
+// makeShared fills c from the window. Caller holds mu.
+func (w *watcher) makeShared(c *viewCache) {
+	wn := &w.win
+	o := w.rec.Options()
+	v := &c.shared
+	v.BudgetCPUMs, v.BudgetGPUMs = float64(o.CPUBudget)/ms, float64(o.GPUBudget)/ms
+	v.Missed, v.Settled, v.Open = wn.missed, wn.settled, wn.open
+	v.Drops = map[string]uint64{}
+	for dc := range timeline.NumDropCauses {
+		v.Drops[dc.String()] = *wn.drops.Count(dc)
+	}
+
+	c.byFrame = map[uint64][]int32{}
+	type key struct {
+		kind string
+		name timeline.NameID
+	}
+	durs := map[key][]float64{}
+	for i := range wn.spans {
+		s := &wn.spans[i]
+		t := w.track(s.Track)
+		if t == nil || (t.Kind != timeline.TrackCPU && !isGPU(t.Kind)) {
+			continue
+		}
+		if s.Frame != 0 {
+			c.byFrame[s.Frame] = append(c.byFrame[s.Frame], int32(i))
+		}
+		k := key{"cpu", s.Name}
+		if isGPU(t.Kind) {
+			k.kind = "gpu"
+		}
+		durs[k] = append(durs[k], float64(s.Dur())/ms)
+	}
+
+	var slowest uint64
+	worst := -1.0
+	for _, f := range wn.frames {
+		fv := FrameView{ID: f.ID, CPUMs: float64(f.End-f.Start) / ms, GPUMs: -1}
+		if f.ID <= wn.settled {
+			fv.GPUMs = float64(w.gpuBusy(c.byFrame[f.ID])) / ms
+			if t := max(fv.CPUMs, fv.GPUMs); t > worst {
+				worst, slowest = t, f.ID
+			}
+		}
+		v.Frames = append(v.Frames, fv)
+	}
+	v.Selected = slowest
+
+	for k, d := range durs {
+		slices.Sort(d)
+		v.Stats = append(v.Stats, ZoneStats{
+			Name: w.name(k.name), Kind: k.kind, Count: len(d),
+			P50Ms: d[(len(d)-1)/2], P95Ms: d[(len(d)-1)*95/100], MaxMs: d[len(d)-1],
+		})
+	}
+	total := func(z ZoneStats) float64 { return z.P50Ms * float64(z.Count) }
+	slices.SortFunc(v.Stats, func(a, b ZoneStats) int {
+		if ta, tb := total(a), total(b); ta != tb {
+			if ta > tb {
+				return -1
+			}
+			return 1
+		}
+		if a.Kind != b.Kind {
+			if a.Kind < b.Kind {
+				return -1
+			}
+			return 1
+		}
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	})
+	v.Stats = v.Stats[:min(len(v.Stats), 100)]
+
+	for _, g := range w.p.GPUs() {
+		m := g.Clock()
+		if m == nil {
+			continue
+		}
+		q := m.Quality()
+		cv := ClockView{ErrUs: q.ErrNs / 1e3, DriftPPM: q.DriftPPM, AgeS: -1, Samples: q.Samples, Outliers: q.Outliers, Resets: q.Resets}
+		if t := w.track(g.Track()); t != nil {
+			cv.Queue = t.Name
+		}
+		if q.LastHost != 0 {
+			cv.AgeS = float64(timeline.Now()-q.LastHost) / 1e9
+		}
+		v.Clocks = append(v.Clocks, cv)
+	}
+}
+
+// gpuBusy is the time the outermost GPU zones of spans (indices into the
+// window) cover together, on all queues.
+func (w *watcher) gpuBusy(idx []int32) int64 {
+	var ivs [][2]int64
+	for _, i := range idx {
+		s := &w.win.spans[i]
+		if t := w.track(s.Track); t != nil && isGPU(t.Kind) && s.Depth == 0 {
+			ivs = append(ivs, [2]int64{s.Start, s.End})
+		}
+	}
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return int(min(max(a[0]-b[0], -1), 1)) })
+	var busy, end int64
+	for i, iv := range ivs {
+		if i == 0 || iv[0] > end {
+			busy += iv[1] - iv[0]
+			end = iv[1]
+		} else if iv[1] > end {
+			busy += iv[1] - end
+			end = iv[1]
+		}
+	}
+	return busy
+}
+
+// zonesOf lists the GPU and CPU spans of frame, by track and in the one
+// span order. Caller holds mu.
+func (w *watcher) zonesOf(frame uint64) []ZoneView {
+	idx := w.cache.byFrame[frame]
+	if len(idx) == 0 {
+		return nil
+	}
+	var start int64
+	i := sort.Search(len(w.win.frames), func(i int) bool { return w.win.frames[i].ID >= frame })
+	if i < len(w.win.frames) && w.win.frames[i].ID == frame {
+		start = w.win.frames[i].Start
+	}
+	spans := make([]timeline.Span, len(idx))
+	for k, j := range idx {
+		spans[k] = w.win.spans[j]
+	}
+	slices.SortFunc(spans, func(a, b timeline.Span) int { return timeline.CompareSpans(&a, &b) })
+	out := make([]ZoneView, 0, len(spans))
+	for _, s := range spans {
+		t := w.track(s.Track)
+		z := ZoneView{Track: t.Name, Kind: "cpu", Name: w.name(s.Name), StartMs: float64(s.Start-start) / ms, DurMs: float64(s.Dur()) / ms, Depth: s.Depth}
+		if isGPU(t.Kind) {
+			z.Kind = "gpu"
+		}
+		out = append(out, z)
+	}
+	return out
+}
