@@ -24,9 +24,10 @@ const peeksPerPoll = 16
 // watcher copies what is new from the recorder while someone watches, and
 // keeps the window of the last frames that every viewer reads.
 type watcher struct {
-	p   *profiler.Profiler
-	rec *timeline.Recorder
-	opt Options
+	p    *profiler.Profiler
+	rec  *timeline.Recorder
+	opt  Options
+	idle time.Duration // idleStop; shorter in tests
 
 	lastReq atomic.Int64 // time.Now().UnixNano() of the latest request
 
@@ -75,7 +76,7 @@ type capture struct {
 }
 
 func newWatcher(p *profiler.Profiler, o Options) *watcher {
-	return &watcher{p: p, rec: p.Recorder(), opt: o, caps: map[*capture]struct{}{}}
+	return &watcher{p: p, rec: p.Recorder(), opt: o, idle: idleStop, caps: map[*capture]struct{}{}}
 }
 
 // touch notes a request and starts the poller if it is not running.
@@ -106,7 +107,7 @@ func (w *watcher) run(seeded chan struct{}) {
 		if w.win.caught && !isClosed(seeded) {
 			close(seeded)
 		}
-		idle := time.Since(time.Unix(0, w.lastReq.Load())) > idleStop
+		idle := time.Since(time.Unix(0, w.lastReq.Load())) > w.idle
 		if idle && len(w.caps) == 0 {
 			w.running = false
 			w.win = window{} // let the window's memory go
