@@ -3,6 +3,14 @@
 //
 // Each subcommand lives in a file of its own and registers itself in init.
 //
+// # Capturing from a running application
+//
+// framescope capture URL saves a Perfetto trace from an application that
+// serves its live view (package live) at URL: -frames N the last N
+// settled frames, -seconds S the next S seconds, -o FILE where to (the
+// file is replaced only once the trace is read back whole). It exits 1
+// when the application cannot be reached or refuses, printing its answer.
+//
 // # The performance gate: framescope diff
 //
 // framescope diff BASE NEW compares two sides, each a trace file or a
