@@ -90,6 +90,11 @@ type viewCache struct {
 	made    bool
 	shared  View
 	byFrame map[uint64][]int32
+	// plain is the default View (the slowest frame selected) as JSON,
+	// with the counters of refusals it was made with: most viewers ask
+	// for it, and share these bytes.
+	plain            []byte
+	refused, badReqs uint64
 }
 
 const ms = float64(time.Millisecond)
@@ -101,15 +106,25 @@ func (w *watcher) viewJSON(frame uint64, refused, bad uint64) []byte {
 		w.cache = viewCache{polls: w.win.polls, made: true}
 		w.makeShared(&w.cache)
 	}
-	v := w.cache.shared
-	if frame == 0 || w.cache.byFrame[frame] == nil {
+	c := &w.cache
+	v := c.shared
+	if frame == 0 || c.byFrame[frame] == nil {
 		frame = v.Selected
+		if c.plain != nil && c.refused == refused && c.badReqs == bad {
+			b := c.plain
+			w.mu.Unlock()
+			return b
+		}
 	}
+	plain := frame == v.Selected
 	v.Selected = frame
 	v.Zones = w.zonesOf(frame)
-	w.mu.Unlock()
 	v.Refused, v.BadRequests = refused, bad
 	b, _ := json.Marshal(&v) // plain data: cannot fail
+	if plain {
+		c.plain, c.refused, c.badReqs = b, refused, bad
+	}
+	w.mu.Unlock()
 	return b
 }
 

@@ -37,6 +37,7 @@ type watcher struct {
 	win     window
 	caps    map[*capture]struct{}
 	cache   viewCache
+	peeked  timeline.Peeked // the poller's buffers, reused
 }
 
 // window is what the watcher holds: names, tracks, the last frames and
@@ -112,6 +113,7 @@ func (w *watcher) run(seeded chan struct{}) {
 			w.running = false
 			w.win = window{} // let the window's memory go
 			w.cache = viewCache{}
+			w.peeked = timeline.Peeked{}
 			w.mu.Unlock()
 			return
 		}
@@ -136,14 +138,16 @@ func (w *watcher) poll() {
 	c := w.win.cursor
 	first := w.win.peeks == 0
 	w.mu.Unlock()
+	p := &w.peeked // only the poller uses it
 	for i := 0; i < peeksPerPoll; i++ {
-		var p timeline.Peeked
-		c = w.rec.Peek(c, timeline.MaxPeek, &p)
+		*p = timeline.Peeked{Names: p.Names[:0], Tracks: p.Tracks[:0], Spans: p.Spans[:0], Seqs: p.Seqs[:0],
+			Flows: p.Flows[:0], Frames: p.Frames[:0]}
+		c = w.rec.Peek(c, timeline.MaxPeek, p)
 		w.mu.Lock()
 		if first && i == 0 {
 			p.Missed = 0 // what left memory before anyone watched is not the view's
 		}
-		w.merge(&p, c)
+		w.merge(p, c)
 		w.mu.Unlock()
 		if !p.More {
 			break

@@ -1,0 +1,215 @@
+// Command liveload measures what the live view costs a running
+// application: it runs the demo (examples/triangle -frames 0 -http) in
+// alternating runs, without viewers and with -viewers clients polling the
+// page's JSON twice a second (and fetching the page every tenth time) plus
+// -captures clients taking trace?seconds=2 and gpu?seconds=2 captures back
+// to back, for -seconds each, and compares the demo's CPU and GPU frame
+// time p95 and its heap (sampled every 250 ms) between the two. Every
+// answer is counted by status: 200, and 429 when a client is over the
+// handler's limits, are expected; anything else is an error.
+//
+//	go build -o /tmp/ ./examples/triangle ./internal/cmd/liveload
+//	/tmp/liveload -demo /tmp/triangle -runs 3 -seconds 10
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type summary struct {
+	Frames   int `json:"frames"`
+	FrameCPU struct {
+		P95 float64 `json:"p95"`
+	} `json:"frame_cpu_ms"`
+	FrameGPU struct {
+		P95 float64 `json:"p95"`
+	} `json:"frame_gpu_ms"`
+	HeapMaxMB  float64 `json:"heap_max_mb"`
+	HeapMeanMB float64 `json:"heap_mean_mb"`
+}
+
+type result struct {
+	loaded bool
+	sum    summary
+	codes  map[int]int
+	errs   int
+}
+
+func main() {
+	demo := flag.String("demo", "triangle", "the demo binary")
+	args := flag.String("args", "-warmup 300", "more flags for the demo")
+	runs := flag.Int("runs", 3, "pairs of runs (one without viewers, one with)")
+	seconds := flag.Float64("seconds", 10, "length of a run after its warm-up")
+	viewers := flag.Int("viewers", 50, "concurrent viewers in a loaded run")
+	captures := flag.Int("captures", 10, "concurrent capture clients in a loaded run")
+	flag.Parse()
+	if *runs < 1 || *runs > 20 || *seconds <= 0 || *seconds > 120 || *viewers < 0 || *viewers > 500 || *captures < 0 || *captures > 100 {
+		fmt.Fprintln(os.Stderr, "liveload: -runs 1..20, -seconds 0..120, -viewers 0..500, -captures 0..100")
+		os.Exit(2)
+	}
+	var all []result
+	for i := 0; i < 2**runs; i++ {
+		loaded := i%2 == 1
+		r, err := run(*demo, strings.Fields(*args), time.Duration(*seconds*float64(time.Second)), loaded, *viewers, *captures)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "liveload:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("run %d loaded=%v frames=%d cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f answers=%v errors=%d\n",
+			i+1, loaded, r.sum.Frames, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95, r.sum.HeapMaxMB, r.sum.HeapMeanMB, r.codes, r.errs)
+		all = append(all, r)
+	}
+	med := func(loaded bool, f func(summary) float64) float64 {
+		var v []float64
+		for _, r := range all {
+			if r.loaded == loaded {
+				v = append(v, f(r.sum))
+			}
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	bad := 0
+	for _, r := range all {
+		bad += r.errs
+		for c, n := range r.codes {
+			if c != 200 && c != 429 {
+				bad += n
+			}
+		}
+	}
+	for _, m := range []struct {
+		name string
+		f    func(summary) float64
+	}{
+		{"frame CPU p95 ms", func(s summary) float64 { return s.FrameCPU.P95 }},
+		{"frame GPU p95 ms", func(s summary) float64 { return s.FrameGPU.P95 }},
+		{"heap max MiB", func(s summary) float64 { return s.HeapMaxMB }},
+		{"heap mean MiB", func(s summary) float64 { return s.HeapMeanMB }},
+	} {
+		a, b := med(false, m.f), med(true, m.f)
+		fmt.Printf("median %-17s no viewers %9.4f  loaded %9.4f  ratio %.3f\n", m.name, a, b, b/a)
+	}
+	fmt.Printf("unexpected answers and request errors: %d\n", bad)
+}
+
+// run runs the demo once, loaded or not, and returns its summary and the
+// answers its clients got.
+func run(demo string, args []string, d time.Duration, loaded bool, viewers, captures int) (result, error) {
+	r := result{loaded: loaded, codes: map[int]int{}}
+	out, err := os.MkdirTemp("", "liveload")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(out)
+	cmd := exec.Command(demo, append([]string{"-frames", "0", "-http", "127.0.0.1:0", "-json", "-out", out}, args...)...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return r, err
+	}
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	sc := bufio.NewScanner(stderr)
+	var base string
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "live view: "); ok {
+			base = u
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	if base == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return r, fmt.Errorf("the demo named no live view address")
+	}
+	time.Sleep(2 * time.Second) // the warm-up frames
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	count := func(code int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if ctx.Err() == nil {
+				r.errs++
+			}
+			return
+		}
+		r.codes[code]++
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	get := func(u string) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			count(0, err)
+			return
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		count(resp.StatusCode, err)
+	}
+	if loaded {
+		for v := 0; v < viewers; v++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ctx.Err() == nil; i++ {
+					if i%10 == 0 {
+						get(base)
+					}
+					get(base + "json")
+					select {
+					case <-ctx.Done():
+					case <-time.After(500 * time.Millisecond):
+					}
+				}
+			}()
+		}
+		for c := 0; c < captures; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ctx.Err() == nil; i++ {
+					if (i+c)%2 == 0 {
+						get(base + "trace?seconds=2")
+					} else {
+						get(base + "gpu?seconds=2")
+					}
+					if ctx.Err() == nil {
+						time.Sleep(100 * time.Millisecond) // after a 429, not at once again
+					}
+				}
+			}()
+		}
+	}
+	<-ctx.Done()
+	cancel()
+	wg.Wait()
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		return r, fmt.Errorf("the demo: %v", err)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &r.sum); err != nil {
+		return r, fmt.Errorf("the demo's summary: %v: %s", err, stdout.String())
+	}
+	return r, nil
+}
