@@ -14,14 +14,16 @@ import (
 )
 
 // The hot path with the live view mounted and idle must cost what it costs
-// without it: each benchmark runs "plain" and "live-idle" (the handler
-// mounted on a listening server, no request made) in the same run, for
-// benchstat to compare.
+// without it: each benchmark runs "plain", "live-idle" (the handler
+// mounted on a listening server, no request made) and "plain-again" in the
+// same run, for benchstat to compare; go test repeats each sub-benchmark
+// -count times before the next, so plain-again shows what order alone
+// does.
 
 var variants = []struct {
 	name  string
 	mount bool
-}{{"plain", false}, {"live-idle", true}}
+}{{"plain", false}, {"live-idle", true}, {"plain-again", false}}
 
 func mount(b *testing.B, p *profiler.Profiler) {
 	mux := http.NewServeMux()
