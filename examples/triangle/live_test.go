@@ -117,7 +117,7 @@ func TestLiveView(t *testing.T) {
 			Frames []struct {
 				GPUMs float64 `json:"gpu_ms"`
 			} `json:"frames"`
-			Zones  []struct{ Kind string } `json:"zones"`
+			Zones  []struct{ Kind string }  `json:"zones"`
 			Clocks []struct{ Queue string } `json:"clocks"`
 		}
 		if code != 200 || json.Unmarshal(b, &v) != nil {
