@@ -150,8 +150,11 @@ func TestGPUBudget(t *testing.T) {
 	q2 := r.QueueTrack(Queue{Device: "NVIDIA H200", Family: 2, Flags: "compute"})
 	cpu := r.CPUTrack("render")
 	work := r.Name("work")
-	t0 := Now()
-	base := func(f uint64) int64 { return t0 + int64(f)*1_000_000 }
+	// Each frame's GPU work is placed at the frame's own start, so that
+	// its GPU time sample lies within the frame window however slowly the
+	// test runs.
+	starts := map[uint64]int64{}
+	base := func(f uint64) int64 { return starts[f] }
 	over := map[uint64]bool{3: true, 4: true, 9: true, 13: true}
 	results := func(f uint64) {
 		b := base(f)
@@ -167,6 +170,7 @@ func TestGPUBudget(t *testing.T) {
 	}
 	for f := uint64(1); f <= 13; f++ {
 		r.BeginFrame()
+		starts[f] = Now()
 		cpu.Span(work).End()
 		if f > 1 {
 			results(f - 1) // a frame late

@@ -16,6 +16,7 @@
 //	go run ./examples/triangle [-frames 300] [-out out] [-device NAME|INDEX]
 //	    [-png FILE] [-load N] [-iterations 256] [-zones N] [-queries N]
 //	    [-inflight 3] [-size 256] [-warmup N] [-validation] [-quiet] [-json]
+//	    [-fps N] [-http ADDR]
 //
 // -load adds N full-screen draws per frame, before the triangle, whose
 // fragment shader loops -iterations times and blends its result in with
@@ -29,6 +30,11 @@
 // and dropped, the clock model's error bound, and the validation layer's
 // counts. -json prints it as one JSON object, for scripts that compare
 // runs (scripts/perfgate.sh).
+//
+// -frames 0 renders until interrupted (SIGINT, SIGTERM), then writes the
+// traces and exits 0; -fps caps the frame rate. -http 127.0.0.1:6060
+// serves the live view (package live) at http://127.0.0.1:6060/debug/framescope/
+// while it renders.
 //
 // Open out/triangle.perfetto-trace at https://ui.perfetto.dev (Open trace
 // file); out/triangle.pb.gz with go tool pprof.

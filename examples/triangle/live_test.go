@@ -69,7 +69,7 @@ func TestLiveView(t *testing.T) {
 	tri := build(t, dir, "examples/triangle")
 	cli := build(t, dir, "cmd/framescope")
 	out := filepath.Join(dir, "out")
-	cmd := exec.Command(tri, "-frames", "0", "-http", "127.0.0.1:0", "-out", out, "-json", "-size", "64")
+	cmd := exec.Command(tri, "-frames", "0", "-http", "127.0.0.1:0", "-out", out, "-json", "-size", "64", "-fps", "300")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ func ParseFlags(name string, args []string, stderr io.Writer, rig Rig) (Config, 
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.frames, "frames", cfg.frames, "frames to render; 0: until interrupted (SIGINT, SIGTERM), then write the traces")
+	fs.IntVar(&cfg.fps, "fps", cfg.fps, "render at most N frames a second (0: as fast as it can)")
 	fs.StringVar(&cfg.http, "http", cfg.http, "serve the live view at http://ADDR/debug/framescope/ while rendering (e.g. 127.0.0.1:6060; off when empty)")
 	fs.StringVar(&cfg.out, "out", cfg.out, "directory for "+perfettoFile+", "+chromeFile+" and "+pprofFile)
 	fs.StringVar(&cfg.device, "device", cfg.device, "physical device: index or name substring (default: $FRAMESCOPE_DEVICE, else the first GPU)")

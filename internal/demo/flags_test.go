@@ -30,6 +30,7 @@ func TestParseFlags(t *testing.T) {
 			}},
 		{name: "bad stages", args: []string{"-stages", "top-nowhere"}, err: "stages"},
 		{name: "negative frames", args: []string{"-frames", "-1"}, err: "-frames"},
+		{name: "negative fps", args: []string{"-fps", "-1"}, err: "-fps"},
 		{name: "until interrupted", args: []string{"-frames", "0", "-warmup", "50", "-http", "127.0.0.1:0"},
 			want: func(c *Config) { c.frames, c.warmup, c.http = 0, 50, "127.0.0.1:0" }},
 		{name: "negative load", args: []string{"-load", "-1"}, err: "negative"},

@@ -19,6 +19,7 @@ import (
 type Config struct {
 	frames     int    // 0: until interrupted
 	http       string // address of the live view; "" for none
+	fps        int    // frames a second at most; 0: as fast as it can
 	out        string // directory for the traces
 	device     string // index or name substring
 	png        string // the last frame as PNG; "" for none
@@ -59,6 +60,8 @@ func (c *Config) hasLoadZone() bool {
 
 func (c *Config) check() error {
 	switch {
+	case c.fps < 0 || c.fps > 100_000:
+		return fmt.Errorf("-fps %d: want 0 (as fast as it can) to 100000", c.fps)
 	case c.frames < 0:
 		return fmt.Errorf("-frames %d: want 0 (until interrupted) or more", c.frames)
 	case c.load < 0 || c.zones < 0 || c.rawZones < 0 || c.iterations < 0 || c.queries < 0:
@@ -127,7 +130,12 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	var frameCPU, record []int64
 	var last int64
 	f := 0
+	paced := time.Now()
 	for ; (cfg.frames == 0 || f < cfg.frames) && ctx.Err() == nil; f++ {
+		if cfg.fps > 0 {
+			paced = paced.Add(time.Second / time.Duration(cfg.fps))
+			time.Sleep(time.Until(paced))
+		}
 		t0 := timeline.Now()
 		rec, err := l.frame(f)
 		if err != nil {
