@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -256,7 +257,7 @@ func (w *watcher) gpuBusy(idx []int32) int64 {
 			ivs = append(ivs, [2]int64{s.Start, s.End})
 		}
 	}
-	slices.SortFunc(ivs, func(a, b [2]int64) int { return int(min(max(a[0]-b[0], -1), 1)) })
+	slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	var busy, end int64
 	for i, iv := range ivs {
 		if i == 0 || iv[0] > end {
