@@ -173,7 +173,12 @@ func (h *handler) json(rw http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.w.touch()
+	// The first request after a stop waits for the window to fill (a
+	// fraction of a second); a later one finds it filled.
+	if err := h.w.waitSeeded(r.Context(), 2*time.Second); err != nil {
+		http.Error(rw, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
 	b := h.w.viewJSON(uint64(frame), h.refused.Load(), h.bad.Load())
 	rw.Header().Set("Content-Type", "application/json")
 	rw.Header().Set("Cache-Control", "no-store")

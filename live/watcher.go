@@ -105,7 +105,9 @@ func (w *watcher) run(seeded chan struct{}) {
 	for {
 		w.poll()
 		w.mu.Lock()
-		if w.win.caught && !isClosed(seeded) {
+		// Seeded once caught up, or after a few polls when the application
+		// records faster than one poll copies.
+		if (w.win.caught || w.win.polls >= 4) && !isClosed(seeded) {
 			close(seeded)
 		}
 		idle := time.Since(time.Unix(0, w.lastReq.Load())) > w.idle
@@ -291,18 +293,28 @@ func (w *watcher) capture(ctx context.Context, d time.Duration) (*timeline.Trace
 	return t, nil
 }
 
-// lastFrames is a trace of the last n settled frames of the window.
-func (w *watcher) lastFrames(ctx context.Context, n int) (*timeline.Trace, error) {
+// waitSeeded notes a request and waits, at most d, until the window has
+// caught up with the recorder: the first request after a stop sees the
+// window full, not empty.
+func (w *watcher) waitSeeded(ctx context.Context, d time.Duration) error {
 	w.touch()
 	w.mu.Lock()
 	seeded := w.seeded
 	w.mu.Unlock()
 	select {
 	case <-seeded:
+		return nil
 	case <-ctx.Done():
-		return nil, errStopped
-	case <-time.After(5 * time.Second):
-		return nil, errors.New("live: the window is still filling; try again")
+		return errStopped
+	case <-time.After(d):
+		return errors.New("live: the window is still filling; try again")
+	}
+}
+
+// lastFrames is a trace of the last n settled frames of the window.
+func (w *watcher) lastFrames(ctx context.Context, n int) (*timeline.Trace, error) {
+	if err := w.waitSeeded(ctx, 5*time.Second); err != nil {
+		return nil, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
