@@ -9,6 +9,16 @@
 // returns the [profile.Profile] itself, and [Totals] the GPU and CPU time
 // it holds.
 //
+// A run too long to hold whole streams into a [Builder], a
+// [timeline.Sink] that keeps the profile, not the spans:
+//
+//	b := pprof.NewBuilder(pprof.Options{OmitFrames: true})
+//	// each batch: b.WriteBatch(batch), or timeline.Options{Sink: b}
+//	err := b.Write(f)
+//
+// With [Options].OmitFrames its memory grows with the distinct stacks of
+// the run, not with its length.
+//
 // # What a sample is
 //
 // Each zone is a function; a span's stack is its track (lanes of a GPU

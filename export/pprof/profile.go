@@ -182,12 +182,9 @@ func (b *builder) loc(name string, gpu bool) *profile.Location {
 	return l
 }
 
-// Build makes the profile of t. Spans are nested on each track by their
-// times (Depth breaks ties between a zero-length span and a sibling that
-// ends where it starts); spans on frame and counter tracks, or on unknown
-// tracks, are left out.
-func Build(t *timeline.Trace) *profile.Profile {
-	b := &builder{
+// newBuilder returns a builder of an empty profile.
+func newBuilder() builder {
+	return builder{
 		p: &profile.Profile{
 			SampleType: []*profile.ValueType{
 				{Type: GPUTime, Unit: "nanoseconds"},
@@ -202,10 +199,66 @@ func Build(t *timeline.Trace) *profile.Profile {
 		nodeIDs:     map[nodeKey]int32{},
 		frameLabels: map[uint64]map[string][]int64{},
 	}
-	if d := t.Drops; d.Total() > 0 || d.Misuse > 0 {
-		// Shown by `go tool pprof -comments`: the profile misses these.
-		b.p.Comments = append(b.p.Comments, DropsComment(d))
+}
+
+// sample returns the sample of stack nd on a track in a frame (0: none),
+// made the first time; past sampleLimit samples, the track's own sample
+// (stack root) instead. The label maps are shared, read-only, by the
+// samples of a track and of a frame.
+func (b *builder) sample(nd int32, track timeline.TrackID, frame uint64, root int32, labels map[string][]string) *profile.Sample {
+	k := sampleKey{nd, track, frame}
+	smp := b.samples[k]
+	if smp == nil && len(b.p.Sample) >= sampleLimit {
+		b.merged++
+		k = sampleKey{root, track, 0}
+		nd = root
+		smp = b.samples[k]
 	}
+	if smp == nil {
+		smp = &profile.Sample{
+			Location: b.stack(nd),
+			Value:    []int64{0, 0},
+			Label:    labels,
+		}
+		if k.frame != 0 {
+			smp.NumLabel = b.frameLabel(k.frame)
+		}
+		b.samples[k] = smp
+		b.p.Sample = append(b.p.Sample, smp)
+	}
+	return smp
+}
+
+// finish adds the comments `go tool pprof -comments` shows: the trace's
+// drops, and what the bounds folded, merged or cut.
+func (b *builder) finish(d timeline.Drops) {
+	var cs []string
+	if d.Total() > 0 || d.Misuse > 0 {
+		cs = append(cs, DropsComment(d))
+	}
+	if b.folded > 0 {
+		cs = append(cs, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
+	}
+	if b.others > 0 {
+		cs = append(cs, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, functionLimit))
+	}
+	if b.merged > 0 {
+		cs = append(cs, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, sampleLimit))
+	}
+	if b.cut > 0 {
+		cs = append(cs, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, FoldedName, MaxStackFrames))
+	}
+	b.p.Comments = append(cs, b.p.Comments...)
+}
+
+func commentf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// Build makes the profile of t. Spans are nested on each track by their
+// times (Depth breaks ties between a zero-length span and a sibling that
+// ends where it starts); spans on frame and counter tracks, or on unknown
+// tracks, are left out.
+func Build(t *timeline.Trace) *profile.Profile {
+	b := newBuilder()
 	byTrack := map[timeline.TrackID][]int{}
 	var first, last int64
 	for i, s := range t.Spans {
@@ -243,18 +296,7 @@ func Build(t *timeline.Trace) *profile.Profile {
 		}
 		b.track(t, tr, byTrack[id], b.loc(root, gpu), gpu, queue)
 	}
-	if b.folded > 0 {
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
-	}
-	if b.others > 0 {
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, functionLimit))
-	}
-	if b.merged > 0 {
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, sampleLimit))
-	}
-	if b.cut > 0 {
-		b.p.Comments = append(b.p.Comments, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, FoldedName, MaxStackFrames))
-	}
+	b.finish(t.Drops)
 	return b.p
 }
 
@@ -286,28 +328,7 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		if self[top] <= 0 {
 			return
 		}
-		k := sampleKey{nd, tr.ID, s.Frame}
-		smp := b.samples[k]
-		if smp == nil && len(b.p.Sample) >= sampleLimit {
-			b.merged++
-			k = sampleKey{rootNode, tr.ID, 0}
-			nd = rootNode
-			smp = b.samples[k]
-		}
-		if smp == nil {
-			// The label maps are shared, read-only, by the samples of a
-			// track and of a frame.
-			smp = &profile.Sample{
-				Location: b.stack(nd),
-				Value:    []int64{0, 0},
-				Label:    labels,
-			}
-			if k.frame != 0 {
-				smp.NumLabel = b.frameLabel(k.frame)
-			}
-			b.samples[k] = smp
-			b.p.Sample = append(b.p.Sample, smp)
-		}
+		smp := b.sample(nd, tr.ID, s.Frame, rootNode, labels)
 		if gpu {
 			smp.Value[0] += self[top]
 		} else {

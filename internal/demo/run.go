@@ -101,7 +101,7 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	}
 	w0, e0 := vk.ValidationCounts()
 
-	tf, err := createTraceFiles(cfg.out)
+	tf, err := createTraceFiles(cfg.out, cfg.frames > 0)
 	if err != nil {
 		return summary{}, err
 	}
@@ -166,14 +166,9 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	if s.Files, err = tf.close(); err != nil {
 		return s, fmt.Errorf("writing traces: %w", err)
 	}
-	drops := tf.all.Drops
-	s.ZonesDropped = drops.GPUZones()
-	s.SpansDropped = drops.Spans + drops.Evicted
-	for i := range tf.all.Tracks {
-		if tf.all.Tracks[i].Kind == timeline.TrackGPULane {
-			s.GPULanes++
-		}
-	}
+	s.ZonesDropped = tf.drops.GPUZones()
+	s.SpansDropped = tf.drops.Spans + tf.drops.Evicted
+	s.GPULanes = tf.lanes
 	if cfg.png != "" {
 		if err := writePNG(cfg.png, img); err != nil {
 			return s, err

@@ -21,8 +21,9 @@ const (
 
 // traceFiles is the recorder's sink: each batch goes to the Perfetto and
 // Chrome writers as it comes, so that a run cut short leaves both files
-// readable up to the last flush, and into one merged Trace for the pprof
-// profile and the summary.
+// readable up to the last flush, and into the pprof profile, which keeps
+// stacks, not spans: a run until interrupted holds no more memory at its
+// end than at its start.
 type traceFiles struct {
 	dir    string
 	pfile  *os.File
@@ -30,11 +31,16 @@ type traceFiles struct {
 	cfile  *os.File
 	cbuf   *bufio.Writer
 	cw     *chrome.Writer
-	all    timeline.Trace
+	prof   *pprof.Builder
+	drops  timeline.Drops // the running total of the last batch
+	lanes  int            // GPU lane tracks
 	closed bool
 }
 
-func createTraceFiles(dir string) (*traceFiles, error) {
+// createTraceFiles creates the trace files in dir. With frameLabels the
+// profile's samples carry their frame, as pprof.Write's do; a run until
+// interrupted leaves them out, so that its profile stays bounded.
+func createTraceFiles(dir string, frameLabels bool) (*traceFiles, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -50,6 +56,7 @@ func createTraceFiles(dir string) (*traceFiles, error) {
 	tf.pw = perfetto.NewWriter(tf.pfile, perfetto.Options{})
 	tf.cbuf = bufio.NewWriterSize(tf.cfile, 64<<10)
 	tf.cw = chrome.NewWriter(tf.cbuf)
+	tf.prof = pprof.NewBuilder(pprof.Options{OmitFrames: !frameLabels})
 	return tf, nil
 }
 
@@ -63,30 +70,17 @@ func (tf *traceFiles) WriteBatch(b *timeline.Trace) error {
 	if err2 == nil {
 		err2 = tf.cbuf.Flush()
 	}
-	tf.merge(b)
+	tf.prof.WriteBatch(b)
+	tf.drops, tf.lanes = b.Drops, 0
+	for i := range b.Tracks {
+		if b.Tracks[i].Kind == timeline.TrackGPULane {
+			tf.lanes++
+		}
+	}
 	return errors.Join(err1, err2)
 }
 
-// merge appends a batch to the whole trace: names, tracks and drops are
-// the running totals, the rest is new; flows index the batch's spans.
-func (tf *traceFiles) merge(b *timeline.Trace) {
-	a := &tf.all
-	a.Process = b.Process
-	a.Names = b.Names
-	a.Tracks = b.Tracks
-	a.Drops = b.Drops
-	base := len(a.Spans)
-	a.Spans = append(a.Spans, b.Spans...)
-	for _, f := range b.Flows {
-		a.Flows = append(a.Flows, timeline.Flow{From: f.From + base, To: f.To + base})
-	}
-	a.Frames = append(a.Frames, b.Frames...)
-	a.Samples = append(a.Samples, b.Samples...)
-	a.Calibrations = append(a.Calibrations, b.Calibrations...)
-}
-
-// close finishes both streams and writes the pprof profile of the whole
-// trace. It returns the paths written.
+// close finishes both streams and writes the pprof profile. It returns the paths written.
 func (tf *traceFiles) close() ([]string, error) {
 	if tf.closed {
 		return nil, nil
@@ -98,7 +92,7 @@ func (tf *traceFiles) close() ([]string, error) {
 	pp := filepath.Join(tf.dir, pprofFile)
 	f, err := os.Create(pp)
 	if err == nil {
-		err = pprof.Write(f, &tf.all)
+		err = tf.prof.Write(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

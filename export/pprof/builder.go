@@ -1,0 +1,361 @@
+package pprof
+
+import (
+	"errors"
+	"io"
+	"slices"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// Options configure a [Builder]. The zero Options label each sample with
+// its frame, as [Build] does.
+type Options struct {
+	// OmitFrames leaves the frame label off the samples, so that spans of
+	// one stack and track share one sample whatever their frame: the
+	// profile then grows with its distinct stacks, not with the frames of
+	// a long run.
+	OmitFrames bool
+}
+
+// Bounds of a Builder's memory besides the profile itself.
+const (
+	// MaxPending bounds the spans a Builder holds back while it waits
+	// for the span that encloses them (a later batch may bring it). Past
+	// it, the oldest go under OrphanName, as do those still waiting when
+	// the profile is made.
+	MaxPending = 1 << 16
+	// OrphanName names the frame that stands for an enclosing zone that
+	// never reached the Builder: its Depth said it had one.
+	OrphanName = "(enclosing zone not in the profile)"
+	// recentPerDepth is how many spans of each depth of a track a
+	// Builder keeps, for the children that come in a later batch than
+	// their parent.
+	recentPerDepth = 256
+)
+
+// pendingLimit is MaxPending, lowered by tests.
+var pendingLimit = MaxPending
+
+// ErrFinished is returned by [Builder.WriteBatch] after [Builder.Profile].
+var ErrFinished = errors.New("pprof: the profile is already made")
+
+// A Builder makes the profile of a trace that arrives in batches: it is a
+// [timeline.Sink], so a recorder, a live capture or a reader's batches
+// can feed it, and it keeps the profile, not the spans. A batch is what
+// timeline.Sink says: the name table and tracks so far, the spans new
+// since the last batch, in any order, each with its Depth in the whole
+// stream. A span is placed under its parent, the span of Depth one less
+// on its track that encloses it ([timeline.Encloses]), which may come in
+// an earlier batch or a later one; a span whose parent has not come is
+// held back until it does, at most [MaxPending] of them, and placed
+// under [OrphanName] when it never does. The profile is the one [Build]
+// makes of the whole trace when each span's Depth is its nesting depth,
+// as the recorder and the readers give it.
+//
+// The methods of a Builder must not be called concurrently.
+type Builder struct {
+	b        builder
+	opt      Options
+	finished bool
+	names    []string
+	tracks   map[timeline.TrackID]*trackTree
+	drops    timeline.Drops
+	first    int64
+	last     int64
+	spans    int
+	pending  int   // spans held back, over all tracks
+	order    int64 // arrival count, to orphan the oldest first
+	orphans  int64
+	scratch  []int
+}
+
+// trackTree is one track's state in a Builder: the recent spans of each
+// depth, the spans waiting for their parent, and the sample labels.
+type trackTree struct {
+	id     timeline.TrackID
+	gpu    bool
+	skip   bool // neither a CPU nor a GPU track: its spans are left out
+	root   int32
+	labels map[string][]string
+	recent [][]placed // by depth, sorted by start
+	wait   []waiting
+}
+
+// placed is a span already in the profile: its stack and the sample that
+// took its time, from which its children's time is taken back.
+type placed struct {
+	span timeline.Span
+	node int32
+	smp  *profile.Sample
+}
+
+type waiting struct {
+	span  timeline.Span
+	order int64
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(o Options) *Builder {
+	return &Builder{b: newBuilder(), opt: o, tracks: map[timeline.TrackID]*trackTree{}}
+}
+
+// WriteBatch adds a batch's spans to the profile and keeps its Drops,
+// which are running totals. It returns ErrFinished once Profile was
+// called, and nil otherwise.
+func (pb *Builder) WriteBatch(t *timeline.Trace) error {
+	if pb.finished {
+		return ErrFinished
+	}
+	if t == nil {
+		return nil
+	}
+	pb.names = t.Names
+	pb.drops = t.Drops
+	idx := pb.scratch[:0]
+	for i := range t.Spans {
+		s := &t.Spans[i]
+		if pb.tree(t, s.Track).skip {
+			continue
+		}
+		idx = append(idx, i)
+		if pb.spans == 0 || s.Start < pb.first {
+			pb.first = s.Start
+		}
+		pb.last = max(pb.last, s.End)
+		pb.spans++
+	}
+	// Parents before their children, so that one pass places a batch.
+	slices.SortFunc(idx, func(i, j int) int { return timeline.CompareSpans(&t.Spans[i], &t.Spans[j]) })
+	for _, i := range idx {
+		s := &t.Spans[i]
+		pb.add(pb.tracks[s.Track], s)
+	}
+	pb.scratch = idx[:0]
+	pb.retry()
+	return nil
+}
+
+// tree returns the state of track id, made from the batch's track list
+// the first time.
+func (pb *Builder) tree(t *timeline.Trace, id timeline.TrackID) *trackTree {
+	if tt := pb.tracks[id]; tt != nil {
+		return tt
+	}
+	tt := &trackTree{id: id, skip: true}
+	tr := t.Track(id)
+	if tr == nil {
+		return tt // not kept: the track may be defined in a later batch
+	}
+	pb.tracks[id] = tt
+	root, queue := tr.Name, ""
+	switch tr.Kind {
+	case timeline.TrackCPU:
+	case timeline.TrackGPUQueue, timeline.TrackGPULane:
+		tt.gpu = true
+		if p := t.Track(tr.Parent); tr.Kind == timeline.TrackGPULane && p != nil {
+			root = p.Name
+		}
+		queue = queueString(tr.Queue)
+	default:
+		return tt
+	}
+	tt.skip = false
+	tt.root = pb.b.node(-1, pb.b.loc(root, tt.gpu))
+	tt.labels = map[string][]string{"track": {tr.Name}}
+	if queue != "" {
+		tt.labels["queue"] = []string{queue}
+	}
+	return tt
+}
+
+// add places s, or holds it back until its parent comes.
+func (pb *Builder) add(tt *trackTree, s *timeline.Span) {
+	if s.Depth > MaxStackDepth {
+		// Its time is already in its ancestor at MaxStackDepth, whose
+		// folded frame takes all time below it.
+		pb.b.folded++
+		return
+	}
+	if s.Depth == 0 {
+		pb.place(tt, s, tt.root, nil)
+		return
+	}
+	if p := tt.parentOf(s); p != nil {
+		pb.place(tt, s, p.node, p.smp)
+		return
+	}
+	pb.order++
+	tt.wait = append(tt.wait, waiting{*s, pb.order})
+	pb.pending++
+	if pb.pending > pendingLimit {
+		pb.orphanOldest()
+	}
+}
+
+// parentOf returns the span of depth s.Depth-1 that encloses s, or nil.
+func (tt *trackTree) parentOf(s *timeline.Span) *placed {
+	d := int(s.Depth) - 1
+	if d >= len(tt.recent) {
+		return nil
+	}
+	r := tt.recent[d]
+	// The last span of that depth starting at or before s.
+	i, _ := slices.BinarySearchFunc(r, s.Start, func(p placed, start int64) int {
+		if p.span.Start <= start {
+			return -1
+		}
+		return 1
+	})
+	for i--; i >= 0; i-- {
+		p := &r[i]
+		if timeline.Encloses(&p.span, s) {
+			return p
+		}
+		if p.span.End < s.Start {
+			break // siblings of one depth do not overlap: none before encloses s
+		}
+	}
+	return nil
+}
+
+// place adds s's time to its stack under parent, takes it from its
+// parent's sample, and keeps s for the children still to come.
+func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSmp *profile.Sample) {
+	var nd int32
+	if s.Depth == MaxStackDepth {
+		nd = pb.b.node(parent, pb.b.loc(FoldedName, tt.gpu))
+		pb.b.folded++
+	} else {
+		nd = pb.b.node(parent, pb.b.loc(pb.name(s.Name), tt.gpu))
+	}
+	frame := s.Frame
+	if pb.opt.OmitFrames {
+		frame = 0
+	}
+	var smp *profile.Sample // none for a zero-length span: it has no time
+	if d := s.Dur(); d > 0 {
+		smp = pb.b.sample(nd, tt.id, frame, tt.root, tt.labels)
+		smp.Value[tt.value()] += d
+		if parentSmp != nil {
+			parentSmp.Value[tt.value()] -= d
+		}
+	}
+	if s.Depth >= MaxStackDepth {
+		return // no child of it needs it: they are folded
+	}
+	for int(s.Depth) >= len(tt.recent) {
+		tt.recent = append(tt.recent, nil)
+	}
+	r := tt.recent[s.Depth]
+	at := len(r)
+	for at > 0 && r[at-1].span.Start > s.Start {
+		at-- // late: keep the list sorted by start
+	}
+	r = slices.Insert(r, at, placed{*s, nd, smp})
+	if len(r) > recentPerDepth {
+		r = r[:copy(r, r[len(r)-recentPerDepth:])]
+	}
+	tt.recent[s.Depth] = r
+}
+
+func (tt *trackTree) value() int {
+	if tt.gpu {
+		return 0
+	}
+	return 1
+}
+
+func (pb *Builder) name(id timeline.NameID) string {
+	if int(id) < len(pb.names) {
+		return pb.names[id]
+	}
+	return ""
+}
+
+// retry places the held-back spans whose parents came, shallowest first,
+// so that a parent placed here is found by its own waiting children.
+func (pb *Builder) retry() {
+	for _, tt := range pb.tracks {
+		if len(tt.wait) == 0 {
+			continue
+		}
+		slices.SortFunc(tt.wait, func(a, b waiting) int { return timeline.CompareSpans(&a.span, &b.span) })
+		slices.SortStableFunc(tt.wait, func(a, b waiting) int { return int(a.span.Depth) - int(b.span.Depth) })
+		kept := tt.wait[:0]
+		for _, w := range tt.wait {
+			if p := tt.parentOf(&w.span); p != nil {
+				pb.place(tt, &w.span, p.node, p.smp)
+				pb.pending--
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(tt.wait[len(kept):])
+		tt.wait = kept
+	}
+}
+
+// orphanOldest places the span held back longest under OrphanName.
+func (pb *Builder) orphanOldest() {
+	var oldest *trackTree
+	at := -1
+	for _, tt := range pb.tracks {
+		for i := range tt.wait {
+			if oldest == nil || tt.wait[i].order < oldest.wait[at].order {
+				oldest, at = tt, i
+			}
+		}
+	}
+	if oldest == nil {
+		return
+	}
+	w := oldest.wait[at]
+	oldest.wait = slices.Delete(oldest.wait, at, at+1)
+	pb.pending--
+	pb.orphan(oldest, &w.span)
+}
+
+func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
+	pb.orphans++
+	pb.place(tt, s, pb.b.node(tt.root, pb.b.loc(OrphanName, tt.gpu)), nil)
+}
+
+// Profile places the spans still held back under OrphanName and returns
+// the profile. It ends the stream: later batches are refused.
+func (pb *Builder) Profile() *profile.Profile {
+	if !pb.finished {
+		pb.finished = true
+		for _, tt := range pb.tracks {
+			slices.SortFunc(tt.wait, func(a, b waiting) int { return timeline.CompareSpans(&a.span, &b.span) })
+			slices.SortStableFunc(tt.wait, func(a, b waiting) int { return int(a.span.Depth) - int(b.span.Depth) })
+			for _, w := range tt.wait {
+				if p := tt.parentOf(&w.span); p != nil {
+					pb.place(tt, &w.span, p.node, p.smp)
+				} else {
+					pb.orphan(tt, &w.span)
+				}
+			}
+			tt.wait, tt.recent = nil, nil
+		}
+		pb.pending = 0
+		// A span wholly covered by its children leaves a sample of no
+		// time, which Build never makes.
+		pb.b.p.Sample = slices.DeleteFunc(pb.b.p.Sample, func(s *profile.Sample) bool { return s.Value[0] == 0 && s.Value[1] == 0 })
+		if pb.spans > 0 {
+			pb.b.p.DurationNanos = pb.last - pb.first
+		}
+		pb.b.finish(pb.drops)
+		if pb.orphans > 0 {
+			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope placed %d spans under %q: the zone enclosing them was not in the stream", pb.orphans, OrphanName))
+		}
+	}
+	return pb.b.p
+}
+
+// Write writes the profile (see [Builder.Profile]) to w, gzip-compressed.
+func (pb *Builder) Write(w io.Writer) error {
+	return pb.Profile().Write(w)
+}
