@@ -22,11 +22,14 @@
 //     picks the frame whose zones it lists.
 //   - /trace?frames=N is a Perfetto trace of the last N settled frames of the
 //     window (N from 1 to [Options].WindowFrames); /trace?seconds=S of the
-//     next S seconds (1 to [MaxSeconds]).
+//     frames that settle in the next S seconds (1 to [MaxSeconds]), sent
+//     as they settle.
 //   - /gpu?seconds=S is a pprof profile of GPU and CPU zone time over the
 //     next S seconds (default 10), so that
 //     `go tool pprof -http=: http://127.0.0.1:6060/debug/framescope/gpu?seconds=10`
-//     works on a running application.
+//     works on a running application. Its samples carry the track and
+//     queue labels, not the frame: its size grows with the stacks, not
+//     with the seconds.
 //
 // Bad parameters get 400 with a message naming the limit; methods other
 // than GET and HEAD get 405. At most [Options].MaxViewers page, json and
@@ -43,16 +46,33 @@
 // shares the recorder's lock with one reader a few times a second, however
 // many viewers there are: they all read one snapshot. The window holds the
 // last [Options].WindowFrames frames and their spans, at most
-// [MaxWindowSpans]; a capture at most [MaxCaptureSpans] spans.
+// [MaxWindowSpans].
+//
+// While ?seconds captures run, the poller also cuts what it copies into
+// batches of whole frames, shared by every capture: a frame's batch is
+// made once its GPU results are all in, so that its CPU spans, its GPU
+// zones and the flows between them go together, at most 4096 spans a
+// batch unless one frame has more. Each capture's own goroutine (its
+// request's) writes the batches as they come: a trace capture sends each
+// to its client and keeps none, a gpu capture adds each to its profile,
+// which holds stacks, not spans. So a capture costs memory for the
+// batches it has yet to write, not for its seconds. A capture 16 batches
+// behind (its client reads too slowly) loses the next batch, and counts
+// it.
 //
 // # What a capture holds
 //
-// A trace from /trace or /gpu holds the spans, flows and frames of its
-// frames or seconds, the recorder's names and tracks, and Drops: for
-// ?frames=N the recorder's running totals, for ?seconds=S what the recorder
-// counted during the capture. Spans the handler could not hold (copied too
-// late, after they left the recorder's memory, or past the capture's cap)
-// are added to Drops.Evicted, so that nothing it leaves out goes uncounted.
-// Counters and calibrations are in the application's own traces, not in
-// these.
+// A trace from /trace?seconds or a profile from /gpu holds the frames that
+// settled during its seconds, their spans and the flows between them, and
+// the recorder's names and tracks. Its Drops are what the recorder counted
+// during the capture, plus what the handler could not deliver: spans the
+// poller copied too late (they had left the recorder's memory), spans of
+// batches a slow client had no room for, and spans past [MaxCaptureSpans]
+// in Drops.Evicted, the frames of those batches in Drops.Frames, and in
+// Drops.Flows the flows whose two spans are not in one batch (one was
+// before the capture, or a CPU span ended frames after its frame's GPU
+// results were in). A trace from /trace?frames=N has the recorder's
+// running totals, plus the spans the window copied too late and the flows
+// with one span outside the N frames. Counters and calibrations are in the
+// application's own traces, not in these.
 package live

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/profiler"
 )
 
@@ -15,7 +16,7 @@ import (
 const (
 	MaxWindowFrames = 3600    // Options.WindowFrames at most
 	MaxWindowSpans  = 1 << 18 // spans the window holds at most
-	MaxCaptureSpans = 1 << 18 // spans one capture holds at most
+	MaxCaptureSpans = 1 << 22 // spans one trace capture sends at most
 	MaxSeconds      = 60      // ?seconds at most
 	MaxMaxViewers   = 1024    // Options.MaxViewers at most
 	MaxMaxCaptures  = 64      // Options.MaxCaptures at most
@@ -231,14 +232,12 @@ func (h *handler) capture(rw http.ResponseWriter, r *http.Request, seconds int, 
 		h.tooMany(rw, seconds, "live: %d captures are running (Options.MaxCaptures)", h.opt.MaxCaptures)
 		return
 	}
-	t, err := h.w.capture(r.Context(), time.Duration(seconds)*time.Second)
-	if err != nil {
-		http.Error(rw, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
+	var out captureOut = &traceOut{rw: rw}
+	limit := MaxCaptureSpans
 	if profile {
-		writeProfile(rw, t)
-		return
+		out, limit = &profileOut{rw: rw, b: pprof.NewBuilder(pprof.Options{OmitFrames: true})}, 0
 	}
-	writeTrace(rw, t)
+	// An error is the client gone, or its connection failing: nothing
+	// more can reach it.
+	h.w.capture(r.Context(), time.Duration(seconds)*time.Second, out, limit)
 }

@@ -38,6 +38,7 @@ type watcher struct {
 	caps    map[*capture]struct{}
 	cache   viewCache
 	peeked  timeline.Peeked // the poller's buffers, reused
+	st      stream          // the captures' batches; the poller's alone
 }
 
 // window is what the watcher holds: names, tracks, the last frames and
@@ -62,19 +63,25 @@ type window struct {
 
 type miss struct{ frame, n uint64 }
 
-// capture collects what is stored from its start until its deadline.
+// capture is one ?seconds request: the poller hands it the stream's
+// batches from the first after it came until its deadline, and the
+// request's goroutine writes them as they come. Its fields but ch and
+// done are guarded by watcher.mu.
 type capture struct {
-	deadline   time.Time
-	startDrops timeline.Drops
-	started    bool // a poll has set startDrops
-	spans      []timeline.Span
-	seqs       []uint64
-	flows      [][2]uint64
-	frames     []timeline.Frame
-	lost       uint64 // spans copied too late or over MaxCaptureSpans
-	endDrops   timeline.Drops
-	done       chan struct{}
+	deadline time.Time
+	started  bool
+	base     timeline.Drops // the recorder's running total before its first batch
+	latest   timeline.Drops // the recorder's running total of its last batch
+	ch       chan *batch
+	// lost counts what was in the batches it had no room for, its
+	// writer being behind by captureQueue batches.
+	lost timeline.Drops
+	done chan struct{} // closed once its deadline passed and ch has its last batch
 }
+
+// captureQueue is how many batches a capture's writer may be behind the
+// poller before it loses one.
+const captureQueue = 16
 
 func newWatcher(p *profiler.Profiler, o Options) *watcher {
 	return &watcher{p: p, rec: p.Recorder(), opt: o, idle: idleStop, caps: map[*capture]struct{}{}}
@@ -116,6 +123,7 @@ func (w *watcher) run(seeded chan struct{}) {
 			w.win = window{} // let the window's memory go
 			w.cache = viewCache{}
 			w.peeked = timeline.Peeked{}
+			w.st.stop()
 			w.mu.Unlock()
 			return
 		}
@@ -133,12 +141,22 @@ func isClosed(c chan struct{}) bool {
 	}
 }
 
-// poll copies what is new and merges it into the window and the captures.
-// Peek runs without w.mu, so that viewers never wait on the recorder.
+// poll copies what is new and merges it into the window, and while
+// captures run, into the stream, whose batches it hands them. Peek and
+// the stream run without w.mu, so that viewers never wait on the
+// recorder.
 func (w *watcher) poll() {
 	w.mu.Lock()
 	c := w.win.cursor
 	first := w.win.peeks == 0
+	switch {
+	case len(w.caps) > 0 && !w.st.on && (w.win.caught || w.win.polls >= 4):
+		// Once the window has caught up: what it copied before is
+		// history, not the next seconds.
+		w.st.start(&w.win, w.rec.Options().Process)
+	case len(w.caps) == 0 && w.st.on:
+		w.st.stop()
+	}
 	w.mu.Unlock()
 	p := &w.peeked // only the poller uses it
 	for i := 0; i < peeksPerPoll; i++ {
@@ -151,6 +169,16 @@ func (w *watcher) poll() {
 		}
 		w.merge(p, c)
 		w.mu.Unlock()
+		if w.st.on {
+			w.st.add(p)
+			if full := w.st.full(); full || !p.More {
+				before := w.st.drops
+				bs := w.st.emit(&w.win, p.Settled, p.Drops, full)
+				w.mu.Lock()
+				w.deliver(bs, before)
+				w.mu.Unlock()
+			}
+		}
 		if !p.More {
 			break
 		}
@@ -162,7 +190,31 @@ func (w *watcher) poll() {
 	w.win.polls++
 }
 
-// merge adds one Peek to the window and to every capture. Caller holds mu.
+// deliver hands batches to every capture: the first batches after it
+// came start it. A capture with no room for a batch counts what the
+// batch held as lost. Caller holds mu.
+func (w *watcher) deliver(bs []*batch, before timeline.Drops) {
+	if len(bs) == 0 {
+		return
+	}
+	for k := range w.caps {
+		if !k.started {
+			k.started, k.base = true, before
+		}
+		for _, b := range bs {
+			k.latest = b.t.Drops
+			select {
+			case k.ch <- b:
+			default:
+				k.lost.Evicted += uint64(len(b.t.Spans)) + b.missed
+				k.lost.Flows += uint64(len(b.t.Flows)) + b.split
+				k.lost.Frames += uint64(len(b.t.Frames))
+			}
+		}
+	}
+}
+
+// merge adds one Peek to the window. Caller holds mu.
 func (w *watcher) merge(p *timeline.Peeked, c timeline.PeekCursor) {
 	wn := &w.win
 	wn.cursor = c
@@ -183,24 +235,6 @@ func (w *watcher) merge(p *timeline.Peeked, c timeline.PeekCursor) {
 		wn.missed += p.Missed
 	}
 	wn.settled, wn.open, wn.drops = p.Settled, p.Open, p.Drops
-	for k := range w.caps {
-		if !k.started {
-			// A capture starts once the window has caught up, after this
-			// Peek: what came before is history, not the next seconds.
-			if !p.More {
-				k.started, k.startDrops, k.endDrops = true, p.Drops, p.Drops
-			}
-			continue
-		}
-		room := max(0, MaxCaptureSpans-len(k.spans))
-		n := min(room, len(p.Spans))
-		k.spans = append(k.spans, p.Spans[:n]...)
-		k.seqs = append(k.seqs, p.Seqs[:n]...)
-		k.lost += uint64(len(p.Spans)-n) + p.Missed
-		k.flows = append(k.flows, p.Flows...)
-		k.frames = append(k.frames, p.Frames...)
-		k.endDrops = p.Drops
-	}
 }
 
 // trim keeps the last WindowFrames frames, the spans of those frames (and
@@ -267,30 +301,84 @@ func (w *watcher) finishCaptures() {
 
 var errStopped = errors.New("live: the request ended before its capture")
 
-// capture collects what is stored over the next d.
-func (w *watcher) capture(ctx context.Context, d time.Duration) (*timeline.Trace, error) {
+// captureOut is where a capture writes: a Perfetto trace, or a profile.
+type captureOut interface {
+	// batch writes one sink batch; an error ends the capture.
+	batch(t *timeline.Trace) error
+	// end writes the last batch, which has no spans, only the final
+	// Drops, and finishes.
+	end(t *timeline.Trace) error
+}
+
+// capture writes the stream's batches of the next d to out, at most
+// maxSpans spans (0: no limit); what it leaves out is in the Drops it
+// writes.
+func (w *watcher) capture(ctx context.Context, d time.Duration, out captureOut, maxSpans int) error {
 	w.lastReq.Store(time.Now().UnixNano())
-	k := &capture{deadline: time.Now().Add(d), done: make(chan struct{})}
+	k := &capture{deadline: time.Now().Add(d), ch: make(chan *batch, captureQueue), done: make(chan struct{})}
 	w.mu.Lock()
 	w.caps[k] = struct{}{}
 	w.startLocked()
 	w.mu.Unlock()
-	select {
-	case <-k.done:
-	case <-ctx.Done():
+	return w.serve(ctx, k, out, maxSpans)
+}
+
+// serve writes the batches the poller hands k to out until k's deadline,
+// and unregisters k.
+func (w *watcher) serve(ctx context.Context, k *capture, out captureOut, maxSpans int) error {
+	defer func() {
 		w.mu.Lock()
 		delete(w.caps, k)
 		w.mu.Unlock()
-		return nil, errStopped
+	}()
+	var own timeline.Drops // what the batches it took say was lost, and what it left out
+	var recorder timeline.Drops
+	spans := 0
+	drops := func() timeline.Drops {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return recorder.Sub(k.base).Add(own).Add(k.lost)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	t := w.header()
-	t.Spans, t.Frames = k.spans, k.frames
-	t.Flows = flowsOf(k.seqs, k.flows)
-	t.Drops = k.endDrops.Sub(k.startDrops)
-	t.Drops.Evicted += k.lost
-	return t, nil
+	write := func(b *batch) error {
+		t := b.t // the header is shared: this copy gets the capture's own Drops
+		own.Evicted += b.missed
+		own.Flows += b.split
+		if maxSpans > 0 && spans+len(t.Spans) > maxSpans {
+			own.Evicted += uint64(len(t.Spans))
+			own.Flows += uint64(len(t.Flows))
+			own.Frames += uint64(len(t.Frames))
+			t.Spans, t.Flows, t.Frames = nil, nil, nil
+		}
+		spans += len(t.Spans)
+		recorder = b.t.Drops
+		t.Drops = drops()
+		return out.batch(&t)
+	}
+	for {
+		select {
+		case b := <-k.ch:
+			if err := write(b); err != nil {
+				return err
+			}
+		case <-k.done:
+			for len(k.ch) > 0 {
+				if err := write(<-k.ch); err != nil {
+					return err
+				}
+			}
+			w.mu.Lock()
+			if !k.started {
+				k.base, k.latest = w.win.drops, w.win.drops
+			}
+			recorder = k.latest
+			t := &timeline.Trace{Process: w.rec.Options().Process, Names: w.win.names, Tracks: w.win.tracks}
+			w.mu.Unlock()
+			t.Drops = drops()
+			return out.end(t)
+		case <-ctx.Done():
+			return errStopped
+		}
+	}
 }
 
 // waitSeeded notes a request and waits, at most d, until the window has
@@ -340,7 +428,9 @@ func (w *watcher) lastFrames(ctx context.Context, n int) (*timeline.Trace, error
 		}
 	}
 	t.Frames = slices.Clone(frames)
-	t.Flows = flowsOf(seqs, wn.flows)
+	var cut uint64
+	t.Flows, cut = flowsOf(seqs, wn.flows)
+	t.Drops.Flows += cut
 	for _, x := range wn.misses {
 		if x.frame >= lo.ID {
 			t.Drops.Evicted += x.n
@@ -359,15 +449,18 @@ func (w *watcher) header() *timeline.Trace {
 }
 
 // flowsOf turns flows by sequence number into flows by index in seqs
-// (ascending), leaving out those whose ends are not both there.
-func flowsOf(seqs []uint64, flows [][2]uint64) []timeline.Flow {
-	var out []timeline.Flow
+// (ascending), leaving out those whose ends are not both there; cut counts
+// those of which one end is.
+func flowsOf(seqs []uint64, flows [][2]uint64) (out []timeline.Flow, cut uint64) {
 	for _, f := range flows {
-		a := sort.Search(len(seqs), func(i int) bool { return seqs[i] >= f[0] })
-		b := sort.Search(len(seqs), func(i int) bool { return seqs[i] >= f[1] })
-		if a < len(seqs) && seqs[a] == f[0] && b < len(seqs) && seqs[b] == f[1] {
+		a, aok := slices.BinarySearch(seqs, f[0])
+		b, bok := slices.BinarySearch(seqs, f[1])
+		switch {
+		case aok && bok:
 			out = append(out, timeline.Flow{From: a, To: b})
+		case aok || bok:
+			cut++
 		}
 	}
-	return out
+	return out, cut
 }

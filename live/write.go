@@ -10,14 +10,50 @@ import (
 
 // writeTrace sends t as a Perfetto trace file.
 func writeTrace(rw http.ResponseWriter, t *timeline.Trace) {
-	rw.Header().Set("Content-Type", "application/octet-stream")
-	rw.Header().Set("Content-Disposition", `attachment; filename="framescope.perfetto-trace"`)
+	traceHeader(rw)
 	perfetto.Write(rw, t) // a write error is the client gone: nothing to tell it
 }
 
-// writeProfile sends t as a pprof profile of GPU and CPU zone time.
-func writeProfile(rw http.ResponseWriter, t *timeline.Trace) {
+func traceHeader(rw http.ResponseWriter) {
 	rw.Header().Set("Content-Type", "application/octet-stream")
-	rw.Header().Set("Content-Disposition", `attachment; filename="framescope-gpu.pb.gz"`)
-	pprof.Write(rw, t)
+	rw.Header().Set("Content-Disposition", `attachment; filename="framescope.perfetto-trace"`)
+}
+
+// traceOut streams a capture as a Perfetto trace, batch by batch: the
+// answer starts with the first batch, and the handler holds no more of it
+// than the batch it writes.
+type traceOut struct {
+	rw http.ResponseWriter
+	pw *perfetto.Writer
+}
+
+func (o *traceOut) batch(t *timeline.Trace) error {
+	if o.pw == nil {
+		traceHeader(o.rw)
+		o.pw = perfetto.NewWriter(o.rw, perfetto.Options{})
+	}
+	return o.pw.WriteBatch(t)
+}
+
+func (o *traceOut) end(t *timeline.Trace) error {
+	if err := o.batch(t); err != nil {
+		return err
+	}
+	return o.pw.Close()
+}
+
+// profileOut builds a capture's pprof profile as the batches come, and
+// sends it at the end.
+type profileOut struct {
+	rw http.ResponseWriter
+	b  *pprof.Builder
+}
+
+func (o *profileOut) batch(t *timeline.Trace) error { return o.b.WriteBatch(t) }
+
+func (o *profileOut) end(t *timeline.Trace) error {
+	o.b.WriteBatch(t)
+	o.rw.Header().Set("Content-Type", "application/octet-stream")
+	o.rw.Header().Set("Content-Disposition", `attachment; filename="framescope-gpu.pb.gz"`)
+	return o.b.Write(o.rw)
 }

@@ -1,0 +1,216 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
+	"github.com/google/pprof/profile"
+)
+
+// gpuApp is a render loop with a simulated GPU queue, through the public
+// recorder API: each frame a CPU span that submits, with a nested one,
+// and two GPU zones (one nested) whose results come lag frames later with
+// the submission's key, as a profiler's GPU context adds them.
+type gpuApp struct {
+	p    *profiler.Profiler
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startGPUApp(t *testing.T, every time.Duration, lag uint64) *gpuApp {
+	t.Helper()
+	a := &gpuApp{p: profiler.New(profiler.Options{}), stop: make(chan struct{})}
+	rec := a.p.Recorder()
+	loop := a.p.CPUTrack("render loop")
+	submit, record, draw, shadow := a.p.Name("submit"), a.p.Name("record"), a.p.Name("draw"), a.p.Name("shadow")
+	q := rec.QueueTrack(timeline.Queue{Device: "sim", Flags: "graphics"})
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		type sub struct {
+			frame      uint64
+			start, end int64
+		}
+		var subs []sub
+		for {
+			select {
+			case <-a.stop:
+				return
+			default:
+			}
+			f := a.p.BeginFrame()
+			loop.Span(record).End()
+			s := loop.Span(submit)
+			s.Submitted(f)
+			t0 := timeline.Now()
+			s.End()
+			a.p.EndFrame()
+			subs = append(subs, sub{f, t0, t0 + 50_000})
+			if len(subs) > int(lag) {
+				g := subs[0]
+				subs = subs[1:]
+				rec.AddGPUSpans(q, []timeline.GPUSpan{
+					{Name: draw, Start: g.start, End: g.end, Frame: g.frame, Key: g.frame},
+					{Name: shadow, Start: g.start + 10_000, End: g.start + 20_000, Frame: g.frame, Key: g.frame, Depth: 1},
+				})
+				rec.SettleGPU(q, g.frame)
+			}
+			time.Sleep(every)
+		}
+	}()
+	t.Cleanup(func() {
+		close(a.stop)
+		a.wg.Wait()
+		a.p.Close()
+	})
+	return a
+}
+
+// TestCaptureWholeFrames: a ?seconds capture of an application whose GPU
+// results come frames late holds whole frames: each frame's CPU spans and
+// GPU zones, and a flow from its submit span to each zone; nothing is
+// dropped. The gpu capture of the same seconds has the zones' time.
+func TestCaptureWholeFrames(t *testing.T) {
+	a := startGPUApp(t, 200*time.Microsecond, 3)
+	hh, _ := New(a.p, Options{PollEvery: MinPollEvery})
+	base := serve(t, hh)
+	waitView(t, base)
+	var wg sync.WaitGroup
+	var tb, pb []byte
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_, tb = get(t, base+"trace?seconds=2")
+	}()
+	go func() {
+		defer wg.Done()
+		_, pb = get(t, base+"gpu?seconds=2")
+	}()
+	wg.Wait()
+	tr, err := perfetto.Read(bytes.NewReader(tb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Frames) < 100 {
+		t.Fatalf("%d frames in 2 s", len(tr.Frames))
+	}
+	frames := map[uint64]bool{}
+	for _, f := range tr.Frames {
+		frames[f.ID] = true
+	}
+	per := map[uint64][2]int{} // frame -> CPU spans, GPU zones
+	for _, s := range tr.Spans {
+		if !frames[s.Frame] {
+			t.Fatalf("a span of frame %d, not among the trace's frames", s.Frame)
+		}
+		v := per[s.Frame]
+		switch tr.Track(s.Track).Kind {
+		case timeline.TrackCPU:
+			v[0]++
+		case timeline.TrackGPUQueue, timeline.TrackGPULane:
+			v[1]++
+		}
+		per[s.Frame] = v
+	}
+	for id := range frames {
+		if per[id] != [2]int{2, 2} {
+			t.Errorf("frame %d: %d CPU spans and %d GPU zones, want 2 and 2", id, per[id][0], per[id][1])
+		}
+	}
+	if len(tr.Flows) != 2*len(tr.Frames) {
+		t.Errorf("%d flows for %d frames, want 2 a frame", len(tr.Flows), len(tr.Frames))
+	}
+	if tr.Drops.Total() != 0 {
+		t.Errorf("drops %+v", tr.Drops)
+	}
+	p, err := profile.Parse(bytes.NewReader(pb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gpu int64
+	for _, s := range p.Sample {
+		gpu += s.Value[0]
+		if s.NumLabel["frame"] != nil {
+			t.Errorf("a frame label in a live profile: %v", s.NumLabel)
+		}
+	}
+	// 50 µs of GPU time a frame, over about as many frames as the trace.
+	if n := gpu / 50_000; n < int64(len(tr.Frames))/2 || n > 2*int64(len(tr.Frames)) {
+		t.Errorf("%d ns of GPU time, %d frames' worth; the trace has %d frames", gpu, n, len(tr.Frames))
+	}
+}
+
+// record is a captureOut that keeps counts, and can be made to wait.
+type record struct {
+	hold                 chan struct{} // closed to let the first batch through
+	spans, flows, frames int
+	batches              int
+	drops                timeline.Drops
+	ended                bool
+}
+
+func (r *record) batch(t *timeline.Trace) error {
+	if r.hold != nil {
+		<-r.hold
+	}
+	r.batches++
+	r.spans += len(t.Spans)
+	r.flows += len(t.Flows)
+	r.frames += len(t.Frames)
+	r.drops = t.Drops
+	return nil
+}
+
+func (r *record) end(t *timeline.Trace) error {
+	r.drops, r.ended = t.Drops, true
+	return nil
+}
+
+// TestSlowCaptureCounted: a capture whose client falls behind loses
+// batches, never blocks the poller, and counts what it lost: with a fast
+// capture of the same seconds, what one has the other has or counts.
+func TestSlowCaptureCounted(t *testing.T) {
+	a := startGPUApp(t, 100*time.Microsecond, 2)
+	hh, _ := New(a.p, Options{PollEvery: MinPollEvery})
+	w := hh.(*handler).w
+	w.touch()
+	if err := w.waitSeeded(context.Background(), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	mk := func() *capture {
+		return &capture{deadline: deadline, ch: make(chan *batch, captureQueue), done: make(chan struct{})}
+	}
+	fastK, slowK := mk(), mk()
+	w.mu.Lock()
+	w.caps[fastK], w.caps[slowK] = struct{}{}, struct{}{}
+	w.mu.Unlock()
+	fast, slow := &record{}, &record{hold: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); w.serve(context.Background(), fastK, fast, 0) }()
+	go func() { defer wg.Done(); w.serve(context.Background(), slowK, slow, 0) }()
+	time.Sleep(1500 * time.Millisecond) // over captureQueue polls of 50 ms
+	close(slow.hold)
+	wg.Wait()
+	if !fast.ended || !slow.ended {
+		t.Fatal("a capture did not end")
+	}
+	if fast.drops.Total() != 0 || fast.spans == 0 {
+		t.Fatalf("fast capture: %d spans, drops %+v", fast.spans, fast.drops)
+	}
+	if slow.drops.Evicted == 0 {
+		t.Fatalf("the slow capture lost nothing: %d of %d batches", slow.batches, fast.batches)
+	}
+	if slow.spans+int(slow.drops.Evicted) != fast.spans || slow.flows+int(slow.drops.Flows) != fast.flows ||
+		slow.frames+int(slow.drops.Frames) != fast.frames {
+		t.Errorf("fast %d spans, %d flows, %d frames; slow %d, %d, %d with drops %+v",
+			fast.spans, fast.flows, fast.frames, slow.spans, slow.flows, slow.frames, slow.drops)
+	}
+}
