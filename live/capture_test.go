@@ -172,6 +172,8 @@ func (r *record) end(t *timeline.Trace) error {
 	return nil
 }
 
+func (r *record) release() {}
+
 // TestSlowCaptureCounted: a capture whose client falls behind loses
 // batches, never blocks the poller, and counts what it lost: with a fast
 // capture of the same seconds, what one has the other has or counts.
@@ -184,8 +186,8 @@ func TestSlowCaptureCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	mk := func() *capture {
-		return &capture{deadline: deadline, ch: make(chan *batch, captureQueue), done: make(chan struct{})}
+	mk := func() *capture { // room for 4 batches: the slow one soon has none
+		return &capture{deadline: deadline, ch: make(chan *batch, 4), done: make(chan struct{})}
 	}
 	fastK, slowK := mk(), mk()
 	w.mu.Lock()
@@ -196,7 +198,7 @@ func TestSlowCaptureCounted(t *testing.T) {
 	wg.Add(2)
 	go func() { defer wg.Done(); w.serve(context.Background(), fastK, fast, 0) }()
 	go func() { defer wg.Done(); w.serve(context.Background(), slowK, slow, 0) }()
-	time.Sleep(1500 * time.Millisecond) // over captureQueue polls of 50 ms
+	time.Sleep(1500 * time.Millisecond) // polls of 50 ms
 	close(slow.hold)
 	wg.Wait()
 	if !fast.ended || !slow.ended {

@@ -40,7 +40,7 @@
 //
 // Mounting starts nothing. The first request starts one goroutine that
 // copies what is new from the recorder ([timeline.Recorder.Peek]) every
-// [Options].PollEvery (default 250 ms), at most 16384 spans per lock hold;
+// [Options].PollEvery (default 250 ms), at most 4096 spans per lock hold;
 // it stops after 10 s without a request or capture. So with no viewer the
 // render loop runs exactly as without the handler, and with viewers it
 // shares the recorder's lock with one reader a few times a second, however
@@ -51,14 +51,15 @@
 // While ?seconds captures run, the poller also cuts what it copies into
 // batches of whole frames, shared by every capture: a frame's batch is
 // made once its GPU results are all in, so that its CPU spans, its GPU
-// zones and the flows between them go together, at most 4096 spans a
+// zones and the flows between them go together, at most 1024 spans a
 // batch unless one frame has more. Each capture's own goroutine (its
 // request's) writes the batches as they come: a trace capture sends each
 // to its client and keeps none, a gpu capture adds each to its profile,
 // which holds stacks, not spans. So a capture costs memory for the
-// batches it has yet to write, not for its seconds. A capture 16 batches
+// batches it has yet to write, not for its seconds. A capture 64 batches
 // behind (its client reads too slowly) loses the next batch, and counts
-// it.
+// it. Batches, the writers' buffers and the gzip compressors of profiles
+// are reused, so that captures allocate little once warm.
 //
 // # What a capture holds
 //

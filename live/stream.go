@@ -3,6 +3,8 @@ package live
 import (
 	"cmp"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/framescope/framescope/timeline"
 )
@@ -11,7 +13,7 @@ import (
 const (
 	// batchSpans is the size past which the stream starts a new batch at
 	// the next frame: a capture's writer needs scratch for one batch.
-	batchSpans = 4096
+	batchSpans = 1024
 	// maxHeld bounds the spans the stream holds back for frames still to
 	// settle; past it, it hands them on at once, flows or not.
 	maxHeld = 1 << 16
@@ -34,6 +36,34 @@ type batch struct {
 	// missed counts the spans stored since the last batch that left the
 	// recorder before the poller copied them.
 	missed uint64
+	// refs counts the holders: the poller while it hands the batch out,
+	// and each capture until it has written it. The last to let go puts
+	// it back in batchPool.
+	refs atomic.Int32
+}
+
+// batchPool keeps batches for reuse, so that the stream allocates
+// nothing once warm.
+var batchPool = sync.Pool{New: func() any { return new(batch) }}
+
+// newBatch returns an empty batch held once.
+func newBatch() *batch {
+	b := batchPool.Get().(*batch)
+	t := &b.t
+	*t = timeline.Trace{Spans: t.Spans[:0], Flows: t.Flows[:0], Frames: t.Frames[:0]}
+	b.no, b.split, b.missed = 0, 0, 0
+	b.refs.Store(1)
+	return b
+}
+
+// release lets go of one hold on b.
+func (b *batch) release() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	if cap(b.t.Spans) <= 4*batchSpans {
+		batchPool.Put(b) // one that grew for a very large frame is let go
+	}
 }
 
 // stream turns the poller's Peeks into batches for the captures. It holds
@@ -55,9 +85,11 @@ type stream struct {
 	drops   timeline.Drops
 
 	// Scratch of emit.
-	ready    []int   // indexes into held, ordered by frame
-	readySeq []uint64 // sequence numbers of ready, ascending
-	place    []spot   // for each of readySeq, where it went
+	ready    []int    // indexes into held of the spans handed on, ascending
+	readySeq []uint64 // their sequence numbers
+	order    []int    // indexes into ready, by frame
+	place    []spot   // for each of ready, where it went
+	out      []*batch
 }
 
 // start begins a stream from the window's spans of frames not yet
@@ -125,28 +157,31 @@ func (s *stream) emit(wn *window, settled uint64, drops timeline.Drops, all bool
 	// The ready spans in sequence order, then grouped by frame (a span of
 	// no frame first), batches cut between frames.
 	readySeq := s.readySeq[:0]
-	for _, i := range ready {
+	order := s.order[:0] // indexes into ready, by frame
+	for j, i := range ready {
 		readySeq = append(readySeq, s.heldSeq[i])
+		order = append(order, j)
 	}
-	byFrame := slices.Clone(ready) // held indexes; ready stays in sequence order
-	slices.SortStableFunc(byFrame, func(a, b int) int { return cmp.Compare(s.held[a].Frame, s.held[b].Frame) })
-	var out []*batch
-	newBatch := func() *batch {
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.held[ready[a]].Frame, s.held[ready[b]].Frame) })
+	out := s.out[:0]
+	add := func() *batch {
 		s.last++
-		b := &batch{no: s.last}
+		b := newBatch()
+		b.no = s.last
 		b.t.Process = s.process
 		b.t.Names, b.t.Tracks, b.t.Drops = wn.names, wn.tracks, drops
 		out = append(out, b)
 		return b
 	}
 	place := slices.Grow(s.place[:0], len(ready))[:len(ready)]
-	cur := newBatch()
-	for k, i := range byFrame {
-		sp := &s.held[i]
-		if len(cur.t.Spans) >= batchSpans && sp.Frame != s.held[byFrame[k-1]].Frame {
-			cur = newBatch()
+	cur := add()
+	var last uint64
+	for _, j := range order {
+		sp := &s.held[ready[j]]
+		if len(cur.t.Spans) >= batchSpans && sp.Frame != last {
+			cur = add()
 		}
-		j, _ := slices.BinarySearch(readySeq, s.heldSeq[i])
+		last = sp.Frame
 		place[j] = spot{len(out) - 1, len(cur.t.Spans)}
 		cur.t.Spans = append(cur.t.Spans, *sp)
 	}
@@ -197,7 +232,7 @@ func (s *stream) emit(wn *window, settled uint64, drops timeline.Drops, all bool
 	s.frames = s.frames[:copy(s.frames, s.frames[nf:])]
 	s.missed, s.drops = 0, drops
 	s.noFrame = s.lastSeq()
-	s.ready, s.readySeq, s.place = ready, readySeq, place
+	s.ready, s.readySeq, s.order, s.place, s.out = ready, readySeq, order, place, out
 	return out
 }
 

@@ -16,10 +16,15 @@ import (
 // idleStop is how long the watcher polls with no request and no capture.
 const idleStop = 10 * time.Second
 
-// peeksPerPoll bounds the Peeks of one poll: at most this many times
-// timeline.MaxPeek spans a poll, so that one poll ends even while the
-// application records faster than the watcher copies.
-const peeksPerPoll = 16
+// peekSpans is the most spans one Peek copies: the poller's buffers hold
+// that many, and the recorder's lock is held while it copies them.
+// peeksPerPoll bounds the Peeks of one poll, at most 262144 spans, so
+// that one poll ends even while the application records faster than the
+// watcher copies.
+const (
+	peekSpans    = 4096
+	peeksPerPoll = 64
+)
 
 // watcher copies what is new from the recorder while someone watches, and
 // keeps the window of the last frames that every viewer reads.
@@ -80,8 +85,8 @@ type capture struct {
 }
 
 // captureQueue is how many batches a capture's writer may be behind the
-// poller before it loses one.
-const captureQueue = 16
+// poller before it loses one: 64 batches of batchSpans spans.
+const captureQueue = 64
 
 func newWatcher(p *profiler.Profiler, o Options) *watcher {
 	return &watcher{p: p, rec: p.Recorder(), opt: o, idle: idleStop, caps: map[*capture]struct{}{}}
@@ -162,12 +167,13 @@ func (w *watcher) poll() {
 	for i := 0; i < peeksPerPoll; i++ {
 		*p = timeline.Peeked{Names: p.Names[:0], Tracks: p.Tracks[:0], Spans: p.Spans[:0], Seqs: p.Seqs[:0],
 			Flows: p.Flows[:0], Frames: p.Frames[:0]}
-		c = w.rec.Peek(c, timeline.MaxPeek, p)
+		c = w.rec.Peek(c, peekSpans, p)
 		w.mu.Lock()
 		if first && i == 0 {
 			p.Missed = 0 // what left memory before anyone watched is not the view's
 		}
 		w.merge(p, c)
+		w.trim() // each Peek, so that the window holds at most one Peek more than it keeps
 		w.mu.Unlock()
 		if w.st.on {
 			w.st.add(p)
@@ -185,7 +191,6 @@ func (w *watcher) poll() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.trim()
 	w.finishCaptures()
 	w.win.polls++
 }
@@ -194,18 +199,22 @@ func (w *watcher) poll() {
 // came start it. A capture with no room for a batch counts what the
 // batch held as lost. Caller holds mu.
 func (w *watcher) deliver(bs []*batch, before timeline.Drops) {
-	if len(bs) == 0 {
-		return
-	}
+	defer func() {
+		for _, b := range bs {
+			b.release() // the poller's hold
+		}
+	}()
 	for k := range w.caps {
 		if !k.started {
 			k.started, k.base = true, before
 		}
 		for _, b := range bs {
 			k.latest = b.t.Drops
+			b.refs.Add(1)
 			select {
 			case k.ch <- b:
 			default:
+				b.refs.Add(-1)
 				k.lost.Evicted += uint64(len(b.t.Spans)) + b.missed
 				k.lost.Flows += uint64(len(b.t.Flows)) + b.split
 				k.lost.Frames += uint64(len(b.t.Frames))
@@ -308,6 +317,8 @@ type captureOut interface {
 	// end writes the last batch, which has no spans, only the final
 	// Drops, and finishes.
 	end(t *timeline.Trace) error
+	// release lets go of what it reused, once the capture is over.
+	release()
 }
 
 // capture writes the stream's batches of the next d to out, at most
@@ -330,6 +341,10 @@ func (w *watcher) serve(ctx context.Context, k *capture, out captureOut, maxSpan
 		w.mu.Lock()
 		delete(w.caps, k)
 		w.mu.Unlock()
+		for len(k.ch) > 0 { // nothing comes once it is gone from caps
+			(<-k.ch).release()
+		}
+		out.release()
 	}()
 	var own timeline.Drops // what the batches it took say was lost, and what it left out
 	var recorder timeline.Drops
@@ -339,8 +354,10 @@ func (w *watcher) serve(ctx context.Context, k *capture, out captureOut, maxSpan
 		defer w.mu.Unlock()
 		return recorder.Sub(k.base).Add(own).Add(k.lost)
 	}
+	var t timeline.Trace // b.t with the capture's own Drops
 	write := func(b *batch) error {
-		t := b.t // the header is shared: this copy gets the capture's own Drops
+		defer b.release()
+		t = b.t
 		own.Evicted += b.missed
 		own.Flows += b.split
 		if maxSpans > 0 && spans+len(t.Spans) > maxSpans {

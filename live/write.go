@@ -1,7 +1,10 @@
 package live
 
 import (
+	"compress/gzip"
+	"io"
 	"net/http"
+	"sync"
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
@@ -19,6 +22,14 @@ func traceHeader(rw http.ResponseWriter) {
 	rw.Header().Set("Content-Disposition", `attachment; filename="framescope.perfetto-trace"`)
 }
 
+// Captures reuse the writers of earlier ones, and their buffers. A
+// capture's batches are flushed as they are written, so its buffer need
+// not be large.
+var (
+	writerPool = sync.Pool{New: func() any { return perfetto.NewWriter(io.Discard, perfetto.Options{FlushBytes: 16 << 10}) }}
+	gzipPool   = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+)
+
 // traceOut streams a capture as a Perfetto trace, batch by batch: the
 // answer starts with the first batch, and the handler holds no more of it
 // than the batch it writes.
@@ -30,7 +41,8 @@ type traceOut struct {
 func (o *traceOut) batch(t *timeline.Trace) error {
 	if o.pw == nil {
 		traceHeader(o.rw)
-		o.pw = perfetto.NewWriter(o.rw, perfetto.Options{})
+		o.pw = writerPool.Get().(*perfetto.Writer)
+		o.pw.Reset(o.rw)
 	}
 	return o.pw.WriteBatch(t)
 }
@@ -42,8 +54,16 @@ func (o *traceOut) end(t *timeline.Trace) error {
 	return o.pw.Close()
 }
 
+func (o *traceOut) release() {
+	if o.pw != nil {
+		o.pw.Reset(io.Discard) // keeps no client
+		writerPool.Put(o.pw)
+		o.pw = nil
+	}
+}
+
 // profileOut builds a capture's pprof profile as the batches come, and
-// sends it at the end.
+// sends it, gzip-compressed, at the end.
 type profileOut struct {
 	rw http.ResponseWriter
 	b  *pprof.Builder
@@ -55,5 +75,15 @@ func (o *profileOut) end(t *timeline.Trace) error {
 	o.b.WriteBatch(t)
 	o.rw.Header().Set("Content-Type", "application/octet-stream")
 	o.rw.Header().Set("Content-Disposition", `attachment; filename="framescope-gpu.pb.gz"`)
-	return o.b.Write(o.rw)
+	gz := gzipPool.Get().(*gzip.Writer)
+	defer gzipPool.Put(gz)
+	gz.Reset(o.rw)
+	err := o.b.Profile().WriteUncompressed(gz)
+	if cerr := gz.Close(); err == nil {
+		err = cerr
+	}
+	gz.Reset(io.Discard)
+	return err
 }
+
+func (o *profileOut) release() {}

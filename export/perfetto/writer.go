@@ -113,16 +113,36 @@ type sequence struct {
 // bounds ([Options.Clamp]).
 func NewWriter(w io.Writer, o Options) *Writer {
 	o = o.Clamp()
-	wr := &Writer{
-		w:          w,
-		opt:        o,
-		nextSeq:    1,
-		trackIndex: map[timeline.TrackID]int32{},
-		e:          enc{buf: make([]byte, 0, o.FlushBytes+4096)},
-	}
-	wr.bootOffset = bootOffset()
-	wr.framesList = trackState{Track: timeline.Track{Kind: timeline.TrackFrames, Name: "Frames"}, uuid: uuidFrames, cat: catFrames}
+	wr := &Writer{opt: o, trackIndex: map[timeline.TrackID]int32{}, e: enc{buf: make([]byte, 0, o.FlushBytes+4096)}}
+	wr.Reset(w)
 	return wr
+}
+
+// Reset makes w write a new trace to out, with its options, as a Writer
+// just made would, and keeps its buffers: a program that writes many
+// traces, one after another, need not allocate them again.
+func (w *Writer) Reset(out io.Writer) {
+	clear(w.trackIndex)
+	*w = Writer{
+		w:          out,
+		opt:        w.opt,
+		nextSeq:    1,
+		trackIndex: w.trackIndex,
+		tracks:     w.tracks[:0],
+		e:          enc{buf: w.e.buf[:0]},
+		events:     w.events[:0],
+		sortBuf:    w.sortBuf[:0],
+		valid:      w.valid[:0],
+		flowOut:    w.flowOut[:0],
+		flowIn:     w.flowIn[:0],
+		nextOut:    w.nextOut[:0],
+		nextIn:     w.nextIn[:0],
+		flowIDs:    w.flowIDs[:0],
+		beginPos:   w.beginPos[:0],
+		groups:     w.groups[:0],
+	}
+	w.bootOffset = bootOffset()
+	w.framesList = trackState{Track: timeline.Track{Kind: timeline.TrackFrames, Name: "Frames"}, uuid: uuidFrames, cat: catFrames}
 }
 
 // Write writes a whole timeline as a Perfetto trace.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -204,5 +205,40 @@ func TestLateResultsReuseSequences(t *testing.T) {
 	}
 	if n := w.Stats().Sequences; n > 3 {
 		t.Errorf("%d batches opened %d packet sequences, want at most 3", len(bs), n)
+	}
+}
+
+// TestWriterReset: a writer reset after one trace writes the next as a
+// new writer would (read back the same), whatever the first held.
+func TestWriterReset(t *testing.T) {
+	cs := cases()
+	var reused bytes.Buffer
+	w := NewWriter(&reused, Options{})
+	for i, c := range cs {
+		prev := cs[(i+1)%len(cs)] // a different trace first
+		for _, b := range prev.batches {
+			w.Write(b)
+		}
+		w.Close()
+		reused.Reset()
+		w.Reset(&reused)
+		var fresh bytes.Buffer
+		nw := NewWriter(&fresh, Options{})
+		for _, b := range c.batches {
+			if err := w.Write(b); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			nw.Write(b)
+		}
+		w.Close()
+		nw.Close()
+		a, errA := Read(bytes.NewReader(reused.Bytes()))
+		b, errB := Read(bytes.NewReader(fresh.Bytes()))
+		if errA != nil || errB != nil {
+			t.Fatalf("%s: reading back: %v, %v", c.name, errA, errB)
+		}
+		if !reflect.DeepEqual(a, b) || w.Stats() != nw.Stats() {
+			t.Errorf("%s: the reset writer wrote another trace than a new one:\nreset %+v\nnew   %+v", c.name, w.Stats(), nw.Stats())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package pprof
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"slices"
@@ -26,7 +27,7 @@ const (
 	// for the span that encloses them (a later batch may bring it). Past
 	// it, the oldest go under OrphanName, as do those still waiting when
 	// the profile is made.
-	MaxPending = 1 << 16
+	MaxPending = 1 << 14
 	// OrphanName names the frame that stands for an enclosing zone that
 	// never reached the Builder: its Depth said it had one.
 	OrphanName = "(enclosing zone not in the profile)"
@@ -66,10 +67,12 @@ type Builder struct {
 	first    int64
 	last     int64
 	spans    int
-	pending  int   // spans held back, over all tracks
-	order    int64 // arrival count, to orphan the oldest first
+	pending  int        // spans held back, over all tracks
+	fifo     []*waiting // the spans held back, oldest first; some placed since
+	head     int        // fifo[:head] are gone
 	orphans  int64
 	scratch  []int
+	scratchW []*waiting
 }
 
 // trackTree is one track's state in a Builder: the recent spans of each
@@ -81,7 +84,10 @@ type trackTree struct {
 	root   int32
 	labels map[string][]string
 	recent [][]placed // by depth, sorted by start
-	wait   []waiting
+	// wait holds, by depth, the spans held back for their parent, sorted
+	// by start; those placed since stay, marked, until half are.
+	wait  [][]*waiting
+	waitN []int // by depth, how many of wait are still waiting
 }
 
 // placed is a span already in the profile: its stack and the sample that
@@ -93,8 +99,9 @@ type placed struct {
 }
 
 type waiting struct {
-	span  timeline.Span
-	order int64
+	span   timeline.Span
+	tt     *trackTree
+	placed bool
 }
 
 // NewBuilder returns an empty Builder.
@@ -134,7 +141,6 @@ func (pb *Builder) WriteBatch(t *timeline.Trace) error {
 		pb.add(pb.tracks[s.Track], s)
 	}
 	pb.scratch = idx[:0]
-	pb.retry()
 	return nil
 }
 
@@ -187,8 +193,24 @@ func (pb *Builder) add(tt *trackTree, s *timeline.Span) {
 		pb.place(tt, s, p.node, p.smp)
 		return
 	}
-	pb.order++
-	tt.wait = append(tt.wait, waiting{*s, pb.order})
+	w := &waiting{span: *s, tt: tt}
+	d := int(s.Depth)
+	for d >= len(tt.wait) {
+		tt.wait, tt.waitN = append(tt.wait, nil), append(tt.waitN, 0)
+	}
+	l := tt.wait[d]
+	at := len(l)
+	if at > 0 && l[at-1].span.Start > s.Start { // late: keep the list sorted by start
+		at, _ = slices.BinarySearchFunc(l, s.Start, func(w *waiting, start int64) int {
+			if w.span.Start <= start {
+				return -1
+			}
+			return 1
+		})
+	}
+	tt.wait[d] = slices.Insert(l, at, w)
+	tt.waitN[d]++
+	pb.fifo = append(pb.fifo, w)
 	pb.pending++
 	if pb.pending > pendingLimit {
 		pb.orphanOldest()
@@ -259,6 +281,45 @@ func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSm
 		r = r[:copy(r, r[len(r)-recentPerDepth:])]
 	}
 	tt.recent[s.Depth] = r
+	pb.adopt(tt, s, nd, smp)
+}
+
+// adopt places the spans held back for s: those one deeper that s
+// encloses.
+func (pb *Builder) adopt(tt *trackTree, s *timeline.Span, nd int32, smp *profile.Sample) {
+	d := int(s.Depth) + 1
+	if d >= len(tt.wait) || tt.waitN[d] == 0 {
+		return
+	}
+	l := tt.wait[d]
+	i, _ := slices.BinarySearchFunc(l, s.Start, func(w *waiting, start int64) int { return cmp.Compare(w.span.Start, start) })
+	for ; i < len(l) && l[i].span.Start <= s.End; i++ {
+		if w := l[i]; !w.placed && timeline.Encloses(s, &w.span) {
+			w.placed = true
+			tt.waitN[d]--
+			pb.pending--
+			pb.place(tt, &w.span, nd, smp)
+		}
+	}
+	tt.compact(d)
+}
+
+// compact drops the placed spans from the list of depth d once they are
+// half of it.
+func (tt *trackTree) compact(d int) {
+	l := tt.wait[d]
+	if len(l) < 64 || 2*tt.waitN[d] > len(l) {
+		return
+	}
+	k := 0
+	for _, w := range l {
+		if !w.placed {
+			l[k] = w
+			k++
+		}
+	}
+	clear(l[k:])
+	tt.wait[d] = l[:k]
 }
 
 func (tt *trackTree) value() int {
@@ -275,47 +336,26 @@ func (pb *Builder) name(id timeline.NameID) string {
 	return ""
 }
 
-// retry places the held-back spans whose parents came, shallowest first,
-// so that a parent placed here is found by its own waiting children.
-func (pb *Builder) retry() {
-	for _, tt := range pb.tracks {
-		if len(tt.wait) == 0 {
-			continue
-		}
-		slices.SortFunc(tt.wait, func(a, b waiting) int { return timeline.CompareSpans(&a.span, &b.span) })
-		slices.SortStableFunc(tt.wait, func(a, b waiting) int { return int(a.span.Depth) - int(b.span.Depth) })
-		kept := tt.wait[:0]
-		for _, w := range tt.wait {
-			if p := tt.parentOf(&w.span); p != nil {
-				pb.place(tt, &w.span, p.node, p.smp)
-				pb.pending--
-				continue
-			}
-			kept = append(kept, w)
-		}
-		clear(tt.wait[len(kept):])
-		tt.wait = kept
-	}
-}
-
 // orphanOldest places the span held back longest under OrphanName.
 func (pb *Builder) orphanOldest() {
-	var oldest *trackTree
-	at := -1
-	for _, tt := range pb.tracks {
-		for i := range tt.wait {
-			if oldest == nil || tt.wait[i].order < oldest.wait[at].order {
-				oldest, at = tt, i
-			}
+	for pb.head < len(pb.fifo) {
+		w := pb.fifo[pb.head]
+		pb.fifo[pb.head] = nil
+		pb.head++
+		if !w.placed {
+			w.placed = true
+			d := int(w.span.Depth)
+			w.tt.waitN[d]--
+			pb.pending--
+			pb.orphan(w.tt, &w.span)
+			w.tt.compact(d)
+			break
 		}
 	}
-	if oldest == nil {
-		return
+	if pb.head > len(pb.fifo)/2 {
+		pb.fifo = pb.fifo[:copy(pb.fifo, pb.fifo[pb.head:])]
+		pb.head = 0
 	}
-	w := oldest.wait[at]
-	oldest.wait = slices.Delete(oldest.wait, at, at+1)
-	pb.pending--
-	pb.orphan(oldest, &w.span)
 }
 
 func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
@@ -328,17 +368,34 @@ func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
 func (pb *Builder) Profile() *profile.Profile {
 	if !pb.finished {
 		pb.finished = true
-		for _, tt := range pb.tracks {
-			slices.SortFunc(tt.wait, func(a, b waiting) int { return timeline.CompareSpans(&a.span, &b.span) })
-			slices.SortStableFunc(tt.wait, func(a, b waiting) int { return int(a.span.Depth) - int(b.span.Depth) })
-			for _, w := range tt.wait {
-				if p := tt.parentOf(&w.span); p != nil {
-					pb.place(tt, &w.span, p.node, p.smp)
-				} else {
-					pb.orphan(tt, &w.span)
-				}
+		// What still waits, shallowest first: a span placed here may
+		// take in deeper ones (adopt), and the rest go under OrphanName.
+		for _, w := range pb.fifo[pb.head:] {
+			if !w.placed {
+				pb.scratchW = append(pb.scratchW, w)
 			}
-			tt.wait, tt.recent = nil, nil
+		}
+		slices.SortFunc(pb.scratchW, func(a, b *waiting) int {
+			if c := cmp.Compare(a.span.Depth, b.span.Depth); c != 0 {
+				return c
+			}
+			return timeline.CompareSpans(&a.span, &b.span)
+		})
+		for _, w := range pb.scratchW {
+			if w.placed {
+				continue
+			}
+			w.placed = true
+			w.tt.waitN[w.span.Depth]--
+			if p := w.tt.parentOf(&w.span); p != nil {
+				pb.place(w.tt, &w.span, p.node, p.smp)
+			} else {
+				pb.orphan(w.tt, &w.span)
+			}
+		}
+		pb.fifo, pb.scratchW = nil, nil
+		for _, tt := range pb.tracks {
+			tt.wait, tt.waitN, tt.recent = nil, nil, nil
 		}
 		pb.pending = 0
 		// A span wholly covered by its children leaves a sample of no

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -262,4 +263,41 @@ func ExampleBuilder() {
 	// Output:
 	// frame [2100 0]
 	// shadow [900 0]
+}
+
+// BenchmarkBuilder is a Builder's cost a span, against Build's of the
+// same spans measured in the same run (x-build): "frames" is one batch
+// of 30 frames, as a recorder's sink gets them; "orphans-reversed" is
+// hostile input,
+// spans that name a parent that never comes, one a batch, latest first,
+// which waits at MaxPending and costs a bounded amount a span.
+func BenchmarkBuilder(b *testing.B) {
+	whole := benchspans.Trace(30*60, 9) // 30 frames
+	b.Run("frames", func(b *testing.B) {
+		var build, stream time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			Build(whole)
+			t1 := time.Now()
+			pb := NewBuilder(Options{})
+			pb.WriteBatch(whole)
+			pb.Profile()
+			build, stream = build+t1.Sub(t0), stream+time.Since(t1)
+		}
+		n := float64(b.N * len(whole.Spans))
+		b.ReportMetric(float64(stream.Nanoseconds())/n, "ns/span")
+		b.ReportMetric(float64(stream)/float64(build), "x-build")
+	})
+	b.Run("orphans-reversed", func(b *testing.B) {
+		batch := &timeline.Trace{Names: []string{"", "c"}, Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "m"}},
+			Spans: []timeline.Span{{Track: 1, Name: 1, Depth: 3}}}
+		pb := NewBuilder(Options{})
+		i := int64(1 << 40)
+		for b.Loop() {
+			batch.Spans[0].Start, batch.Spans[0].End = 10*i, 10*i+5
+			pb.WriteBatch(batch)
+			i--
+		}
+		pb.Profile()
+	})
 }

@@ -159,7 +159,9 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	s := l.summary()
 	s.Frames = f
 	s.FrameCPU, s.Record = summarizeMs(frameCPU), summarizeMs(record)
-	s.HeapMaxMB, s.HeapMeanMB = heap.stop()
+	hs := heap.stop()
+	s.HeapMaxMB, s.HeapMeanMB, s.HeapLiveMaxMB, s.HeapLiveMeanMB = hs.ObjectsMax, hs.ObjectsMean, hs.LiveMax, hs.LiveMean
+	s.AllocMBPerS, s.GCCycles = hs.AllocPerS, hs.Cycles
 	if err := l.close(); err != nil {
 		return s, fmt.Errorf("flushing the trace: %w", err)
 	}

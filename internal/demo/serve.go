@@ -47,18 +47,46 @@ func serveLive(addr string, p *profiler.Profiler, stderr io.Writer) (stop func()
 	}, nil
 }
 
-// heapSampler samples the Go heap's live objects every 250 ms.
+// heapSampler samples the Go heap every 250 ms: the bytes of its objects
+// (live and not yet swept), the bytes the last collection found live,
+// and, over the whole run, what was allocated and how many collections
+// ran.
 type heapSampler struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
-	max, sum  float64
-	n         int
+	start     time.Time
+	objects   sampled
+	live      sampled
+	allocs0   uint64
+	cycles0   uint64
 	sampleBuf []metrics.Sample
 }
 
+type sampled struct {
+	max, sum float64
+	n        int
+}
+
+func (s *sampled) add(v float64) {
+	s.max = max(s.max, v)
+	s.sum += v
+	s.n++
+}
+
+// heapStats is what a heapSampler measured, in MiB.
+type heapStats struct {
+	ObjectsMax, ObjectsMean float64
+	LiveMax, LiveMean       float64
+	AllocPerS               float64 // MiB allocated a second
+	Cycles                  uint64  // collections
+}
+
 func startHeapSampler() *heapSampler {
-	h := &heapSampler{done: make(chan struct{}), sampleBuf: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
-	h.sample()
+	h := &heapSampler{done: make(chan struct{}), start: time.Now(), sampleBuf: []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"},
+	}}
+	h.allocs0, h.cycles0 = h.sample()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -76,18 +104,24 @@ func startHeapSampler() *heapSampler {
 	return h
 }
 
-func (h *heapSampler) sample() {
+// sample adds one sample, and returns the allocation and collection
+// totals.
+func (h *heapSampler) sample() (allocs, cycles uint64) {
 	metrics.Read(h.sampleBuf)
-	v := float64(h.sampleBuf[0].Value.Uint64()) / (1 << 20)
-	h.max = max(h.max, v)
-	h.sum += v
-	h.n++
+	h.objects.add(float64(h.sampleBuf[0].Value.Uint64()) / (1 << 20))
+	h.live.add(float64(h.sampleBuf[1].Value.Uint64()) / (1 << 20))
+	return h.sampleBuf[2].Value.Uint64(), h.sampleBuf[3].Value.Uint64()
 }
 
-// stop ends the sampling and returns the maximum and the mean, in MiB.
-func (h *heapSampler) stop() (maxMB, meanMB float64) {
+// stop ends the sampling and returns what it measured.
+func (h *heapSampler) stop() heapStats {
 	close(h.done)
 	h.wg.Wait()
-	h.sample()
-	return h.max, h.sum / float64(h.n)
+	allocs, cycles := h.sample()
+	return heapStats{
+		ObjectsMax: h.objects.max, ObjectsMean: h.objects.sum / float64(h.objects.n),
+		LiveMax: h.live.max, LiveMean: h.live.sum / float64(h.live.n),
+		AllocPerS: float64(allocs-h.allocs0) / (1 << 20) / time.Since(h.start).Seconds(),
+		Cycles:    cycles - h.cycles0,
+	}
 }

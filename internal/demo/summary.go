@@ -77,10 +77,20 @@ type summary struct {
 	Files    []string `json:"files"`
 	PNG      string   `json:"png,omitempty"`
 	ElapsedS float64  `json:"elapsed_s"`
-	// HeapMaxMB and HeapMeanMB are the Go heap's live objects, sampled
-	// every 250 ms over the run, in MiB.
-	HeapMaxMB  float64 `json:"heap_max_mb"`
-	HeapMeanMB float64 `json:"heap_mean_mb"`
+	// HeapMaxMB and HeapMeanMB are the bytes of the Go heap's objects,
+	// live and not yet swept, sampled every 250 ms over the run, in MiB;
+	// HeapLiveMaxMB and HeapLiveMeanMB the bytes the last collection had
+	// found live at each sample. The first swing with the collector's
+	// pace (up to twice the live heap with GOGC=100), the second only with
+	// what the program holds.
+	HeapMaxMB      float64 `json:"heap_max_mb"`
+	HeapMeanMB     float64 `json:"heap_mean_mb"`
+	HeapLiveMaxMB  float64 `json:"heap_live_max_mb"`
+	HeapLiveMeanMB float64 `json:"heap_live_mean_mb"`
+	// AllocMBPerS is what the run allocated, in MiB a second, and
+	// GCCycles the collections that ran.
+	AllocMBPerS float64 `json:"alloc_mb_per_s"`
+	GCCycles    uint64  `json:"gc_cycles"`
 }
 
 func (s *summary) writeJSON(w io.Writer) error {

@@ -10,6 +10,12 @@
 //
 //	go build -o /tmp/ ./examples/triangle ./internal/cmd/liveload
 //	/tmp/liveload -demo /tmp/triangle -runs 3 -seconds 10
+//
+// The unit of replication is the run: for each figure it prints the
+// median of each side, their ratio, and the Hodges-Lehmann estimate of
+// the ratio (loaded over not, on the log scale) with its 95% interval
+// from the Mann-Whitney test, and that test's one-sided p-value of
+// "loaded is larger".
 package main
 
 import (
@@ -20,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,18 +35,63 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/framescope/framescope/internal/stats"
 )
+
+// ratio estimates how many times larger y is than x: the Hodges-Lehmann
+// shift of log y against log x, as a ratio, with its 95% interval (the
+// order statistics of the pairwise differences that the Mann-Whitney
+// test's critical value names, from its normal approximation), and the
+// test's one-sided p-value of "y is larger". Values of 0 or less are
+// left out; NaN when a side has none.
+func ratio(x, y []float64) (hl, lo, hi, p float64) {
+	logs := func(v []float64) []float64 {
+		var out []float64
+		for _, a := range v {
+			if a > 0 {
+				out = append(out, math.Log(a))
+			}
+		}
+		return out
+	}
+	lx, ly := logs(x), logs(y)
+	if len(lx) == 0 || len(ly) == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	var d []float64
+	for _, b := range ly {
+		for _, a := range lx {
+			d = append(d, b-a)
+		}
+	}
+	slices.Sort(d)
+	n1, n2 := float64(len(lx)), float64(len(ly))
+	k := int(math.Floor(n1*n2/2 - 1.96*math.Sqrt(n1*n2*(n1+n2+1)/12)))
+	k = max(0, min(k, len(d)-1))
+	t, err := stats.MannWhitney(x, y)
+	p = t.P
+	if err != nil {
+		p = math.NaN()
+	}
+	return math.Exp(stats.HodgesLehmann(lx, ly)), math.Exp(d[k]), math.Exp(d[len(d)-1-k]), p
+}
 
 type summary struct {
 	Frames   int `json:"frames"`
 	FrameCPU struct {
+		P50 float64 `json:"p50"`
 		P95 float64 `json:"p95"`
 	} `json:"frame_cpu_ms"`
 	FrameGPU struct {
 		P95 float64 `json:"p95"`
 	} `json:"frame_gpu_ms"`
-	HeapMaxMB  float64 `json:"heap_max_mb"`
-	HeapMeanMB float64 `json:"heap_mean_mb"`
+	HeapMaxMB      float64 `json:"heap_max_mb"`
+	HeapMeanMB     float64 `json:"heap_mean_mb"`
+	HeapLiveMaxMB  float64 `json:"heap_live_max_mb"`
+	HeapLiveMeanMB float64 `json:"heap_live_mean_mb"`
+	AllocMBPerS    float64 `json:"alloc_mb_per_s"`
+	GCCycles       float64 `json:"gc_cycles"`
 }
 
 type result struct {
@@ -69,19 +121,19 @@ func main() {
 			fmt.Fprintln(os.Stderr, "liveload:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("run %d loaded=%v frames=%d cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f answers=%v errors=%d\n",
-			i+1, loaded, r.sum.Frames, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95, r.sum.HeapMaxMB, r.sum.HeapMeanMB, r.codes, r.errs)
+		fmt.Printf("run %d loaded=%v frames=%d cpu_p50_ms=%.4f cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f live_max_mb=%.1f live_mean_mb=%.1f alloc_mb_s=%.1f gcs=%.0f answers=%v errors=%d\n",
+			i+1, loaded, r.sum.Frames, r.sum.FrameCPU.P50, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95, r.sum.HeapMaxMB, r.sum.HeapMeanMB,
+			r.sum.HeapLiveMaxMB, r.sum.HeapLiveMeanMB, r.sum.AllocMBPerS, r.sum.GCCycles, r.codes, r.errs)
 		all = append(all, r)
 	}
-	med := func(loaded bool, f func(summary) float64) float64 {
+	side := func(loaded bool, f func(summary) float64) []float64 {
 		var v []float64
 		for _, r := range all {
 			if r.loaded == loaded {
 				v = append(v, f(r.sum))
 			}
 		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		return v
 	}
 	bad := 0
 	for _, r := range all {
@@ -92,17 +144,25 @@ func main() {
 			}
 		}
 	}
+	fmt.Printf("%-19s %11s %11s %8s %8s %17s %8s\n", "figure", "no viewers", "loaded", "ratio", "HL", "95% interval", "p")
 	for _, m := range []struct {
 		name string
 		f    func(summary) float64
 	}{
+		{"frame CPU p50 ms", func(s summary) float64 { return s.FrameCPU.P50 }},
 		{"frame CPU p95 ms", func(s summary) float64 { return s.FrameCPU.P95 }},
 		{"frame GPU p95 ms", func(s summary) float64 { return s.FrameGPU.P95 }},
 		{"heap max MiB", func(s summary) float64 { return s.HeapMaxMB }},
 		{"heap mean MiB", func(s summary) float64 { return s.HeapMeanMB }},
+		{"live heap max MiB", func(s summary) float64 { return s.HeapLiveMaxMB }},
+		{"live heap mean MiB", func(s summary) float64 { return s.HeapLiveMeanMB }},
+		{"alloc MiB/s", func(s summary) float64 { return s.AllocMBPerS }},
+		{"GC cycles", func(s summary) float64 { return s.GCCycles }},
 	} {
-		a, b := med(false, m.f), med(true, m.f)
-		fmt.Printf("median %-17s no viewers %9.4f  loaded %9.4f  ratio %.3f\n", m.name, a, b, b/a)
+		x, y := side(false, m.f), side(true, m.f)
+		a, b := stats.MedianFloat(x), stats.MedianFloat(y)
+		hl, lo, hi, p := ratio(x, y)
+		fmt.Printf("%-19s %11.4f %11.4f %8.3f %8.3f   [%6.3f, %6.3f] %8.4f\n", m.name, a, b, b/a, hl, lo, hi, p)
 	}
 	fmt.Printf("unexpected answers and request errors: %d\n", bad)
 }
