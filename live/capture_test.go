@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,12 @@ type gpuApp struct {
 
 func startGPUApp(t *testing.T, every time.Duration, lag uint64) *gpuApp {
 	t.Helper()
-	a := &gpuApp{p: profiler.New(profiler.Options{}), stop: make(chan struct{})}
+	return startGPUAppWith(t, profiler.Options{}, every, lag)
+}
+
+func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag uint64) *gpuApp {
+	t.Helper()
+	a := &gpuApp{p: profiler.New(o), stop: make(chan struct{})}
 	rec := a.p.Recorder()
 	loop := a.p.CPUTrack("render loop")
 	submit, record, draw, shadow := a.p.Name("submit"), a.p.Name("record"), a.p.Name("draw"), a.p.Name("shadow")
@@ -214,5 +220,50 @@ func TestSlowCaptureCounted(t *testing.T) {
 		slow.frames+int(slow.drops.Frames) != fast.frames {
 		t.Errorf("fast %d spans, %d flows, %d frames; slow %d, %d, %d with drops %+v",
 			fast.spans, fast.flows, fast.frames, slow.spans, slow.flows, slow.frames, slow.drops)
+	}
+}
+
+// TestCaptureStartsAtOnce: a capture makes the poller copy at once and
+// every 50 ms while it runs, whatever PollEvery: a capture of one second
+// holds about a second of frames.
+func TestCaptureStartsAtOnce(t *testing.T) {
+	a := startGPUApp(t, 200*time.Microsecond, 2)
+	hh, _ := New(a.p, Options{PollEvery: MaxPollEvery})
+	base := serve(t, hh)
+	get(t, base+"json") // the poller started, and its first poll done
+	t0 := time.Now()
+	_, b := get(t, base+"trace?seconds=1")
+	took := time.Since(t0)
+	tr, err := perfetto.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took > 2*time.Second || len(tr.Frames) < 50 {
+		t.Errorf("a 1 s capture took %v and holds %d frames", took, len(tr.Frames))
+	}
+}
+
+// TestPollerKeepsUp: when the recorder keeps less than PollEvery of
+// spans, the poller finds it missed some, counts them, and copies often
+// enough from then on to miss no more.
+func TestPollerKeepsUp(t *testing.T) {
+	a := startGPUAppWith(t, profiler.Options{Recorder: timeline.Options{WindowFrames: 300}}, 200*time.Microsecond, 2)
+	hh, _ := New(a.p, Options{PollEvery: time.Second})
+	base := serve(t, hh)
+	missed := func() uint64 {
+		_, b := get(t, base+"json")
+		var v View
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Missed
+	}
+	missed()
+	time.Sleep(2500 * time.Millisecond) // a poll at 1 s and 2 s; the second misses
+	m1 := missed()
+	time.Sleep(1500 * time.Millisecond)
+	m2 := missed()
+	if m1 == 0 || m2 != m1 {
+		t.Errorf("missed %d after 2.5 s, %d after 4 s: want some, then no more", m1, m2)
 	}
 }

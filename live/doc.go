@@ -41,11 +41,17 @@
 // Mounting starts nothing. The first request starts one goroutine that
 // copies what is new from the recorder ([timeline.Recorder.Peek]) every
 // [Options].PollEvery (default 250 ms), at most 4096 spans per lock hold;
-// it stops after 10 s without a request or capture. So with no viewer the
-// render loop runs exactly as without the handler, and with viewers it
-// shares the recorder's lock with one reader a few times a second, however
-// many viewers there are: they all read one snapshot. The window holds the
-// last [Options].WindowFrames frames and their spans, at most
+// it stops after 10 s without a request or capture. It copies every 50 ms
+// while captures run, and for 10 s after a copy found that spans had left
+// the recorder before it came (the recorder keeps less than PollEvery of
+// them: a flight recorder's window at a high frame rate); a recorder that
+// keeps less than 50 ms loses spans to the view, which counts them.
+//
+// So with no viewer the render loop runs exactly as without the handler,
+// and with viewers it shares the recorder's lock with one reader, four to
+// twenty times a second, however many viewers there are: they all read
+// one snapshot, which changes at most once a PollEvery. The window holds
+// the last [Options].WindowFrames frames and their spans, at most
 // [MaxWindowSpans].
 //
 // While ?seconds captures run, the poller also cuts what it copies into

@@ -30,9 +30,12 @@ type View struct {
 	Clocks []ClockView `json:"clocks"`
 	// Drops are the recorder's drop counters by cause
 	// (timeline.DropCause names), Missed the spans this view copied too
-	// late to show.
-	Drops  map[string]uint64 `json:"drops"`
-	Missed uint64            `json:"missed"`
+	// late to show (they had left the recorder's memory), and CaptureLost
+	// the spans of batches that ?seconds captures had no room for (their
+	// clients read too slowly), since the view's poller started.
+	Drops       map[string]uint64 `json:"drops"`
+	Missed      uint64            `json:"missed"`
+	CaptureLost uint64            `json:"capture_lost"`
 	// Settled is the newest frame whose GPU time is final; Open the frame
 	// in progress.
 	Settled uint64 `json:"settled"`
@@ -87,7 +90,7 @@ type ClockView struct {
 // viewCache holds the part of the View every viewer shares, made once a
 // poll, and the index of the window's spans by frame.
 type viewCache struct {
-	polls   uint64
+	views   uint64
 	made    bool
 	shared  View
 	byFrame map[uint64][]int32
@@ -103,8 +106,8 @@ const ms = float64(time.Millisecond)
 // viewJSON is the View with frame selected, as JSON.
 func (w *watcher) viewJSON(frame uint64, refused, bad uint64) []byte {
 	w.mu.Lock()
-	if !w.cache.made || w.cache.polls != w.win.polls {
-		w.cache = viewCache{polls: w.win.polls, made: true}
+	if !w.cache.made || w.cache.views != w.win.views {
+		w.cache = viewCache{views: w.win.views, made: true}
 		w.makeShared(&w.cache)
 	}
 	c := &w.cache
@@ -160,7 +163,7 @@ func (w *watcher) makeShared(c *viewCache) {
 	o := w.rec.Options()
 	v := &c.shared
 	v.BudgetCPUMs, v.BudgetGPUMs = float64(o.CPUBudget)/ms, float64(o.GPUBudget)/ms
-	v.Missed, v.Settled, v.Open = wn.missed, wn.settled, wn.open
+	v.Missed, v.CaptureLost, v.Settled, v.Open = wn.missed, wn.capLost, wn.settled, wn.open
 	v.Drops = map[string]uint64{}
 	for dc := range timeline.NumDropCauses {
 		v.Drops[dc.String()] = *wn.drops.Count(dc)

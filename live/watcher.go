@@ -44,6 +44,10 @@ type watcher struct {
 	cache   viewCache
 	peeked  timeline.Peeked // the poller's buffers, reused
 	st      stream          // the captures' batches; the poller's alone
+	// missedAt is when a poll last found that spans had left the
+	// recorder before it copied them; the poller's alone.
+	missedAt time.Time
+	wake     chan struct{} // a capture came: poll now
 }
 
 // window is what the watcher holds: names, tracks, the last frames and
@@ -59,11 +63,14 @@ type window struct {
 	flows   [][2]uint64
 	misses  []miss // spans copied too late, by the newest frame known then
 	missed  uint64 // their total, since the watcher started
+	capLost uint64 // spans of batches captures had no room for
 	settled uint64
 	open    uint64
 	drops   timeline.Drops
 	polls   uint64
-	caught  bool // the last poll copied everything there was
+	views   uint64    // changes of what viewers see, at most one a PollEvery
+	viewAt  time.Time // of the last
+	caught  bool      // the last poll copied everything there was
 }
 
 type miss struct{ frame, n uint64 }
@@ -84,12 +91,15 @@ type capture struct {
 	done chan struct{} // closed once its deadline passed and ch has its last batch
 }
 
+// captureEvery is how often the poller copies while captures run.
+const captureEvery = 50 * time.Millisecond
+
 // captureQueue is how many batches a capture's writer may be behind the
 // poller before it loses one: 64 batches of batchSpans spans.
 const captureQueue = 64
 
 func newWatcher(p *profiler.Profiler, o Options) *watcher {
-	return &watcher{p: p, rec: p.Recorder(), opt: o, idle: idleStop, caps: map[*capture]struct{}{}}
+	return &watcher{p: p, rec: p.Recorder(), opt: o, idle: idleStop, caps: map[*capture]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
 // touch notes a request and starts the poller if it is not running.
@@ -112,11 +122,24 @@ func (w *watcher) startLocked() {
 }
 
 func (w *watcher) run(seeded chan struct{}) {
-	t := time.NewTicker(w.opt.PollEvery)
+	t := time.NewTimer(0)
 	defer t.Stop()
+	next := time.Now()
 	for {
 		w.poll()
 		w.mu.Lock()
+		// While captures run, copy every captureEvery: each poll then
+		// copies, and the stream hands on, a fraction of PollEvery's
+		// spans, so that its batches in flight stay few. The view
+		// changes at PollEvery all the same.
+		every := w.opt.PollEvery
+		if len(w.caps) > 0 || time.Since(w.missedAt) < w.idle {
+			every = min(every, captureEvery)
+		}
+		if now := time.Now(); now.Sub(w.win.viewAt) >= w.opt.PollEvery {
+			w.win.views++
+			w.win.viewAt = now
+		}
 		// Seeded once caught up, or after a few polls when the application
 		// records faster than one poll copies.
 		if (w.win.caught || w.win.polls >= 4) && !isClosed(seeded) {
@@ -133,7 +156,20 @@ func (w *watcher) run(seeded chan struct{}) {
 			return
 		}
 		w.mu.Unlock()
-		<-t.C
+		next = next.Add(every)
+		if d := time.Until(next); d > 0 {
+			t.Reset(d)
+			select {
+			case <-t.C:
+			case <-w.wake:
+				if !t.Stop() {
+					<-t.C
+				}
+				next = time.Now()
+			}
+		} else {
+			next = time.Now() // behind: go on at once, and count from now
+		}
 	}
 }
 
@@ -154,11 +190,13 @@ func (w *watcher) poll() {
 	w.mu.Lock()
 	c := w.win.cursor
 	first := w.win.peeks == 0
+	started := false
 	switch {
 	case len(w.caps) > 0 && !w.st.on && (w.win.caught || w.win.polls >= 4):
 		// Once the window has caught up: what it copied before is
 		// history, not the next seconds.
 		w.st.start(&w.win, w.rec.Options().Process)
+		started = true
 	case len(w.caps) == 0 && w.st.on:
 		w.st.stop()
 	}
@@ -175,7 +213,16 @@ func (w *watcher) poll() {
 		w.merge(p, c)
 		w.trim() // each Peek, so that the window holds at most one Peek more than it keeps
 		w.mu.Unlock()
+		if p.Missed > 0 {
+			w.missedAt = time.Now()
+		}
 		if w.st.on {
+			if started && i == 0 {
+				// Spans that left the recorder before the stream's first
+				// copy are of frames settled long before it: not the
+				// captures'.
+				p.Missed = 0
+			}
 			w.st.add(p)
 			if full := w.st.full(); full || !p.More {
 				before := w.st.drops
@@ -215,6 +262,7 @@ func (w *watcher) deliver(bs []*batch, before timeline.Drops) {
 			case k.ch <- b:
 			default:
 				b.refs.Add(-1)
+				w.win.capLost += uint64(len(b.t.Spans))
 				k.lost.Evicted += uint64(len(b.t.Spans)) + b.missed
 				k.lost.Flows += uint64(len(b.t.Flows)) + b.split
 				k.lost.Frames += uint64(len(b.t.Frames))
@@ -331,6 +379,10 @@ func (w *watcher) capture(ctx context.Context, d time.Duration, out captureOut, 
 	w.caps[k] = struct{}{}
 	w.startLocked()
 	w.mu.Unlock()
+	select { // poll now, not at the next PollEvery, so that no frame of its seconds ages out first
+	case w.wake <- struct{}{}:
+	default:
+	}
 	return w.serve(ctx, k, out, maxSpans)
 }
 

@@ -6,7 +6,8 @@
 // to back, for -seconds each, and compares the demo's CPU and GPU frame
 // time p95 and its heap (sampled every 250 ms) between the two. Every
 // answer is counted by status: 200, and 429 when a client is over the
-// handler's limits, are expected; anything else is an error.
+// handler's limits, are expected; anything else is an error. Each
+// capture is read back, and what it counted as lost is summed.
 //
 //	go build -o /tmp/ ./examples/triangle ./internal/cmd/liveload
 //	/tmp/liveload -demo /tmp/triangle -runs 3 -seconds 10
@@ -36,7 +37,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/pprof/profile"
+
+	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/internal/stats"
+	"github.com/framescope/framescope/timeline"
 )
 
 // ratio estimates how many times larger y is than x: the Hodges-Lehmann
@@ -99,6 +104,17 @@ type result struct {
 	sum    summary
 	codes  map[int]int
 	errs   int
+	// What the captures held: traces and profiles read back, their spans,
+	// and what they counted as lost (Drops.Total of each trace, and the
+	// profiles whose comments name drops).
+	traces, profiles, spans int
+	lost                    uint64
+	drops                   timeline.Drops // of the traces, by cause
+	lostProfiles            int
+	bad                     int // captures that did not read back
+	// The view's own counts at the end: spans it copied too late, spans
+	// of batches captures had no room for.
+	missed, capLost uint64
 }
 
 func main() {
@@ -121,9 +137,19 @@ func main() {
 			fmt.Fprintln(os.Stderr, "liveload:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("run %d loaded=%v frames=%d cpu_p50_ms=%.4f cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f live_max_mb=%.1f live_mean_mb=%.1f alloc_mb_s=%.1f gcs=%.0f answers=%v errors=%d\n",
+		fmt.Printf("run %d loaded=%v frames=%d cpu_p50_ms=%.4f cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f live_max_mb=%.1f live_mean_mb=%.1f alloc_mb_s=%.1f gcs=%.0f answers=%v errors=%d traces=%d spans=%d lost=%d profiles=%d profiles_with_drops=%d unreadable=%d\n",
 			i+1, loaded, r.sum.Frames, r.sum.FrameCPU.P50, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95, r.sum.HeapMaxMB, r.sum.HeapMeanMB,
-			r.sum.HeapLiveMaxMB, r.sum.HeapLiveMeanMB, r.sum.AllocMBPerS, r.sum.GCCycles, r.codes, r.errs)
+			r.sum.HeapLiveMaxMB, r.sum.HeapLiveMeanMB, r.sum.AllocMBPerS, r.sum.GCCycles, r.codes, r.errs,
+			r.traces, r.spans, r.lost, r.profiles, r.lostProfiles, r.bad)
+		if r.lost > 0 || r.missed > 0 || r.capLost > 0 {
+			fmt.Printf("run %d view missed %d, capture queues full %d; lost by cause:", i+1, r.missed, r.capLost)
+			for c := range timeline.NumDropCauses {
+				if n := *r.drops.Count(c); n > 0 {
+					fmt.Printf(" %s %d", c, n)
+				}
+			}
+			fmt.Println()
+		}
 		all = append(all, r)
 	}
 	side := func(loaded bool, f func(summary) float64) []float64 {
@@ -135,9 +161,10 @@ func main() {
 		}
 		return v
 	}
-	bad := 0
+	bad, lost := 0, uint64(0)
 	for _, r := range all {
-		bad += r.errs
+		bad += r.errs + r.bad
+		lost += r.lost + uint64(r.lostProfiles)
 		for c, n := range r.codes {
 			if c != 200 && c != 429 {
 				bad += n
@@ -164,7 +191,8 @@ func main() {
 		hl, lo, hi, p := ratio(x, y)
 		fmt.Printf("%-19s %11.4f %11.4f %8.3f %8.3f   [%6.3f, %6.3f] %8.4f\n", m.name, a, b, b/a, hl, lo, hi, p)
 	}
-	fmt.Printf("unexpected answers and request errors: %d\n", bad)
+	fmt.Printf("unexpected answers, request errors and unreadable captures: %d\n", bad)
+	fmt.Printf("spans the captures counted as lost, and profiles with drops: %d\n", lost)
 }
 
 // run runs the demo once, loaded or not, and returns its summary and the
@@ -215,6 +243,34 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 		}
 		r.codes[code]++
 	}
+	// check reads a capture back and counts what it holds.
+	check := func(u string, body []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(u, "/gpu?") {
+			p, err := profile.Parse(bytes.NewReader(body))
+			if err != nil {
+				r.bad++
+				return
+			}
+			r.profiles++
+			for _, c := range p.Comments {
+				if strings.HasPrefix(c, "framescope dropped") {
+					r.lostProfiles++
+				}
+			}
+			return
+		}
+		t, err := perfetto.Read(bytes.NewReader(body))
+		if err != nil {
+			r.bad++
+			return
+		}
+		r.traces++
+		r.spans += len(t.Spans)
+		r.lost += t.Drops.Total()
+		r.drops = r.drops.Add(t.Drops)
+	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	get := func(u string) {
 		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
@@ -223,9 +279,18 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 			count(0, err)
 			return
 		}
-		_, err = io.Copy(io.Discard, resp.Body)
+		capture := strings.Contains(u, "seconds=")
+		var body []byte
+		if capture && resp.StatusCode == 200 {
+			body, err = io.ReadAll(resp.Body)
+		} else {
+			_, err = io.Copy(io.Discard, resp.Body)
+		}
 		resp.Body.Close()
 		count(resp.StatusCode, err)
+		if err == nil && body != nil {
+			check(u, body)
+		}
 	}
 	if loaded {
 		for v := 0; v < viewers; v++ {
@@ -264,6 +329,19 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 	<-ctx.Done()
 	cancel()
 	wg.Wait()
+	if loaded {
+		// What the view says it lost itself: spans copied too late, and
+		// batches captures had no room for.
+		if resp, err := http.Get(base + "json"); err == nil {
+			var v struct {
+				Missed      uint64 `json:"missed"`
+				CaptureLost uint64 `json:"capture_lost"`
+			}
+			json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			r.missed, r.capLost = v.Missed, v.CaptureLost
+		}
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	if err := cmd.Wait(); err != nil {
 		return r, fmt.Errorf("the demo: %v", err)
