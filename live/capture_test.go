@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,9 +20,10 @@ import (
 // and two GPU zones (one nested) whose results come lag frames later with
 // the submission's key, as a profiler's GPU context adds them.
 type gpuApp struct {
-	p    *profiler.Profiler
-	stop chan struct{}
-	wg   sync.WaitGroup
+	p     *profiler.Profiler
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	every atomic.Int64 // the sleep between frames, ns
 }
 
 func startGPUApp(t *testing.T, every time.Duration, lag uint64) *gpuApp {
@@ -32,6 +34,7 @@ func startGPUApp(t *testing.T, every time.Duration, lag uint64) *gpuApp {
 func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag uint64) *gpuApp {
 	t.Helper()
 	a := &gpuApp{p: profiler.New(o), stop: make(chan struct{})}
+	a.every.Store(int64(every))
 	rec := a.p.Recorder()
 	loop := a.p.CPUTrack("render loop")
 	submit, record, draw, shadow := a.p.Name("submit"), a.p.Name("record"), a.p.Name("draw"), a.p.Name("shadow")
@@ -67,7 +70,7 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 				})
 				rec.SettleGPU(q, g.frame)
 			}
-			time.Sleep(every)
+			time.Sleep(time.Duration(a.every.Load()))
 		}
 	}()
 	t.Cleanup(func() {
@@ -243,14 +246,13 @@ func TestCaptureStartsAtOnce(t *testing.T) {
 	}
 }
 
-// TestPollerKeepsUp: when the recorder keeps less than PollEvery of
-// spans, the poller finds it missed some, counts them, and copies often
-// enough from then on to miss no more.
+// TestPollerKeepsUp: when the recorder keeps less than two PollEvery of
+// frames, the poller copies often enough to miss nothing: from its first
+// copy when the recorder keeps that little from the start; from the first
+// copy that misses spans when the application speeds up, which counts
+// them.
 func TestPollerKeepsUp(t *testing.T) {
-	a := startGPUAppWith(t, profiler.Options{Recorder: timeline.Options{WindowFrames: 300}}, 200*time.Microsecond, 2)
-	hh, _ := New(a.p, Options{PollEvery: time.Second})
-	base := serve(t, hh)
-	missed := func() uint64 {
+	missed := func(base string) uint64 {
 		_, b := get(t, base+"json")
 		var v View
 		if err := json.Unmarshal(b, &v); err != nil {
@@ -258,12 +260,30 @@ func TestPollerKeepsUp(t *testing.T) {
 		}
 		return v.Missed
 	}
-	missed()
-	time.Sleep(2500 * time.Millisecond) // a poll at 1 s and 2 s; the second misses
-	m1 := missed()
-	time.Sleep(1500 * time.Millisecond)
-	m2 := missed()
-	if m1 == 0 || m2 != m1 {
-		t.Errorf("missed %d after 2.5 s, %d after 4 s: want some, then no more", m1, m2)
-	}
+	o := profiler.Options{Recorder: timeline.Options{WindowFrames: 300}}
+	t.Run("from the start", func(t *testing.T) {
+		a := startGPUAppWith(t, o, 200*time.Microsecond, 2)
+		hh, _ := New(a.p, Options{PollEvery: time.Second})
+		base := serve(t, hh)
+		missed(base)
+		time.Sleep(3 * time.Second)
+		if m := missed(base); m != 0 {
+			t.Errorf("missed %d spans", m)
+		}
+	})
+	t.Run("speeding up", func(t *testing.T) {
+		a := startGPUAppWith(t, o, 5*time.Millisecond, 2) // 300 frames: 1.5 s
+		hh, _ := New(a.p, Options{PollEvery: 500 * time.Millisecond})
+		base := serve(t, hh)
+		time.Sleep(1600 * time.Millisecond) // the recorder full
+		missed(base)
+		a.every.Store(int64(100 * time.Microsecond)) // 300 frames: under 0.1 s
+		time.Sleep(1500 * time.Millisecond)
+		m1 := missed(base)
+		time.Sleep(1500 * time.Millisecond)
+		m2 := missed(base)
+		if m1 == 0 || m2 != m1 {
+			t.Errorf("missed %d spans 1.5 s after the speed-up, %d after 3 s: want some, then no more", m1, m2)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -44,10 +45,11 @@ type watcher struct {
 	cache   viewCache
 	peeked  timeline.Peeked // the poller's buffers, reused
 	st      stream          // the captures' batches; the poller's alone
-	// missedAt is when a poll last found that spans had left the
-	// recorder before it copied them; the poller's alone.
-	missedAt time.Time
-	wake     chan struct{} // a capture came: poll now
+	// fast says the recorder keeps less than two PollEvery of spans (the
+	// first copy found so, or a later one found spans gone before it
+	// came): the poller copies every captureEvery until it stops.
+	fast bool
+	wake chan struct{} // a capture came: poll now
 }
 
 // window is what the watcher holds: names, tracks, the last frames and
@@ -115,6 +117,7 @@ func (w *watcher) startLocked() {
 		return
 	}
 	w.running = true
+	w.fast = false
 	w.win = window{}
 	w.seeded = make(chan struct{})
 	w.cache = viewCache{}
@@ -133,7 +136,7 @@ func (w *watcher) run(seeded chan struct{}) {
 		// spans, so that its batches in flight stay few. The view
 		// changes at PollEvery all the same.
 		every := w.opt.PollEvery
-		if len(w.caps) > 0 || time.Since(w.missedAt) < w.idle {
+		if len(w.caps) > 0 || w.fast {
 			every = min(every, captureEvery)
 		}
 		if now := time.Now(); now.Sub(w.win.viewAt) >= w.opt.PollEvery {
@@ -171,6 +174,16 @@ func (w *watcher) run(seeded chan struct{}) {
 			next = time.Now() // behind: go on at once, and count from now
 		}
 	}
+}
+
+// keeps is the time the recorder's frames span, from a first Peek, which
+// copies every frame it holds; the most a time.Duration holds when it has
+// fewer than two.
+func keeps(frames []timeline.Frame) time.Duration {
+	if len(frames) < 2 {
+		return math.MaxInt64
+	}
+	return time.Duration(frames[len(frames)-1].End - frames[0].Start)
 }
 
 func isClosed(c chan struct{}) bool {
@@ -213,8 +226,8 @@ func (w *watcher) poll() {
 		w.merge(p, c)
 		w.trim() // each Peek, so that the window holds at most one Peek more than it keeps
 		w.mu.Unlock()
-		if p.Missed > 0 {
-			w.missedAt = time.Now()
+		if p.Missed > 0 || first && i == 0 && keeps(p.Frames) < 2*w.opt.PollEvery {
+			w.fast = true
 		}
 		if w.st.on {
 			if started && i == 0 {
