@@ -287,3 +287,35 @@ func TestPollerKeepsUp(t *testing.T) {
 		}
 	})
 }
+
+// TestCapturesChurn: captures coming and going all the time, each waking
+// the poller, all end, and the poller goes on.
+func TestCapturesChurn(t *testing.T) {
+	a := startGPUApp(t, 200*time.Microsecond, 2)
+	hh, _ := New(a.p, Options{PollEvery: MinPollEvery, MaxCaptures: 64})
+	base := serve(t, hh)
+	get(t, base+"json")
+	deadline := time.Now().Add(3 * time.Second)
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	for c := 0; c < 16; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if code, _ := get(t, base+"gpu?seconds=1"); code != 200 {
+					t.Errorf("capture: %d", code)
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("captures still running 20 s after they were to end (%d ended)", n.Load())
+	}
+}

@@ -162,17 +162,25 @@ func (w *watcher) run(seeded chan struct{}) {
 		next = next.Add(every)
 		if d := time.Until(next); d > 0 {
 			t.Reset(d)
-			select {
-			case <-t.C:
-			case <-w.wake:
-				if !t.Stop() {
-					<-t.C
-				}
+			if wait(t, w.wake) {
 				next = time.Now()
 			}
 		} else {
 			next = time.Now() // behind: go on at once, and count from now
 		}
+	}
+}
+
+// wait waits for t, armed, or for wake, and says whether wake came
+// first; it stops t then (since Go 1.23 no value of a stopped timer is
+// received, so nothing needs draining before the next Reset).
+func wait(t *time.Timer, wake <-chan struct{}) (woke bool) {
+	select {
+	case <-t.C:
+		return false
+	case <-wake:
+		t.Stop()
+		return true
 	}
 }
 

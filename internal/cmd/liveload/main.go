@@ -11,6 +11,7 @@
 //
 //	go build -o /tmp/ ./examples/triangle ./internal/cmd/liveload
 //	/tmp/liveload -demo /tmp/triangle -runs 3 -seconds 10
+//	/tmp/liveload -pool out1.txt out2.txt   # the runs of earlier outputs, pooled
 //
 // The unit of replication is the run: for each figure it prints the
 // median of each side, their ratio, and the Hodges-Lehmann estimate of
@@ -31,7 +32,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +46,82 @@ import (
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/timeline"
 )
+
+// runText is the line printed for run i, which readRuns reads back.
+func runText(i int, r result) string {
+	return fmt.Sprintf("run %d loaded=%v frames=%d cpu_p50_ms=%.4f cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f live_max_mb=%.1f live_mean_mb=%.1f alloc_mb_s=%.1f gcs=%.0f answers=%v errors=%d traces=%d spans=%d lost=%d profiles=%d profiles_with_drops=%d unreadable=%d",
+		i, r.loaded, r.sum.Frames, r.sum.FrameCPU.P50, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95, r.sum.HeapMaxMB, r.sum.HeapMeanMB,
+		r.sum.HeapLiveMaxMB, r.sum.HeapLiveMeanMB, r.sum.AllocMBPerS, r.sum.GCCycles, r.codes, r.errs,
+		r.traces, r.spans, r.lost, r.profiles, r.lostProfiles, r.bad)
+}
+
+// runLine matches runText's lines.
+var runLine = regexp.MustCompile(`^run \d+ loaded=(true|false) frames=(\d+) cpu_p50_ms=(\S+) cpu_p95_ms=(\S+) gpu_p95_ms=(\S+) ` +
+	`heap_max_mb=(\S+) heap_mean_mb=(\S+) live_max_mb=(\S+) live_mean_mb=(\S+) alloc_mb_s=(\S+) gcs=(\S+) ` +
+	`answers=map\[([^\]]*)\] errors=(\d+) traces=(\d+) spans=(\d+) lost=(\d+) profiles=(\d+) profiles_with_drops=(\d+) unreadable=(\d+)$`)
+
+// readRuns reads the runs of earlier outputs of liveload.
+func readRuns(files []string) ([]result, error) {
+	var all []result
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			m := runLine.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			f := make([]float64, len(m))
+			for i := 2; i < len(m); i++ {
+				if i != 12 {
+					f[i], _ = strconv.ParseFloat(m[i], 64)
+				}
+			}
+			r := result{loaded: m[1] == "true", codes: map[int]int{}}
+			r.sum.Frames = int(f[2])
+			r.sum.FrameCPU.P50, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95 = f[3], f[4], f[5]
+			r.sum.HeapMaxMB, r.sum.HeapMeanMB, r.sum.HeapLiveMaxMB, r.sum.HeapLiveMeanMB = f[6], f[7], f[8], f[9]
+			r.sum.AllocMBPerS, r.sum.GCCycles = f[10], f[11]
+			for _, kv := range strings.Fields(m[12]) {
+				k, v, _ := strings.Cut(kv, ":")
+				code, _ := strconv.Atoi(k)
+				n, _ := strconv.Atoi(v)
+				r.codes[code] = n
+			}
+			r.errs, r.traces, r.spans = int(f[13]), int(f[14]), int(f[15])
+			r.lost, r.profiles, r.lostProfiles, r.bad = uint64(f[16]), int(f[17]), int(f[18]), int(f[19])
+			all = append(all, r)
+		}
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("no runs in %v", files)
+	}
+	return all, nil
+}
+
+// tail keeps the last 4 MiB written to it.
+type tail struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 4<<20; over > 0 {
+		t.b = t.b[:copy(t.b, t.b[over:])]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
 
 // ratio estimates how many times larger y is than x: the Hodges-Lehmann
 // shift of log y against log x, as a ratio, with its 95% interval (the
@@ -124,7 +203,17 @@ func main() {
 	seconds := flag.Float64("seconds", 10, "length of a run after its warm-up")
 	viewers := flag.Int("viewers", 50, "concurrent viewers in a loaded run")
 	captures := flag.Int("captures", 10, "concurrent capture clients in a loaded run")
+	pool := flag.Bool("pool", false, "run nothing: pool the runs of earlier outputs, the files named after the flags")
 	flag.Parse()
+	if *pool {
+		all, err := readRuns(flag.Args())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "liveload:", err)
+			os.Exit(1)
+		}
+		report(all)
+		return
+	}
 	if *runs < 1 || *runs > 20 || *seconds <= 0 || *seconds > 120 || *viewers < 0 || *viewers > 500 || *captures < 0 || *captures > 100 {
 		fmt.Fprintln(os.Stderr, "liveload: -runs 1..20, -seconds 0..120, -viewers 0..500, -captures 0..100")
 		os.Exit(2)
@@ -137,10 +226,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "liveload:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("run %d loaded=%v frames=%d cpu_p50_ms=%.4f cpu_p95_ms=%.4f gpu_p95_ms=%.4f heap_max_mb=%.1f heap_mean_mb=%.1f live_max_mb=%.1f live_mean_mb=%.1f alloc_mb_s=%.1f gcs=%.0f answers=%v errors=%d traces=%d spans=%d lost=%d profiles=%d profiles_with_drops=%d unreadable=%d\n",
-			i+1, loaded, r.sum.Frames, r.sum.FrameCPU.P50, r.sum.FrameCPU.P95, r.sum.FrameGPU.P95, r.sum.HeapMaxMB, r.sum.HeapMeanMB,
-			r.sum.HeapLiveMaxMB, r.sum.HeapLiveMeanMB, r.sum.AllocMBPerS, r.sum.GCCycles, r.codes, r.errs,
-			r.traces, r.spans, r.lost, r.profiles, r.lostProfiles, r.bad)
+		fmt.Println(runText(i+1, r))
 		if r.lost > 0 || r.missed > 0 || r.capLost > 0 {
 			fmt.Printf("run %d view missed %d, capture queues full %d; lost by cause:", i+1, r.missed, r.capLost)
 			for c := range timeline.NumDropCauses {
@@ -152,6 +238,12 @@ func main() {
 		}
 		all = append(all, r)
 	}
+	report(all)
+}
+
+// report prints, for each figure, the two sides and their ratio, and the
+// requests and captures that went wrong.
+func report(all []result) {
 	side := func(loaded bool, f func(summary) float64) []float64 {
 		var v []float64
 		for _, r := range all {
@@ -222,7 +314,9 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 			break
 		}
 	}
-	go io.Copy(io.Discard, stderr)
+	var errTail tail // the demo's stderr, for a goroutine dump if it hangs
+	copied := make(chan struct{})
+	go func() { io.Copy(&errTail, stderr); close(copied) }()
 	if base == "" {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -332,7 +426,7 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 	if loaded {
 		// What the view says it lost itself: spans copied too late, and
 		// batches captures had no room for.
-		if resp, err := http.Get(base + "json"); err == nil {
+		if resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(base + "json"); err == nil {
 			var v struct {
 				Missed      uint64 `json:"missed"`
 				CaptureLost uint64 `json:"capture_lost"`
@@ -343,8 +437,24 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 		}
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); err != nil {
-		return r, fmt.Errorf("the demo: %v", err)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			return r, fmt.Errorf("the demo: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		// Hung: its goroutines, as the Go runtime dumps them on SIGQUIT.
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		<-copied
+		return r, fmt.Errorf("the demo did not exit within 60 s of SIGINT; its stderr ends:\n%s", errTail.String())
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &r.sum); err != nil {
 		return r, fmt.Errorf("the demo's summary: %v: %s", err, stdout.String())
