@@ -104,6 +104,9 @@ type waiting struct {
 	placed bool
 }
 
+// unknownTrack stands for a track the batch does not define.
+var unknownTrack = &trackTree{skip: true}
+
 // NewBuilder returns an empty Builder.
 func NewBuilder(o Options) *Builder {
 	return &Builder{b: newBuilder(), opt: o, tracks: map[timeline.TrackID]*trackTree{}}
@@ -150,11 +153,11 @@ func (pb *Builder) tree(t *timeline.Trace, id timeline.TrackID) *trackTree {
 	if tt := pb.tracks[id]; tt != nil {
 		return tt
 	}
-	tt := &trackTree{id: id, skip: true}
 	tr := t.Track(id)
 	if tr == nil {
-		return tt // not kept: the track may be defined in a later batch
+		return unknownTrack // not kept: the track may be defined in a later batch
 	}
+	tt := &trackTree{id: id, skip: true}
 	pb.tracks[id] = tt
 	root, queue := tr.Name, ""
 	switch tr.Kind {
