@@ -42,11 +42,11 @@
 // copies what is new from the recorder ([timeline.Recorder.Peek]) every
 // [Options].PollEvery (default 250 ms), at most 4096 spans per lock hold;
 // it stops after 10 s without a request or capture. It copies every 50 ms
-// while captures run, and until it stops once it finds that the recorder
-// keeps less than two PollEvery of frames (its first copy, of all the
-// recorder holds, spans less; or a later copy finds spans gone before it
-// came): a flight recorder's window at a high frame rate. A recorder that
-// keeps less than 50 ms loses spans to the view, which counts them.
+// while captures run, and while the recorder keeps less than two
+// PollEvery of spans ([timeline.Peeked].Oldest), as a flight recorder's
+// window at a high frame rate does, or spans left it before the last copy
+// came. A recorder that keeps less than 50 ms loses spans to the view,
+// which counts them.
 //
 // So with no viewer the render loop runs exactly as without the handler,
 // and with viewers it shares the recorder's lock with one reader, four to

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -45,9 +44,9 @@ type watcher struct {
 	cache   viewCache
 	peeked  timeline.Peeked // the poller's buffers, reused
 	st      stream          // the captures' batches; the poller's alone
-	// fast says the recorder keeps less than two PollEvery of spans (the
-	// first copy found so, or a later one found spans gone before it
-	// came): the poller copies every captureEvery until it stops.
+	// fast says the last poll found that the recorder keeps less than
+	// two PollEvery of spans, or that spans had left it before they were
+	// copied: the poller copies every captureEvery.
 	fast bool
 	wake chan struct{} // a capture came: poll now
 }
@@ -184,16 +183,6 @@ func wait(t *time.Timer, wake <-chan struct{}) (woke bool) {
 	}
 }
 
-// keeps is the time the recorder's frames span, from a first Peek, which
-// copies every frame it holds; the most a time.Duration holds when it has
-// fewer than two.
-func keeps(frames []timeline.Frame) time.Duration {
-	if len(frames) < 2 {
-		return math.MaxInt64
-	}
-	return time.Duration(frames[len(frames)-1].End - frames[0].Start)
-}
-
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:
@@ -234,8 +223,11 @@ func (w *watcher) poll() {
 		w.merge(p, c)
 		w.trim() // each Peek, so that the window holds at most one Peek more than it keeps
 		w.mu.Unlock()
-		if p.Missed > 0 || first && i == 0 && keeps(p.Frames) < 2*w.opt.PollEvery {
-			w.fast = true
+		if i == 0 {
+			// Keep up with a recorder that keeps little: a flight
+			// recorder's window at a high frame rate.
+			kept := time.Duration(timeline.Now() - p.Oldest)
+			w.fast = p.Oldest != 0 && kept < 2*w.opt.PollEvery || p.Missed > 0
 		}
 		if w.st.on {
 			if started && i == 0 {

@@ -32,6 +32,10 @@ type Peeked struct {
 	Settled, Open uint64
 	// Drops is the recorder's running total, as [Recorder.Stats] has it.
 	Drops Drops
+	// Oldest is the start of the oldest span or frame the recorder holds
+	// (0 when it holds none): how far back a reader that comes later can
+	// still copy, which a flight recorder's window keeps short.
+	Oldest int64
 	// More says Peek stopped at its limit: there is more to copy now.
 	More bool
 }
@@ -87,6 +91,13 @@ func (r *Recorder) Peek(c PeekCursor, limit int, p *Peeked) PeekCursor {
 	}
 	p.Settled, p.Open = r.gpuSettled, r.open.ID
 	p.Drops = r.totalDrops()
+	p.Oldest = 0
+	if r.spans.len() > 0 {
+		p.Oldest = r.spans.at(0).Start
+	}
+	if r.frames.len() > 0 && (p.Oldest == 0 || r.frames.at(0).Start < p.Oldest) {
+		p.Oldest = r.frames.at(0).Start
+	}
 	return c
 }
 

@@ -91,3 +91,32 @@ func TestPeek(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekOldest: Peek says how far back the recorder still holds: 0
+// when empty, the first frame's start while it keeps everything, and a
+// start that moves with a flight recorder's window.
+func TestPeekOldest(t *testing.T) {
+	var p Peeked
+	r, q, zone := gpuSetup(Options{WindowFrames: 10})
+	r.Peek(PeekCursor{}, 1, &p)
+	if p.Oldest != 0 {
+		t.Errorf("empty recorder: Oldest %d", p.Oldest)
+	}
+	cpu, work := r.CPUTrack("main"), r.Name("work")
+	t0 := Now()
+	peekFrames(r, q, zone, cpu, work, 0, 5)
+	r.Peek(PeekCursor{}, 1, &p)
+	if p.Oldest < t0 || p.Oldest > Now() {
+		t.Errorf("5 frames: Oldest %d, not between the first frame's start %d and now", p.Oldest, t0)
+	}
+	first := p.Oldest
+	peekFrames(r, q, zone, cpu, work, 5, 100)
+	r.Flush()
+	t1 := Now()
+	peekFrames(r, q, zone, cpu, work, 105, 20)
+	r.Flush()
+	r.Peek(PeekCursor{}, 1, &p)
+	if p.Oldest <= first || p.Oldest < t1 {
+		t.Errorf("after 125 frames in a 10-frame window: Oldest %d, the first frame's %d, the last 20 frames began at %d", p.Oldest, first, t1)
+	}
+}
