@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,9 +88,17 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 // TestCaptureWholeFrames: a ?seconds capture of an application whose GPU
 // results come frames late holds whole frames: each frame's CPU spans and
 // GPU zones, and a flow from its submit span to each zone; nothing is
-// dropped. The gpu capture of the same seconds has the zones' time.
+// dropped, also when the recorder is a flight recorder, which counts what
+// leaves its window undelivered (the capture had it). The gpu capture of
+// the same seconds has the zones' time.
 func TestCaptureWholeFrames(t *testing.T) {
-	a := startGPUApp(t, 200*time.Microsecond, 3)
+	for _, o := range []profiler.Options{{}, {Recorder: timeline.Options{WindowFrames: 1000}}} {
+		t.Run(fmt.Sprintf("window %d", o.Recorder.WindowFrames), func(t *testing.T) { wholeFrames(t, o) })
+	}
+}
+
+func wholeFrames(t *testing.T, o profiler.Options) {
+	a := startGPUAppWith(t, o, 200*time.Microsecond, 3)
 	hh, _ := New(a.p, Options{PollEvery: MinPollEvery})
 	base := serve(t, hh)
 	waitView(t, base)
@@ -317,5 +329,42 @@ func TestCapturesChurn(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("captures still running 20 s after they were to end (%d ended)", n.Load())
+	}
+}
+
+// TestClientThatNeverReads: a client that asks for a capture and reads
+// nothing holds its capture slot only writeTimeout past the capture's
+// end, not for as long as its connection stays open; HEAD takes no slot.
+func TestClientThatNeverReads(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 300 * time.Millisecond
+	a := startGPUApp(t, 0, 2) // as fast as it can: megabytes a second
+	hh, _ := New(a.p, Options{MaxCaptures: 1})
+	base := serve(t, hh)
+	get(t, base+"json")
+	u, _ := url.Parse(base)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET %strace?seconds=1 HTTP/1.1\r\nHost: %s\r\n\r\n", u.Path, u.Host)
+	time.Sleep(200 * time.Millisecond)
+	r, err := http.Head(base + "gpu?seconds=1") // while the slot is taken
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("HEAD: %v %v", r, err)
+	}
+	r.Body.Close()
+	deadline := time.Now().Add(8 * time.Second)
+	for {
+		code, _ := get(t, base+"gpu?seconds=1")
+		if code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot of a client that reads nothing is still taken 8 s on (%d)", code)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -72,15 +72,22 @@
 //
 // A trace from /trace?seconds or a profile from /gpu holds the frames that
 // settled during its seconds, their spans and the flows between them, and
-// the recorder's names and tracks. Its Drops are what the recorder counted
-// during the capture, plus what the handler could not deliver: spans the
-// poller copied too late (they had left the recorder's memory), spans of
-// batches a slow client had no room for, and spans past [MaxCaptureSpans]
-// in Drops.Evicted, the frames of those batches in Drops.Frames, and in
-// Drops.Flows the flows whose two spans are not in one batch (one was
-// before the capture, or a CPU span ended frames after its frame's GPU
-// results were in). A trace from /trace?frames=N has the recorder's
-// running totals, plus the spans the window copied too late and the flows
-// with one span outside the N frames. Counters and calibrations are in the
-// application's own traces, not in these.
+// the recorder's names and tracks. Its Drops count what it lacks: what
+// never reached the recorder's memory during the capture (zones refused or
+// never ended, spans dropped on entry: [timeline.Peeked].Upstream, not
+// what the recorder let go of after the poller had copied it), and what
+// the handler could not deliver: spans the poller copied too late (they
+// had left the recorder's memory), spans of batches a slow client had no
+// room for, and spans past [MaxCaptureSpans] in Drops.Evicted, the frames
+// of those batches in Drops.Frames, and in Drops.Flows the flows whose two
+// spans are not in one batch (one was before the capture, or a CPU span
+// ended frames after its frame's GPU results were in). A trace from
+// /trace?frames=N counts, the same way, what never reached the recorder's
+// memory since it started, the spans the window copied too late, and the
+// flows with one span outside the N frames. Counters and calibrations are
+// in the application's own traces, not in these.
+//
+// A client that stops reading fails its request 10 s after its last write
+// began, so that it holds no capture or viewer slot longer; HEAD on a
+// capture answers the headers at once, with no capture.
 package live

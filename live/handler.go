@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -103,6 +104,10 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "live: only GET and HEAD", http.StatusMethodNotAllowed)
 		return
 	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		h.badRequest(rw, "live: the query does not parse: %v", err)
+		return
+	}
 	path := r.URL.Path
 	if i := strings.LastIndex(path, "/debug/framescope/"); i >= 0 {
 		path = path[i+len("/debug/framescope/"):]
@@ -147,13 +152,14 @@ func (h *handler) badRequest(rw http.ResponseWriter, format string, a ...any) {
 	http.Error(rw, fmt.Sprintf(format, a...), http.StatusBadRequest)
 }
 
-// intParam reads the integer parameter name, in [lo, hi]; ok false when it
-// answered 400.
+// intParam reads the integer parameter name, in [lo, hi], def when the
+// query does not name it; ok false when it answered 400.
 func (h *handler) intParam(rw http.ResponseWriter, r *http.Request, name string, lo, hi, def int) (int, bool) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
+	q := r.URL.Query()
+	if !q.Has(name) {
 		return def, true
 	}
+	s := q.Get(name)
 	v, err := strconv.Atoi(s)
 	if err != nil || v < lo || v > hi {
 		h.badRequest(rw, "live: %s=%q: want an integer from %d to %d", name, s, lo, hi)
@@ -164,6 +170,7 @@ func (h *handler) intParam(rw http.ResponseWriter, r *http.Request, name string,
 
 func (h *handler) page(rw http.ResponseWriter, r *http.Request) {
 	h.w.touch()
+	deadline(http.NewResponseController(rw))
 	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rw.Header().Set("Cache-Control", "no-store")
 	rw.Write(pageHTML)
@@ -181,6 +188,7 @@ func (h *handler) json(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := h.w.viewJSON(uint64(frame), h.refused.Load(), h.bad.Load())
+	deadline(http.NewResponseController(rw))
 	rw.Header().Set("Content-Type", "application/json")
 	rw.Header().Set("Cache-Control", "no-store")
 	rw.Write(b)
@@ -223,8 +231,17 @@ func (h *handler) gpu(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// capture serves the next seconds as a trace, or as a pprof profile.
+// capture serves the next seconds as a trace, or as a pprof profile. A
+// HEAD request gets the headers alone, at once: it takes no capture.
 func (h *handler) capture(rw http.ResponseWriter, r *http.Request, seconds int, profile bool) {
+	if r.Method == http.MethodHead {
+		if profile {
+			profileHeader(rw)
+		} else {
+			traceHeader(rw)
+		}
+		return
+	}
 	select {
 	case h.captures <- struct{}{}:
 		defer func() { <-h.captures }()

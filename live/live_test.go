@@ -189,6 +189,11 @@ func TestBadRequests(t *testing.T) {
 		"gpu?frames=3":             400,
 		"gpu?seconds=-5":           400,
 		"json?frame=-1":            400,
+		"json?frame=":              400,
+		"trace?seconds=":           400,
+		"trace?frames=":            400,
+		"trace?frames=%zz":         400,
+		"gpu?seconds=;":            400,
 		"nothing":                  404,
 	} {
 		code, b := get(t, base+q)

@@ -24,7 +24,8 @@ const (
 type batch struct {
 	// t is a sink batch (see timeline.Sink): the name table and tracks so
 	// far, whole frames' spans, the flows between them, the frames; Drops
-	// is the recorder's running total.
+	// is the recorder's running total of what never reached its memory
+	// (timeline.Peeked.Upstream).
 	t timeline.Trace
 	// no numbers the batches of a stream, from 1.
 	no uint64
@@ -112,7 +113,14 @@ func (s *stream) start(wn *window, process timeline.Process) {
 			s.frames = append(s.frames, f)
 		}
 	}
-	s.drops = wn.drops
+	// Spans the window copied too late while these frames were open may
+	// be theirs: the first batch counts them.
+	for _, m := range wn.misses {
+		if m.frame > wn.settled {
+			s.missed += m.n
+		}
+	}
+	s.drops = wn.upstream
 }
 
 // stop lets the stream's memory go.

@@ -67,11 +67,15 @@ type window struct {
 	capLost uint64 // spans of batches captures had no room for
 	settled uint64
 	open    uint64
-	drops   timeline.Drops
-	polls   uint64
-	views   uint64    // changes of what viewers see, at most one a PollEvery
-	viewAt  time.Time // of the last
-	caught  bool      // the last poll copied everything there was
+	drops   timeline.Drops // the recorder's running total
+	// upstream is the recorder's running total of what never reached its
+	// memory (timeline.Peeked.Upstream): what the window and captures
+	// lack besides what they copied too late.
+	upstream timeline.Drops
+	polls    uint64
+	views    uint64    // changes of what viewers see, at most one a PollEvery
+	viewAt   time.Time // of the last
+	caught   bool      // the last poll copied everything there was
 }
 
 type miss struct{ frame, n uint64 }
@@ -200,13 +204,11 @@ func (w *watcher) poll() {
 	w.mu.Lock()
 	c := w.win.cursor
 	first := w.win.peeks == 0
-	started := false
 	switch {
 	case len(w.caps) > 0 && !w.st.on && (w.win.caught || w.win.polls >= 4):
 		// Once the window has caught up: what it copied before is
 		// history, not the next seconds.
 		w.st.start(&w.win, w.rec.Options().Process)
-		started = true
 	case len(w.caps) == 0 && w.st.on:
 		w.st.stop()
 	}
@@ -230,16 +232,10 @@ func (w *watcher) poll() {
 			w.fast = p.Oldest != 0 && kept < 2*w.opt.PollEvery || p.Missed > 0
 		}
 		if w.st.on {
-			if started && i == 0 {
-				// Spans that left the recorder before the stream's first
-				// copy are of frames settled long before it: not the
-				// captures'.
-				p.Missed = 0
-			}
 			w.st.add(p)
 			if full := w.st.full(); full || !p.More {
 				before := w.st.drops
-				bs := w.st.emit(&w.win, p.Settled, p.Drops, full)
+				bs := w.st.emit(&w.win, p.Settled, p.Upstream, full)
 				w.mu.Lock()
 				w.deliver(bs, before)
 				w.mu.Unlock()
@@ -304,7 +300,7 @@ func (w *watcher) merge(p *timeline.Peeked, c timeline.PeekCursor) {
 		wn.misses = append(wn.misses, miss{newest, p.Missed})
 		wn.missed += p.Missed
 	}
-	wn.settled, wn.open, wn.drops = p.Settled, p.Open, p.Drops
+	wn.settled, wn.open, wn.drops, wn.upstream = p.Settled, p.Open, p.Drops, p.Upstream
 }
 
 // trim keeps the last WindowFrames frames, the spans of those frames (and
@@ -450,7 +446,7 @@ func (w *watcher) serve(ctx context.Context, k *capture, out captureOut, maxSpan
 			}
 			w.mu.Lock()
 			if !k.started {
-				k.base, k.latest = w.win.drops, w.win.drops
+				k.base, k.latest = w.win.upstream, w.win.upstream
 			}
 			recorder = k.latest
 			t := &timeline.Trace{Process: w.rec.Options().Process, Names: w.win.names, Tracks: w.win.tracks}
@@ -492,7 +488,7 @@ func (w *watcher) lastFrames(ctx context.Context, n int) (*timeline.Trace, error
 	end := sort.Search(len(wn.frames), func(i int) bool { return wn.frames[i].ID > wn.settled })
 	frames := wn.frames[max(0, end-n):end]
 	t := w.header()
-	t.Drops = wn.drops
+	t.Drops = wn.upstream
 	if len(frames) == 0 {
 		return t, nil
 	}

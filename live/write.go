@@ -5,15 +5,27 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/timeline"
 )
 
+// writeTimeout bounds each write to a client: one that stops reading
+// fails the request that long after, so that it holds no capture or
+// viewer slot. A variable for the tests.
+var writeTimeout = 10 * time.Second
+
+// deadline gives the next write to rw writeTimeout, where rw allows it.
+func deadline(rc *http.ResponseController) {
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout)) // ErrNotSupported: no deadline, as before
+}
+
 // writeTrace sends t as a Perfetto trace file.
 func writeTrace(rw http.ResponseWriter, t *timeline.Trace) {
 	traceHeader(rw)
+	deadline(http.NewResponseController(rw))
 	perfetto.Write(rw, t) // a write error is the client gone: nothing to tell it
 }
 
@@ -35,15 +47,18 @@ var (
 // than the batch it writes.
 type traceOut struct {
 	rw http.ResponseWriter
+	rc *http.ResponseController
 	pw *perfetto.Writer
 }
 
 func (o *traceOut) batch(t *timeline.Trace) error {
 	if o.pw == nil {
 		traceHeader(o.rw)
+		o.rc = http.NewResponseController(o.rw)
 		o.pw = writerPool.Get().(*perfetto.Writer)
 		o.pw.Reset(o.rw)
 	}
+	deadline(o.rc)
 	return o.pw.WriteBatch(t)
 }
 
@@ -71,10 +86,15 @@ type profileOut struct {
 
 func (o *profileOut) batch(t *timeline.Trace) error { return o.b.WriteBatch(t) }
 
+func profileHeader(rw http.ResponseWriter) {
+	rw.Header().Set("Content-Type", "application/octet-stream")
+	rw.Header().Set("Content-Disposition", `attachment; filename="framescope-gpu.pb.gz"`)
+}
+
 func (o *profileOut) end(t *timeline.Trace) error {
 	o.b.WriteBatch(t)
-	o.rw.Header().Set("Content-Type", "application/octet-stream")
-	o.rw.Header().Set("Content-Disposition", `attachment; filename="framescope-gpu.pb.gz"`)
+	profileHeader(o.rw)
+	deadline(http.NewResponseController(o.rw))
 	gz := gzipPool.Get().(*gzip.Writer)
 	defer gzipPool.Put(gz)
 	gz.Reset(o.rw)

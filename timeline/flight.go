@@ -117,8 +117,8 @@ type store struct {
 	spanCur int    // index of the first span not streamed
 	flowCur uint64 // absolute index of the first flow not streamed
 	added   int    // items stored since the last eviction step
-	// evicted counts the frames, samples, calibrations and flows that
-	// left memory undelivered (spans are counted in Drops.Evicted).
+	// evicted counts what left memory undelivered: Drops.Evicted,
+	// Frames, Samples and part of Flows.
 	evicted ItemCounts
 	// moved counts the items eviction let go or moved: the work it did,
 	// for the tests that bound it.
@@ -140,7 +140,7 @@ func (r *Recorder) appendSpan(s Span) uint64 {
 // popSpan lets the oldest span go. The caller holds mu.
 func (r *Recorder) popSpan() {
 	if r.spans.at(0).flags&sentFlag == 0 {
-		r.drops.Evicted++
+		r.evicted.Spans++
 	}
 	r.spans.popFront()
 	if r.spanCur > 0 {
@@ -366,7 +366,7 @@ func (r *Recorder) compact(now int64) {
 			continue
 		}
 		if it.flags&sentFlag == 0 {
-			r.drops.Evicted++
+			r.evicted.Spans++
 		}
 	}
 	r.spans.truncate(kept)

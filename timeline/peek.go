@@ -32,6 +32,12 @@ type Peeked struct {
 	Settled, Open uint64
 	// Drops is the recorder's running total, as [Recorder.Stats] has it.
 	Drops Drops
+	// Upstream is Drops without what left the recorder's memory before a
+	// Dump or sink had it (Evicted, Frames, Samples, Sink, and the flows
+	// evicted or split between sink batches): what a reader that copies
+	// everything before it leaves, as Peek's caller does or counts in
+	// Missed, still lacks.
+	Upstream Drops
 	// Oldest is the start of the oldest span or frame the recorder holds
 	// (0 when it holds none): how far back a reader that comes later can
 	// still copy, which a flight recorder's window keeps short.
@@ -91,6 +97,7 @@ func (r *Recorder) Peek(c PeekCursor, limit int, p *Peeked) PeekCursor {
 	}
 	p.Settled, p.Open = r.gpuSettled, r.open.ID
 	p.Drops = r.totalDrops()
+	p.Upstream = r.upstreamDrops()
 	p.Oldest = 0
 	if r.spans.len() > 0 {
 		p.Oldest = r.spans.at(0).Start

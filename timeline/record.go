@@ -325,12 +325,28 @@ func (r *Recorder) Stats() Stats {
 
 // totalDrops is the running total of everything dropped. The caller
 // holds mu.
+// upstreamDrops is totalDrops without what left memory undelivered
+// (Evicted, Frames, Samples, Sink, and the flows evicted or split between
+// sink batches): what a reader that copies in time still lacks. The
+// caller holds mu.
+func (r *Recorder) upstreamDrops() Drops {
+	d := r.totalDrops()
+	e, l := r.evicted, r.stats.SinkLost
+	d.Evicted -= e.Spans
+	d.Frames -= e.Frames
+	d.Samples -= e.Samples + e.Calibrations
+	d.Flows -= r.stats.FlowsSplit + e.Flows
+	d.Sink -= l.Spans + l.Flows + l.Frames + l.Samples + l.Calibrations
+	return d
+}
+
 func (r *Recorder) totalDrops() Drops {
 	d := r.drops
 	for _, t := range r.cpu {
 		d.Spans += t.dropped.Load()
 		d.Misuse += t.misuse.Load()
 	}
+	d.Evicted += r.evicted.Spans
 	d.Flows += r.stats.ZonesUnlinked + r.stats.FlowsSplit + r.evicted.Flows
 	d.Frames += r.evicted.Frames
 	d.Samples += r.evicted.Samples + r.evicted.Calibrations

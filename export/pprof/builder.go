@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/google/pprof/profile"
@@ -52,9 +53,13 @@ var ErrFinished = errors.New("pprof: the profile is already made")
 // on its track that encloses it ([timeline.Encloses]), which may come in
 // an earlier batch or a later one; a span whose parent has not come is
 // held back until it does, at most [MaxPending] of them, and placed
-// under [OrphanName] when it never does. The profile is the one [Build]
-// makes of the whole trace when each span's Depth is its nesting depth,
-// as the recorder and the readers give it.
+// under [OrphanName] when it never does. A Builder keeps the last 256
+// spans of each depth of a track for the children still to come: a child
+// that comes after its parent has gone from those leaves its time with
+// the parent, which took it whole. The profile's comments count both. The
+// profile is the one [Build] makes of the whole trace when each span's
+// Depth is its nesting depth, as the recorder and the readers give it,
+// and no child comes 256 spans of its parent's depth after it.
 //
 // The methods of a Builder must not be called concurrently.
 type Builder struct {
@@ -71,6 +76,8 @@ type Builder struct {
 	fifo     []*waiting // the spans held back, oldest first; some placed since
 	head     int        // fifo[:head] are gone
 	orphans  int64
+	late     int64 // spans whose parent had been let go: their time stayed with it
+	invalid  int64 // spans with End < Start, or a duration past int64
 	scratch  []int
 	scratchW []*waiting
 }
@@ -84,6 +91,10 @@ type trackTree struct {
 	root   int32
 	labels map[string][]string
 	recent [][]placed // by depth, sorted by start
+	// gone holds, by depth, the latest end of the spans let go from
+	// recent: a child that begins before it may have come after its
+	// parent left.
+	gone []int64
 	// wait holds, by depth, the spans held back for their parent, sorted
 	// by start; those placed since stay, marked, until half are.
 	wait  [][]*waiting
@@ -128,6 +139,10 @@ func (pb *Builder) WriteBatch(t *timeline.Trace) error {
 	for i := range t.Spans {
 		s := &t.Spans[i]
 		if pb.tree(t, s.Track).skip {
+			continue
+		}
+		if s.End < s.Start || s.Dur() < 0 {
+			pb.invalid++
 			continue
 		}
 		idx = append(idx, i)
@@ -280,8 +295,14 @@ func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSm
 		at-- // late: keep the list sorted by start
 	}
 	r = slices.Insert(r, at, placed{*s, nd, smp})
-	if len(r) > recentPerDepth {
-		r = r[:copy(r, r[len(r)-recentPerDepth:])]
+	if over := len(r) - recentPerDepth; over > 0 {
+		for len(tt.gone) <= int(s.Depth) {
+			tt.gone = append(tt.gone, math.MinInt64)
+		}
+		for _, p := range r[:over] {
+			tt.gone[s.Depth] = max(tt.gone[s.Depth], p.span.End)
+		}
+		r = r[:copy(r, r[over:])]
 	}
 	tt.recent[s.Depth] = r
 	pb.adopt(tt, s, nd, smp)
@@ -361,7 +382,18 @@ func (pb *Builder) orphanOldest() {
 	}
 }
 
+// orphan places s, whose parent never came, under OrphanName; or, when
+// its parent may have come and been let go already (recentPerDepth), it
+// leaves s's time with that parent, which took it whole.
 func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
+	if d := int(s.Depth) - 1; d < len(tt.gone) && s.Start < tt.gone[d] {
+		pb.late++
+		for len(tt.gone) <= int(s.Depth) {
+			tt.gone = append(tt.gone, math.MinInt64)
+		}
+		tt.gone[s.Depth] = max(tt.gone[s.Depth], s.End) // its own children are late too
+		return
+	}
 	pb.orphans++
 	pb.place(tt, s, pb.b.node(tt.root, pb.b.loc(OrphanName, tt.gpu)), nil)
 }
@@ -406,10 +438,19 @@ func (pb *Builder) Profile() *profile.Profile {
 		pb.b.p.Sample = slices.DeleteFunc(pb.b.p.Sample, func(s *profile.Sample) bool { return s.Value[0] == 0 && s.Value[1] == 0 })
 		if pb.spans > 0 {
 			pb.b.p.DurationNanos = pb.last - pb.first
+			if pb.b.p.DurationNanos < 0 {
+				pb.b.p.DurationNanos = math.MaxInt64 // past int64
+			}
 		}
 		pb.b.finish(pb.drops)
 		if pb.orphans > 0 {
 			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope placed %d spans under %q: the zone enclosing them was not in the stream", pb.orphans, OrphanName))
+		}
+		if pb.late > 0 {
+			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope left the time of %d spans with the zone enclosing them: they came after the Builder had let it go", pb.late))
+		}
+		if pb.invalid > 0 {
+			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope left out %d spans that end before they start or last past int64", pb.invalid))
 		}
 	}
 	return pb.b.p

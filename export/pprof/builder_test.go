@@ -301,3 +301,36 @@ func BenchmarkBuilder(b *testing.B) {
 		pb.Profile()
 	})
 }
+
+// TestBuilderLateChild: a child that comes after its parent has left the
+// Builder's recent spans leaves its time with the parent, so that the
+// total is Build's and nothing is counted twice, and a comment counts it;
+// its own child too.
+func TestBuilderLateChild(t *testing.T) {
+	tr := &timeline.Trace{Names: []string{"", "parent", "sibling", "child", "grandchild"},
+		Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}}}
+	first := &timeline.Trace{Names: tr.Names, Tracks: tr.Tracks, Spans: []timeline.Span{{Track: 1, Name: 1, Start: 0, End: 1000}}}
+	for i := range recentPerDepth {
+		first.Spans = append(first.Spans, timeline.Span{Track: 1, Name: 2, Start: int64(2000 + 10*i), End: int64(2005 + 10*i)})
+	}
+	late := &timeline.Trace{Names: tr.Names, Tracks: tr.Tracks, Spans: []timeline.Span{
+		{Track: 1, Name: 3, Start: 10, End: 20, Depth: 1},
+		{Track: 1, Name: 4, Start: 12, End: 14, Depth: 2},
+	}}
+	tr.Spans = append(append(tr.Spans, first.Spans...), late.Spans...)
+	var want int64
+	for _, s := range Build(tr).Sample {
+		want += s.Value[1]
+	}
+	p := stream(Options{}, []*timeline.Trace{first, late})
+	var got int64
+	for _, s := range p.Sample {
+		got += s.Value[1]
+	}
+	if got != want {
+		t.Errorf("cpu_time %d, Build's %d", got, want)
+	}
+	if c := strings.Join(p.Comments, "\n"); !strings.Contains(c, "left the time of 2 spans") || strings.Contains(c, OrphanName) {
+		t.Errorf("comments %q", p.Comments)
+	}
+}
