@@ -220,6 +220,10 @@ func (g *GPU) Calibrate() error {
 	return err
 }
 
+// testHookRound, set by tests, runs at the start of every round that
+// goes ahead, under the round's lock.
+var testHookRound func(c *calibrator)
+
 // errStopped: the context closed while a round was asked for.
 var errStopped = errors.New("profiler: calibration stopped")
 
@@ -230,6 +234,9 @@ func (c *calibrator) round(q *Queue) error {
 	defer c.mu.Unlock()
 	if c.stopped {
 		return errStopped
+	}
+	if testHookRound != nil {
+		testHookRound(c)
 	}
 	var s clock.Sample
 	var err error

@@ -106,8 +106,9 @@ type GPU struct {
 	cal   *calibrator
 
 	state atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
-	life  sync.Mutex    // Close and the device's close, one at a time
-	unreg func()        // leaves the device's list of users
+	life     sync.Mutex // Close and the device's close, one at a time
+	released bool       // under life: the pools and the calibrator's objects are gone
+	unreg    func()     // leaves the device's list of users
 
 	mu       sync.Mutex // frames, submissions, collection
 	frame    uint64
@@ -246,20 +247,29 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.ownClock = o.Calibration.Clock != ClockMonotonic
-	g.cal, err = newCalibrator(g, o.Calibration)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
 	// Closing the device closes the context first: the calibrator stops
-	// before the device goes idle, its objects go after.
+	// before the device goes idle, its objects go after. The context is
+	// on the device's list before its calibrator first calls into the
+	// device, and the calibrator is made under the context's life lock,
+	// which the device's Close takes: a Close that comes meanwhile waits
+	// for it, then stops it.
+	g.life.Lock()
 	g.unreg, err = dev.d.OnClose(g.deviceStop, g.deviceRelease)
 	if err != nil {
-		g.cal.stop()
-		g.cal.release()
+		g.life.Unlock()
 		pool.Close()
 		return nil, ErrDeviceClosed
 	}
+	g.cal, err = newCalibrator(g, o.Calibration)
+	if err != nil {
+		g.unreg()
+		g.state.Store(stateClosed)
+		g.released = true
+		g.life.Unlock()
+		pool.Close()
+		return nil, err
+	}
+	g.life.Unlock()
 	p.mu.Lock()
 	p.gpus = append(p.gpus, g)
 	p.mu.Unlock()
@@ -392,12 +402,16 @@ func (g *GPU) Close() {
 	if !g.state.CompareAndSwap(stateOpen, stateClosed) {
 		return
 	}
-	g.unreg()
 	g.cal.stop()
 	g.pool.Stop()
 	g.finish()
 	g.cal.release()
 	g.pool.Close()
+	g.released = true
+	// Last: until now a Close of the device waits for this one (its
+	// deviceStop takes g.life), rather than go on without the context
+	// and let the device go while the calibrator still runs.
+	g.unreg()
 	g.p.forget(g)
 }
 
@@ -424,6 +438,10 @@ func (g *GPU) deviceStop() {
 func (g *GPU) deviceRelease() {
 	g.life.Lock()
 	defer g.life.Unlock()
+	if g.released {
+		return // GPU.Close did it all
+	}
+	g.released = true
 	g.finish()
 	g.cal.release()
 	g.p.forget(g)

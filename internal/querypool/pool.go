@@ -175,8 +175,13 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	if cfg.ValidBits < 64 {
 		p.mask = 1<<cfg.ValidBits - 1
 	}
+	// The slots are made under p.life, after the pool is on the device's
+	// list: a Close of the device that comes meanwhile waits for them
+	// (its deviceStop takes p.life), then destroys them.
+	p.life.Lock()
 	unreg, err := dev.OnClose(p.deviceStop, p.deviceRelease)
 	if err != nil {
+		p.life.Unlock()
 		return nil, fmt.Errorf("querypool: %w", err)
 	}
 	p.unreg = unreg
@@ -184,11 +189,15 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	for i := 0; i < cfg.Slots; i++ {
 		s, err := p.newSlot(i, cfg.Queries)
 		if err != nil {
+			p.life.Unlock()
 			p.Close()
 			return nil, err
 		}
+		p.mu.Lock()
 		p.ring = append(p.ring, s)
+		p.mu.Unlock()
 	}
+	p.life.Unlock()
 	return p, nil
 }
 
@@ -618,6 +627,10 @@ func (p *Pool) releaseLocked() {
 		return
 	}
 	p.released = true
+	// A readback on the application's goroutine (Collect, Drain) may
+	// still be inside the driver with a slot: wait for it.
+	p.readMu.Lock()
+	defer p.readMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.ring {
