@@ -105,10 +105,10 @@ type GPU struct {
 	clock *clock.Model
 	cal   *calibrator
 
-	state atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
-	life     sync.Mutex // Close and the device's close, one at a time
-	released bool       // under life: the pools and the calibrator's objects are gone
-	unreg    func()     // leaves the device's list of users
+	state    atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
+	life     sync.Mutex    // Close and the device's close, one at a time
+	released bool          // under life: the pools and the calibrator's objects are gone
+	unreg    func()        // leaves the device's list of users
 
 	mu       sync.Mutex // frames, submissions, collection
 	frame    uint64
