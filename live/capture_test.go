@@ -43,6 +43,7 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 	loop := a.p.CPUTrack("render loop")
 	submit, record, draw, shadow := a.p.Name("submit"), a.p.Name("record"), a.p.Name("draw"), a.p.Name("shadow")
 	q := rec.QueueTrack(timeline.Queue{Device: "sim", Flags: "graphics"})
+	src := rec.GPUSource(q)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -72,7 +73,7 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 					{Name: draw, Start: g.start, End: g.end, Frame: g.frame, Key: g.frame},
 					{Name: shadow, Start: g.start + 10_000, End: g.start + 20_000, Frame: g.frame, Key: g.frame, Depth: 1},
 				})
-				rec.SettleGPU(q, g.frame)
+				src.Settle(g.frame)
 			}
 			time.Sleep(time.Duration(a.every.Load()))
 		}

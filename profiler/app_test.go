@@ -34,6 +34,9 @@ type app struct {
 	g    *profiler.GPU
 	main *timeline.CPUTrack
 
+	opts   profiler.GPUOptions // g's
+	labels bool                // the device was wrapped with DebugUtils
+
 	cmds     []vkg.CommandBuffer // one per frame the application keeps in flight
 	fences   []vkg.Fence
 	inFlight []bool
@@ -51,10 +54,30 @@ type app struct {
 
 // appConfig sets an app up.
 type appConfig struct {
-	vk     vk.Config
-	gpu    profiler.GPUOptions
-	ring   int // command buffers in flight; 0: gpu.FramesInFlight (or 3)
-	labels bool
+	vk       vk.Config
+	gpu      profiler.GPUOptions
+	recorder timeline.Options
+	ring     int // command buffers in flight; 0: gpu.FramesInFlight (or 3)
+	labels   bool
+}
+
+// wrapWith hands the application's device to WrapDevice, with every
+// queue it made.
+func wrapWith(t *testing.T, q *vktest.Queue, labels bool) *profiler.Device {
+	t.Helper()
+	d := q.Dev
+	ids := make([]profiler.QueueID, len(d.Queues))
+	for i, x := range d.Queues {
+		ids[i] = profiler.QueueID{Family: x.Family, Index: x.Index}
+	}
+	dev, err := profiler.WrapDevice(profiler.Existing{
+		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: ids,
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", DebugUtils: labels && d.Instance.DebugUtils,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
 }
 
 // goroutines counts the goroutines of the process, once they have settled.
@@ -68,23 +91,12 @@ func newApp(t *testing.T, c appConfig) *app {
 	t.Helper()
 	q := vktest.Graphics(t, c.vk)
 	g0 := goroutines()
-	d := q.Dev
-	ids := make([]profiler.QueueID, len(d.Queues))
-	for i, x := range d.Queues {
-		ids[i] = profiler.QueueID{Family: x.Family, Index: x.Index}
-	}
-	dev, err := profiler.WrapDevice(profiler.Existing{
-		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: ids,
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", DebugUtils: c.labels && d.Instance.DebugUtils,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := wrapWith(t, q, c.labels)
 	gq, err := dev.Queue(q.Q.Family, q.Q.Index)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := profiler.New(profiler.Options{})
+	p := profiler.New(profiler.Options{Recorder: c.recorder})
 	c.gpu.DebugLabels = c.labels
 	g, err := p.GPU(dev, gq, c.gpu)
 	if err != nil {
@@ -97,7 +109,7 @@ func newApp(t *testing.T, c appConfig) *app {
 			ring = 3
 		}
 	}
-	a := &app{t: t, q: q, dev: dev, p: p, g: g, main: p.CPUTrack("main"), goroutines: g0,
+	a := &app{t: t, q: q, dev: dev, p: p, g: g, opts: c.gpu, labels: c.labels, main: p.CPUTrack("main"), goroutines: g0,
 		cmds: q.Cmds(ring), inFlight: make([]bool, ring),
 		submit: p.Name("submit"), frameZone: p.Name("frame"), pass: p.Name("pass"), draw: p.Name("draw")}
 	for _, c := range a.cmds {

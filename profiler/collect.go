@@ -71,7 +71,7 @@ func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]q
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
 		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Stats.Unconverted): call GPU.Calibrate, or give CalibrationOptions.FallbackQueue", ErrNoCalibration, u)
 	}
-	g.p.rec.SettleGPU(g.track, g.pool.Settled())
+	g.src.Settle(g.pool.Settled())
 	g.reportLocked()
 	return dst, err
 }

@@ -35,7 +35,7 @@
 // Frames in flight: [GPUOptions].FramesInFlight (1 to 16) is how many frames
 // the application keeps in flight. A frame's zones are read back once the
 // application has waited for it, and the timeline waits for each queue's
-// word that a frame's results are all in ([timeline.Recorder.SettleGPU]), so
+// word that a frame's results are all in ([timeline.GPUSource]), so
 // that zones, their flows and the frame's GPU time arrive however late.
 //
 // Nothing is lost silently. Every zone that does not reach the timeline is

@@ -97,6 +97,7 @@ type GPU struct {
 	dev    *vk.Device
 	queue  Queue
 	track  timeline.TrackID
+	src    *timeline.GPUSource // tells the recorder how far results are in
 	pool   *querypool.Pool
 	begin  vkg.PipelineStageFlagBits
 	end    vkg.PipelineStageFlagBits
@@ -246,6 +247,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		clock:  clock,
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
+	g.src = p.rec.GPUSource(g.track)
 	g.ownClock = o.Calibration.Clock != ClockMonotonic
 	// Closing the device closes the context first: the calibrator stops
 	// before the device goes idle, its objects go after. The context is
@@ -257,6 +259,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	g.unreg, err = dev.d.OnClose(g.deviceStop, g.deviceRelease)
 	if err != nil {
 		g.life.Unlock()
+		g.src.Close()
 		pool.Close()
 		return nil, ErrDeviceClosed
 	}
@@ -266,6 +269,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		g.state.Store(stateClosed)
 		g.released = true
 		g.life.Unlock()
+		g.src.Close()
 		pool.Close()
 		return nil, err
 	}
@@ -416,12 +420,13 @@ func (g *GPU) Close() {
 }
 
 // finish collects what the GPU finished, counts the rest, and tells the
-// recorder the queue has nothing more to come. The pool is stopped.
+// recorder the context has nothing more to come: the queue's later frames
+// wait for the contexts open on it, if any. The pool is stopped.
 func (g *GPU) finish() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.collectLocked(nil, g.pool.Finish)
-	g.p.rec.SettleGPU(g.track, ^uint64(0))
+	g.src.Close()
 }
 
 // deviceStop and deviceRelease close the context for the device's Close

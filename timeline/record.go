@@ -57,10 +57,10 @@ type Options struct {
 	BudgetEvery int
 
 	// SettleFrames is how many frames after a frame ends its GPU results
-	// are still expected from a queue that does not say when they are all
-	// in ([Recorder.SettleGPU]; the profiler's GPU contexts do, and then
-	// a frame settles when every such queue has settled it, however late,
-	// within MaxSettleFrames): the GPU time of frame F is sampled when
+	// are still expected when no [GPUSource] says when they are all in
+	// (the profiler's GPU contexts are sources, and then a frame settles
+	// when every open source has settled it, however late, within
+	// MaxSettleFrames): the GPU time of frame F is sampled when
 	// frame F+SettleFrames ends (zones of F that come later stay on the
 	// timeline but are counted in Drops.Untimed), and a submission key
 	// waits that long for its other end (default 4).
@@ -213,6 +213,7 @@ type Recorder struct {
 	queues   map[Queue]*queueState
 	queueOf  map[TrackID]*queueState
 	counters map[string]TrackID
+	sourced  bool // a GPUSource was opened: sources say when frames settle
 
 	store
 	flowTable

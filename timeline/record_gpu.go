@@ -24,50 +24,110 @@ type GPUSpan struct {
 }
 
 // queueState is one GPU queue: its track, its lanes, its clock error
-// counter.
+// counter, and the sources that add its spans.
 type queueState struct {
 	q        Queue
 	name     string
 	errTrack TrackID
 	lanes    []*lane // lanes[0] is the queue track
-	// reports: the queue's source reports how far it has settled
-	// (SettleGPU), up to frame settled.
-	reports bool
-	settled uint64
+	sources  []*GPUSource
 }
 
-// MaxSettleFrames bounds how long a frame waits for a queue that reports
-// its progress (SettleGPU) but stops doing so: MaxSettleFrames frames after
-// it ended, a frame settles whatever the queue says.
+// MaxSettleFrames bounds how long a frame waits for a source that reports
+// its progress (GPUSource.Settle) but stops doing so: MaxSettleFrames
+// frames after it ended, a frame settles whatever the source says.
 const MaxSettleFrames = 256
 
-// SettleGPU tells the recorder that every zone of frames up to frame on the
-// queue whose track is track has been added (AddGPUSpans) or counted as
-// lost (AddDrops): no more will come. From the first call on, the
-// recorder waits for the queue's word before it samples a frame's GPU
-// time and before a submission key gives up waiting for its zones, rather
-// than Options.SettleFrames: however late results come, they are timed
-// and linked. A source that stops reporting holds frames back at most
-// MaxSettleFrames frames. Call it with ^uint64(0) when the queue is done.
-func (r *Recorder) SettleGPU(track TrackID, frame uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if qs := r.queueOf[track]; qs != nil && (!qs.reports || frame > qs.settled) {
-		qs.reports, qs.settled = true, frame
-	}
+// GPUSource is one producer of a GPU queue's spans, a profiler's GPU
+// context, that tells the recorder how far its results are in. While a
+// queue has an open source, the recorder waits for its word before it
+// samples a frame's GPU time and before a submission key gives up waiting
+// for its zones, rather than Options.SettleFrames: however late results
+// come, they are timed and linked. A queue may have several sources over
+// a run, one after the other (a context closed and made again on the same
+// queue) or at once; each waits only for the frames it may still deliver.
+type GPUSource struct {
+	r  *Recorder
+	qs *queueState
+	// settled is the newest frame up to which the source has delivered
+	// or counted everything; guarded by r.mu.
+	settled uint64
+	closed  bool
 }
 
-// gpuWatermark returns the newest frame up to which every queue that
-// reports its progress has settled; ok is false when none reports. The
-// caller holds mu.
+// GPUSource opens a source of the queue whose track is track (from
+// QueueTrack). It has delivered nothing yet, and can deliver nothing of
+// the frames that ended before it opened: it holds back only the frame in
+// progress and later ones. nil for an unknown track.
+func (r *Recorder) GPUSource(track TrackID) *GPUSource {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := r.queueOf[track]
+	if qs == nil {
+		return nil
+	}
+	s := &GPUSource{r: r, qs: qs, settled: r.beforeNextFrame()}
+	qs.sources = append(qs.sources, s)
+	r.sourced = true
+	return s
+}
+
+// beforeNextFrame is the newest frame that a source can no longer begin:
+// the one before the frame in progress, or the last ended when none is.
+// The caller holds mu.
+func (r *Recorder) beforeNextFrame() uint64 {
+	if r.open.ID != 0 {
+		return r.open.ID - 1
+	}
+	return r.lastID
+}
+
+// Settle tells the recorder that every zone of frames up to frame has
+// been added (AddGPUSpans) or counted as lost (AddDrops): no more will
+// come from this source. A frame the source may still begin is not
+// settled by it, whatever frame says: ^uint64(0) means everything so far.
+// Settle never moves back. Methods on a nil or closed source do nothing.
+func (s *GPUSource) Settle(frame uint64) {
+	if s == nil {
+		return
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.closed {
+		return
+	}
+	frame = min(frame, r.beforeNextFrame())
+	s.settled = max(s.settled, frame)
+}
+
+// Close says the source has delivered or counted everything it will:
+// from now on its queue waits only for its other sources.
+func (s *GPUSource) Close() {
+	if s == nil {
+		return
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.qs.sources = slices.DeleteFunc(s.qs.sources, func(x *GPUSource) bool { return x == s })
+}
+
+// gpuWatermark returns the newest frame up to which every open source has
+// settled, or everything when sources were opened and none is open now;
+// ok is false when no source was ever opened. The caller holds mu.
 func (r *Recorder) gpuWatermark() (frame uint64, ok bool) {
 	frame = ^uint64(0)
 	for _, qs := range r.queues {
-		if qs.reports {
-			frame, ok = min(frame, qs.settled), true
+		for _, s := range qs.sources {
+			frame = min(frame, s.settled)
 		}
 	}
-	return frame, ok
+	return frame, r.sourced
 }
 
 // QueueName is the name of a queue's track, e.g.

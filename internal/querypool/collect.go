@@ -322,14 +322,16 @@ func (s *Slot) complete() bool {
 
 // Settled returns the newest frame up to which every frame begun on the
 // pool has been read back and collected, or counted as lost: no result of
-// a frame up to it will come any more. 0 before any frame settled.
+// a frame up to it will come any more. ^uint64(0) when nothing is pending
+// (no frame recording, none waiting for results, nothing uncollected):
+// then no frame begun so far has more to come.
 func (p *Pool) Settled() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed.Load() && p.finished {
 		return ^uint64(0)
 	}
-	oldest := p.lastFrame + 1 // the oldest frame still to come
+	oldest := ^uint64(0) // the oldest frame still to come
 	if s := p.cur.Load(); s != nil {
 		oldest = s.frame
 	}
@@ -341,6 +343,9 @@ func (p *Pool) Settled() uint64 {
 	}
 	for i := range p.ready {
 		oldest = min(oldest, p.ready[i].Frame)
+	}
+	if oldest == ^uint64(0) || oldest == 0 {
+		return oldest // nothing pending; or frame 0 pending, before every frame
 	}
 	return oldest - 1
 }
