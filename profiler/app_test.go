@@ -147,6 +147,9 @@ type frameOpts struct {
 	tryBegin  bool // GPU.BeginFrame may fail
 	nilEnd    bool // GPU.EndFrame(nil)
 	noCollect bool
+	// submitted, when set, gives the command buffers to name to
+	// GPU.Submitted for the frame's command buffer cmd.
+	submitted func(cmd vkg.CommandBuffer) []vkg.CommandBuffer
 }
 
 func (a *app) frameWith(o frameOpts, record func(cmd vkg.CommandBuffer)) {
@@ -170,7 +173,11 @@ func (a *app) frameWith(o frameOpts, record func(cmd vkg.CommandBuffer)) {
 		a.g.EndFrame(cmd)
 	}
 	s := a.main.Span(a.submit)
-	s.Submitted(a.g.Submitted(cmd))
+	named := []vkg.CommandBuffer{cmd}
+	if o.submitted != nil {
+		named = o.submitted(cmd)
+	}
+	s.Submitted(a.g.Submitted(named...))
 	a.q.Submit(a.fences[i], cmd)
 	a.inFlight[i] = true
 	s.End()

@@ -88,6 +88,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 	var stacks []cmdStack // small: one per command buffer of a frame
 	stacks = g.stacks[:0]
 	var frame uint64
+	var unlinked uint64
 	for i := range raw {
 		r := &raw[i]
 		if i == 0 || r.Frame != frame {
@@ -99,18 +100,11 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 		}
 		z := ZoneResult{
 			Name: Name(r.Name), Frame: r.Frame, Family: g.queue.Family, Index: g.queue.Index,
-			Begin: r.Begin, End: r.End,
+			Begin: r.Begin, End: r.End, Key: r.Key,
 		}
-		fi := &g.frameAt[r.Frame%frameRing]
-		hint := g.cal.o.Clock.now()
-		if fi.frame == r.Frame {
-			hint = fi.host
-			for k := 0; k < fi.nsubs; k++ {
-				if fi.subs[k].cmd == r.Cmd {
-					z.Key = fi.subs[k].key
-					break
-				}
-			}
+		hint := r.Host
+		if hint == 0 {
+			hint = g.cal.o.Clock.now()
 		}
 		s, e1, ok1 := g.clock.Convert(r.Begin, hint)
 		e, e2, ok2 := g.clock.Convert(r.End, hint)
@@ -142,6 +136,9 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 				Name: z.Name, Start: s, End: e, Frame: z.Frame,
 				ErrNs: uint32(min(z.ErrNs, math.MaxUint32)), Depth: z.Depth, Key: z.Key,
 			})
+			if r.Key == 0 && r.Submitted && !g.ownClock {
+				unlinked++ // on the timeline, without its arrow
+			}
 		} else {
 			g.unconv.Add(1)
 		}
@@ -149,6 +146,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 	}
 	g.stacks = stacks
 	g.spans = spans[:0]
+	g.unlinked.Add(unlinked)
 	return dst, spans
 }
 
@@ -163,6 +161,7 @@ func (g *GPU) reportLocked() {
 		Unwritten:   st.Unwritten,
 		Pending:     st.Pending,
 		Unconverted: g.unconv.Load(),
+		Flows:       g.unlinked.Load(),
 		Misuse:      st.LateEnds + st.Misuse + g.claimZeroEnds(),
 	}
 	if delta := d.Sub(g.lastDrop); delta != (timeline.Drops{}) {

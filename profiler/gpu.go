@@ -67,6 +67,10 @@ type Stats struct {
 	// Collect comes next claims it, so each is counted once in the process.
 	ZeroEnds          uint64
 	Unconverted       uint64 // zones read back before any calibration
+	// Unlinked counts zones that reached the timeline without the arrow
+	// from their submission: their frame had Submitted calls on this
+	// context, none of which named their command buffer (Drops.Flows).
+	Unlinked          uint64
 	Calibrations      uint64
 	CalibrationErrors uint64
 }
@@ -113,7 +117,6 @@ type GPU struct {
 
 	mu       sync.Mutex // frames, submissions, collection
 	frame    uint64
-	frameAt  [frameRing]frameInfo
 	raw      []querypool.Result
 	spans    []timeline.GPUSpan
 	stacks   []cmdStack
@@ -121,6 +124,7 @@ type GPU struct {
 	lastCal  int64
 	ownClock bool // zones are on another clock than the timeline's: not added to it
 	unconv   atomic.Uint64
+	unlinked atomic.Uint64 // zones whose command buffer no Submitted of their frame named
 	zeroEnds atomic.Uint64 // Ends of the zero Zone claimed by this context
 
 	labelMu sync.RWMutex
@@ -156,18 +160,6 @@ const (
 	stateClosed
 	stateDeviceClosed
 )
-
-const (
-	frameRing = 64 // frames whose submissions are remembered
-	maxSubs   = 64 // command buffers remembered per frame
-)
-
-type frameInfo struct {
-	frame uint64
-	host  int64 // when the frame began on the host
-	nsubs int
-	subs  [maxSubs]struct{ cmd, key uint64 }
-}
 
 var nextKey atomic.Uint64
 
@@ -222,6 +214,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		// path is kept to graphics and compute queues.
 		NoCopy:         !q.Flags.Has(QueueGraphics) && !q.Flags.Has(QueueCompute),
 		FramesInFlight: o.FramesInFlight,
+		Now:            o.Calibration.Clock.now,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
 	})
@@ -301,8 +294,6 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	f := g.p.rec.Frame()
 	g.mu.Lock()
 	g.frame = f
-	fi := &g.frameAt[f%frameRing]
-	fi.frame, fi.host, fi.nsubs = f, g.cal.o.Clock.now(), 0
 	err := g.poolErr(g.pool.BeginFrame(f, cmd))
 	// Refusals reach the trace even if the application never collects.
 	g.reportLocked()
@@ -356,24 +347,26 @@ func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
 	g.pool.EndFrame(cmd)
 }
 
-// Submitted notes that cmds are being submitted in the current frame and
-// returns the submission's key. Mark the CPU span that submits with it
-// ([timeline.OpenSpan.Submitted]) and the trace draws an
-// arrow from that span to the zones the command buffers carry.
+// Submitted notes that cmds are submitted in the current frame and returns
+// the submission's key. Mark the CPU span that submits with it
+// ([timeline.OpenSpan.Submitted]) and the trace draws an arrow from that
+// span to every zone the command buffers carry. Name every command buffer
+// the submission carries, secondaries included: a zone recorded in a
+// secondary command buffer belongs to the submission of the primary that
+// executes it, and only Submitted can tell which that is. Call it before
+// the next BeginFrame; a frame may have several submissions.
+//
+// A zone whose command buffer no Submitted of its frame named gets no
+// arrow, and, when its frame had submissions on this context, is counted
+// as a lost arrow (Stats.Unlinked, [timeline.Drops].Flows). A frame with
+// no Submitted at all asks for no arrows: its zones lose none.
 func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 	key := nextKey.Add(1)
-	g.mu.Lock()
-	fi := &g.frameAt[g.frame%frameRing]
-	if fi.frame == g.frame {
-		for _, c := range cmds {
-			if fi.nsubs == maxSubs {
-				break
-			}
-			fi.subs[fi.nsubs].cmd = cmdID(c)
-			fi.subs[fi.nsubs].key = key
-			fi.nsubs++
-		}
+	if g.state.Load() != stateOpen {
+		return key
 	}
+	g.mu.Lock()
+	g.pool.Submitted(g.frame, key, cmds)
 	g.mu.Unlock()
 	return key
 }
@@ -384,7 +377,7 @@ func (g *GPU) Stats() Stats {
 	s := Stats{
 		Pairs: q.Pairs, Collected: q.Collected, Dropped: q.Dropped, NoSlot: q.NoSlot, Unended: q.Unended,
 		Unwritten: q.Unwritten, Pending: q.Pending, LateEnds: q.LateEnds, Misuse: q.Misuse, Grown: q.Grown, Behind: q.Behind,
-		Unconverted: g.unconv.Load(), ZeroEnds: g.claimZeroEnds(),
+		Unconverted: g.unconv.Load(), Unlinked: g.unlinked.Load(), ZeroEnds: g.claimZeroEnds(),
 	}
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s

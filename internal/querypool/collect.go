@@ -287,8 +287,9 @@ func (p *Pool) harvest(s *Slot) {
 				break
 			}
 			p.ready = append(p.ready, Result{
-				Frame: s.frame, Name: m.name, Seq: k, Cmd: m.cmd,
+				Frame: s.frame, Host: s.host, Name: m.name, Seq: k, Cmd: m.cmd,
 				Begin: b & p.mask, End: e & p.mask,
+				Key: s.keyOf(m.cmd), Submitted: s.submitted,
 			})
 			p.collected.Add(1)
 		case pairVoid:

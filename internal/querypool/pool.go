@@ -34,6 +34,8 @@ type Config struct {
 	// vkGetQueryPoolResults on the reader goroutine. For queues where the
 	// copy is not safe (see the profiler's use).
 	NoCopy bool
+	// Now, when set, is read when a frame begins: Result.Host carries it.
+	Now func() int64
 	// StaleFrames: a slot whose results are still incomplete this many
 	// frames after it closed is given up; what it lacked is counted
 	// (Unended, Unwritten). Default 64. A slot whose pairs have all ended
@@ -118,12 +120,22 @@ var (
 // Result is one complete pair read back.
 type Result struct {
 	Frame uint64
+	Host  int64  // Config.Now when the frame began; 0 without Now
 	Name  uint32 // the caller's name handle
 	Seq   uint32 // the pair's index in its frame, in Begin order
 	Cmd   uint64 // the command buffer the pair began in
 	Begin uint64 // device ticks, masked to ValidBits
 	End   uint64
+	// Key is the key Submitted gave the pair's command buffer in its
+	// frame; 0 when none did. Submitted says whether Submitted was
+	// called in its frame at all.
+	Key       uint64
+	Submitted bool
 }
+
+// MaxSubmitted bounds the command buffers Submitted records for one
+// frame; the zones of those past it have no key.
+const MaxSubmitted = 4096
 
 // Pool is a ring of per-frame query pools for one queue.
 type Pool struct {
@@ -317,6 +329,11 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		s.dirty = false
 	}
 	s.frame = frame
+	s.host = 0
+	if p.cfg.Now != nil {
+		s.host = p.cfg.Now()
+	}
+	s.subs, s.submitted, s.bySub = s.subs[:0], false, false
 	s.begun = p.frames
 	s.copyAt = 0
 	s.settledAt = 0
@@ -396,6 +413,36 @@ func (p *Pool) endFrameLocked() {
 			p.wantCap = uint32(want)
 		}
 	}
+}
+
+// Submitted notes that cmds, recorded in frame, are submitted under key:
+// the pairs begun in them get the key (Result.Key). It returns how many it
+// could not note: the frame has no slot (its zones were refused), or it
+// already has MaxSubmitted.
+func (p *Pool) Submitted(frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var s *Slot
+	for _, c := range p.ring {
+		if c.frame == frame {
+			switch c.state.Load() {
+			case slotRecording, slotClosed:
+				s = c
+			}
+		}
+	}
+	if s == nil {
+		return len(cmds)
+	}
+	s.submitted = true
+	for i, c := range cmds {
+		if len(s.subs) >= MaxSubmitted {
+			return len(cmds) - i
+		}
+		s.subs = append(s.subs, submission{cmd: uint64(uintptr(unsafe.Pointer(c))), key: key})
+		s.bySub = false
+	}
+	return 0
 }
 
 // Pair is a handed-out begin/end query pair. The zero Pair is valid and

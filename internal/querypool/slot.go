@@ -1,7 +1,9 @@
 package querypool
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -56,6 +58,15 @@ type Slot struct {
 	begun   uint64        // Pool.frames when its frame began
 	closed  uint64        // frame counter value when it closed
 	dirty   bool          // needs a reset before use (command path)
+
+	host int64 // Config.Now when its frame began: a hint for conversion
+
+	// subs are the command buffers Submitted named in its frame, with
+	// their submission keys, at most MaxSubmitted; submitted says
+	// Submitted was called in its frame at all. Guarded by Pool.mu.
+	subs      []submission
+	submitted bool
+	bySub     bool // subs are sorted by command buffer (for the harvest)
 
 	buf    *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
 	copyAt uint64         // Pool.frames when its last copy was recorded; 0: none
@@ -136,4 +147,32 @@ func (s *Slot) abandon(used uint32) {
 	for k := uint32(0); k < used/2; k++ {
 		s.meta[k].state.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid))
 	}
+}
+
+// submission is a command buffer submitted in a slot's frame, and the key
+// of its submission.
+type submission struct{ cmd, key uint64 }
+
+// keyOf returns the key of the submission that carried command buffer
+// cmd in the slot's frame, or 0. The caller holds Pool.mu.
+func (s *Slot) keyOf(cmd uint64) uint64 {
+	subs := s.subs
+	if len(subs) <= 8 {
+		for _, x := range subs {
+			if x.cmd == cmd {
+				return x.key
+			}
+		}
+		return 0
+	}
+	if !s.bySub {
+		// Stable: the first submission of a command buffer named twice wins.
+		slices.SortStableFunc(subs, func(a, b submission) int { return cmp.Compare(a.cmd, b.cmd) })
+		s.bySub = true
+	}
+	i, ok := slices.BinarySearchFunc(subs, cmd, func(x submission, c uint64) int { return cmp.Compare(x.cmd, c) })
+	if !ok {
+		return 0
+	}
+	return subs[i].key
 }

@@ -1,6 +1,7 @@
 package vktest
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -108,6 +109,52 @@ func (q *Queue) Cmds(n int) []vkg.CommandBuffer {
 		q.Begin(c)
 	}
 	return cmds
+}
+
+// Secondaries allocates n secondary command buffers, not begun: see
+// BeginSecondary.
+func (q *Queue) Secondaries(n int) []vkg.CommandBuffer {
+	q.tb.Helper()
+	ai := vkg.CommandBufferAllocateInfo{
+		SType:              vkg.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        q.pool,
+		Level:              vkg.CommandBufferLevelSecondary,
+		CommandBufferCount: uint32(n),
+	}
+	cmds := make([]vkg.CommandBuffer, n)
+	if r := vkg.AllocateCommandBuffers(q.Dev.Handle, &ai, cmds); r != vkg.Success {
+		q.tb.Fatalf("vkAllocateCommandBuffers: %v", vkg.Error(r))
+	}
+	return cmds
+}
+
+// BeginSecondary begins a secondary command buffer for one-time submit,
+// to be executed outside a render pass.
+func (q *Queue) BeginSecondary(cmd vkg.CommandBuffer) {
+	q.tb.Helper()
+	bi := &vkg.CommandBufferBeginInfo{
+		SType: vkg.StructureTypeCommandBufferBeginInfo,
+		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit),
+		PInheritanceInfo: []vkg.CommandBufferInheritanceInfo{{
+			SType: vkg.StructureTypeCommandBufferInheritanceInfo,
+		}},
+	}
+	r := vkg.BeginCommandBuffer(cmd, bi)
+	runtime.KeepAlive(bi) // its C copy is freed with it
+	if r != vkg.Success {
+		q.tb.Fatalf("vkBeginCommandBuffer (secondary): %v", vkg.Error(r))
+	}
+}
+
+// Execute ends the secondaries and records their execution into primary.
+func (q *Queue) Execute(primary vkg.CommandBuffer, secondaries ...vkg.CommandBuffer) {
+	q.tb.Helper()
+	for _, c := range secondaries {
+		if r := vkg.EndCommandBuffer(c); r != vkg.Success {
+			q.tb.Fatalf("vkEndCommandBuffer (secondary): %v", vkg.Error(r))
+		}
+	}
+	vkg.CmdExecuteCommands(primary, uint32(len(secondaries)), secondaries)
 }
 
 // Cmd allocates one begun command buffer.
