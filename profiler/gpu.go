@@ -65,8 +65,8 @@ type Stats struct {
 	// ZeroEnds counts Ends of the zero Zone (a Zone that GPU.Zone never
 	// returned). Such a Zone names no context: the context whose Stats or
 	// Collect comes next claims it, so each is counted once in the process.
-	ZeroEnds          uint64
-	Unconverted       uint64 // zones read back before any calibration
+	ZeroEnds    uint64
+	Unconverted uint64 // zones read back before any calibration
 	// Unlinked counts zones that reached the timeline without the arrow
 	// from their submission: their frame had Submitted calls on this
 	// context, none of which named their command buffer (Drops.Flows).
