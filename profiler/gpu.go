@@ -37,7 +37,12 @@ type GPUOptions struct {
 	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512 and 32768;
 	// at most [MaxQueriesPerFrame]; odd values are rounded up. Each frame
 	// in flight holds up to 40 bytes a query (query pool, host copy,
-	// results, names).
+	// results, names). With host query reset, a frame that needs more
+	// gets them in the frame: the Zone that finds it full makes a query
+	// pool as large as the frame's so far (once per doubling, a driver
+	// call on that Zone's goroutine), and later frames start larger.
+	// Without it, zones past the frame's budget are refused and counted
+	// (Stats.Dropped, Drops.Zones), and later frames start larger.
 	QueriesPerFrame, MaxQueriesPerFrame uint32
 	// DebugLabels mirrors each zone as a debug-utils label, so RenderDoc
 	// and Nsight captures show the same names. It needs VK_EXT_debug_utils

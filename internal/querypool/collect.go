@@ -117,7 +117,7 @@ func (p *Pool) readPass(mode readMode) {
 			// The application has waited for the frame: a zone still open
 			// was never ended in it. It alone is given up (Unended), so
 			// that it holds no slot from later frames.
-			s.abandon(min(s.next.Load(), s.cap))
+			s.abandon(s.usedNow())
 		}
 		settled := s.writers.Load() == 0 && s.settled()
 		if settled && s.settledAt == 0 {
@@ -154,17 +154,16 @@ func (p *Pool) readPass(mode readMode) {
 	p.mu.Unlock()
 
 	for _, s := range order {
-		s.used = min(s.next.Load(), s.cap)
+		s.used = s.usedNow()
 		s.rc = vkg.Success
-		if s.used == 0 {
-			continue
-		}
 		if s.fromCopy {
-			copy(s.results[:2*s.used], s.buf.Uint64s())
+			s.each(func(b *block) {
+				n := b.used(s.used)
+				copy(b.results[:2*n], b.buf.Uint64s())
+			})
 			continue
 		}
-		s.rc = vkg.GetQueryPoolResults(p.dev.Handle, s.pool, 0, s.used, uint(s.used)*16,
-			unsafe.Pointer(&s.results[0]), 16, resultFlags)
+		s.rc = p.readDriver(s)
 	}
 
 	p.mu.Lock()
@@ -183,7 +182,18 @@ func (p *Pool) readPass(mode readMode) {
 			// read it again later, and record no second copy, so that the
 			// slot is reused only once the last copy of it has been seen
 			// to run.
-			if s.fromCopy && s.anyAvailable() {
+			switch {
+			case s.fromCopy && s.anyAvailable() && s.settledAt != 0 && s.settledAt <= s.copyAt:
+				// Every End was recorded before the copy, and it still
+				// lacks some: either their command buffer was never
+				// submitted, or it is another than the copy's and its
+				// bottom-of-pipe timestamps landed after the copy ran
+				// (lavapipe). The driver tells which, now that the
+				// application has waited for the frame: the pool's
+				// goroutine reads it.
+				s.copyAt = 0
+				p.uncopied = true
+			case s.fromCopy && s.anyAvailable():
 				s.needCopy = true
 			}
 			s.state.Store(slotClosed)
@@ -200,9 +210,9 @@ func (p *Pool) readPass(mode readMode) {
 			s.abandon(s.used)
 		}
 		p.harvest(s)
-		if s.used > 0 {
-			clear(s.buf.Uint64s()[:2*s.used]) // a copy that never runs must not look complete next time
-		}
+		s.each(func(b *block) {
+			clear(b.buf.Uint64s()[:2*b.used(s.used)]) // a copy that never runs must not look complete next time
+		})
 		s.renew()
 		s.next.Store(0)
 		s.dirty = true
@@ -229,7 +239,7 @@ func (p *Pool) readPass(mode readMode) {
 	}
 	for _, s := range resets {
 		s.rc = vkg.Success
-		if err := p.dev.ResetQueryPool(s.pool, 0, s.cap); err != nil {
+		if err := p.resetHost(s); err != nil {
 			s.rc = vkg.ErrorInitializationFailed
 		}
 	}
@@ -276,49 +286,71 @@ func (p *Pool) harvestFinal(s *Slot) {
 
 // harvest moves a taken slot's complete pairs to p.ready and counts the rest.
 func (p *Pool) harvest(s *Slot) {
-	for k := uint32(0); k < s.used/2; k++ {
-		m := &s.meta[k]
-		switch s.pairState(k) {
-		case pairEnded, pairEnding:
-			b, bAvail := s.results[4*k], s.results[4*k+1]
-			e, eAvail := s.results[4*k+2], s.results[4*k+3]
-			if bAvail == 0 || eAvail == 0 {
-				p.unwritten.Add(1)
-				break
+	s.each(func(b *block) {
+		for j := uint32(0); j < b.used(s.used)/2; j++ {
+			m := &b.meta[j]
+			switch b.pairState(j) {
+			case pairEnded, pairEnding:
+				r := b.results[4*j : 4*j+4]
+				if r[1] == 0 || r[3] == 0 {
+					p.unwritten.Add(1)
+					break
+				}
+				p.ready = append(p.ready, Result{
+					Frame: s.frame, Host: s.host, Name: m.name, Seq: b.base/2 + j, Cmd: m.cmd,
+					Begin: r[0] & p.mask, End: r[2] & p.mask,
+					Key: s.keyOf(m.cmd), Submitted: s.submitted,
+				})
+				p.collected.Add(1)
+			case pairVoid:
+				p.unended.Add(1)
 			}
-			p.ready = append(p.ready, Result{
-				Frame: s.frame, Host: s.host, Name: m.name, Seq: k, Cmd: m.cmd,
-				Begin: b & p.mask, End: e & p.mask,
-				Key: s.keyOf(m.cmd), Submitted: s.submitted,
-			})
-			p.collected.Add(1)
-		case pairVoid:
-			p.unended.Add(1)
 		}
-	}
+	})
+}
+
+// readDriver reads the first s.used queries of s through
+// vkGetQueryPoolResults, block by block, and returns the first error, else
+// VK_NOT_READY if a block said so, else VK_SUCCESS.
+func (p *Pool) readDriver(s *Slot) vkg.Result {
+	rc := vkg.Success
+	s.each(func(b *block) {
+		n := b.used(s.used)
+		if n == 0 {
+			return
+		}
+		r := vkg.GetQueryPoolResults(p.dev.Handle, b.pool, 0, n, uint(n)*16,
+			unsafe.Pointer(&b.results[0]), 16, resultFlags)
+		if r != vkg.Success && (rc == vkg.Success || rc == vkg.NotReady) {
+			rc = r
+		}
+	})
+	return rc
 }
 
 // anyAvailable reports whether any query of the pass has its value.
 func (s *Slot) anyAvailable() bool {
-	for q := uint32(0); q < s.used; q++ {
-		if s.results[2*q+1] != 0 {
-			return true
+	any := false
+	s.each(func(b *block) {
+		for q := uint32(0); q < b.used(s.used) && !any; q++ {
+			any = b.results[2*q+1] != 0
 		}
-	}
-	return false
+	})
+	return any
 }
 
 // complete reports whether every ended pair has both values available.
 func (s *Slot) complete() bool {
-	for k := uint32(0); k < s.used/2; k++ {
-		if st := s.pairState(k); st != pairEnded && st != pairEnding {
-			continue
+	ok := true
+	s.each(func(b *block) {
+		for j := uint32(0); j < b.used(s.used)/2 && ok; j++ {
+			if st := b.pairState(j); st != pairEnded && st != pairEnding {
+				continue
+			}
+			ok = b.results[4*j+1] != 0 && b.results[4*j+3] != 0
 		}
-		if s.results[4*k+1] == 0 || s.results[4*k+3] == 0 {
-			return false
-		}
-	}
-	return true
+	})
+	return ok
 }
 
 // Settled returns the newest frame up to which every frame begun on the

@@ -107,7 +107,10 @@ type Stats struct {
 	// the pool finished (Finish): never submitted, or not yet run.
 	Pending uint64
 	Grown   uint64 // slots recreated larger
-	Behind  uint64 // frames that found no free slot
+	// Extended counts query pools made in a frame for the zones its slot
+	// had no room for (host query reset only).
+	Extended uint64
+	Behind   uint64 // frames that found no free slot
 }
 
 // Errors from BeginFrame and Collect.
@@ -171,8 +174,10 @@ type Pool struct {
 	lastFrame uint64 // the frame id of the last BeginFrame
 	finished  bool   // Finish ran
 
+	growMu sync.Mutex // one Begin at a time makes a slot's extra blocks
+
 	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
-	lateEnds, misuse, grown, behind, pending              atomic.Uint64
+	lateEnds, misuse, grown, behind, pending, extended    atomic.Uint64
 }
 
 // New creates a Pool on dev. Closing dev closes the pool first (see
@@ -224,35 +229,27 @@ func (p *Pool) Mask() uint64 { return p.mask }
 // resized: a larger one replaces it (see BeginFrame), so that a late End
 // holding the old one reads fields nothing writes any more.
 func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
-	s := &Slot{index: index, dirty: true}
-	ci := vkg.QueryPoolCreateInfo{
-		SType:      vkg.StructureTypeQueryPoolCreateInfo,
-		QueryType:  vkg.QueryTypeTimestamp,
-		QueryCount: queries,
-	}
-	var h vkg.QueryPool
-	if r := vkg.CreateQueryPool(p.dev.Handle, &ci, nil, &h); r != vkg.Success {
-		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", queries, vkg.Error(r))
-	}
-	s.pool = h
-	buf, err := p.dev.HostBuffer(uint64(queries)*16, vkg.BufferUsageTransferDstBit)
+	b, err := newBlock(p.dev, 0, queries, p.dev.HostQueryReset)
 	if err != nil {
-		vkg.DestroyQueryPool(p.dev.Handle, h, nil)
 		return nil, err
 	}
-	s.buf = buf
-	clear(buf.Uint64s())
-	s.cap = queries
-	s.meta = make([]pairMeta, queries/2)
-	s.results = make([]uint64, 2*queries)
+	s := &Slot{block: *b, index: index, dirty: !p.dev.HostQueryReset}
+	s.limit = queries
 	if p.dev.HostQueryReset {
-		if err := p.dev.ResetQueryPool(h, 0, queries); err != nil {
-			s.destroy(p.dev)
-			return nil, err
-		}
-		s.dirty = false
+		s.limit = max(queries, p.cfg.MaxQueries)
 	}
 	return s, nil
+}
+
+// resetHost resets every block of s on the host.
+func (p *Pool) resetHost(s *Slot) error {
+	var err error
+	s.each(func(b *block) {
+		if e := p.dev.ResetQueryPool(b.pool, 0, b.cap); e != nil && err == nil {
+			err = e
+		}
+	})
+	return err
 }
 
 // BeginFrame starts recording frame into a free slot, ending the previous
@@ -285,7 +282,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		for _, c := range p.ring {
 			if c.state.Load() == slotSpent && p.frames-c.begun >= uint64(p.cfg.FramesInFlight) {
 				if p.dev.HostQueryReset {
-					if err := p.dev.ResetQueryPool(c.pool, 0, c.cap); err != nil {
+					if err := p.resetHost(c); err != nil {
 						return err
 					}
 					c.dirty = false
@@ -334,6 +331,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		s.host = p.cfg.Now()
 	}
 	s.subs, s.submitted, s.bySub = s.subs[:0], false, false
+	s.endsElsewhere.Store(false)
 	s.begun = p.frames
 	s.copyAt = 0
 	s.settledAt = 0
@@ -377,17 +375,25 @@ func (p *Pool) recordCopies(cmd vkg.CommandBuffer, closing *Slot) {
 		if s.state.Load() != slotClosed || (s.copyAt != 0 && !s.needCopy) {
 			continue
 		}
-		s.copyAt, s.needCopy, s.ownCopy = p.frames, false, s == closing
+		s.copyAt, s.needCopy = p.frames, false
+		s.ownCopy = s == closing && !s.endsElsewhere.Load() && s.allIn(uint64(uintptr(unsafe.Pointer(cmd))))
 		if s.settledAt == 0 && s.writers.Load() == 0 && s.settled() {
 			s.settledAt = p.frames // every end is recorded before this copy
 		}
-		if min(s.next.Load(), s.cap) > 0 {
+		if s.usedNow() > 0 {
 			p.copies = append(p.copies, s)
 		}
 	}
+	first := true
 	for i, s := range p.copies {
-		used := min(s.next.Load(), s.cap)
-		p.dev.CmdCopyQueries(cmd, s.pool, 0, used, s.buf.Buffer, i == 0, i == len(p.copies)-1)
+		used := s.usedNow()
+		last := i == len(p.copies)-1
+		s.each(func(b *block) {
+			if n := b.used(used); n > 0 {
+				p.dev.CmdCopyQueries(cmd, b.pool, 0, n, b.buf.Buffer, first, last && b.base+n == used)
+				first = false
+			}
+		})
 	}
 }
 
@@ -399,9 +405,9 @@ func (p *Pool) endFrameLocked() {
 	p.cur.Store(nil)
 	s.closed = p.frames
 	s.state.Store(slotClosed)
-	p.pairs.Add(uint64(min(s.next.Load(), s.cap) / 2))
-	if r := s.refused.Load(); r > 0 {
-		want := uint64(s.cap) + 2*r // what the frame asked for
+	p.pairs.Add(uint64(s.usedNow() / 2))
+	if r := s.refused.Load(); r > 0 || s.size() > s.cap {
+		want := uint64(s.size()) + 2*r // what the frame asked for
 		if want > uint64(p.cfg.MaxQueries) {
 			want = uint64(p.cfg.MaxQueries)
 		}
@@ -471,21 +477,27 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 		p.noSlot.Add(1)
 		return Pair{}, false
 	}
-	// The load keeps next from counting on past the capacity (and
-	// wrapping) however many zones a frame is refused: it overshoots by
-	// at most two a concurrent Begin.
-	if s.next.Load() >= s.cap {
+	// The load keeps next from counting on past the limit (and wrapping)
+	// however many zones a frame is refused: it overshoots by at most two
+	// a concurrent Begin.
+	if s.next.Load() >= s.limit {
 		return p.refuse(s)
 	}
 	q := s.next.Add(2) - 2
+	b := &s.block
 	if q >= s.cap {
-		return p.refuse(s)
+		// Past the first block: with host query reset, the frame grows
+		// (a new query pool, made here once per doubling).
+		if q >= s.limit || !p.extend(s, q) {
+			return p.refuse(s)
+		}
+		b = s.blockOf(q)
 	}
-	m := &s.meta[q/2]
+	m := &b.meta[(q-b.base)/2]
 	m.name = name
 	m.cmd = uint64(uintptr(unsafe.Pointer(cmd)))
 	gen := s.gen.Load()
-	vkg.CmdWriteTimestamp(cmd, stage, s.pool, q)
+	vkg.CmdWriteTimestamp(cmd, stage, b.pool, q-b.base)
 	s.writers.Add(-1)
 	return Pair{s: s, q: q, gen: gen}, true
 }
@@ -500,7 +512,11 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		p.misuse.Add(1)
 		return false
 	}
-	m := &s.meta[pr.q/2]
+	b := &s.block
+	if pr.q >= s.cap {
+		b = s.blockOf(pr.q)
+	}
+	m := &b.meta[(pr.q-b.base)/2]
 	// The pair is ending while its timestamp is recorded: nothing renews
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
@@ -512,7 +528,10 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		}
 		return false
 	}
-	vkg.CmdWriteTimestamp(cmd, stage, s.pool, pr.q+1)
+	vkg.CmdWriteTimestamp(cmd, stage, b.pool, pr.q+1-b.base)
+	if uint64(uintptr(unsafe.Pointer(cmd))) != m.cmd && !s.endsElsewhere.Load() {
+		s.endsElsewhere.Store(true)
+	}
 	m.state.Store(pairWord(pr.gen, pairEnded))
 	return true
 }
@@ -550,7 +569,7 @@ func (p *Pool) Stats() Stats {
 		Pairs: p.pairs.Load(), Collected: p.collected.Load(), Dropped: p.dropped.Load(),
 		NoSlot: p.noSlot.Load(), Unended: p.unended.Load(), Unwritten: p.unwritten.Load(),
 		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
-		Pending: p.pending.Load(),
+		Pending: p.pending.Load(), Extended: p.extended.Load(),
 	}
 }
 
@@ -640,15 +659,10 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 	p.mu.Unlock()
 	var err error
 	for _, s := range order {
-		s.used = min(s.next.Load(), s.cap)
+		s.used = s.usedNow()
 		s.abandon(s.used)
-		if s.used == 0 {
-			continue
-		}
-		rc := vkg.GetQueryPoolResults(p.dev.Handle, s.pool, 0, s.used, uint(s.used)*16,
-			unsafe.Pointer(&s.results[0]), 16, resultFlags)
-		if rc != vkg.Success && rc != vkg.NotReady {
-			clear(s.results[:2*s.used])
+		if rc := p.readDriver(s); rc != vkg.Success && rc != vkg.NotReady {
+			s.each(func(b *block) { clear(b.results[:2*b.used(s.used)]) })
 			if err == nil {
 				err = fmt.Errorf("querypool: vkGetQueryPoolResults: %w", vkg.Error(rc))
 			}
@@ -682,20 +696,22 @@ func (p *Pool) releaseLocked() {
 	defer p.mu.Unlock()
 	for _, s := range p.ring {
 		st := s.state.Load()
-		s.state.Store(slotDead)
+		s.state.Store(slotDead) // a Begin from now on refuses
+		// A Begin in flight finishes first: one that read the generation
+		// after renew would hand out a pair whose End renew cannot refuse.
+		s.waitWriters()
 		if st == slotClosed || st == slotReading || st == slotRecycling {
-			s.used = min(s.next.Load(), s.cap)
+			s.used = s.usedNow()
 			s.abandon(s.used)
-			clear(s.results[:2*s.used])
+			s.each(func(b *block) { clear(b.results[:2*b.used(s.used)]) })
 			p.harvestFinal(s)
 		}
 		s.renew() // waits for Ends recording; later ones are refused
-		s.waitWriters()
 		s.destroy(p.dev)
 	}
 	for _, s := range p.retired {
-		s.renew()
 		s.waitWriters()
+		s.renew()
 		s.destroy(p.dev)
 	}
 	p.retired = nil
@@ -713,7 +729,7 @@ func (p *Pool) Debug() string {
 	defer p.mu.Unlock()
 	out := fmt.Sprintf("frames %d:", p.frames)
 	for _, s := range p.ring {
-		out += fmt.Sprintf(" [state %d begun %d closed %d next %d cap %d]", s.state.Load(), s.begun, s.closed, s.next.Load(), s.cap)
+		out += fmt.Sprintf(" [state %d begun %d closed %d next %d cap %d size %d]", s.state.Load(), s.begun, s.closed, s.next.Load(), s.cap, s.size())
 	}
 	return out
 }

@@ -102,52 +102,69 @@ func TestPairsReadBack(t *testing.T) {
 	}
 }
 
+// A frame that outgrows its slot: without host query reset, the zones
+// over the slot are refused and counted, and later frames get a larger
+// slot; with it, the frame itself gets more queries, up to MaxQueries.
 func TestOverflowCountedAndGrows(t *testing.T) {
-	q := vktest.Graphics(t, vk.Config{})
-	p := newPool(t, q, querypool.Config{Slots: 2, FramesInFlight: 1, Queries: 8, MaxQueries: 16})
-	f := q.Fence()
-	run := func(frame uint64, zones int) (got int) {
-		cmd := q.Cmd()
-		if err := p.BeginFrame(frame, cmd); err != nil {
-			t.Fatal(err)
+	for _, hostReset := range []bool{false, true} {
+		q := vktest.Graphics(t, vk.Config{NoHostQueryReset: !hostReset})
+		if q.Dev.HostQueryReset != hostReset {
+			t.Skipf("hostQueryReset is %v on %s", q.Dev.HostQueryReset, q.Dev.Caps.Name)
 		}
-		for i := 0; i < zones; i++ {
-			if pr, ok := p.Begin(cmd, top, uint32(i)); ok {
-				p.End(pr, cmd, bottom)
+		p := newPool(t, q, querypool.Config{Slots: 2, FramesInFlight: 1, Queries: 8, MaxQueries: 16})
+		f := q.Fence()
+		run := func(frame uint64, zones int) (got int) {
+			cmd := q.Cmd()
+			if err := p.BeginFrame(frame, cmd); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < zones; i++ {
+				if pr, ok := p.Begin(cmd, top, uint32(i)); ok {
+					p.End(pr, cmd, bottom)
+				}
+			}
+			p.EndFrame(nil)
+			q.Submit(f, cmd)
+			q.Wait(f)
+			defer q.Free(cmd)
+			rs, err := p.Drain(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range rs {
+				if r.Seq != uint32(i) || r.Name != uint32(i) {
+					t.Errorf("result %d is pair %d named %d", i, r.Seq, r.Name)
+				}
+			}
+			return len(rs)
+		}
+		first, dropped := 4, uint64(6) // 8 queries: 4 pairs
+		if hostReset {
+			first, dropped = 8, 2 // grown in the frame to MaxQueries: 8 pairs
+		}
+		if got := run(1, 10); got != first {
+			t.Errorf("host reset %v: frame 1: %d results, want %d", hostReset, got, first)
+		}
+		if s := p.Stats(); s.Dropped != dropped || (s.Extended != 0) != hostReset {
+			t.Errorf("host reset %v: dropped %d, extended %d; want exactly %d dropped", hostReset, s.Dropped, s.Extended, dropped)
+		}
+		// The next slot taken is grown to 16 queries: 8 pairs.
+		if got := run(2, 10); got != 8 {
+			t.Errorf("host reset %v: frame 2: %d results, want 8 (grown)", hostReset, got)
+		}
+		s := p.Stats()
+		if s.Dropped != dropped+2 || s.Grown == 0 {
+			t.Errorf("host reset %v: after growth: dropped %d (want %d), grown %d", hostReset, s.Dropped, dropped+2, s.Grown)
+		}
+		// Never past MaxQueries.
+		for _, c := range p.Slots() {
+			if c > 16 {
+				t.Errorf("slot of %d queries exceeds MaxQueries 16", c)
 			}
 		}
-		p.EndFrame(nil)
-		q.Submit(f, cmd)
-		q.Wait(f)
-		defer q.Free(cmd)
-		rs, err := p.Drain(nil)
-		if err != nil {
-			t.Fatal(err)
+		if s.Pairs+s.Dropped != 20 {
+			t.Errorf("handed out %d + dropped %d != 20 asked", s.Pairs, s.Dropped)
 		}
-		return len(rs)
-	}
-	if got := run(1, 10); got != 4 { // 8 queries: 4 pairs
-		t.Errorf("frame 1: %d results, want 4", got)
-	}
-	if s := p.Stats(); s.Dropped != 6 {
-		t.Errorf("dropped %d, want exactly 6", s.Dropped)
-	}
-	// The next slot taken is grown to 16 queries: 8 pairs.
-	if got := run(2, 10); got != 8 {
-		t.Errorf("frame 2: %d results, want 8 (grown)", got)
-	}
-	s := p.Stats()
-	if s.Dropped != 8 || s.Grown == 0 {
-		t.Errorf("after growth: dropped %d (want 8), grown %d", s.Dropped, s.Grown)
-	}
-	// Never past MaxQueries.
-	for _, c := range p.Slots() {
-		if c > 16 {
-			t.Errorf("slot of %d queries exceeds MaxQueries 16", c)
-		}
-	}
-	if s.Pairs+s.Dropped != 20 {
-		t.Errorf("handed out %d + dropped %d != 20 asked", s.Pairs, s.Dropped)
 	}
 }
 
@@ -191,10 +208,28 @@ func TestCollectNeverWaits(t *testing.T) {
 	}
 }
 
+// Eight goroutines record at once, each into its own command buffer:
+// every pair arrives once, whether the slot holds them all or, with host
+// query reset, grows under them from 64 queries (the blocks made by
+// whichever Begin finds the slot full, the others waiting for it), read
+// back through the driver or from EndFrame's copy.
 func TestConcurrentRecording(t *testing.T) {
-	q := vktest.Graphics(t, vk.Config{})
 	const workers, zones = 8, 200
-	p := newPool(t, q, querypool.Config{Queries: 2 * workers * zones})
+	for _, c := range []struct {
+		name    string
+		queries uint32
+		copy    bool
+	}{{"room for all", 2 * workers * zones, false}, {"room for all, copied", 2 * workers * zones, true}, {"growing", 64, false}, {"growing, copied", 64, true}} {
+		t.Run(c.name, func(t *testing.T) { concurrentRecording(t, workers, zones, c.queries, c.copy) })
+	}
+}
+
+func concurrentRecording(t *testing.T, workers, zones int, queries uint32, copied bool) {
+	q := vktest.Graphics(t, vk.Config{})
+	if queries < uint32(2*workers*zones) && !q.Dev.HostQueryReset {
+		t.Skipf("no host query reset on %s", q.Dev.Caps.Name)
+	}
+	p := newPool(t, q, querypool.Config{Queries: queries, FramesInFlight: 1})
 	f := q.Fence()
 	cmds := make([]vkg.CommandBuffer, workers)
 	for w := range cmds {
@@ -219,10 +254,39 @@ func TestConcurrentRecording(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
-	p.EndFrame(nil)
-	q.Submit(f, cmds...)
+	last := q.Cmd() // runs after the workers' command buffers: the copy goes there
+	if copied {
+		p.EndFrame(last)
+	} else {
+		p.EndFrame(nil)
+	}
+	q.Submit(f, append(cmds, last)...)
 	q.Wait(f)
-	rs := collectAll(t, p, workers*zones)
+	var rs []querypool.Result
+	if copied {
+		// Frames with no zones follow, each with its copy: a copy that
+		// ran before the workers' last timestamps landed (lavapipe runs
+		// bottom-of-pipe timestamps late) is copied again.
+		for frame := uint64(2); frame < 6 && len(rs) < workers*zones; frame++ {
+			if err := p.BeginFrame(frame, nil); err != nil {
+				t.Fatal(err)
+			}
+			more, err := p.Collect(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, more...)
+			c := q.Cmd()
+			p.EndFrame(c)
+			q.Submit(f, c)
+			q.Wait(f)
+		}
+		if len(rs) != workers*zones {
+			t.Fatalf("collected %d results from the copies, want %d; stats %+v", len(rs), workers*zones, p.Stats())
+		}
+	} else {
+		rs = collectAll(t, p, workers*zones)
+	}
 	seen := make(map[uint32]bool)
 	for _, r := range rs {
 		if seen[r.Name] {
@@ -232,6 +296,9 @@ func TestConcurrentRecording(t *testing.T) {
 	}
 	if len(seen) != workers*zones {
 		t.Errorf("%d distinct zones, want %d", len(seen), workers*zones)
+	}
+	if st := p.Stats(); st.Dropped != 0 || (st.Extended == 0) != (queries >= uint32(2*workers*zones)) {
+		t.Errorf("stats %+v", st)
 	}
 }
 

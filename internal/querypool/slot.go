@@ -45,9 +45,9 @@ type pairMeta struct {
 // Slot is one frame's query pool. Its exported identity is the pointer;
 // callers hold it only inside a Pair.
 type Slot struct {
-	pool  vkg.QueryPool
-	cap   uint32 // queries; pairs = cap/2
-	index int    // position in the ring
+	block        // the first: pool, cap (queries; pairs = cap/2), meta, results, buf
+	blocks       // the extra ones of a frame that outgrew the first
+	index  int   // position in the ring
 
 	gen     atomic.Uint32 // bumped on every recycle; stale Pairs are refused
 	state   atomic.Uint32
@@ -68,45 +68,48 @@ type Slot struct {
 	submitted bool
 	bySub     bool // subs are sorted by command buffer (for the harvest)
 
-	buf    *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
-	copyAt uint64         // Pool.frames when its last copy was recorded; 0: none
+	copyAt uint64 // Pool.frames when its last copy was recorded; 0: none
 	// settledAt is Pool.frames when every pair of the slot was first seen
 	// ended (by EndFrame's copy or a readback pass); 0: not yet. Every
 	// end timestamp was recorded by then.
 	settledAt uint64
 	needCopy  bool // a copy found pairs unwritten: copy again
 	// ownCopy: the last copy was recorded by the EndFrame that closed the
-	// slot, in the command buffer of its own zones. Only such a copy tells
-	// that what it lacks was never submitted: on lavapipe a copy in a later
-	// submission can run before the earlier one's bottom-of-pipe
-	// timestamps land.
-	ownCopy  bool
+	// slot, in the command buffer that began and ended every pair of its
+	// frame. Only such a copy tells that what it lacks was never
+	// submitted: on lavapipe a copy in a later command buffer, of the
+	// same batch or a later one, can run before the earlier one's
+	// bottom-of-pipe timestamps land.
+	ownCopy bool
+	// endsElsewhere: a pair of the frame was ended in another command
+	// buffer than the one it began in (EndIn).
+	endsElsewhere atomic.Bool
 	fromCopy bool // reader: this pass reads the copy, not the driver
 
-	meta    []pairMeta
-	used    uint32     // reader: queries read this pass
-	rc      vkg.Result // reader: what the driver said
-	stale   bool       // reader: given up on this pass
-	results []uint64   // value, availability per query
+	used  uint32     // reader: queries read this pass
+	rc    vkg.Result // reader: what the driver said
+	stale bool       // reader: given up on this pass
 }
 
 // renew starts a new generation: every pair open again, and an End meant
 // for an earlier generation refused. It waits for an End recording now.
 func (s *Slot) renew() {
 	g := s.gen.Add(1)
-	for k := range s.meta {
-		st := &s.meta[k].state
-		for {
-			w := st.Load()
-			if w&3 == pairEnding {
-				runtime.Gosched()
-				continue
-			}
-			if st.CompareAndSwap(w, pairWord(g, pairOpen)) {
-				break
+	s.each(func(b *block) {
+		for k := range b.meta {
+			st := &b.meta[k].state
+			for {
+				w := st.Load()
+				if w&3 == pairEnding {
+					runtime.Gosched()
+					continue
+				}
+				if st.CompareAndSwap(w, pairWord(g, pairOpen)) {
+					break
+				}
 			}
 		}
-	}
+	})
 }
 
 // waitWriters waits for the Begin calls in progress on s.
@@ -116,37 +119,51 @@ func (s *Slot) waitWriters() {
 	}
 }
 
-// destroy destroys the slot's query pool and host buffer.
+// destroy destroys the slot's query pools and host buffers. The blocks
+// stay, so that a late End finds its pair's record, and is refused.
 func (s *Slot) destroy(dev *vk.Device) {
-	if s.pool != vkg.NullQueryPool {
-		vkg.DestroyQueryPool(dev.Handle, s.pool, nil)
-		s.pool = vkg.NullQueryPool
-	}
-	s.buf.Destroy()
-	s.buf = nil
+	s.each(func(b *block) { b.destroy(dev) })
 }
 
-// pairState is the state of pair k in the slot's current generation.
-func (s *Slot) pairState(k uint32) uint32 { return s.meta[k].state.Load() & 3 }
+// pairState is the state of a block's pair j in the slot's current
+// generation.
+func (b *block) pairState(j uint32) uint32 { return b.meta[j].state.Load() & 3 }
 
 // settled reports whether no pair of the slot's frame is open or ending:
 // each has ended or was given up.
 func (s *Slot) settled() bool {
-	for k := uint32(0); k < min(s.next.Load(), s.cap)/2; k++ {
-		if st := s.pairState(k); st == pairOpen || st == pairEnding {
-			return false
+	used, ok := s.usedNow(), true
+	s.each(func(b *block) {
+		for j := uint32(0); j < b.used(used)/2 && ok; j++ {
+			if st := b.pairState(j); st == pairOpen || st == pairEnding {
+				ok = false
+			}
 		}
-	}
-	return true
+	})
+	return ok
 }
 
-// abandon voids the open pairs of a slot given up, so that a late End
-// records nothing.
+// allIn reports whether every pair handed out in the slot's frame began
+// in command buffer cmd.
+func (s *Slot) allIn(cmd uint64) bool {
+	used, ok := s.usedNow(), true
+	s.each(func(b *block) {
+		for j := uint32(0); j < b.used(used)/2 && ok; j++ {
+			ok = b.meta[j].cmd == cmd
+		}
+	})
+	return ok
+}
+
+// abandon voids the open pairs among the first used queries of a slot
+// given up, so that a late End records nothing.
 func (s *Slot) abandon(used uint32) {
 	g := s.gen.Load()
-	for k := uint32(0); k < used/2; k++ {
-		s.meta[k].state.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid))
-	}
+	s.each(func(b *block) {
+		for j := uint32(0); j < b.used(used)/2; j++ {
+			b.meta[j].state.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid))
+		}
+	})
 }
 
 // submission is a command buffer submitted in a slot's frame, and the key
