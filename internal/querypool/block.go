@@ -152,4 +152,3 @@ func (p *Pool) extend(s *Slot, q uint32) bool {
 	}
 	return q < s.size()
 }
-

@@ -45,9 +45,9 @@ type pairMeta struct {
 // Slot is one frame's query pool. Its exported identity is the pointer;
 // callers hold it only inside a Pair.
 type Slot struct {
-	block        // the first: pool, cap (queries; pairs = cap/2), meta, results, buf
-	blocks       // the extra ones of a frame that outgrew the first
-	index  int   // position in the ring
+	block      // the first: pool, cap (queries; pairs = cap/2), meta, results, buf
+	blocks     // the extra ones of a frame that outgrew the first
+	index  int // position in the ring
 
 	gen     atomic.Uint32 // bumped on every recycle; stale Pairs are refused
 	state   atomic.Uint32
@@ -84,7 +84,7 @@ type Slot struct {
 	// endsElsewhere: a pair of the frame was ended in another command
 	// buffer than the one it began in (EndIn).
 	endsElsewhere atomic.Bool
-	fromCopy bool // reader: this pass reads the copy, not the driver
+	fromCopy      bool // reader: this pass reads the copy, not the driver
 
 	used  uint32     // reader: queries read this pass
 	rc    vkg.Result // reader: what the driver said
