@@ -119,6 +119,16 @@ func (w *watcher) startLocked() {
 	if w.running {
 		return
 	}
+	if isClosed(w.p.Done()) {
+		// The profiler is closed: the window holds its last frames, and
+		// nothing new will come.
+		if w.seeded == nil || !isClosed(w.seeded) {
+			w.seeded = make(chan struct{})
+			close(w.seeded)
+		}
+		w.finishCaptures(true)
+		return
+	}
 	w.running = true
 	w.fast = false
 	w.win = window{}
@@ -131,9 +141,21 @@ func (w *watcher) run(seeded chan struct{}) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	next := time.Now()
+	done := w.p.Done()
 	for {
-		w.poll()
+		closed := isClosed(done)
+		w.poll() // after a close, the last: what Close flushed
 		w.mu.Lock()
+		if closed {
+			w.running = false
+			w.finishCaptures(true)
+			if !isClosed(seeded) {
+				close(seeded)
+			}
+			w.st.stop()
+			w.mu.Unlock()
+			return
+		}
 		// While captures run, copy every captureEvery: each poll then
 		// copies, and the stream hands on, a fraction of PollEvery's
 		// spans, so that its batches in flight stay few. The view
@@ -165,7 +187,7 @@ func (w *watcher) run(seeded chan struct{}) {
 		next = next.Add(every)
 		if d := time.Until(next); d > 0 {
 			t.Reset(d)
-			if wait(t, w.wake) {
+			if wait(t, w.wake, done) {
 				next = time.Now()
 			}
 		} else {
@@ -174,20 +196,21 @@ func (w *watcher) run(seeded chan struct{}) {
 	}
 }
 
-// wait waits for t, armed, or for wake, and says whether wake came
-// first; it stops t then (since Go 1.23 no value of a stopped timer is
-// received, so nothing needs draining before the next Reset).
-func wait(t *time.Timer, wake <-chan struct{}) (woke bool) {
+// wait waits for t, armed, or for wake or done, and says whether one of
+// those came first; it stops t then (since Go 1.23 no value of a stopped
+// timer is received, so nothing needs draining before the next Reset).
+func wait(t *time.Timer, wake, done <-chan struct{}) (woke bool) {
 	select {
 	case <-t.C:
 		return false
 	case <-wake:
-		t.Stop()
-		return true
+	case <-done:
 	}
+	t.Stop()
+	return true
 }
 
-func isClosed(c chan struct{}) bool {
+func isClosed(c <-chan struct{}) bool {
 	select {
 	case <-c:
 		return true
@@ -247,7 +270,7 @@ func (w *watcher) poll() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.finishCaptures()
+	w.finishCaptures(false)
 	w.win.polls++
 }
 
@@ -354,11 +377,12 @@ func hasSeq(seqs []uint64, s uint64) bool {
 	return i < len(seqs) && seqs[i] == s
 }
 
-// finishCaptures ends the captures whose deadline passed. Caller holds mu.
-func (w *watcher) finishCaptures() {
+// finishCaptures ends the captures whose deadline passed, or all of them
+// when all is set (the profiler closed). Caller holds mu.
+func (w *watcher) finishCaptures(all bool) {
 	now := time.Now()
 	for k := range w.caps {
-		if now.After(k.deadline) {
+		if all || now.After(k.deadline) {
 			delete(w.caps, k)
 			close(k.done)
 		}

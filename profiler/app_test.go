@@ -13,6 +13,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/leakcheck"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
 	"github.com/framescope/framescope/profiler"
@@ -90,6 +91,7 @@ func goroutines() int {
 func newApp(t *testing.T, c appConfig) *app {
 	t.Helper()
 	q := vktest.Graphics(t, c.vk)
+	leakcheck.Check(t, 2*time.Second) // the profiler's goroutines end with it
 	g0 := goroutines()
 	dev := wrapWith(t, q, c.labels)
 	gq, err := dev.Queue(q.Q.Family, q.Q.Index)

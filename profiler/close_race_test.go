@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framescope/framescope/internal/leakcheck"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
 )
@@ -80,6 +81,7 @@ func TestNoCalibrationAfterDeviceClose(t *testing.T) {
 	if d.Calibrated == "" {
 		t.Skipf("%s has no calibrated timestamps", d.Caps.Name)
 	}
+	leakcheck.Check(t, 2*time.Second)
 	q := func(dev *Device) Queue { qs := dev.Queues(); return qs[0] }
 	t.Run("context made while the device closes", func(t *testing.T) {
 		for i := range 5 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framescope/framescope/internal/leakcheck"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/internal/vktest"
 	vkg "github.com/vulkan-go/vulkan"
@@ -125,6 +126,7 @@ func TestDeviceClosedUnderLiveContext(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := vktest.Open(t, c.cfg)
+			leakcheck.Check(t, 2*time.Second)
 			if !c.fallback && d.Calibrated == "" {
 				t.Skipf("%s has no calibrated timestamps", d.Caps.Name)
 			}
@@ -147,6 +149,7 @@ func TestDeviceClosedUnderLiveContext(t *testing.T) {
 // application's device alive.
 func TestWrappedDeviceCloseKeepsTheDevice(t *testing.T) {
 	d := vktest.Open(t, vk.Config{})
+	leakcheck.Check(t, 2*time.Second)
 	qv, _ := d.QueueFor("graphics")
 	tq := vktest.NewQueue(t, d, qv)
 	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: queueIDs(d),

@@ -24,12 +24,20 @@ type Profiler struct {
 
 	mu   sync.Mutex
 	gpus []*GPU
+
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 // New makes a Profiler.
 func New(o Options) *Profiler {
-	return &Profiler{rec: timeline.NewRecorder(o.Recorder)}
+	return &Profiler{rec: timeline.NewRecorder(o.Recorder), done: make(chan struct{})}
 }
+
+// Done returns a channel that Close closes, once it has collected and
+// flushed everything: what watches the profiler (the live view's poller)
+// stops then, rather than outlive it.
+func (p *Profiler) Done() <-chan struct{} { return p.done }
 
 // Recorder returns the timeline the profiler feeds: for CPU tracks,
 // counters, Dump and Flush.
@@ -79,7 +87,9 @@ func (p *Profiler) Close() error {
 	for _, g := range gpus {
 		g.Close()
 	}
-	return p.rec.Close()
+	err := p.rec.Close()
+	p.closeOnce.Do(func() { close(p.done) })
+	return err
 }
 
 // forget drops a closed context from the profiler's list.
