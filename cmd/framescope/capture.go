@@ -1,16 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/framescope/framescope/timeline"
 )
 
 func init() {
@@ -33,6 +36,7 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 	frames := fs.Int("frames", 0, "the last N settled frames (1 to 3600; the default, 60, when -seconds is not set)")
 	seconds := fs.Int("seconds", 0, "the next S seconds instead (1 to 60)")
 	out := fs.String("o", "framescope.perfetto-trace", "the file to write (- for standard output)")
+	wait := fs.Duration("timeout", 0, "give up on the answer after this long (default: the seconds asked for, plus 30s)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: framescope capture [-frames N | -seconds S] [-o FILE] URL")
 		fmt.Fprintln(stderr, "URL is the application's live view (http://HOST:PORT/debug/framescope/, or just")
@@ -63,36 +67,30 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	client := &http.Client{Timeout: time.Duration(*seconds)*time.Second + 30*time.Second}
-	body, err := fetchTrace(client, u)
+	timeout := *wait
+	if timeout == 0 {
+		timeout = time.Duration(*seconds)*time.Second + 30*time.Second
+	}
+	client := &http.Client{Timeout: timeout}
+	o, err := captureOutput(*out)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	t, err := fetchTrace(client, u, o.f)
+	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+		err = fmt.Errorf("no whole answer within -timeout %v: %w", timeout, err)
+	}
+	if err == nil && *out == "-" {
+		err = o.copyTo(stdout)
+	}
+	if err == nil && *out != "-" {
+		err = o.commit()
+	} else {
+		o.abort()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope capture: %v\n", err)
 		return 1
-	}
-	t, _, err := readTrace(bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "framescope capture: %s did not send a trace: %v\n", u, err)
-		return 1
-	}
-	if *out == "-" {
-		if _, err := stdout.Write(body); err != nil {
-			fmt.Fprintf(stderr, "framescope capture: %v\n", err)
-			return 1
-		}
-	} else {
-		o, err := createOutput(*out)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		if _, err := o.f.Write(body); err != nil {
-			o.abort()
-			fmt.Fprintf(stderr, "framescope capture: %v\n", err)
-			return 1
-		}
-		if err := o.commit(); err != nil {
-			fmt.Fprintf(stderr, "framescope capture: %v\n", err)
-			return 1
-		}
 	}
 	fmt.Fprintf(stderr, "framescope capture: %s: %d frames, %d spans, %d dropped\n", *out, len(t.Frames), len(t.Spans), t.Drops.Total())
 	return 0
@@ -122,9 +120,14 @@ func traceURL(base string, frames, seconds int) (string, error) {
 	return u.String(), nil
 }
 
-// fetchTrace gets u's body, at most maxInput bytes, or an error that
-// carries the server's own answer.
-func fetchTrace(client *http.Client, u string) ([]byte, error) {
+// fetchTrace gets u's body into f, at most maxInput bytes after
+// decompression, checking as it comes that it is a Perfetto trace's
+// sequence of packets, so that anything else (an endless or compressed
+// body of something else, a packet over MaxPacket) fails at once, holding
+// no more than a buffer. Once the body ended, it reads the trace back from
+// f, whole: the check every framescope command makes. The error of a
+// server's refusal carries its answer.
+func fetchTrace(client *http.Client, u string, f *os.File) (*timeline.Trace, error) {
 	r, err := client.Get(u)
 	if err != nil {
 		return nil, err
@@ -134,12 +137,21 @@ func fetchTrace(client *http.Client, u string) ([]byte, error) {
 		msg, _ := io.ReadAll(io.LimitReader(r.Body, 1024))
 		return nil, fmt.Errorf("%s answered %s: %s", u, r.Status, strings.TrimSpace(string(msg)))
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxInput+1))
-	if err != nil {
+	if r.ContentLength > maxInput {
+		return nil, fmt.Errorf("%s: %w: its answer is %d bytes, over %d (the limit; %s raises it)", u, errTooLarge, r.ContentLength, maxInput, envMaxInput)
+	}
+	if err := scanPackets(io.TeeReader(r.Body, f)); err != nil {
+		if errors.Is(err, errNotPerfetto) {
+			return nil, fmt.Errorf("%s did not send a trace: %w", u, err)
+		}
 		return nil, fmt.Errorf("reading %s: %w", u, err)
 	}
-	if int64(len(body)) > maxInput {
-		return nil, errors.New("the trace is over framescope's input limit (" + envMaxInput + " raises it)")
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
 	}
-	return body, nil
+	t, _, err := readTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s did not send a trace: %w", u, err)
+	}
+	return t, nil
 }

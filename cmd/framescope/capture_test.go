@@ -68,6 +68,24 @@ func TestCapture(t *testing.T) {
 	}
 }
 
+// -o - writes the trace to standard output, once checked.
+func TestCaptureToStdout(t *testing.T) {
+	body := smallTrace(t)
+	base := liveStub(t, func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
+	var so, se bytes.Buffer
+	if rc := run([]string{"capture", "-o", "-", base}, &so, &se); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, se.String())
+	}
+	if !bytes.Equal(so.Bytes(), body) {
+		t.Errorf("stdout has %d bytes, want the %d sent", so.Len(), len(body))
+	}
+	so.Reset()
+	bad := liveStub(t, func(w http.ResponseWriter, r *http.Request) { w.Write(append(body, 0)) })
+	if rc := run([]string{"capture", "-o", "-", bad}, &so, &se); rc != 1 || so.Len() != 0 {
+		t.Errorf("a trace with a stray byte: rc %d, %d bytes on stdout; want 1 and none", rc, so.Len())
+	}
+}
+
 // What goes wrong leaves FILE as it was, says why, and exits 1 (the
 // application) or 2 (the command line).
 func TestCaptureFails(t *testing.T) {

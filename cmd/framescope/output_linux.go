@@ -11,9 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openAnonymous opens a file without a name in dir (O_TMPFILE).
+// openAnonymous opens a file without a name in dir (O_TMPFILE), for
+// reading and writing.
 func openAnonymous(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,10 @@ type row struct {
 	gen  func(io.Writer) error
 	args string
 }
+
+// captureArgs is the command line of capture's rows, one for each of
+// hostile.Answers, which a server on loopback sends (URL is its address).
+const captureArgs = "capture -timeout 5s -o OUT.pftrace URL"
 
 func rows() []row {
 	pf := func(n, depth int, named bool) func(io.Writer) error {
@@ -127,6 +133,11 @@ func main() {
 
 	fmt.Println("| case | input (bytes) | command | exit | result | peak RSS (MiB) | time (s) |")
 	fmt.Println("|---|---:|---|---:|---|---:|---:|")
+	for _, a := range hostile.Answers() {
+		if name := "capture: " + a.Name; sel.MatchString(name + " " + captureArgs) {
+			captureRow(fs, dir, name, a.Serve)
+		}
+	}
 	made := map[string]bool{}
 	for _, r := range rows() {
 		if !sel.MatchString(r.name + " " + r.args) {
@@ -158,6 +169,23 @@ func main() {
 	}
 	res := measure(self, "-options")
 	fmt.Printf("| options: perfetto.Options{FlushBytes: MaxInt, MaxSequences: MaxInt} | 0 | `table -options` | %d | %s | %.0f | %.2f |\n", res.code, res.result, res.rssMiB, res.secs)
+}
+
+// captureRow runs capture against a server that sends answer, and prints
+// its row; the output, "old" before, must stay so.
+func captureRow(fs, dir, name string, answer http.HandlerFunc) {
+	srv := httptest.NewServer(answer)
+	defer srv.Close()
+	out := filepath.Join(dir, "out.pftrace")
+	check(os.WriteFile(out, []byte("old"), 0o644))
+	defer os.Remove(out)
+	args := strings.Fields(strings.ReplaceAll(strings.ReplaceAll(captureArgs, "URL", srv.URL), "OUT", filepath.Join(dir, "out")))
+	res := measure(fs, args...)
+	if b, _ := os.ReadFile(out); string(b) != "old" {
+		res.result = "OUTPUT CHANGED: " + res.result
+	}
+	res.result = strings.ReplaceAll(res.result, srv.URL, "URL")
+	fmt.Printf("| %s | - | `framescope %s` | %d | %s | %.0f | %.2f |\n", name, captureArgs, res.code, res.result, res.rssMiB, res.secs)
 }
 
 func shortArgs(args, file string) string {
