@@ -33,9 +33,13 @@ type View struct {
 	// late to show (they had left the recorder's memory), and CaptureLost
 	// the spans of batches that ?seconds captures had no room for (their
 	// clients read too slowly), since the view's poller started.
-	Drops       map[string]uint64 `json:"drops"`
-	Missed      uint64            `json:"missed"`
-	CaptureLost uint64            `json:"capture_lost"`
+	Drops  map[string]uint64 `json:"drops"`
+	Missed uint64            `json:"missed"`
+	// Books are the recorder's ledger, by book (timeline.BookKind names):
+	// what it was handed, delivered to a Dump or sink, holds open, and
+	// lost (the book's part of Drops).
+	Books       map[string]BookView `json:"books"`
+	CaptureLost uint64              `json:"capture_lost"`
 	// Settled is the newest frame whose GPU time is final; Open the frame
 	// in progress.
 	Settled uint64 `json:"settled"`
@@ -43,6 +47,16 @@ type View struct {
 	// Refused and BadRequests count the handler's 429 and 400/405 answers.
 	Refused     uint64 `json:"refused"`
 	BadRequests uint64 `json:"bad_requests"`
+}
+
+// BookView is one book of the recorder's ledger; Balanced says Issued =
+// Delivered + Open + Lost.
+type BookView struct {
+	Issued    uint64 `json:"issued"`
+	Delivered uint64 `json:"delivered"`
+	Open      uint64 `json:"open"`
+	Lost      uint64 `json:"lost"`
+	Balanced  bool   `json:"balanced"`
 }
 
 // FrameView is one frame: its CPU time (BeginFrame to EndFrame) and, once
@@ -167,6 +181,12 @@ func (w *watcher) makeShared(c *viewCache) {
 	v.Drops = map[string]uint64{}
 	for dc := range timeline.NumDropCauses {
 		v.Drops[dc.String()] = *wn.drops.Count(dc)
+	}
+	v.Books = map[string]BookView{}
+	for k := range timeline.NumBooks {
+		b, lost := wn.ledger.Book(k), wn.ledger.Lost(k, wn.drops).Total()
+		v.Books[k.String()] = BookView{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Lost: lost,
+			Balanced: b.Issued == b.Delivered+b.Open+lost}
 	}
 
 	c.byFrame = map[uint64][]int32{}

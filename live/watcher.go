@@ -67,7 +67,8 @@ type window struct {
 	capLost uint64 // spans of batches captures had no room for
 	settled uint64
 	open    uint64
-	drops   timeline.Drops // the recorder's running total
+	drops   timeline.Drops  // the recorder's running total
+	ledger  timeline.Ledger // and its books
 	// upstream is the recorder's running total of what never reached its
 	// memory (timeline.Peeked.Upstream): what the window and captures
 	// lack besides what they copied too late.
@@ -323,7 +324,7 @@ func (w *watcher) merge(p *timeline.Peeked, c timeline.PeekCursor) {
 		wn.misses = append(wn.misses, miss{newest, p.Missed})
 		wn.missed += p.Missed
 	}
-	wn.settled, wn.open, wn.drops, wn.upstream = p.Settled, p.Open, p.Drops, p.Upstream
+	wn.settled, wn.open, wn.drops, wn.upstream, wn.ledger = p.Settled, p.Open, p.Drops, p.Upstream, p.Ledger
 }
 
 // trim keeps the last WindowFrames frames, the spans of those frames (and

@@ -278,6 +278,27 @@ func (a *app) expect(tr *timeline.Trace, lost int, want timeline.Drops) {
 	if c.Drops != want {
 		a.t.Errorf("trace drops %+v, want %+v", c.Drops, want)
 	}
+	checkBooks(a.t, tr, a.g.Stats())
+}
+
+// checkBooks checks a closed profiler's books: its context's balance with
+// nothing open, and the trace's ledger, which balances against its drops
+// with nothing open and delivered what the trace holds.
+func checkBooks(t *testing.T, tr *timeline.Trace, st profiler.Stats) {
+	t.Helper()
+	if !st.Balanced() || st.Open != 0 {
+		t.Errorf("the context's book: %d issued = %d delivered + %d open + lost (%+v): does not balance, or something is open",
+			st.Issued, st.Delivered, st.Open, st)
+	}
+	c := countTrace(tr)
+	l := tr.Ledger
+	if u := l.Unbalanced(tr.Drops); len(u) > 0 || l.Zones.Open+l.Spans.Open+l.Flows.Open != 0 {
+		t.Errorf("the trace's books %v do not balance or are open: %+v against %+v", u, l, tr.Drops)
+	}
+	if l.Zones.Delivered != uint64(c.GPU) || l.Spans.Delivered != uint64(c.CPU) || l.Flows.Delivered != uint64(c.Flows) {
+		t.Errorf("the books delivered %d zones, %d spans, %d flows; the trace holds %d, %d, %d",
+			l.Zones.Delivered, l.Spans.Delivered, l.Flows.Delivered, c.GPU, c.CPU, c.Flows)
+	}
 }
 
 // Every frames-in-flight setting from 1 to 16 delivers every zone, with

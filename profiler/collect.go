@@ -63,16 +63,13 @@ func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]q
 	}
 	n := g.unconv.Load()
 	dst, spans := g.convert(raw, dst)
-	if len(spans) > 0 && !g.ownClock {
-		if aerr := g.p.rec.AddGPUSpans(g.track, spans); aerr != nil && err == nil {
-			err = aerr
-		}
+	if derr := g.deliverLocked(spans); derr != nil && err == nil {
+		err = derr
 	}
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
 		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Stats.Unconverted): call GPU.Calibrate, or give CalibrationOptions.FallbackQueue", ErrNoCalibration, u)
 	}
 	g.src.Settle(g.pool.Settled())
-	g.reportLocked()
 	return dst, err
 }
 
@@ -88,7 +85,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 	var stacks []cmdStack // small: one per command buffer of a frame
 	stacks = g.stacks[:0]
 	var frame uint64
-	var unlinked uint64
+	var unlinked, delivered uint64
 	for i := range raw {
 		r := &raw[i]
 		if i == 0 || r.Frame != frame {
@@ -109,6 +106,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 		s, e1, ok1 := g.clock.Convert(r.Begin, hint)
 		e, e2, ok2 := g.clock.Convert(r.End, hint)
 		if ok1 && ok2 && e >= s {
+			delivered++
 			z.Start, z.Stop, z.Converted = s, e, true
 			z.ErrNs = max(e1, e2)
 			// Depth within the command buffer: zones of one command buffer
@@ -147,29 +145,53 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 	g.stacks = stacks
 	g.spans = spans[:0]
 	g.unlinked.Add(unlinked)
+	g.delivered.Add(delivered)
 	return dst, spans
 }
 
-// reportLocked hands the recorder what was dropped since the last report,
-// and the clock's quality when it changed. The caller holds g.mu.
-func (g *GPU) reportLocked() {
-	st := g.pool.Stats()
-	d := timeline.Drops{
-		Zones:       st.Dropped,
-		NoSlot:      st.NoSlot,
-		Unmatched:   st.Unended,
-		Unwritten:   st.Unwritten,
-		Pending:     st.Pending,
-		Unconverted: g.unconv.Load(),
-		Flows:       g.unlinked.Load(),
-		Misuse:      st.LateEnds + st.Misuse + g.claimZeroEnds(),
-	}
-	if delta := d.Sub(g.lastDrop); delta != (timeline.Drops{}) {
-		g.p.rec.AddDrops(delta)
-		g.lastDrop = d
+// deliverLocked hands the recorder the zones converted since the last
+// call, with the context's books, in one step, and the clock's quality
+// when it changed. A context on another clock than the timeline's hands
+// it nothing: its zones and counts are in Collect and Stats alone. The
+// caller holds g.mu.
+func (g *GPU) deliverLocked(spans []timeline.GPUSpan) error {
+	var err error
+	if !g.ownClock {
+		b := g.book()
+		err = g.src.Deliver(spans, timeline.SourceReport{
+			Issued: b.Issued, Open: b.Open, Lost: b.Lost, Unlinked: g.unlinked.Load(),
+		})
 	}
 	if q := g.clock.Quality(); q.LastHost != 0 && q.LastHost != g.lastCal {
 		g.lastCal = q.LastHost
 		g.p.rec.AddCalibration(g.clock.Calibration(g.track))
+	}
+	return err
+}
+
+// zoneBook is a context's account of its zones.
+type zoneBook struct {
+	Issued, Delivered, Open uint64
+	Lost                    timeline.Drops // by cause, and the misuse
+}
+
+// book counts the context's zones: the pool's counts and its pairs in
+// flight, taken at one moment, and the context's own. Open counts the
+// pairs in flight and those read back that no Collect has taken yet, from
+// the pool's slots, not from the other counts: so the book balances only
+// if every zone was counted once where it ended. The caller holds g.mu,
+// so that no zone is between the pool and the context.
+func (g *GPU) book() zoneBook {
+	st, inFlight, ready := g.pool.Account()
+	unconv, delivered := g.unconv.Load(), g.delivered.Load()
+	return zoneBook{
+		Issued:    st.Pairs + st.Dropped + st.NoSlot,
+		Delivered: delivered,
+		Open:      inFlight + ready,
+		Lost: timeline.Drops{
+			Zones: st.Dropped, NoSlot: st.NoSlot, Unmatched: st.Unended, Unwritten: st.Unwritten,
+			Pending: st.Pending, Unconverted: unconv,
+			Misuse: st.LateEnds + st.Misuse + g.claimZeroEnds(),
+		},
 	}
 }

@@ -55,7 +55,16 @@ type GPUOptions struct {
 
 // Stats counts what a GPU context did and everything it had to drop. The
 // losses reach the trace as timeline.Drops (named there by cause).
+//
+// The book: Issued = Delivered + Open + every loss (Dropped, NoSlot,
+// Unended, Unwritten, Pending, Unconverted), which Balanced checks. Open
+// is counted from the query slots, not from the other counts, so the book
+// balances only when each zone was counted once, where it ended; after
+// Close, Open is 0.
 type Stats struct {
+	Issued    uint64 // zones begun (GPU.Zone calls), refused ones included
+	Delivered uint64 // zones converted: handed to the timeline (on ClockMonotonicRaw, returned by Collect alone)
+	Open      uint64 // zones in flight: not read back or given up yet, or read back and not collected
 	Pairs     uint64 // zones given a query pair
 	Collected uint64 // zones read back whole
 	Dropped   uint64 // zones refused: the frame's queries were spent (Drops.Zones)
@@ -66,6 +75,7 @@ type Stats struct {
 	LateEnds  uint64 // Ends after their frame was given up or the context closed (misuse)
 	Misuse    uint64 // zones ended twice (misuse)
 	Grown     uint64 // frames' query pools made larger after a frame ran out
+	Extended  uint64 // query pools made in a frame that outgrew its own (host query reset)
 	Behind    uint64 // frames that found no free slot
 	// ZeroEnds counts Ends of the zero Zone (a Zone that GPU.Zone never
 	// returned). Such a Zone names no context: the context whose Stats or
@@ -120,17 +130,18 @@ type GPU struct {
 	released bool          // under life: the pools and the calibrator's objects are gone
 	unreg    func()        // leaves the device's list of users
 
-	mu       sync.Mutex // frames, submissions, collection
-	frame    uint64
-	raw      []querypool.Result
-	spans    []timeline.GPUSpan
-	stacks   []cmdStack
-	lastDrop timeline.Drops
-	lastCal  int64
-	ownClock bool // zones are on another clock than the timeline's: not added to it
-	unconv   atomic.Uint64
-	unlinked atomic.Uint64 // zones whose command buffer no Submitted of their frame named
-	zeroEnds atomic.Uint64 // Ends of the zero Zone claimed by this context
+	mu        sync.Mutex // frames, submissions, collection
+	frame     uint64
+	raw       []querypool.Result
+	spans     []timeline.GPUSpan
+	stacks    []cmdStack
+	lastDrop  timeline.Drops
+	lastCal   int64
+	ownClock  bool // zones are on another clock than the timeline's: not added to it
+	unconv    atomic.Uint64
+	unlinked  atomic.Uint64 // zones whose command buffer no Submitted of their frame named
+	delivered atomic.Uint64 // zones converted: handed to the timeline, or returned by Collect
+	zeroEnds  atomic.Uint64 // Ends of the zero Zone claimed by this context
 
 	labelMu sync.RWMutex
 	label   []vk.Label // by Name; made on first use
@@ -301,7 +312,7 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	g.frame = f
 	err := g.poolErr(g.pool.BeginFrame(f, cmd))
 	// Refusals reach the trace even if the application never collects.
-	g.reportLocked()
+	g.deliverLocked(nil)
 	g.mu.Unlock()
 	return err
 }
@@ -378,14 +389,25 @@ func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 
 // Stats returns the context's counters.
 func (g *GPU) Stats() Stats {
+	g.mu.Lock()
+	b := g.book()
+	g.mu.Unlock()
 	q := g.pool.Stats()
 	s := Stats{
+		Issued: b.Issued, Delivered: b.Delivered, Open: b.Open,
 		Pairs: q.Pairs, Collected: q.Collected, Dropped: q.Dropped, NoSlot: q.NoSlot, Unended: q.Unended,
 		Unwritten: q.Unwritten, Pending: q.Pending, LateEnds: q.LateEnds, Misuse: q.Misuse, Grown: q.Grown, Behind: q.Behind,
+		Extended:    q.Extended,
 		Unconverted: g.unconv.Load(), Unlinked: g.unlinked.Load(), ZeroEnds: g.claimZeroEnds(),
 	}
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s
+}
+
+// Balanced reports whether the context's books add up: every zone begun
+// was delivered, is open, or was lost under one cause.
+func (s Stats) Balanced() bool {
+	return s.Issued == s.Delivered+s.Open+s.Dropped+s.NoSlot+s.Unended+s.Unwritten+s.Pending+s.Unconverted
 }
 
 // Close stops calibration, collects into the timeline every zone the GPU

@@ -10,6 +10,7 @@ import (
 const (
 	sentFlag     uint8 = 1 << iota // in a dump or a sink batch
 	streamedFlag                   // in a sink batch
+	lostFlag                       // first sent in a sink batch that failed: booked as lost (Book.Sink)
 )
 
 // evictChunk is the least an eviction step may let go of each kind, so
@@ -30,6 +31,8 @@ type flowItem struct {
 	from, to uint64
 	streamed bool // in a sink batch, or never will be (FlowsSplit)
 	sent     bool // in a Dump
+	lost     bool // first sent in a sink batch that failed: booked as lost
+	split    bool // its ends went to different sink batches: booked as lost (Stats.FlowsSplit)
 }
 
 // held is a deque of frames, samples or calibrations with the two marks
@@ -133,14 +136,16 @@ func (r *Recorder) appendSpan(s Span) uint64 {
 	}
 	r.seq++
 	r.spans.push(spanItem{Span: s, seq: r.seq})
+	r.countSpan(s.Track, stored)
 	r.added++
 	return r.seq
 }
 
 // popSpan lets the oldest span go. The caller holds mu.
 func (r *Recorder) popSpan() {
-	if r.spans.at(0).flags&sentFlag == 0 {
+	if it := r.spans.at(0); it.flags&sentFlag == 0 {
 		r.evicted.Spans++
+		r.countSpan(it.Track, evictedN)
 	}
 	r.spans.popFront()
 	if r.spanCur > 0 {
@@ -155,6 +160,7 @@ func (r *Recorder) appendFlow(from, to uint64) {
 		r.popFlow()
 	}
 	r.flows.push(flowItem{from: from, to: to})
+	r.items[BookFlows].stored++
 	r.added++
 }
 
@@ -367,6 +373,7 @@ func (r *Recorder) compact(now int64) {
 		}
 		if it.flags&sentFlag == 0 {
 			r.evicted.Spans++
+			r.countSpan(it.Track, evictedN)
 		}
 	}
 	r.spans.truncate(kept)
@@ -428,6 +435,13 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 		if w.on() && !w.keepSpan(&it.Span) {
 			continue
 		}
+		switch {
+		case it.flags&sentFlag == 0:
+			r.countSpan(it.Track, delivered)
+		case it.flags&lostFlag != 0: // delivered after all
+			r.countSpan(it.Track, unlost)
+			it.flags &^= lostFlag
+		}
 		it.flags |= sentFlag
 		tr.Spans = append(tr.Spans, it.Span)
 		seqs = append(seqs, it.seq)
@@ -438,7 +452,16 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 		to, ok2 := indexOf(seqs, f.to)
 		if ok1 && ok2 {
 			tr.Flows = append(tr.Flows, Flow{From: from, To: to})
-			f.sent = true
+			switch {
+			case f.lost: // delivered after all
+				unlost(&r.items[BookFlows])
+			case f.split:
+				r.items[BookFlows].delivered++
+				r.stats.FlowsSplit--
+			case !f.sent && !f.streamed:
+				r.items[BookFlows].delivered++
+			}
+			f.sent, f.lost, f.split = true, false, false
 		}
 	}
 	tr.Frames = dumpHeld(&r.frames, tr.Frames, func(f *Frame) bool { return !w.on() || w.keepFrame(f) })
@@ -448,6 +471,7 @@ func (r *Recorder) dumpAt(now int64) *Trace {
 	tr.Samples = dumpHeld(&r.samples, tr.Samples, func(s *Sample) bool { return !w.on() || w.keepTime(s.Time) })
 	tr.Calibrations = dumpHeld(&r.cals, tr.Calibrations, func(c *Calibration) bool { return !w.on() || w.keepTime(c.Time) })
 	tr.Drops = r.totalDrops()
+	tr.Ledger = r.ledger(tr.Drops)
 	if w.on() || r.opt.Sink != nil {
 		renest(tr.Spans) // parents may have aged out or gone to the sink
 	}

@@ -139,6 +139,9 @@ type Trace struct {
 	Samples      []Sample
 	Calibrations []Calibration
 	Drops        Drops
+	// Ledger is the books of the recorder that made the trace, when one
+	// did: what it was handed, delivered, lost and holds still.
+	Ledger Ledger
 }
 
 // Name returns the name of id, or "" when it is out of range.

@@ -30,8 +30,10 @@ type Peeked struct {
 	// Settled is the newest frame whose GPU results are all in: its GPU
 	// time is final. Open is the frame in progress, 0 between frames.
 	Settled, Open uint64
-	// Drops is the recorder's running total, as [Recorder.Stats] has it.
-	Drops Drops
+	// Drops is the recorder's running total, as [Recorder.Stats] has it,
+	// and Ledger its books, which balance against Drops.
+	Drops  Drops
+	Ledger Ledger
 	// Upstream is Drops without what left the recorder's memory before a
 	// Dump or sink had it (Evicted, Frames, Samples, Sink, and the flows
 	// evicted or split between sink batches): what a reader that copies
@@ -97,6 +99,7 @@ func (r *Recorder) Peek(c PeekCursor, limit int, p *Peeked) PeekCursor {
 	}
 	p.Settled, p.Open = r.gpuSettled, r.open.ID
 	p.Drops = r.totalDrops()
+	p.Ledger = r.ledger(p.Drops)
 	p.Upstream = r.upstreamDrops()
 	p.Oldest = 0
 	if r.spans.len() > 0 {

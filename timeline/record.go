@@ -121,7 +121,8 @@ const DefaultMaxSpans = 1 << 20
 
 // Stats are the recorder's counts of dropped data and of misuse.
 type Stats struct {
-	Drops Drops // what every Trace from the recorder reports
+	Drops  Drops  // what every Trace from the recorder reports
+	Ledger Ledger // likewise: the books, which balance against Drops
 	// Misuse counts API misuse that lost nothing: End twice, End out of
 	// order (inner spans ended with it), Submitted on a span already ended,
 	// EndFrame with no frame, BeginFrame with one open.
@@ -220,13 +221,17 @@ type Recorder struct {
 	frameState
 	budgetState
 
+	ledgerState
 	drops     Drops // recorder-level drops, and those the profiler reports
 	sentDrops Drops // the Drops of the last batch to the sink
-	stats     Stats
+	// sentLedger is that batch's Ledger.
+	sentLedger Ledger
+	stats      Stats
 
-	gpuScratch []GPUSpan
-	seqScratch []uint64
-	takeFn     func(t *CPUTrack, r *cpuRec)
+	gpuScratch   []GPUSpan
+	seqScratch   []uint64
+	firstScratch batchCount // the batch being written's first deliveries; under sinkMu
+	takeFn       func(t *CPUTrack, r *cpuRec)
 }
 
 // NewRecorder returns a Recorder configured by o.
@@ -316,6 +321,7 @@ func (r *Recorder) Stats() Stats {
 	defer r.mu.Unlock()
 	s := r.stats
 	s.Drops = r.totalDrops()
+	s.Ledger = r.ledger(s.Drops)
 	s.Evicted = r.evicted
 	s.Evicted.Spans = s.Drops.Evicted
 	for _, t := range r.cpu {
@@ -375,6 +381,7 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 		t.marks = append(t.marks, submitMark{key: c.frame, depth: c.depth})
 		return
 	}
+	r.cpuTaken++
 	var seq uint64
 	if int(c.name) < len(r.names) {
 		seq = r.appendSpan(Span{

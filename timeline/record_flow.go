@@ -90,6 +90,7 @@ func (r *Recorder) linkCPU(key, seq uint64) {
 	}
 	ks.cpu = seq
 	r.hold(seq)
+	r.waiting -= uint64(len(ks.gpu))
 	for _, g := range ks.gpu {
 		r.appendFlow(seq, g)
 	}
@@ -99,6 +100,7 @@ func (r *Recorder) linkCPU(key, seq uint64) {
 // holds mu.
 func (r *Recorder) linkGPU(key, seq uint64) {
 	ks := r.keyFor(key)
+	r.linked++
 	if len(ks.gpu) >= maxZonesPerKey {
 		r.stats.ZonesUnlinked++
 		return
@@ -107,6 +109,8 @@ func (r *Recorder) linkGPU(key, seq uint64) {
 	r.hold(seq)
 	if ks.cpu != 0 {
 		r.appendFlow(ks.cpu, seq)
+	} else {
+		r.waiting++
 	}
 }
 
@@ -147,6 +151,7 @@ func (r *Recorder) expireOldest() {
 	switch {
 	case ks.cpu == 0:
 		r.stats.ZonesUnlinked += uint64(len(ks.gpu))
+		r.waiting -= uint64(len(ks.gpu))
 	case len(ks.gpu) == 0:
 		r.stats.SubmitsUnmatched++
 	}

@@ -53,6 +53,46 @@ type GPUSource struct {
 	// or counted everything; guarded by r.mu.
 	settled uint64
 	closed  bool
+	last    SourceReport // the last report Deliver had
+}
+
+// SourceReport is what a source says of the zones it handed out, as
+// running totals, with every Deliver.
+type SourceReport struct {
+	// Issued counts the zones it began, refused ones included; Open, those
+	// not read back or given up yet (in flight on the GPU).
+	Issued, Open uint64
+	// Lost counts its zones lost by cause (Zones, NoSlot, Unmatched,
+	// Unwritten, Pending, Unconverted) and its misuse (Misuse).
+	Lost Drops
+	// Unlinked counts the zones it delivered without the submission key
+	// their frame's submissions should have given them: arrows lost.
+	Unlinked uint64
+}
+
+// Deliver adds the source's zones spans, as AddGPUSpans does, and its
+// report, in one step: the recorder's Ledger and Drops never show the
+// spans without the report, or the report without the spans. spans may
+// be empty, to report refusals promptly.
+func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
+	if s == nil {
+		return nil
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := s.last
+	s.last = rep
+	r.srcZones.Issued += rep.Issued - old.Issued
+	r.srcZones.Open += rep.Open - old.Open
+	r.srcUnlinked += rep.Unlinked - old.Unlinked
+	d := rep.Lost.Sub(old.Lost)
+	d.Flows += rep.Unlinked - old.Unlinked
+	r.drops = r.drops.Add(d)
+	if len(spans) == 0 {
+		return nil
+	}
+	return r.addGPUSpans(s.qs.lanes[0].track, spans)
 }
 
 // GPUSource opens a source of the queue whose track is track (from
@@ -180,6 +220,12 @@ func (r *Recorder) AddGPUSpans(track TrackID, spans []GPUSpan) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.handed += uint64(len(spans))
+	return r.addGPUSpans(track, spans)
+}
+
+// addGPUSpans is AddGPUSpans. The caller holds mu.
+func (r *Recorder) addGPUSpans(track TrackID, spans []GPUSpan) error {
 	qs := r.queueOf[track]
 	if qs == nil {
 		r.drops.GPUSpans += uint64(len(spans))

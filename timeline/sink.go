@@ -71,15 +71,15 @@ func (r *Recorder) flushLocked() {
 		r.mu.Unlock()
 		return
 	}
-	b := r.batch()
+	b, first := r.batch()
 	r.evict(Now())
 	// A change in Drops.Sink alone makes no batch: it comes from the
 	// sink's own failure, and the next batch carries it.
 	d := b.Drops
 	d.Sink = r.sentDrops.Sink
-	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && d == r.sentDrops
+	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && d == r.sentDrops && b.Ledger == r.sentLedger
 	if !empty {
-		r.sentDrops = b.Drops
+		r.sentDrops, r.sentLedger = b.Drops, b.Ledger
 	}
 	r.mu.Unlock()
 	if empty {
@@ -94,6 +94,7 @@ func (r *Recorder) flushLocked() {
 		return
 	}
 	r.mu.Lock()
+	r.failBatch(first)
 	r.stats.SinkErrors++
 	r.stats.SinkLost = r.stats.SinkLost.add(n)
 	r.mu.Unlock()
@@ -117,9 +118,12 @@ func (r *Recorder) sinkErrLocked() error {
 	return fmt.Errorf("timeline: sink: %d batches failed, the first with: %w", n, err)
 }
 
-// batch takes everything not yet streamed and free to go. The caller
-// holds mu.
-func (r *Recorder) batch() *Trace {
+// batch takes everything not yet streamed and free to go, and counts what
+// it delivers for the first time. The caller holds mu.
+func (r *Recorder) batch() (*Trace, *batchCount) {
+	first := &r.firstScratch
+	first.n = [NumBooks]uint64{}
+	first.spans, first.flows = first.spans[:0], first.flows[:0]
 	b := r.header()
 	b.Spans = make([]Span, 0, r.spans.len()-r.spanCur)
 	seqs := r.seqScratch[:0]
@@ -134,6 +138,12 @@ func (r *Recorder) batch() *Trace {
 				cur = i
 			}
 			continue
+		}
+		if it.flags&sentFlag == 0 {
+			if k, ok := r.bookOfTrack(it.Track); ok {
+				first.n[k]++
+				first.spans = append(first.spans, it.seq)
+			}
 		}
 		it.flags |= streamedFlag | sentFlag
 		b.Spans = append(b.Spans, it.Span)
@@ -155,10 +165,17 @@ func (r *Recorder) batch() *Trace {
 		switch {
 		case ok1 && ok2:
 			b.Flows = append(b.Flows, Flow{From: from, To: to})
+			if !f.sent {
+				first.n[BookFlows]++
+				first.flows = append(first.flows, a)
+			}
 			f.streamed = true
 		case ok1 || ok2 || r.streamedOrGone(f.from) || r.streamedOrGone(f.to):
+			if !f.sent { // a Dump had it: delivered, not lost
+				r.stats.FlowsSplit++
+				f.split = true
+			}
 			f.streamed = true
-			r.stats.FlowsSplit++
 		}
 	}
 	for r.flowCur < r.flows.end() && r.flows.abs(r.flowCur).streamed {
@@ -171,7 +188,11 @@ func (r *Recorder) batch() *Trace {
 	b.Samples = r.samples.takeNew(b.Samples)
 	b.Calibrations = r.cals.takeNew(b.Calibrations)
 	b.Drops = r.totalDrops()
-	return b
+	// The books as they stand once the sink has the batch; a failure
+	// moves its items to Sink (settleBatch).
+	r.deliverBatch(first)
+	b.Ledger = r.ledger(b.Drops)
+	return b, first
 }
 
 // streamedOrGone reports whether the span seq went to the sink earlier or

@@ -6,27 +6,31 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/framescope/framescope/internal/hostile"
 )
 
-// buildFramescope builds the command into a temporary directory.
-func buildFramescope(t *testing.T) string {
+// buildCommands builds the framescope command and the peakrss launcher
+// into a temporary directory.
+func buildCommands(t *testing.T) (framescope, peakrss string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "framescope")
-	gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	dir := t.TempDir()
+	framescope, peakrss = filepath.Join(dir, "framescope"), filepath.Join(dir, "peakrss")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
 		gobin = "go"
 	}
-	cmd := exec.Command(gobin, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	for _, b := range [][2]string{{framescope, "."}, {peakrss, "../../internal/cmd/peakrss"}} {
+		if out, err := exec.Command(gobin, "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+		}
 	}
-	return bin
+	return framescope, peakrss
 }
 
 // Every hostile answer ends `framescope capture` with a clear error, exit
@@ -40,14 +44,16 @@ func TestCaptureHostileAnswers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command and streams hundreds of MB")
 	}
-	bin := buildFramescope(t)
+	bin, peakrss := buildCommands(t)
 	for _, a := range hostile.Answers() {
 		t.Run(a.Name, func(t *testing.T) {
 			srv := httptest.NewServer(a.Serve)
 			defer srv.Close()
 			out := filepath.Join(t.TempDir(), "keep.perfetto-trace")
 			os.WriteFile(out, []byte("old"), 0o644)
-			cmd := exec.Command(bin, "capture", "-timeout", "3s", "-o", out, srv.URL)
+			// Through peakrss: measured from this process, the peak would
+			// count this process's own memory (see internal/cmd/peakrss).
+			cmd := exec.Command(peakrss, bin, "capture", "-timeout", "3s", "-o", out, srv.URL)
 			cmd.Env = append(os.Environ(), envMaxInput+"=268435456")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -58,8 +64,12 @@ func TestCaptureHostileAnswers(t *testing.T) {
 			if !ok || ee.ExitCode() != 1 {
 				t.Fatalf("%v after %v, want exit 1; stderr %q", err, took, stderr.String())
 			}
-			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
-			msg := strings.TrimSpace(stderr.String())
+			msg, last, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\npeakrss: ")
+			kib, err := strconv.ParseInt(last, 10, 64)
+			if err != nil {
+				t.Fatalf("no peak RSS from peakrss: %q", stderr.String())
+			}
+			rss := kib << 10
 			t.Logf("exit 1 after %.2fs, peak RSS %.1f MiB: %s", took.Seconds(), float64(rss)/(1<<20), msg)
 			if rss > 64<<20 {
 				t.Errorf("peak RSS %d MiB, want under 64", rss>>20)

@@ -45,8 +45,11 @@ func scanPackets(r io.Reader) error {
 			return fmt.Errorf("%w: byte 0x%02x where packet %d should begin", errNotPerfetto, tag, n+1)
 		}
 		size, err := readUvarint(in)
-		if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errLongVarint) {
 			return fmt.Errorf("%w: packet %d: %v", errNotPerfetto, n+1, err)
+		}
+		if err != nil {
+			return fmt.Errorf("packet %d: %w", n+1, err)
 		}
 		if size > perfetto.MaxPacket {
 			return fmt.Errorf("%w: packet %d of %d bytes, more than %d (perfetto.MaxPacket)", errTooLarge, n+1, size, perfetto.MaxPacket)
@@ -76,8 +79,10 @@ func readUvarint(br *bufio.Reader) (uint64, error) {
 			return v, nil
 		}
 	}
-	return 0, errors.New("a length of more than 10 bytes")
+	return 0, errLongVarint
 }
+
+var errLongVarint = errors.New("a length of more than 10 bytes")
 
 // captureOutput is where capture writes: FILE's output, or, for standard
 // output, a temporary file that is copied there once checked.

@@ -108,7 +108,8 @@ type statsReport struct {
 		CPU   summaryJSON  `json:"cpu"`
 		Each  []frameTotal `json:"each"`
 	} `json:"frames"`
-	Drops dropsJSON `json:"drops"`
+	Drops  dropsJSON  `json:"drops"`
+	Ledger ledgerJSON `json:"ledger,omitempty"`
 }
 
 // dropsJSON is timeline.Drops for --json: "total", then every cause by
@@ -184,6 +185,7 @@ func computeStats(t *timeline.Trace) statsReport {
 	}
 	r.Frames.GPU, r.Frames.CPU = toJSON(stats.Summarize(gpu)), toJSON(stats.Summarize(cpu))
 	r.Drops = dropsOf(t.Drops)
+	r.Ledger = ledgerOf(t)
 	return r
 }
 
@@ -231,7 +233,9 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	each := fs.Bool("frames", false, "also list every frame's GPU and CPU totals (JSON always has them)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: framescope stats [--json | --markdown] [--frames] TRACE")
-		fmt.Fprintln(stderr, "Per zone: count, mean, p50, p95, p99 and max duration; per frame: GPU and CPU totals.")
+		fmt.Fprintln(stderr, "Per zone: count, mean, p50, p95, p99 and max duration; per frame: GPU and CPU totals;")
+		fmt.Fprintln(stderr, "what was dropped, by cause; and the books of the recorder that made the trace, each of")
+		fmt.Fprintln(stderr, "which must balance: issued = delivered + open + lost.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseArgs(fs, args)
@@ -291,6 +295,9 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 		tw.Flush()
 	}
 	fmt.Fprintln(w, dropsLine(r.Drops))
+	for _, l := range ledgerLines(r.Ledger) {
+		fmt.Fprintln(w, l)
+	}
 }
 
 func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
@@ -313,4 +320,7 @@ func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", dropsLine(r.Drops))
+	for _, l := range ledgerLines(r.Ledger) {
+		fmt.Fprintf(w, "\n%s\n", l)
+	}
 }

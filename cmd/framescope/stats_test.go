@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -145,5 +147,58 @@ func TestStatsHugeSpans(t *testing.T) {
 	code, out, _ = runCLI("stats", p)
 	if code != 0 || !strings.Contains(out, "9223372036.855s") || strings.Contains(out, "-9") {
 		t.Errorf("exit %d, text output:\n%s", code, out)
+	}
+}
+
+// stats prints each book of a trace's ledger against its drops, in
+// text and JSON, marks one that does not balance, and says when a trace
+// has no books.
+func TestStatsLedger(t *testing.T) {
+	base := &timeline.Trace{Names: []string{"", "z"}, Tracks: []timeline.Track{{ID: 1, Kind: timeline.TrackGPUQueue, Name: "q"}},
+		Spans: []timeline.Span{{Track: 1, Name: 1, Start: 10, End: 20}}}
+	for _, c := range []struct {
+		name   string
+		ledger timeline.Ledger
+		drops  timeline.Drops
+		want   []string
+		bal    bool
+	}{
+		{"balanced", timeline.Ledger{Zones: timeline.Book{Issued: 5, Delivered: 1, Evicted: 1}}, timeline.Drops{NoSlot: 3, Evicted: 1},
+			[]string{"ledger zones: 5 issued = 1 delivered (1 in this trace) + 0 open + 4 lost (no_slot 3, evicted 1)"}, true},
+		{"one short", timeline.Ledger{Zones: timeline.Book{Issued: 6, Delivered: 1}}, timeline.Drops{NoSlot: 3},
+			[]string{"ledger zones: 6 issued = 1 delivered (1 in this trace) + 0 open + 3 lost (no_slot 3)  DOES NOT BALANCE"}, false},
+		{"none", timeline.Ledger{}, timeline.Drops{}, []string{"ledger: none"}, true},
+	} {
+		tr := *base
+		tr.Ledger, tr.Drops = c.ledger, c.drops
+		path := pathpkg.Join(t.TempDir(), "t.json")
+		f, _ := os.Create(path)
+		if err := chrome.Write(f, &tr); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		var so, se bytes.Buffer
+		if rc := run([]string{"stats", path}, &so, &se); rc != 0 {
+			t.Fatalf("%s: rc %d: %s", c.name, rc, se.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(so.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", c.name, w, so.String())
+			}
+		}
+		so.Reset()
+		run([]string{"stats", "--json", path}, &so, &se)
+		var r struct {
+			Ledger map[string]struct{ Balanced bool }
+		}
+		if err := json.Unmarshal(so.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if c.name != "none" && r.Ledger["zones"].Balanced != c.bal {
+			t.Errorf("%s: JSON says balanced %v", c.name, r.Ledger["zones"].Balanced)
+		}
+		if c.name == "none" && r.Ledger != nil {
+			t.Errorf("JSON has a ledger for a trace without one: %v", r.Ledger)
+		}
 	}
 }

@@ -119,6 +119,10 @@ func TestLiveView(t *testing.T) {
 			} `json:"frames"`
 			Zones  []struct{ Kind string }  `json:"zones"`
 			Clocks []struct{ Queue string } `json:"clocks"`
+			Books  map[string]struct {
+				Issued   uint64
+				Balanced bool
+			} `json:"books"`
 		}
 		if code != 200 || json.Unmarshal(b, &v) != nil {
 			t.Fatalf("json: %d %.200s", code, b)
@@ -130,6 +134,13 @@ func TestLiveView(t *testing.T) {
 			}
 		}
 		if gpu >= 60 && len(v.Zones) > 0 && len(v.Clocks) == 1 {
+			// The recorder's books, live: each balances, however much is
+			// in flight or held.
+			for _, k := range []string{"zones", "spans", "flows"} {
+				if b, ok := v.Books[k]; !ok || !b.Balanced || b.Issued == 0 {
+					t.Errorf("the view's %s book: %+v (present %v), want one that balances", k, b, ok)
+				}
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -240,6 +251,9 @@ func checkPage(t *testing.T, dir, base string) {
 	}
 	if n := bytes.Count(dom, []byte(`class="zone `)); n < 5 {
 		t.Errorf("the page lists %d zones of the selected frame", n)
+	}
+	if n := bytes.Count(dom, []byte(">balances<")); n != 3 || bytes.Contains(dom, []byte(">DOES NOT BALANCE<")) {
+		t.Errorf("the page's books: %d balance, want all 3", n)
 	}
 	shots := filepath.Join("..", "..", "out")
 	if err := os.MkdirAll(shots, 0o755); err != nil {

@@ -126,6 +126,17 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		rd.dropsOK = true
 		// The counter also counts the flows and samples the writer refused.
 		rd.dropsRecorded = rd.t.Drops.Total() + a["invalid_flows"] + a["invalid_samples"]
+	case metaLedger:
+		var a map[string]uint64
+		if err := json.Unmarshal(ev.Args, &a); err != nil {
+			return fmt.Errorf("%s args: %w", metaLedger, plainJSON(err))
+		}
+		rd.t.Ledger = timeline.Ledger{}
+		for k, v := range a {
+			if i, ok := timeline.LedgerKeyOf(k); ok {
+				*rd.t.Ledger.Count(i) = v
+			}
+		}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 func merge(batches []*timeline.Trace) *timeline.Trace {
 	t := &timeline.Trace{}
 	for _, b := range batches {
-		t.Process, t.Names, t.Tracks, t.Drops = b.Process, b.Names, b.Tracks, b.Drops
+		t.Process, t.Names, t.Tracks, t.Drops, t.Ledger = b.Process, b.Names, b.Tracks, b.Drops, b.Ledger
 		base := len(t.Spans)
 		t.Spans = append(t.Spans, b.Spans...)
 		for _, f := range b.Flows {
@@ -96,6 +96,12 @@ func TestRecorderSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	diffCanon(t, canon(got), canon(want))
+	// The books came through, and a closed recorder's balance: all
+	// delivered, in the file.
+	if l := got.Ledger; l != want.Ledger || !l.Balanced(got.Drops) || l.Zones.Open+l.Spans.Open+l.Flows.Open != 0 ||
+		l.Zones.Delivered != 24 || l.Spans.Delivered != 24 || l.Flows.Delivered != uint64(len(got.Flows)) {
+		t.Errorf("ledger read back %+v, want %+v, balanced, nothing open, 24 zones, 24 spans and every flow delivered", got.Ledger, want.Ledger)
+	}
 	s := tpcheck.Check(t, path)
 	if g, w := tpSlices(t, s), wantSlices(want); !slices.Equal(g, w) {
 		t.Errorf("trace processor slices:\ngot  %v\nwant %v", g, w)

@@ -16,6 +16,7 @@ const (
 	metaFrame       = "framescope_frame"
 	metaCalibration = "framescope_calibration"
 	metaDrops       = "framescope_drops"
+	metaLedger      = "framescope_ledger"
 	// metaFramesList marks the thread on which the frames of a trace
 	// without a frames track are drawn, whose slices Read skips.
 	metaFramesList = "framescope_frames"
@@ -75,6 +76,7 @@ type Writer struct {
 
 	flowID    uint64
 	drops     timeline.Drops
+	ledger    timeline.Ledger
 	lastDrops uint64
 	maxTs     int64
 	invalid   Invalid
@@ -181,6 +183,7 @@ func (w *Writer) WriteBatch(b *timeline.Trace) error {
 		w.writeCalibration(c)
 	}
 	w.drops = b.Drops
+	w.ledger = b.Ledger
 	w.writeDropsCounter()
 	// Every batch goes out whole: should the process die, the file holds
 	// an array of whole events, which readers take without its ']'.
@@ -223,9 +226,30 @@ func (w *Writer) Close() error {
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Samples, 10)
 	w.buf = append(w.buf, `,"held_overflow":`...)
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Forced, 10)
-	w.buf = append(w.buf, "}}\n]\n"...)
+	w.buf = append(w.buf, "}}"...)
+	if !w.ledger.Empty() {
+		w.writeLedger()
+	}
+	w.buf = append(w.buf, "\n]\n"...)
 	w.closed = true
 	return w.flush(0)
+}
+
+// writeLedger writes the framescope_ledger record: every count of the
+// books, by its key.
+func (w *Writer) writeLedger() {
+	w.beginEvent('M')
+	w.buf = append(w.buf, `,"name":"`+metaLedger+`","args":{`...)
+	for i := range timeline.NumLedgerCounts {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, '"')
+		w.buf = append(w.buf, timeline.LedgerKey(i)...)
+		w.buf = append(w.buf, `":`...)
+		w.buf = strconv.AppendUint(w.buf, *w.ledger.Count(i), 10)
+	}
+	w.buf = append(w.buf, "}}"...)
 }
 
 // total is the trace's drops plus the spans this writer refused.

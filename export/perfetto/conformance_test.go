@@ -224,7 +224,7 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 		want = append(want, fmt.Sprintf("%s | %d | %v", names[smp.Track], smp.Time, smp.Value))
 	}
 	got = rows(t, s, `select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id
-		where t.name not like 'framescope dropped%' and t.name not like 'clock %'`, "name", "ts", "value")
+		where t.name not like 'framescope dropped%' and t.name not like 'framescope ledger%' and t.name not like 'clock %'`, "name", "ts", "value")
 	diff(t, "counters", got, sorted(want))
 
 	// Calibrations: three counters under each queue track.
@@ -251,6 +251,18 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 		and c.ts = (select max(ts) from counter c2 where c2.track_id = c.track_id)`, "name", "value")
 	diff(t, "drops", got, sorted(want))
 
+	// The ledger: the last value of each of its counters, under its group.
+	want = nil
+	for i, v := range ledgerValues(x.ledger) {
+		if v != 0 {
+			want = append(want, fmt.Sprintf("framescope ledger | framescope ledger: %s | %v", timeline.LedgerKey(i), float64(v)))
+		}
+	}
+	got = rows(t, s, `select p.name as grp, t.name, c.value from counter c join track t on c.track_id = t.id
+		join track p on t.parent_id = p.id where t.name like 'framescope ledger:%'
+		and c.ts = (select max(ts) from counter c2 where c2.track_id = c.track_id)`, "grp", "name", "value")
+	diff(t, "ledger", got, sorted(want))
+
 	// Track layout: queues under "GPU", lanes under their queue, in order.
 	want = nil
 	for _, tr := range x.tracks {
@@ -262,7 +274,7 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 		}
 	}
 	got = rows(t, s, `select t.name, p.name as parent from track t join track p on t.parent_id = p.id
-		where t.name not like 'clock %'`, "name", "parent")
+		where t.name not like 'clock %' and p.name != 'framescope ledger'`, "name", "parent")
 	diff(t, "track parents", got, sorted(want))
 
 	if x.process.PID != 0 {

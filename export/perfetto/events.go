@@ -276,3 +276,20 @@ func (w *Writer) writeDrops(d timeline.Drops) {
 	w.endPacket()
 	w.lastDrops = now
 }
+
+// writeLedger writes the ledger counters that changed: the books of the
+// recorder that made the batch, running totals like the drops.
+func (w *Writer) writeLedger(l timeline.Ledger) {
+	now := ledgerValues(l)
+	if now == w.lastLedger {
+		return
+	}
+	w.describeLedger()
+	ts := w.cur.last
+	for i := range now {
+		if now[i] != w.lastLedger[i] {
+			w.counter(ts, uint64(uuidLedger+1+i), float64(now[i]))
+		}
+	}
+	w.lastLedger = now
+}

@@ -33,6 +33,7 @@ type expected struct {
 	samples []timeline.Sample
 	calibs  []timeline.Calibration
 	drops   timeline.Drops
+	ledger  timeline.Ledger
 	process timeline.Process
 	// framesList holds frames written on the writer's own frames track.
 	framesList []timeline.Frame
@@ -68,6 +69,7 @@ func expect(c tcase) expected {
 		x.samples = append(x.samples, b.Samples...)
 		x.calibs = append(x.calibs, b.Calibrations...)
 		x.drops = b.Drops
+		x.ledger = b.Ledger
 	}
 	if !hasFramesTrack {
 		x.frames = x.framesList

@@ -640,6 +640,11 @@ func (rd *reader) descriptor(b []byte) error {
 		rt.id, rt.kind = tr.ID, tr.Kind
 	case "drops":
 		rt.field = slices.Index(dropFields[:], attrs["field"])
+	case "ledger":
+		rt.field = -1
+		if i, ok := timeline.LedgerKeyOf(attrs["field"]); ok {
+			rt.field = i
+		}
 	case "calibration":
 		of, err1 := strconv.ParseUint(attrs["of"], 10, 32)
 		f, err2 := strconv.Atoi(attrs["field"])
@@ -647,7 +652,7 @@ func (rd *reader) descriptor(b []byte) error {
 			return corrupt("bad calibration track %q", desc)
 		}
 		rt.of, rt.field = timeline.TrackID(of), f
-	case "frames-list", "dropped", "gpu-group":
+	case "frames-list", "dropped", "gpu-group", "ledger-group":
 	default:
 		// Another writer's track: a CPU or counter track of its own.
 		rt.role = ""
@@ -904,6 +909,10 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 		}
 		if c, ok := timeline.DropCauseOf(dropFields[rt.field]); ok {
 			*rd.t.Drops.Count(c) = n
+		}
+	case "ledger":
+		if rt.field >= 0 && v >= 0 && v < math.MaxUint64 {
+			*rd.t.Ledger.Count(rt.field) = uint64(v)
 		}
 	case "calibration":
 		key := [2]int64{int64(rt.of), ts}

@@ -105,6 +105,9 @@ func checkTrace(t *testing.T, x expected, got *timeline.Trace) {
 	if !slices.Equal(gotCalibs, wantCalibs) {
 		t.Errorf("calibrations:\n got %+v\nwant %+v", gotCalibs, wantCalibs)
 	}
+	if got.Ledger != x.ledger {
+		t.Errorf("ledger: got %+v, want %+v", got.Ledger, x.ledger)
+	}
 	if got.Drops != x.drops {
 		t.Errorf("drops: got %+v, want %+v", got.Drops, x.drops)
 	}

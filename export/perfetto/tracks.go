@@ -17,8 +17,9 @@ const (
 	uuidFrames  = 3 // frames of a trace that defines no frames track
 	uuidDropped = 4 // the "framescope dropped" marker track
 	uuidBase    = 16
-	uuidDrops   = 1 << 39 // + index in dropFields: one counter per drop count
-	uuidCalib   = 1 << 40 // | ID<<2 | calibration field
+	uuidDrops   = 1 << 39         // + index in dropFields: one counter per drop count
+	uuidLedger  = uuidDrops + 256 // the "framescope ledger" group; + 1 + index in ledgerFields: its counters
+	uuidCalib   = 1 << 40         // | ID<<2 | calibration field
 )
 
 func trackUUID(id timeline.TrackID) uint64 { return uint64(id) + uuidBase }
@@ -71,6 +72,15 @@ func dropValues(d timeline.Drops, invalid uint64) (v [len(dropFields)]uint64) {
 		v[c] = *d.Count(c)
 	}
 	v[timeline.NumDropCauses] = invalid
+	return v
+}
+
+// ledgerValues are the counts of a timeline.Ledger, in the order of
+// timeline.LedgerKey, each the value of a counter track.
+func ledgerValues(l timeline.Ledger) (v [timeline.NumLedgerCounts]uint64) {
+	for i := range v {
+		v[i] = *l.Count(i)
+	}
 	return v
 }
 
@@ -313,6 +323,20 @@ func (w *Writer) describeDrops() {
 	for i, f := range dropFields {
 		w.simpleTrack(uint64(uuidDrops+i), uuidProcess, "framescope dropped: "+f,
 			"framescope kind=drops field="+f, band*2+1+int32(i), true, unitCount, "")
+	}
+}
+
+// describeLedger writes the ledger's group and counter tracks.
+func (w *Writer) describeLedger() {
+	if w.ledgerDone {
+		return
+	}
+	w.ledgerDone = true
+	w.simpleTrack(uuidLedger, uuidProcess, "framescope ledger", "framescope kind=ledger-group", band*2+64, false, 0, "")
+	for i := range timeline.NumLedgerCounts {
+		k := timeline.LedgerKey(i)
+		w.simpleTrack(uint64(uuidLedger+1+i), uuidLedger, "framescope ledger: "+k,
+			"framescope kind=ledger field="+k, int32(i), true, unitCount, "")
 	}
 }
 

@@ -77,12 +77,13 @@ type Writer struct {
 	tracks     []trackState
 	framesList trackState // the writer's own frames track, if needed
 
-	processDone, gpuDone, dropsDone, framesDone bool
+	processDone, gpuDone, dropsDone, framesDone, ledgerDone bool
 
-	names     []string
-	lastDrops [len(dropFields)]uint64
-	flowID    uint64
-	stats     Stats
+	names      []string
+	lastDrops  [len(dropFields)]uint64
+	lastLedger [timeline.NumLedgerCounts]uint64
+	flowID     uint64
+	stats      Stats
 
 	// Scratch, reused by every batch.
 	events   []event
@@ -307,6 +308,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	w.setDefaultTrack()
 	w.writeEvents(b, ev[split:])
 	w.writeDrops(b.Drops)
+	w.writeLedger(b.Ledger)
 	w.names = nil
 	return w.Flush()
 }

@@ -69,6 +69,7 @@ type Builder struct {
 	names    []string
 	tracks   map[timeline.TrackID]*trackTree
 	drops    timeline.Drops
+	ledger   timeline.Ledger
 	first    int64
 	last     int64
 	spans    int
@@ -134,7 +135,7 @@ func (pb *Builder) WriteBatch(t *timeline.Trace) error {
 		return nil
 	}
 	pb.names = t.Names
-	pb.drops = t.Drops
+	pb.drops, pb.ledger = t.Drops, t.Ledger
 	idx := pb.scratch[:0]
 	for i := range t.Spans {
 		s := &t.Spans[i]
@@ -442,7 +443,7 @@ func (pb *Builder) Profile() *profile.Profile {
 				pb.b.p.DurationNanos = math.MaxInt64 // past int64
 			}
 		}
-		pb.b.finish(pb.drops)
+		pb.b.finish(pb.drops, pb.ledger)
 		if pb.orphans > 0 {
 			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope placed %d spans under %q: the zone enclosing them was not in the stream", pb.orphans, OrphanName))
 		}

@@ -230,11 +230,14 @@ func (b *builder) sample(nd int32, track timeline.TrackID, frame uint64, root in
 }
 
 // finish adds the comments `go tool pprof -comments` shows: the trace's
-// drops, and what the bounds folded, merged or cut.
-func (b *builder) finish(d timeline.Drops) {
+// drops and books, and what the bounds folded, merged or cut.
+func (b *builder) finish(d timeline.Drops, l timeline.Ledger) {
 	var cs []string
 	if d.Total() > 0 || d.Misuse > 0 {
 		cs = append(cs, DropsComment(d))
+	}
+	if !l.Empty() {
+		cs = append(cs, LedgerComment(l, d))
 	}
 	if b.folded > 0 {
 		cs = append(cs, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
@@ -296,7 +299,7 @@ func Build(t *timeline.Trace) *profile.Profile {
 		}
 		b.track(t, tr, byTrack[id], b.loc(root, gpu), gpu, queue)
 	}
-	b.finish(t.Drops)
+	b.finish(t.Drops, t.Ledger)
 	return b.p
 }
 
@@ -365,6 +368,26 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 	for len(stack) > 0 {
 		flush()
 	}
+}
+
+// LedgerComment is the profile comment that gives the trace's books
+// against its drops: "framescope ledger: zones 120 = 118 delivered + 0
+// open + 2 lost; spans ...; flows ...", and "(does not balance)" after a
+// book that does not.
+func LedgerComment(l timeline.Ledger, d timeline.Drops) string {
+	var b strings.Builder
+	b.WriteString("framescope ledger:")
+	for k := range timeline.NumBooks {
+		if k > 0 {
+			b.WriteByte(';')
+		}
+		bk := l.Book(k)
+		fmt.Fprintf(&b, " %s %d = %d delivered + %d open + %d lost", k, bk.Issued, bk.Delivered, bk.Open, l.Lost(k, d).Total())
+		if bk.Issued != bk.Delivered+bk.Open+l.Lost(k, d).Total() {
+			b.WriteString(" (does not balance)")
+		}
+	}
+	return b.String()
 }
 
 // DropsComment is the profile comment that lists t.Drops: "framescope

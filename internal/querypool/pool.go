@@ -405,6 +405,9 @@ func (p *Pool) endFrameLocked() {
 	p.cur.Store(nil)
 	s.closed = p.frames
 	s.state.Store(slotClosed)
+	// A Begin that saw the slot recording may still be taking a pair:
+	// count them once they are all taken.
+	s.waitWriters()
 	p.pairs.Add(uint64(s.usedNow() / 2))
 	if r := s.refused.Load(); r > 0 || s.size() > s.cap {
 		want := uint64(s.size()) + 2*r // what the frame asked for
@@ -571,6 +574,23 @@ func (p *Pool) Stats() Stats {
 		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
 		Pending: p.pending.Load(), Extended: p.extended.Load(),
 	}
+}
+
+// Account returns the counters and, counted from the slots at the same
+// moment, the pairs in flight: counted in Pairs (their frame ended) and
+// neither read back nor given up yet. By construction
+// Pairs = inFlight + Collected + Unended + Unwritten + Pending; ready is
+// how many of Collected wait in the pool for Collect to take them.
+func (p *Pool) Account() (st Stats, inFlight, ready uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.ring {
+		switch s.state.Load() {
+		case slotClosed, slotReading, slotRecycling:
+			inFlight += uint64(s.usedNow() / 2)
+		}
+	}
+	return p.Stats(), inFlight, uint64(len(p.ready))
 }
 
 // Slots returns the ring's size and each slot's capacity in queries.
