@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile
+.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops
 
 all: test
 
@@ -49,6 +49,13 @@ test: deps tp tools fmtcheck vet
 FUZZTIME ?= 60s
 fuzz: deps
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+
+# The render-loop checker on SEEDS seeds from FIRST (make test runs a
+# fixed set of 50).
+SEEDS ?= 1000
+FIRST ?= 1
+check-loops: deps tp
+	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -run TestLoops ./internal/loopcheck -loops.seeds=$(SEEDS) -loops.first=$(FIRST)
 
 # The table of docs/hostile-inputs.md.
 hostile: deps

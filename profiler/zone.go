@@ -52,19 +52,22 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 
 // EndIn writes the zone's end timestamp into cmd: the command buffer it
 // began in or a later one submitted to the same queue, for zones that span
-// command buffers. With DebugLabels the zone's label region spans them
-// too: begun in the first command buffer, ended in cmd, which
-// VK_EXT_debug_utils allows within one queue's submissions in order (both
-// command buffers must be submitted, the first before the second, or the
-// queue's labels are unbalanced). Ending twice, ending the zero Zone, or ending a dropped
+// command buffers. Ending twice, ending the zero Zone, or ending a dropped
 // zone records nothing; the first two are counted as misuse (Stats.Misuse,
 // Stats.ZeroEnds).
+//
+// With DebugLabels, the zone's label region is ended only in the command
+// buffer that began it: ended in another, the region stays open on the
+// queue. Vulkan allows ending a region in a later command buffer of the
+// queue, but Mesa's drivers (lavapipe 22.3, whose command buffers keep
+// their own stack of labels) corrupt memory when a command buffer ends a
+// region it did not begin, and crash at its next label.
 func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if z.g == nil {
 		z.endUnrecorded()
 		return
 	}
-	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels {
+	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels && cmd == z.cmd {
 		z.g.dev.CmdEndLabel(cmd)
 	}
 }

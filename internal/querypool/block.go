@@ -147,6 +147,13 @@ func (p *Pool) extend(s *Slot, q uint32) bool {
 		if err != nil {
 			return false
 		}
+		// Its pairs are open in the slot's generation, as those of the
+		// slot's other blocks are since the slot was last renewed: a
+		// Begin hands out pairs of that generation.
+		g := s.gen.Load()
+		for j := range b.meta {
+			b.meta[j].state.Store(pairWord(g, pairOpen))
+		}
 		s.ext[k].Store(b)
 		p.extended.Add(1)
 	}

@@ -284,7 +284,8 @@ func (p *Pool) harvestFinal(s *Slot) {
 	}
 }
 
-// harvest moves a taken slot's complete pairs to p.ready and counts the rest.
+// harvest moves a taken slot's complete pairs to p.ready and counts each
+// of the others under one cause: every pair handed out ends in one place.
 func (p *Pool) harvest(s *Slot) {
 	s.each(func(b *block) {
 		for j := uint32(0); j < b.used(s.used)/2; j++ {
@@ -302,7 +303,9 @@ func (p *Pool) harvest(s *Slot) {
 					Key: s.keyOf(m.cmd), Submitted: s.submitted,
 				})
 				p.collected.Add(1)
-			case pairVoid:
+			default:
+				// Given up (void), or, should a slot ever be taken with
+				// a pair still open, never ended: either way counted.
 				p.unended.Add(1)
 			}
 		}

@@ -494,3 +494,39 @@ func TestDeviceCloseClosesPool(t *testing.T) {
 		t.Errorf("New on a closed device: %v", err)
 	}
 }
+
+// A slot recycled (its generation renewed), then a frame that outgrows it:
+// the block made then hands out pairs of the slot's generation, so every
+// End records and every zone arrives. (Blocks once started at generation
+// 0: after a recycle their pairs' Ends were refused, and the pairs counted
+// nowhere.)
+func TestGrowthAfterRecycle(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	if !q.Dev.HostQueryReset {
+		t.Skipf("no host query reset on %s", q.Dev.Caps.Name)
+	}
+	p := newPool(t, q, querypool.Config{Slots: 1, MaxSlots: 1, FramesInFlight: 1, Queries: 8, MaxQueries: 64})
+	f := q.Fence()
+	for frame, zones := range []int{2, 2, 20, 20} {
+		cmd := q.Cmd()
+		if err := p.BeginFrame(uint64(frame+1), cmd); err != nil {
+			t.Fatal(err)
+		}
+		for i := range zones {
+			pr, ok := p.Begin(cmd, top, uint32(i))
+			if !ok {
+				t.Fatalf("frame %d: zone %d refused", frame+1, i)
+			}
+			if !p.End(pr, cmd, bottom) {
+				t.Fatalf("frame %d: zone %d's End refused; stats %+v", frame+1, i, p.Stats())
+			}
+		}
+		p.EndFrame(nil)
+		q.Submit(f, cmd)
+		q.Wait(f)
+		collectAll(t, p, zones)
+	}
+	if st, inFlight, _ := p.Account(); st.Pairs != st.Collected || inFlight != 0 || st.LateEnds != 0 {
+		t.Errorf("stats %+v, %d in flight", st, inFlight)
+	}
+}

@@ -1,0 +1,394 @@
+#include "app.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LC_WORK (16u << 20) // bytes of the work buffer
+
+struct lc_app {
+	lc_config cfg;
+	VkInstance instance;
+	VkDebugUtilsMessengerEXT messenger;
+	PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
+	VkPhysicalDevice physical;
+	VkDevice device;
+	char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+	int debug_utils, host_reset, calibrated;
+	lc_queue queues[64];
+	int nqueues;
+	VkBuffer work;
+	VkDeviceMemory memory;
+};
+
+// ---- Validation messages ----
+
+static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t msg_count;
+static char msg_last[2048];
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+	VkDebugUtilsMessageTypeFlagsEXT types, const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+	(void)types;
+	(void)user;
+	if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))) {
+		return VK_FALSE;
+	}
+	pthread_mutex_lock(&msg_mu);
+	msg_count++;
+	snprintf(msg_last, sizeof msg_last, "%s", data && data->pMessage ? data->pMessage : "(no message)");
+	pthread_mutex_unlock(&msg_mu);
+	return VK_FALSE;
+}
+
+uint64_t lc_messages(char *last, size_t len) {
+	pthread_mutex_lock(&msg_mu);
+	uint64_t n = msg_count;
+	if (last && len) {
+		snprintf(last, len, "%s", msg_last);
+	}
+	pthread_mutex_unlock(&msg_mu);
+	return n;
+}
+
+static void messenger_info(VkDebugUtilsMessengerCreateInfoEXT *ci) {
+	memset(ci, 0, sizeof *ci);
+	ci->sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+	ci->messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+	ci->messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+	ci->pfnUserCallback = on_message;
+}
+
+// ---- Set-up ----
+
+static int fail(char *err, size_t len, const char *what, VkResult r) {
+	snprintf(err, len, "%s: VkResult %d", what, (int)r);
+	return r == VK_SUCCESS ? -1 : (int)r;
+}
+
+static int has_instance_ext(const char *name) {
+	uint32_t n = 0;
+	vkEnumerateInstanceExtensionProperties(NULL, &n, NULL);
+	VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
+	vkEnumerateInstanceExtensionProperties(NULL, &n, p);
+	int found = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		found |= strcmp(p[i].extensionName, name) == 0;
+	}
+	free(p);
+	return found;
+}
+
+static int has_layer(const char *name) {
+	uint32_t n = 0;
+	vkEnumerateInstanceLayerProperties(&n, NULL);
+	VkLayerProperties *p = calloc(n ? n : 1, sizeof *p);
+	vkEnumerateInstanceLayerProperties(&n, p);
+	int found = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		found |= strcmp(p[i].layerName, name) == 0;
+	}
+	free(p);
+	return found;
+}
+
+static const char *device_ext(VkPhysicalDevice pd, const char *a, const char *b) {
+	uint32_t n = 0;
+	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+	VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
+	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, p);
+	const char *found = NULL;
+	for (uint32_t i = 0; i < n && !found; i++) {
+		if (strcmp(p[i].extensionName, a) == 0) found = a;
+	}
+	for (uint32_t i = 0; i < n && !found && b; i++) {
+		if (strcmp(p[i].extensionName, b) == 0) found = b;
+	}
+	free(p);
+	return found;
+}
+
+int lc_create(const lc_config *cfg, lc_app **out, char *err, size_t errlen) {
+	lc_app *a = calloc(1, sizeof *a);
+	a->cfg = *cfg;
+	const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
+	const char *exts[2];
+	uint32_t nexts = 0;
+	a->debug_utils = has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+	if (a->debug_utils) exts[nexts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+	int validation = cfg->validation && has_layer(layers[0]);
+	if (cfg->validation && !validation) {
+		free(a);
+		snprintf(err, errlen, "the validation layer %s is not installed", layers[0]);
+		return -1;
+	}
+	if (validation) exts[nexts++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
+
+	VkApplicationInfo ai = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+	ai.pApplicationName = "loopcheck";
+	ai.apiVersion = VK_API_VERSION_1_2;
+	VkValidationFeatureEnableEXT enables[1] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+	VkValidationFeaturesEXT vf = {VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+	vf.enabledValidationFeatureCount = 1;
+	vf.pEnabledValidationFeatures = enables;
+	VkDebugUtilsMessengerCreateInfoEXT mi;
+	messenger_info(&mi);
+	VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+	ci.pApplicationInfo = &ai;
+	ci.enabledExtensionCount = nexts;
+	ci.ppEnabledExtensionNames = exts;
+	if (validation) {
+		ci.enabledLayerCount = 1;
+		ci.ppEnabledLayerNames = layers;
+		vf.pNext = a->debug_utils ? &mi : NULL;
+		ci.pNext = &vf;
+	}
+	VkResult r = vkCreateInstance(&ci, NULL, &a->instance);
+	if (r != VK_SUCCESS) {
+		free(a);
+		return fail(err, errlen, "vkCreateInstance", r);
+	}
+	if (a->debug_utils) {
+		PFN_vkCreateDebugUtilsMessengerEXT create =
+			(PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(a->instance, "vkCreateDebugUtilsMessengerEXT");
+		a->destroy_messenger =
+			(PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(a->instance, "vkDestroyDebugUtilsMessengerEXT");
+		if (create) create(a->instance, &mi, NULL, &a->messenger);
+	}
+
+	uint32_t n = 0;
+	vkEnumeratePhysicalDevices(a->instance, &n, NULL);
+	VkPhysicalDevice pds[16];
+	if (n > 16) n = 16;
+	vkEnumeratePhysicalDevices(a->instance, &n, pds);
+	for (uint32_t i = 0; i < n && !a->physical; i++) {
+		VkPhysicalDeviceProperties p;
+		vkGetPhysicalDeviceProperties(pds[i], &p);
+		int gpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU || p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+		if (cfg->device && cfg->device[0] ? strstr(p.deviceName, cfg->device) != NULL : gpu) {
+			a->physical = pds[i];
+		}
+	}
+	if (!a->physical && n > 0 && !(cfg->device && cfg->device[0])) a->physical = pds[0];
+	if (!a->physical) {
+		lc_destroy(a);
+		snprintf(err, errlen, "no Vulkan device%s%s", cfg->device ? " named like " : "", cfg->device ? cfg->device : "");
+		return -1;
+	}
+	VkPhysicalDeviceProperties p;
+	vkGetPhysicalDeviceProperties(a->physical, &p);
+	snprintf(a->name, sizeof a->name, "%s", p.deviceName);
+	int rc = lc_create_device(a, err, errlen);
+	if (rc != 0) {
+		lc_destroy(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+int lc_create_device(lc_app *a, char *err, size_t errlen) {
+	uint32_t nf = 0;
+	vkGetPhysicalDeviceQueueFamilyProperties(a->physical, &nf, NULL);
+	VkQueueFamilyProperties fams[32];
+	if (nf > 32) nf = 32;
+	vkGetPhysicalDeviceQueueFamilyProperties(a->physical, &nf, fams);
+	VkDeviceQueueCreateInfo qci[32];
+	float prio[64];
+	for (int i = 0; i < 64; i++) prio[i] = 1;
+	uint32_t nq = 0;
+	for (uint32_t f = 0; f < nf; f++) {
+		if (fams[f].timestampValidBits == 0 || fams[f].queueCount == 0) continue;
+		uint32_t count = fams[f].queueCount;
+		if (a->cfg.queues > 0 && count > (uint32_t)a->cfg.queues) count = (uint32_t)a->cfg.queues;
+		memset(&qci[nq], 0, sizeof qci[nq]);
+		qci[nq].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+		qci[nq].queueFamilyIndex = f;
+		qci[nq].queueCount = count;
+		qci[nq].pQueuePriorities = prio;
+		nq++;
+	}
+	if (nq == 0) {
+		snprintf(err, errlen, "%s has no queue family with timestamps", a->name);
+		return -1;
+	}
+	const char *exts[2];
+	uint32_t nexts = 0;
+	a->calibrated = 0;
+	if (a->cfg.calibrated) {
+		const char *cal = device_ext(a->physical, "VK_KHR_calibrated_timestamps", "VK_EXT_calibrated_timestamps");
+		if (cal) {
+			exts[nexts++] = cal;
+			a->calibrated = 1;
+		}
+	}
+	VkPhysicalDeviceHostQueryResetFeatures hqr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
+	VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+	f2.pNext = &hqr;
+	vkGetPhysicalDeviceFeatures2(a->physical, &f2);
+	a->host_reset = a->cfg.host_reset && hqr.hostQueryReset;
+	hqr.hostQueryReset = a->host_reset ? VK_TRUE : VK_FALSE;
+	hqr.pNext = NULL;
+	VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+	dci.pNext = &hqr;
+	dci.queueCreateInfoCount = nq;
+	dci.pQueueCreateInfos = qci;
+	dci.enabledExtensionCount = nexts;
+	dci.ppEnabledExtensionNames = exts;
+	VkResult r = vkCreateDevice(a->physical, &dci, NULL, &a->device);
+	if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateDevice", r);
+	a->nqueues = 0;
+	for (uint32_t i = 0; i < nq; i++) {
+		for (uint32_t k = 0; k < qci[i].queueCount && a->nqueues < 64; k++) {
+			lc_queue *q = &a->queues[a->nqueues++];
+			q->family = qci[i].queueFamilyIndex;
+			q->index = k;
+			q->flags = fams[q->family].queueFlags;
+			q->valid_bits = fams[q->family].timestampValidBits;
+			vkGetDeviceQueue(a->device, q->family, k, &q->queue);
+		}
+	}
+	VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+	bi.size = LC_WORK;
+	bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+	r = vkCreateBuffer(a->device, &bi, NULL, &a->work);
+	if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateBuffer", r);
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(a->device, a->work, &req);
+	VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+	mai.allocationSize = req.size;
+	mai.memoryTypeIndex = (uint32_t)__builtin_ctz(req.memoryTypeBits);
+	r = vkAllocateMemory(a->device, &mai, NULL, &a->memory);
+	if (r != VK_SUCCESS) return fail(err, errlen, "vkAllocateMemory", r);
+	r = vkBindBufferMemory(a->device, a->work, a->memory, 0);
+	if (r != VK_SUCCESS) return fail(err, errlen, "vkBindBufferMemory", r);
+	return 0;
+}
+
+int lc_destroy_device(lc_app *a) {
+	if (!a->device) return 0;
+	VkResult r = vkDeviceWaitIdle(a->device);
+	vkDestroyBuffer(a->device, a->work, NULL);
+	vkFreeMemory(a->device, a->memory, NULL);
+	vkDestroyDevice(a->device, NULL);
+	a->device = NULL;
+	a->work = VK_NULL_HANDLE;
+	a->memory = VK_NULL_HANDLE;
+	a->nqueues = 0;
+	return (int)r;
+}
+
+void lc_destroy(lc_app *a) {
+	if (!a) return;
+	lc_destroy_device(a);
+	if (a->messenger && a->destroy_messenger) a->destroy_messenger(a->instance, a->messenger, NULL);
+	if (a->instance) vkDestroyInstance(a->instance, NULL);
+	free(a);
+}
+
+VkInstance lc_instance(lc_app *a) { return a->instance; }
+VkPhysicalDevice lc_physical(lc_app *a) { return a->physical; }
+VkDevice lc_device(lc_app *a) { return a->device; }
+const char *lc_device_name(lc_app *a) { return a->name; }
+int lc_queue_count(lc_app *a) { return a->nqueues; }
+lc_queue lc_queue_at(lc_app *a, int i) { return a->queues[i]; }
+int lc_has_host_reset(lc_app *a) { return a->host_reset; }
+int lc_has_calibrated(lc_app *a) { return a->calibrated; }
+int lc_has_debug_utils(lc_app *a) { return a->debug_utils; }
+uint64_t lc_work_size(void) { return LC_WORK; }
+
+// ---- Recording and submitting ----
+
+VkCommandPool lc_create_pool(lc_app *a, uint32_t family) {
+	VkCommandPoolCreateInfo ci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+	ci.queueFamilyIndex = family;
+	VkCommandPool p = VK_NULL_HANDLE;
+	vkCreateCommandPool(a->device, &ci, NULL, &p);
+	return p;
+}
+
+void lc_destroy_pool(lc_app *a, VkCommandPool p) { vkDestroyCommandPool(a->device, p, NULL); }
+int lc_reset_pool(lc_app *a, VkCommandPool p) { return (int)vkResetCommandPool(a->device, p, 0); }
+
+VkCommandBuffer lc_alloc_cmd(lc_app *a, VkCommandPool p, int secondary) {
+	VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+	ai.commandPool = p;
+	ai.level = secondary ? VK_COMMAND_BUFFER_LEVEL_SECONDARY : VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+	ai.commandBufferCount = 1;
+	VkCommandBuffer c = NULL;
+	vkAllocateCommandBuffers(a->device, &ai, &c);
+	return c;
+}
+
+int lc_begin_cmd(VkCommandBuffer c, int secondary) {
+	VkCommandBufferInheritanceInfo ii = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+	VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+	if (secondary) bi.pInheritanceInfo = &ii;
+	return (int)vkBeginCommandBuffer(c, &bi);
+}
+
+int lc_end_cmd(VkCommandBuffer c) { return (int)vkEndCommandBuffer(c); }
+
+void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3) {
+	VkCommandBuffer s[4] = {s0, s1, s2, s3};
+	if (n > 4) n = 4;
+	if (n) vkCmdExecuteCommands(primary, n, s);
+}
+
+void lc_fill(lc_app *a, VkCommandBuffer c, uint64_t offset, uint32_t value, int barrier) {
+	if (barrier) {
+		VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+		mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+		mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+		vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+	}
+	vkCmdFillBuffer(c, a->work, offset % LC_WORK, 4, value);
+}
+
+VkFence lc_create_fence(lc_app *a) {
+	VkFenceCreateInfo ci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+	VkFence f = VK_NULL_HANDLE;
+	vkCreateFence(a->device, &ci, NULL, &f);
+	return f;
+}
+
+void lc_destroy_fence(lc_app *a, VkFence f) { vkDestroyFence(a->device, f, NULL); }
+
+VkSemaphore lc_create_semaphore(lc_app *a) {
+	VkSemaphoreCreateInfo ci = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+	VkSemaphore s = VK_NULL_HANDLE;
+	vkCreateSemaphore(a->device, &ci, NULL, &s);
+	return s;
+}
+
+void lc_destroy_semaphore(lc_app *a, VkSemaphore s) { vkDestroySemaphore(a->device, s, NULL); }
+
+int lc_submit(VkQueue q, uint32_t n, const VkCommandBuffer *cmds, VkSemaphore wait, VkSemaphore signal, VkFence fence) {
+	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+	VkCommandBuffer c[8];
+	if (n > 8) n = 8;
+	memcpy(c, cmds, n * sizeof c[0]);
+	VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+	si.commandBufferCount = n;
+	si.pCommandBuffers = c;
+	if (wait) {
+		si.waitSemaphoreCount = 1;
+		si.pWaitSemaphores = &wait;
+		si.pWaitDstStageMask = &stage;
+	}
+	if (signal) {
+		si.signalSemaphoreCount = 1;
+		si.pSignalSemaphores = &signal;
+	}
+	return (int)vkQueueSubmit(q, 1, &si, fence);
+}
+
+int lc_wait_fence(lc_app *a, VkFence f, uint64_t timeout) {
+	VkResult r = vkWaitForFences(a->device, 1, &f, VK_TRUE, timeout);
+	if (r == VK_SUCCESS) r = vkResetFences(a->device, 1, &f);
+	return (int)r;
+}
+
+int lc_wait_idle(lc_app *a) { return (int)vkDeviceWaitIdle(a->device); }

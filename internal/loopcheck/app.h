@@ -1,0 +1,71 @@
+// The checker's application: its Vulkan, made in C, as an application
+// that owns its instance, device, queues, command pools, fences and
+// semaphores would make it. The Go side hands the profiler only the
+// dispatchable handles, converted to vulkan-go's types.
+#ifndef LOOPCHECK_APP_H
+#define LOOPCHECK_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+typedef struct lc_app lc_app;
+
+typedef struct {
+	int validation;     // the Khronos validation layer, synchronization checks on
+	int host_reset;     // enable hostQueryReset where offered
+	int calibrated;     // enable VK_KHR/EXT_calibrated_timestamps where offered
+	int queues;         // queues to create in each family with timestamps (at most its count)
+	const char *device; // a substring of the device's name; NULL or "": the first GPU, else the first device
+} lc_config;
+
+typedef struct {
+	uint32_t family, index, flags, valid_bits;
+	VkQueue queue;
+} lc_queue;
+
+int lc_create(const lc_config *cfg, lc_app **out, char *err, size_t errlen);
+void lc_destroy(lc_app *a);
+// The device alone, for an application that makes its device again on
+// the same instance.
+int lc_destroy_device(lc_app *a);
+int lc_create_device(lc_app *a, char *err, size_t errlen);
+
+VkInstance lc_instance(lc_app *a);
+VkPhysicalDevice lc_physical(lc_app *a);
+VkDevice lc_device(lc_app *a);
+const char *lc_device_name(lc_app *a);
+int lc_queue_count(lc_app *a);
+lc_queue lc_queue_at(lc_app *a, int i);
+int lc_has_host_reset(lc_app *a);
+int lc_has_calibrated(lc_app *a);
+int lc_has_debug_utils(lc_app *a);
+
+VkCommandPool lc_create_pool(lc_app *a, uint32_t family);
+void lc_destroy_pool(lc_app *a, VkCommandPool p);
+int lc_reset_pool(lc_app *a, VkCommandPool p);
+VkCommandBuffer lc_alloc_cmd(lc_app *a, VkCommandPool p, int secondary);
+int lc_begin_cmd(VkCommandBuffer c, int secondary);
+int lc_end_cmd(VkCommandBuffer c);
+void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3);
+// A little GPU work: fill 4 bytes of the work buffer at offset, after a
+// transfer-to-transfer barrier when barrier is set.
+void lc_fill(lc_app *a, VkCommandBuffer c, uint64_t offset, uint32_t value, int barrier);
+uint64_t lc_work_size(void);
+
+VkFence lc_create_fence(lc_app *a);
+void lc_destroy_fence(lc_app *a, VkFence f);
+VkSemaphore lc_create_semaphore(lc_app *a);
+void lc_destroy_semaphore(lc_app *a, VkSemaphore s);
+// One batch: up to 8 command buffers, waiting on wait (may be null) at
+// every stage, signalling signal (may be null) and fence (may be null).
+int lc_submit(VkQueue q, uint32_t n, const VkCommandBuffer *cmds, VkSemaphore wait, VkSemaphore signal, VkFence fence);
+// Waits for f (at most timeout ns) and resets it.
+int lc_wait_fence(lc_app *a, VkFence f, uint64_t timeout);
+int lc_wait_idle(lc_app *a);
+
+// The validation layer's warnings and errors since the process started,
+// and the latest of them.
+uint64_t lc_messages(char *last, size_t len);
+
+#endif

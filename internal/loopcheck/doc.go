@@ -1,0 +1,51 @@
+// Package loopcheck is the render-loop checker: it draws render loops from
+// a seed and runs each through the public API alone, on an application of
+// its own, then holds what came out to what the application did.
+//
+//	go test ./internal/loopcheck                                 # the fixed seeds (make test)
+//	go test ./internal/loopcheck -loops.seeds=2000 -timeout 0    # seeds 1-2000 (make check-loops SEEDS=2000)
+//	go test ./internal/loopcheck -run TestLoops -loops.seed=162  # replay one, as a failure prints it
+//
+// The application makes its Vulkan in C (app.c), as an application written
+// in C or through another binding would: its own instance (the validation
+// layer on, synchronization checks included), its own device with a queue
+// or two of every family that has timestamps, host query reset and
+// calibrated timestamps when the loop enables them, a command pool per
+// frame in flight, recording goroutine and queue, fences and semaphores.
+// It hands the profiler its handles through profiler.WrapDevice,
+// converted to vulkan-go's types (Vulkan's dispatchable handles are
+// pointers: vk.Device(unsafe.Pointer(device))).
+//
+// A loop (Loop, drawn by Gen) sets 1 to 16 frames in flight, and now and
+// then an application that waits later than it declares; 1 to 4 command
+// buffers a queue and frame, recorded on 1 to 3 goroutines, with
+// secondaries (named to GPU.Submitted with their primary, or not); zones
+// nested up to 8 deep, some begun in one command buffer and ended in a
+// later one; empty frames and frames far over the query pool; split and
+// merged submissions; up to five queues at once, chained by semaphores;
+// stretches without Collect, and Drain; contexts, the wrapped device and
+// the device itself made again mid-run; misuse (zones never ended, ended
+// twice, after EndFrame, the zero Zone, command buffers never submitted,
+// frames without GPU.Submitted); a flight recorder's window, a small
+// MaxSpans, a streaming sink, the live view read while the loop runs.
+// Every choice comes from the seed and the frame's number alone, never
+// from what the library answered, so a seed replays exactly.
+//
+// After each loop it checks, against its own journal: the profiler's
+// books (each context's and the trace's) balance with nothing open, their
+// zones issued are the zones the application asked for and their CPU
+// spans the spans it ended, and what they delivered is what the trace
+// holds; every GPU slice is a zone the application handed out, ended and
+// submitted, lies inside [its submission's CPU time, the return of the
+// wait for it] within its error bound, lies inside the zone it was
+// recorded in, and has the arrow from its submission's span if and only
+// if its command buffer was named; in a loop that lets nothing go (no
+// window or span cap, waits as declared), every such zone is there and
+// each cause of loss counts what the application did; the trace reads
+// back the same from Chrome JSON; Perfetto's trace processor loads it
+// with no error, with as many GPU slices and flows; the validation layer
+// says nothing (but for an application that waits late, whose resets it
+// may report); no goroutine is left. TestLoops also says what its seeds
+// reached, and fails when the fixed set misses a feature the device
+// allows.
+package loopcheck
