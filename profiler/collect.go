@@ -56,6 +56,9 @@ func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypo
 
 // collectLocked is collect for a caller holding g.mu, open or closing.
 func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
+	// The application has waited for frame LastFrame-FramesInFlight,
+	// whether or not this context recorded in the frames since.
+	g.pool.Advance(g.p.rec.LastFrame())
 	raw, err := read(g.raw[:0])
 	g.raw = raw
 	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {

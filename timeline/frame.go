@@ -46,6 +46,7 @@ func (r *Recorder) BeginFrame() uint64 {
 	r.lastID++
 	r.open = Frame{ID: r.lastID, Start: Now()}
 	r.frame.Store(r.lastID)
+	r.last.Store(r.lastID)
 	id := r.lastID
 	r.mu.Unlock()
 	r.callBudgets(overs)

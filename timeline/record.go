@@ -200,6 +200,7 @@ type Stats struct {
 // other counts are the profiler's, passed in with AddDrops.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
+	last      atomic.Uint64 // the ID of the frame begun last
 	maxChunks int
 
 	sinkMu sync.Mutex // orders batches to the sink; guards sinkState
@@ -306,6 +307,10 @@ func (r *Recorder) CPUTrack(name string) *CPUTrack {
 
 // Frame returns the ID of the frame in progress, or 0 between frames.
 func (r *Recorder) Frame() uint64 { return r.frame.Load() }
+
+// LastFrame returns the ID of the frame begun last, in progress or ended
+// (0 before the first).
+func (r *Recorder) LastFrame() uint64 { return r.last.Load() }
 
 // AddDrops adds counts of data lost elsewhere (the profiler's full query
 // pools, unconverted zones) to the Drops every Trace reports.

@@ -18,9 +18,10 @@ type Config struct {
 	ValidBits uint32
 	// FramesInFlight is how far the application lets the GPU run behind:
 	// by the time it begins frame N it has waited for the work of frame
-	// N-FramesInFlight (its fences). A slot is reset for reuse only then,
-	// so no reset ever races the GPU or the validation layer's view of
-	// it. Default 3.
+	// N-FramesInFlight (its fences), N counting the application's frames
+	// (BeginFrame's and Advance's), not the pool's. A slot is reset for
+	// reuse only then, so no reset ever races the GPU or the validation
+	// layer's view of it. Default 3.
 	FramesInFlight int
 	// Slots is the initial ring size. Default FramesInFlight+1.
 	Slots int
@@ -148,10 +149,15 @@ type Pool struct {
 
 	cur atomic.Pointer[Slot] // the recording slot; nil between frames
 
-	mu       sync.Mutex // ring management; never taken by Begin or End
-	ring     []*Slot
-	retired  []*Slot // replaced by larger slots; destroyed by Release
-	frames   uint64  // frames begun
+	mu      sync.Mutex // ring management; never taken by Begin or End
+	ring    []*Slot
+	retired []*Slot // replaced by larger slots; destroyed by Release
+	// frames is the application's frame clock: the newest frame it has
+	// begun, as BeginFrame and Advance were told. FramesInFlight counts
+	// in it, so a queue that records in few of the application's frames
+	// has its results read as soon as the application has waited for
+	// their frame, not FramesInFlight of its own frames later.
+	frames   uint64
 	wantCap  uint32
 	closed   atomic.Bool
 	order    []*Slot  // reader's scratch
@@ -267,7 +273,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		return ErrClosed
 	}
 	p.endFrameLocked()
-	p.frames++
+	p.advanceLocked(frame)
 	p.lastFrame = frame
 	var s *Slot
 	for _, c := range p.ring {
@@ -341,6 +347,20 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.state.Store(slotRecording)
 	p.cur.Store(s)
 	return nil
+}
+
+// Advance tells the pool that the application has begun frame (by then it
+// has waited for frame-FramesInFlight's GPU work). BeginFrame does it for
+// its own frame; Advance is for frames in which the pool records nothing.
+// The clock never goes back.
+func (p *Pool) Advance(frame uint64) {
+	p.mu.Lock()
+	p.advanceLocked(frame)
+	p.mu.Unlock()
+}
+
+func (p *Pool) advanceLocked(frame uint64) {
+	p.frames = max(p.frames, frame)
 }
 
 // EndFrame closes the current frame's slot: no more pairs are handed out
