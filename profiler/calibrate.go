@@ -293,6 +293,7 @@ type fallback struct {
 	cmds    [1]vkg.CommandBuffer
 	qpool   vkg.QueryPool
 	fence   vkg.Fence
+	begin   *vkg.CommandBufferBeginInfo
 	pending bool // a submission timed out and may still run
 }
 
@@ -311,15 +312,21 @@ func (c *calibrator) fallbackFor(q *Queue) (*fallback, error) {
 		Flags:            vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit),
 		QueueFamilyIndex: q.Family,
 	}
+	// Each create-info is freed after its call: vulkan-go keeps a C copy
+	// of it until then.
 	var cp vkg.CommandPool
-	if r := vkg.CreateCommandPool(d, &pci, nil, &cp); r != vkg.Success {
+	r := vkg.CreateCommandPool(d, &pci, nil, &cp)
+	pci.Free()
+	if r != vkg.Success {
 		return nil, fmt.Errorf("profiler: calibration command pool: %w", vkg.Error(r))
 	}
 	f.cmdPool = cp
 	cmds := make([]vkg.CommandBuffer, 1)
 	ai := vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
 		CommandPool: cp, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}
-	if r := vkg.AllocateCommandBuffers(d, &ai, cmds); r != vkg.Success {
+	r = vkg.AllocateCommandBuffers(d, &ai, cmds)
+	ai.Free()
+	if r != vkg.Success {
 		f.destroy()
 		return nil, fmt.Errorf("profiler: calibration command buffer: %w", vkg.Error(r))
 	}
@@ -327,18 +334,25 @@ func (c *calibrator) fallbackFor(q *Queue) (*fallback, error) {
 	f.cmds[0] = f.cmd
 	qci := vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo, QueryType: vkg.QueryTypeTimestamp, QueryCount: 1}
 	var qp vkg.QueryPool
-	if r := vkg.CreateQueryPool(d, &qci, nil, &qp); r != vkg.Success {
+	r = vkg.CreateQueryPool(d, &qci, nil, &qp)
+	qci.Free()
+	if r != vkg.Success {
 		f.destroy()
 		return nil, fmt.Errorf("profiler: calibration query pool: %w", vkg.Error(r))
 	}
 	f.qpool = qp
 	fci := vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}
 	var fence vkg.Fence
-	if r := vkg.CreateFence(d, &fci, nil, &fence); r != vkg.Success {
+	r = vkg.CreateFence(d, &fci, nil, &fence)
+	fci.Free()
+	if r != vkg.Success {
 		f.destroy()
 		return nil, fmt.Errorf("profiler: calibration fence: %w", vkg.Error(r))
 	}
 	f.fence = fence
+	// One begin-info for every probe: its C copy is made once.
+	f.begin = &vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo,
+		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit)}
 	c.fb = f
 	return f, nil
 }
@@ -356,6 +370,7 @@ func (f *fallback) destroy() {
 	if f.cmdPool != vkg.NullCommandPool {
 		vkg.DestroyCommandPool(f.dev, f.cmdPool, nil)
 	}
+	f.begin.Free()
 }
 
 // sampleFallback writes timestamps on the GPU between two host reads: host
@@ -401,9 +416,7 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (clock.Sample, error
 	}
 	vkg.ResetFences(f.dev, 1, []vkg.Fence{f.fence})
 	vkg.ResetCommandBuffer(f.cmd, 0)
-	bi := vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo,
-		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit)}
-	if r := vkg.BeginCommandBuffer(f.cmd, &bi); r != vkg.Success {
+	if r := vkg.BeginCommandBuffer(f.cmd, f.begin); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
 	}
 	vkg.CmdResetQueryPool(f.cmd, f.qpool, 0, 1)

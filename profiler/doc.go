@@ -38,6 +38,23 @@
 // word that a frame's results are all in ([timeline.GPUSource]), so
 // that zones, their flows and the frame's GPU time arrive however late.
 //
+// Frames in flight count the application's frames: a context whose queue
+// has no work in a frame needs no call in it, and a queue used once in
+// many frames gets its zones back FramesInFlight application frames later.
+//
+// In a renderer: zones may be recorded on several goroutines at once, each
+// into its own command buffer, between [GPU.BeginFrame] and [GPU.EndFrame]
+// (called before and after the goroutines record). [GPU.Submitted] names
+// every command buffer a submission carries, secondaries included, so that
+// their zones get the submission's arrow. With host query reset, a frame
+// that needs more queries than its pool gets them in the frame. A context
+// closed and made again on the same queue (a swapchain or device made
+// again) continues the queue's track. [Existing] takes vulkan-go's handle
+// types; an application that makes its Vulkan in C or through another
+// binding converts its dispatchable handles, which are pointers:
+// vk.Device(unsafe.Pointer(device)), and likewise for the instance, the
+// physical device, queues and command buffers.
+//
 // Nothing is lost silently. Every zone that does not reach the timeline is
 // counted by cause in [Stats] and in the trace's [timeline.Drops], reported at
 // every [GPU.BeginFrame] even if the application never collects: refused for
@@ -45,14 +62,19 @@
 // given up once the application has waited for its frame, so it costs no
 // later frame), never submitted (Unwritten), not finished or not collected
 // at Close (Pending), read back before any calibration (Unconverted; Collect
-// then returns an error wrapping [ErrNoCalibration]). Misuse that loses
-// nothing (ending a zone twice or after its frame was given up, ending the
-// zero Zone) is counted as misuse ([timeline.Drops].Misuse), not as a loss. Nothing
-// panics.
+// then returns an error wrapping [ErrNoCalibration]); a zone of a command
+// buffer no [GPU.Submitted] of its frame named loses its arrow
+// (Stats.Unlinked, Drops.Flows). Misuse that loses nothing (ending a zone
+// twice or after its frame was given up, ending the zero Zone) is counted
+// as misuse ([timeline.Drops].Misuse), not as a loss. Each context keeps
+// the books ([Stats].Balanced: issued = delivered + open + lost), and hands
+// them to the recorder with its zones, whose [timeline.Ledger] every trace
+// carries. Nothing panics.
 //
 // Closing: [Profiler.Close] and [GPU.Close] collect every zone the GPU has
 // finished, count the rest, and destroy the query pools: call them after
-// vkDeviceWaitIdle and before vkDestroyDevice. Closing a Device closes the
+// vkDeviceWaitIdle and before vkDestroyDevice. [Profiler.Done] is closed
+// then: the live view's poller stops with it. Closing a Device closes the
 // GPU contexts made on it first. Zone and End may run on other goroutines
 // while a context closes: the close waits for the calls in progress before
 // it destroys anything, and later calls are refused and counted, without

@@ -143,8 +143,6 @@ type GPU struct {
 	delivered atomic.Uint64 // zones converted: handed to the timeline, or returned by Collect
 	zeroEnds  atomic.Uint64 // Ends of the zero Zone claimed by this context
 
-	labelMu sync.RWMutex
-	label   []vk.Label // by Name; made on first use
 }
 
 // Limits of GPUOptions.

@@ -69,7 +69,7 @@ func TestLabelOfUnregisteredName(t *testing.T) {
 	for _, n := range []Name{1 << 26, 1<<32 - 1} {
 		g.Zone(cmd, n).End()
 	}
-	if n := len(g.label); n > 1 {
+	if n := len(p.labels); n > 1 {
 		t.Errorf("label table holds %d entries after two unregistered names", n)
 	}
 	g.EndFrame(cmd)

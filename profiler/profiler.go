@@ -3,6 +3,7 @@ package profiler
 import (
 	"sync"
 
+	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -27,6 +28,9 @@ type Profiler struct {
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
+
+	labelMu sync.RWMutex
+	labels  []vk.Label // debug labels by Name, made on first use
 }
 
 // New makes a Profiler.

@@ -87,32 +87,36 @@ func (z Zone) Valid() bool { return z.g != nil }
 // (they are dropped from the timeline and counted there).
 var unknownLabel = vk.NewLabel("framescope: unregistered name")
 
+// labelFor returns name's debug label, made on first use. The labels are
+// the profiler's, one a name for its life (bounded by the names, which
+// are bounded): contexts made again use the same.
 func (g *GPU) labelFor(name Name) vk.Label {
-	g.labelMu.RLock()
-	if int(name) < len(g.label) {
-		l := g.label[name]
-		g.labelMu.RUnlock()
+	p := g.p
+	p.labelMu.RLock()
+	if int(name) < len(p.labels) {
+		l := p.labels[name]
+		p.labelMu.RUnlock()
 		if l != (vk.Label{}) {
 			return l
 		}
 	} else {
-		g.labelMu.RUnlock()
+		p.labelMu.RUnlock()
 	}
 	// The table grows only to names the recorder gave out (at most
 	// timeline.MaxNames), never to whatever a caller passes.
-	s := g.p.rec.NameOf(name)
+	s := p.rec.NameOf(name)
 	if s == "" {
 		return unknownLabel
 	}
-	g.labelMu.Lock()
-	defer g.labelMu.Unlock()
-	for int(name) >= len(g.label) {
-		g.label = append(g.label, vk.Label{})
+	p.labelMu.Lock()
+	defer p.labelMu.Unlock()
+	for int(name) >= len(p.labels) {
+		p.labels = append(p.labels, vk.Label{})
 	}
-	if g.label[name] == (vk.Label{}) {
-		g.label[name] = vk.NewLabel(s)
+	if p.labels[name] == (vk.Label{}) {
+		p.labels[name] = vk.NewLabel(s)
 	}
-	return g.label[name]
+	return p.labels[name]
 }
 
 func cmdID(c vkg.CommandBuffer) uint64 { return uint64(uintptr(unsafe.Pointer(c))) }

@@ -26,5 +26,8 @@
 //
 // Memory is bounded: [Options].MaxSpans and the windows cap what is held,
 // a [Sink] takes batches as they are finished, and everything that does
-// not reach a Dump or a sink is counted in [Drops] by [DropCause].
+// not reach a Dump or a sink is counted in [Drops] by [DropCause]. The
+// recorder keeps books of what it was handed ([Ledger]): for GPU zones,
+// CPU spans and arrows, issued = delivered + open + lost, each loss under
+// one cause. Every Trace carries them, and they balance against its Drops.
 package timeline

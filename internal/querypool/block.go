@@ -37,7 +37,9 @@ func newBlock(dev *vk.Device, base, n uint32, reset bool) (*block, error) {
 		QueryCount: n,
 	}
 	var h vkg.QueryPool
-	if r := vkg.CreateQueryPool(dev.Handle, &ci, nil, &h); r != vkg.Success {
+	r := vkg.CreateQueryPool(dev.Handle, &ci, nil, &h)
+	ci.Free() // vulkan-go's C copy of it
+	if r != vkg.Success {
 		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", n, vkg.Error(r))
 	}
 	b := &block{pool: h, base: base, cap: n}

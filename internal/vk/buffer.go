@@ -27,16 +27,20 @@ func (d *Device) HostBuffer(size uint64, usage vk.BufferUsageFlagBits) (*HostBuf
 		SharingMode: vk.SharingModeExclusive,
 	}
 	var buf vk.Buffer
-	if r := vk.CreateBuffer(d.Handle, &bci, nil, &buf); r != vk.Success {
+	r := vk.CreateBuffer(d.Handle, &bci, nil, &buf)
+	bci.Free() // vulkan-go's C copy of it
+	if r != vk.Success {
 		return nil, fmt.Errorf("vk: vkCreateBuffer(%d bytes): %w", size, vk.Error(r))
 	}
 	hb := &HostBuffer{dev: d.Handle, Buffer: buf, Size: size}
 	var req vk.MemoryRequirements
 	vk.GetBufferMemoryRequirements(d.Handle, buf, &req)
 	req.Deref()
+	req.Free() // vulkan-go's C copies of out-parameters, read by Deref
 	var props vk.PhysicalDeviceMemoryProperties
 	vk.GetPhysicalDeviceMemoryProperties(d.Physical, &props)
 	props.Deref()
+	props.Free()
 	want := vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
 	typ := -1
 	for i := uint32(0); i < props.MemoryTypeCount; i++ {
@@ -56,7 +60,9 @@ func (d *Device) HostBuffer(size uint64, usage vk.BufferUsageFlagBits) (*HostBuf
 		MemoryTypeIndex: uint32(typ),
 	}
 	var mem vk.DeviceMemory
-	if r := vk.AllocateMemory(d.Handle, &mai, nil, &mem); r != vk.Success {
+	r = vk.AllocateMemory(d.Handle, &mai, nil, &mem)
+	mai.Free()
+	if r != vk.Success {
 		hb.Destroy()
 		return nil, fmt.Errorf("vk: vkAllocateMemory(%d bytes): %w", req.Size, vk.Error(r))
 	}
