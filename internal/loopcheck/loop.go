@@ -3,7 +3,6 @@ package loopcheck
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 )
 
@@ -41,6 +40,7 @@ type Loop struct {
 	NoCollectFrom      int              // a stretch of frames without Collect: [NoCollectFrom, NoCollectTo)
 	NoCollectTo        int
 	BigFrame           int // a frame whose zones outgrow the query pool; 0: none
+	SparseEvery        int // only every this many frames have GPU work (a queue used now and then); 0: most
 	NoSubmittedEvery   int // every this many frames, no GPU.Submitted at all (the frame asks for no arrows); 0: never
 	MisuseEvery        int // every this many zones, a misuse; 0: none
 	UnsubmittedCBEvery int // every this many command buffers, one is recorded and never submitted; 0: none
@@ -122,8 +122,10 @@ func Gen(seed uint64, d device) Loop {
 	if pick(0.3) {
 		l.UnsubmittedCBEvery = 3 + rng.IntN(20)
 	}
-	if os.Getenv("LC_NOLABELS") != "" {
-		l.Labels = false
+	// Draws added later go last, so that older seeds keep their loops.
+	if pick(0.1) {
+		l.SparseEvery = 5 + rng.IntN(40)
+		l.Frames += 2 * l.SparseEvery
 	}
 	return l
 }
@@ -154,6 +156,7 @@ func (l Loop) String() string {
 	}
 	flag(l.NoCollectTo > 0, fmt.Sprintf("no Collect in %d..%d", l.NoCollectFrom, l.NoCollectTo))
 	flag(l.BigFrame != 0, fmt.Sprintf("big frame %d", l.BigFrame))
+	flag(l.SparseEvery != 0, fmt.Sprintf("GPU work every %d frames", l.SparseEvery))
 	flag(l.NoSubmittedEvery != 0, fmt.Sprintf("no Submitted every %d", l.NoSubmittedEvery))
 	flag(l.MisuseEvery != 0, fmt.Sprintf("misuse every %d zones", l.MisuseEvery))
 	flag(l.UnsubmittedCBEvery != 0, fmt.Sprintf("unsubmitted every %d command buffers", l.UnsubmittedCBEvery))
@@ -209,7 +212,7 @@ func (l Loop) frame(f int) plan {
 		p.collect = 1
 	}
 	p.submitted = l.NoSubmittedEvery == 0 || f%l.NoSubmittedEvery != 0
-	empty := rng.IntN(10) == 0
+	empty := rng.IntN(10) == 0 || (l.SparseEvery > 0 && f%l.SparseEvery != 0)
 	p.queues = make([][]cbPlan, l.Queues)
 	p.submits = make([][][]int, l.Queues)
 	p.endNil = make([]bool, l.Queues)

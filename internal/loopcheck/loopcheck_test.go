@@ -21,13 +21,13 @@ var (
 	flagLog        = flag.Bool("loops.log", false, "log every seed's loop and result")
 )
 
-// fixedSeeds is what make test runs: 20, 210 and 278 reach together
+// fixedSeeds is what make test runs: 9, 20, 61 and 110 reach together
 // every feature and every way a zone ends that lavapipe allows (seeds
-// 1-300 scanned, a greedy cover), and the rest spread the loops.
+// 1-300 scanned, a greedy cover), and the others spread the loops.
 var fixedSeeds = func() []uint64 {
-	s := []uint64{20, 210, 278}
+	s := []uint64{9, 20, 61, 110}
 	for i := uint64(1); len(s) < 50; i++ {
-		if i != 20 {
+		if i != 9 && i != 20 && i != 61 && i != 110 {
 			s = append(s, i)
 		}
 	}

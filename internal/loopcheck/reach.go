@@ -18,7 +18,7 @@ func (r *run) reach() Reach {
 		"fallback calibration": !l.Calibrated && l.Calibrate == 0, "calibrate calls": !l.Calibrated && l.Calibrate > 0,
 		"queues > 1": l.Queues > 1, "goroutines > 1": l.Goroutines > 1, "labels": l.Labels, "window": l.Window > 0,
 		"MaxSpans": l.MaxSpans > 0, "sink": l.Sink, "live view": l.Live, "no Collect stretch": l.NoCollectTo > 0,
-		"frames without Submitted": l.NoSubmittedEvery > 0,
+		"frames without Submitted": l.NoSubmittedEvery > 0, "sparse GPU work": l.SparseEvery > 0,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true
