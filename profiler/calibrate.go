@@ -416,10 +416,15 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (clock.Sample, error
 	}
 	vkg.ResetFences(f.dev, 1, []vkg.Fence{f.fence})
 	vkg.ResetCommandBuffer(f.cmd, 0)
+	// The query is reset on the host where the device allows it: a
+	// transfer-only queue may not reset queries in a command buffer.
+	hostReset := c.g.dev.ResetQueryPool(f.qpool, 0, 1) == nil
 	if r := vkg.BeginCommandBuffer(f.cmd, f.begin); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
 	}
-	vkg.CmdResetQueryPool(f.cmd, f.qpool, 0, 1)
+	if !hostReset {
+		vkg.CmdResetQueryPool(f.cmd, f.qpool, 0, 1)
+	}
 	vkg.CmdWriteTimestamp(f.cmd, vkg.PipelineStageTopOfPipeBit, f.qpool, 0)
 	if r := vkg.EndCommandBuffer(f.cmd); r != vkg.Success {
 		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))

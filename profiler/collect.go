@@ -38,7 +38,10 @@ func (g *GPU) Collect(dst []ZoneResult) ([]ZoneResult, error) {
 
 // Drain waits for the readback of everything the GPU has finished and
 // collects it: for shutdown, after vkDeviceWaitIdle. It may wait inside the
-// driver; keep it off the render path.
+// driver; keep it off the render path. Without host query reset it leaves
+// the frames the application has not waited for (FramesInFlight) to a
+// later Collect, Drain or Close: their queries are reset by their first
+// command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	return g.collect(dst, g.pool.Drain)
 }

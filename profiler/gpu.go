@@ -85,7 +85,12 @@ type Stats struct {
 	// Unlinked counts zones that reached the timeline without the arrow
 	// from their submission: their frame had Submitted calls on this
 	// context, none of which named their command buffer (Drops.Flows).
-	Unlinked          uint64
+	Unlinked uint64
+	// Calibrations counts the samples of the device and host clocks the
+	// context's clock model was fed (in the background and by
+	// GPU.Calibrate), and CalibrationErrors the attempts that failed: the
+	// model then keeps its last fit. GPU.Calibrate returns its error; the
+	// background's are only counted here.
 	Calibrations      uint64
 	CalibrationErrors uint64
 }
@@ -135,7 +140,6 @@ type GPU struct {
 	raw       []querypool.Result
 	spans     []timeline.GPUSpan
 	stacks    []cmdStack
-	lastDrop  timeline.Drops
 	lastCal   int64
 	ownClock  bool // zones are on another clock than the timeline's: not added to it
 	unconv    atomic.Uint64
@@ -192,6 +196,9 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	if err := checkReset("queue", q, dev.d.HostQueryReset); err != nil {
+		return nil, err
+	}
 	if fq := o.Calibration.FallbackQueue; fq != nil {
 		if o.Calibration.FallbackLock == nil {
 			return nil, errors.New("profiler: CalibrationOptions.FallbackQueue needs FallbackLock, the lock the application holds around its own submissions to that queue")
@@ -199,6 +206,9 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		rq, err := dev.resolve(*fq)
 		if err != nil {
 			return nil, fmt.Errorf("CalibrationOptions.FallbackQueue: %w", err)
+		}
+		if err := checkReset("CalibrationOptions.FallbackQueue", rq, dev.d.HostQueryReset); err != nil {
+			return nil, err
 		}
 		o.Calibration.FallbackQueue = &rq
 	}

@@ -1,6 +1,9 @@
 package profiler
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestQueueFlags(t *testing.T) {
 	for _, c := range []struct {
@@ -19,5 +22,22 @@ func TestQueueFlags(t *testing.T) {
 	all := QueueGraphics | QueueCompute
 	if !all.Has(QueueCompute) || !all.Has(QueueGraphics|QueueCompute) || all.Has(QueueTransfer) || all.Has(QueueCompute|QueueTransfer) {
 		t.Error("Has")
+	}
+}
+
+// Without host query reset a transfer-only queue is refused, naming what
+// to enable; with it, or on a graphics or compute queue, it is taken.
+func TestCheckReset(t *testing.T) {
+	transfer := Queue{Family: 1, Flags: QueueTransfer}
+	if err := checkReset("queue", transfer, false); err == nil || !strings.Contains(err.Error(), "hostQueryReset") {
+		t.Errorf("transfer-only queue without host reset: %v", err)
+	}
+	for _, c := range []struct {
+		q         Queue
+		hostReset bool
+	}{{transfer, true}, {Queue{Flags: QueueCompute | QueueTransfer}, false}, {Queue{Flags: QueueGraphics}, false}} {
+		if err := checkReset("queue", c.q, c.hostReset); err != nil {
+			t.Errorf("%s, host reset %v: %v", c.q.Flags, c.hostReset, err)
+		}
 	}
 }

@@ -62,3 +62,15 @@ func checkStage(which string, stage vkg.PipelineStageFlagBits, q Queue, own bool
 	}
 	return nil
 }
+
+// checkReset refuses a queue whose queries could not be reset: without
+// host query reset they are reset by vkCmdResetQueryPool, which Vulkan
+// allows only in command buffers of graphics and compute queues. which
+// names the queue's role in the error.
+func checkReset(which string, q Queue, hostReset bool) error {
+	if hostReset || q.Flags.Has(QueueGraphics) || q.Flags.Has(QueueCompute) {
+		return nil
+	}
+	return fmt.Errorf("profiler: %s %d.%d (%s): without host query reset its queries would be reset with vkCmdResetQueryPool, which Vulkan allows only on graphics and compute queues: enable hostQueryReset (Existing.HostQueryReset) to profile it",
+		which, q.Family, q.Index, q.Flags)
+}

@@ -119,6 +119,4 @@ func (g *GPU) labelFor(name Name) vk.Label {
 	return p.labels[name]
 }
 
-func cmdID(c vkg.CommandBuffer) uint64 { return uint64(uintptr(unsafe.Pointer(c))) }
-
 func unsafePointer(p *uint64) unsafe.Pointer { return unsafe.Pointer(p) }

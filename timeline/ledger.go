@@ -18,7 +18,9 @@ type Ledger struct {
 	Spans Book
 	// Flows counts arrows: every zone that reached the timeline carrying
 	// a submission key, and every one that came without the key its
-	// frame's submissions should have given it.
+	// frame's submissions should have given it. A zone that never reached
+	// the timeline is counted once, in Zones under its cause, and is not
+	// in Flows.
 	Flows Book
 }
 

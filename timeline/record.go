@@ -16,7 +16,9 @@ type Options struct {
 	// WindowFrames, when > 0, makes the recorder a flight recorder that
 	// keeps the last WindowFrames ended frames (and the frame in
 	// progress): spans of older frames, and spans outside any frame that
-	// ended before the oldest kept frame began, are evicted.
+	// ended before the oldest kept frame began, are evicted (Drops.Evicted),
+	// as are counter samples and calibrations taken before it began
+	// (Drops.Samples), and older frames (Drops.Frames).
 	WindowFrames int
 	// WindowDuration, when > 0, keeps only what ended in the last
 	// WindowDuration. With both windows set, data must be in both.

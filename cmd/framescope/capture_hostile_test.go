@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,10 +20,8 @@ func buildCommands(t *testing.T) (framescope, peakrss string) {
 	t.Helper()
 	dir := t.TempDir()
 	framescope, peakrss = filepath.Join(dir, "framescope"), filepath.Join(dir, "peakrss")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
+	// go test puts its own GOROOT/bin first on the test's PATH.
+	gobin := "go"
 	for _, b := range [][2]string{{framescope, "."}, {peakrss, "../../internal/cmd/peakrss"}} {
 		if out, err := exec.Command(gobin, "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", b[1], err, out)

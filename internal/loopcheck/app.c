@@ -42,6 +42,19 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
 	return VK_FALSE;
 }
 
+// NVIDIA's driver does not stand being unloaded and loaded again many
+// times in one process: the loader unloads it with the last instance. One
+// bare instance kept for the life of the process keeps it loaded.
+int lc_pin(void) {
+	static VkInstance pin;
+	if (pin) return 0;
+	VkApplicationInfo ai = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+	ai.apiVersion = VK_API_VERSION_1_2;
+	VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+	ci.pApplicationInfo = &ai;
+	return (int)vkCreateInstance(&ci, NULL, &pin);
+}
+
 uint64_t lc_messages(char *last, size_t len) {
 	pthread_mutex_lock(&msg_mu);
 	uint64_t n = msg_count;
@@ -217,7 +230,11 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	uint32_t nexts = 0;
 	a->calibrated = 0;
 	if (a->cfg.calibrated) {
-		const char *cal = device_ext(a->physical, "VK_KHR_calibrated_timestamps", "VK_EXT_calibrated_timestamps");
+		// With the validation layer, the EXT name, which the layer knows
+		// (1.3.239 warns of the KHR one); without it, KHR first.
+		const char *cal = a->cfg.validation
+			? device_ext(a->physical, "VK_EXT_calibrated_timestamps", "VK_KHR_calibrated_timestamps")
+			: device_ext(a->physical, "VK_KHR_calibrated_timestamps", "VK_EXT_calibrated_timestamps");
 		if (cal) {
 			exts[nexts++] = cal;
 			a->calibrated = 1;

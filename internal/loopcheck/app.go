@@ -56,6 +56,7 @@ func cbool(b bool) C.int {
 }
 
 func newApp(cfg appConfig) (*app, error) {
+	C.lc_pin()
 	cc := C.lc_config{validation: cbool(cfg.validation), host_reset: cbool(cfg.hostReset),
 		calibrated: cbool(cfg.calibrated), queues: C.int(cfg.queues)}
 	if cfg.device != "" {
@@ -74,6 +75,7 @@ func newApp(cfg appConfig) (*app, error) {
 
 // load reads what the device was made with.
 func (a *app) load() {
+	a.hostReset = C.lc_has_host_reset(a.c) != 0
 	a.queues = a.queues[:0]
 	for i := range int(C.lc_queue_count(a.c)) {
 		q := C.lc_queue_at(a.c, C.int(i))
@@ -84,7 +86,12 @@ func (a *app) load() {
 	// that profiles a few queues gets different families (graphics,
 	// compute, transfer) before two of one.
 	slices.SortStableFunc(a.queues, func(x, y appQueue) int { return cmp.Compare(x.index, y.index) })
-	a.hostReset = C.lc_has_host_reset(a.c) != 0
+	if !a.hostReset {
+		// Without host query reset, transfer-only queues cannot reset
+		// their queries (the profiler refuses them): the application
+		// profiles the others.
+		a.queues = slices.DeleteFunc(a.queues, func(q appQueue) bool { return q.flags&(queueGraphics|queueCompute) == 0 })
+	}
 	a.calibrated = C.lc_has_calibrated(a.c) != 0
 	a.debugUtils = C.lc_has_debug_utils(a.c) != 0
 }

@@ -64,6 +64,10 @@ int lc_submit(VkQueue q, uint32_t n, const VkCommandBuffer *cmds, VkSemaphore wa
 int lc_wait_fence(lc_app *a, VkFence f, uint64_t timeout);
 int lc_wait_idle(lc_app *a);
 
+// lc_pin keeps the drivers loaded for the life of the process (NVIDIA's
+// does not stand many unloads).
+int lc_pin(void);
+
 // The validation layer's warnings and errors since the process started,
 // and the latest of them.
 uint64_t lc_messages(char *last, size_t len);

@@ -56,6 +56,8 @@ func Check(seed uint64, o Options) (res Result, err error) {
 			return res, err
 		}
 	}
+	l.Queues = min(l.Queues, len(a.queues)) // without host query reset, fewer
+	res.Loop = l
 	r := &run{l: l, a: a, dir: o.Dir}
 	var p problems
 	path, err := r.runAll()

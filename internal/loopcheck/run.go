@@ -151,7 +151,7 @@ func (r *run) contexts() error {
 			// application calibrates each context it makes before its
 			// zones come back, and every Calibrate frames.
 			if err := g.Calibrate(); err != nil {
-				return fmt.Errorf("Calibrate: %w", err)
+				return fmt.Errorf("calibrating: %w", err)
 			}
 		}
 	}
@@ -276,7 +276,7 @@ func (r *run) collect(drain bool) {
 			r.collected, err = g.Collect(r.collected[:0])
 		}
 		if err != nil && !(errors.Is(err, profiler.ErrNoCalibration) && !r.l.Calibrated) {
-			r.errs = append(r.errs, fmt.Errorf("Collect: %w", err))
+			r.errs = append(r.errs, fmt.Errorf("collecting: %w", err))
 		}
 	}
 }

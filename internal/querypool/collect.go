@@ -54,7 +54,10 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 // Drain reads every closed slot through the driver on the calling
 // goroutine, then collects. It may wait inside the driver: call it off the
 // render path, at shutdown after vkDeviceWaitIdle say, to take every result
-// still pending.
+// still pending. A slot reset in a command buffer (no host query reset) is
+// read only once the application has waited for its frame
+// (FramesInFlight): before, its queries may still hold an older frame's
+// values. Finish, at Close, reads those.
 func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
@@ -139,9 +142,24 @@ func (p *Pool) readPass(mode readMode) {
 			if copied || (!stale && p.frames-s.begun < f) {
 				continue
 			}
+		case readAll:
+			// A slot reset on the GPU (no host query reset) is reset by
+			// the first command buffer of its frame: until the
+			// application has waited for that frame, its queries may
+			// still hold the values of the slot's last frame, marked
+			// available, which the driver would hand over as this
+			// frame's (NVIDIA's does; lavapipe waits for the device).
+			// Its own copy, recorded in its frame after the reset, is
+			// safe to read: what it holds is this frame's.
+			if s.dirtyReset && !stale && p.frames-s.begun < f {
+				if !copied || s.copyAt != s.begun {
+					continue
+				}
+				s.early = true
+			}
 		}
 		s.stale = stale
-		s.fromCopy = mode == readCopies
+		s.fromCopy = mode == readCopies || s.early
 		s.state.Store(slotReading)
 		i := len(p.order)
 		p.order = append(p.order, s)
@@ -175,6 +193,14 @@ func (p *Pool) readPass(mode readMode) {
 			s.state.Store(slotClosed)
 			continue
 		}
+		if s.early && !s.complete() {
+			// The copy has not run, or not all of it: nothing is known
+			// yet, so nothing changes.
+			s.early = false
+			s.state.Store(slotClosed)
+			continue
+		}
+		s.early = false
 		if !s.stale && !s.complete() && !p.unwritable(s) {
 			// A copy with something in it ran before the last ends were
 			// written: copy again. One with nothing in it has not run yet

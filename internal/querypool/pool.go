@@ -324,6 +324,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		s = n
 		p.grown.Add(1)
 	}
+	s.dirtyReset = s.dirty
 	if s.dirty {
 		if cmd == nil {
 			return ErrNeedResetCmd

@@ -58,6 +58,10 @@ type Slot struct {
 	begun   uint64        // Pool.frames when its frame began
 	closed  uint64        // frame counter value when it closed
 	dirty   bool          // needs a reset before use (command path)
+	// dirtyReset: its frame's reset was recorded in a command buffer, so
+	// until the application has waited for the frame its queries may
+	// hold the last frame's values.
+	dirtyReset bool
 
 	host int64 // Config.Now when its frame began: a hint for conversion
 
@@ -85,6 +89,7 @@ type Slot struct {
 	// buffer than the one it began in (EndIn).
 	endsElsewhere atomic.Bool
 	fromCopy      bool // reader: this pass reads the copy, not the driver
+	early         bool // reader: Drain reads the copy of a frame not known waited for
 
 	used  uint32     // reader: queries read this pass
 	rc    vkg.Result // reader: what the driver said
