@@ -3,6 +3,7 @@ package profiler_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -326,17 +327,19 @@ func TestAppFramesInFlight(t *testing.T) {
 // it waits: every zone and flow still arrives.
 func TestAppFencesWaitedLate(t *testing.T) {
 	for _, fif := range []int{1, 3} {
-		a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: fif}})
-		for range 25 {
-			a.collect()
-			i := a.frames % len(a.cmds)
-			if a.inFlight[i] {
-				a.q.Wait(a.fences[i])
-				a.inFlight[i] = false
+		t.Run(fmt.Sprint(fif), func(t *testing.T) {
+			a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: fif}})
+			for range 25 {
+				a.collect()
+				i := a.frames % len(a.cmds)
+				if a.inFlight[i] {
+					a.q.Wait(a.fences[i])
+					a.inFlight[i] = false
+				}
+				a.frame(a.work)
 			}
-			a.frame(a.work)
-		}
-		a.expect(a.finish(), 0, timeline.Drops{})
+			a.expect(a.finish(), 0, timeline.Drops{})
+		})
 	}
 }
 
@@ -562,38 +565,44 @@ func TestAppBadQueue(t *testing.T) {
 // crashes: Close waits for the recording calls in progress, and later ones
 // are refused and counted.
 func TestAppDeviceClosedMidFrame(t *testing.T) {
-	for round := range 40 { // the code before the fix crashed in every run of 40
-		a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
-		a.p.BeginFrame()
-		if err := a.g.BeginFrame(nil); err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		for range 2 { // each goroutine records its own command buffer, from its own pool
-			cmd := vktest.NewQueue(t, a.q.Dev, a.q.Q).Cmd()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					a.g.Zone(cmd, a.draw).End()
-				}
-			}()
-		}
-		time.Sleep(time.Duration(round%3) * 200 * time.Microsecond)
-		a.dev.Close()
-		close(stop)
-		wg.Wait()
-		if z := a.g.Zone(a.cmds[0], a.draw); z.Valid() {
-			t.Fatal("a zone after Device.Close was accepted")
-		}
-		a.p.Close() // the command buffers are never submitted: freed with their pool
+	// The code before the fix crashed in every run of 40 rounds. Each round
+	// is a subtest, so that its device is gone before the next is made.
+	for round := range 40 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) { deviceClosedMidFrame(t, round) })
 	}
+}
+
+func deviceClosedMidFrame(t *testing.T, round int) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	a.p.BeginFrame()
+	if err := a.g.BeginFrame(nil); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 { // each goroutine records its own command buffer, from its own pool
+		cmd := vktest.NewQueue(t, a.q.Dev, a.q.Q).Cmd()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a.g.Zone(cmd, a.draw).End()
+			}
+		}()
+	}
+	time.Sleep(time.Duration(round%3) * 200 * time.Microsecond)
+	a.dev.Close()
+	close(stop)
+	wg.Wait()
+	if z := a.g.Zone(a.cmds[0], a.draw); z.Valid() {
+		t.Fatal("a zone after Device.Close was accepted")
+	}
+	a.p.Close() // the command buffers are never submitted: freed with their pool
 }
 
 // The application submits from two goroutines under its own lock while

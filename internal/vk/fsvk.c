@@ -522,6 +522,29 @@ uint64_t fs_messages_count(int i) {
 	return n;
 }
 
+// fs_messages_head returns how many messages were ever kept: the index the
+// next one gets.
+uint64_t fs_messages_head(void) {
+	pthread_mutex_lock(&msg_mu);
+	uint64_t h = msg_head;
+	pthread_mutex_unlock(&msg_mu);
+	return h;
+}
+
+// fs_messages_at copies message i (an index below fs_messages_head) into
+// buf, whether or not it was taken. It returns 0 when the ring no longer
+// holds it.
+int fs_messages_at(uint64_t i, char *buf, int buflen) {
+	int ok = 0;
+	pthread_mutex_lock(&msg_mu);
+	if (i < msg_head && msg_head - i <= FS_RING) {
+		snprintf(buf, (size_t)buflen, "%s", msg_ring[i % FS_RING]);
+		ok = 1;
+	}
+	pthread_mutex_unlock(&msg_mu);
+	return ok;
+}
+
 // fs_messages_take copies the oldest kept message into buf and drops it from
 // the ring. It returns 0 when the ring is empty.
 int fs_messages_take(char *buf, int buflen) {

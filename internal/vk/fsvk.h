@@ -107,5 +107,7 @@ fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUti
 void fs_destroy_messenger(fsPFN destroy, fsVkInstance instance, fsVkDebugUtilsMessenger m);
 uint64_t fs_messages_count(int severity_index);
 int fs_messages_take(char *buf, int buflen);
+uint64_t fs_messages_head(void);
+int fs_messages_at(uint64_t i, char *buf, int buflen);
 
 #endif

@@ -207,6 +207,24 @@ func ValidationCounts() (warnings, errors uint64) {
 	return uint64(C.fs_messages_count(2)), uint64(C.fs_messages_count(3))
 }
 
+// ValidationMark returns a mark for ValidationMessagesSince: the number of
+// warnings and errors kept so far.
+func ValidationMark() uint64 { return uint64(C.fs_messages_head()) }
+
+// ValidationMessagesSince returns the warnings and errors reported since
+// mark, the latest 64 at most, whether or not TakeValidationMessages took
+// them meanwhile.
+func ValidationMessagesSince(mark uint64) []string {
+	var out []string
+	var buf [1100]C.char
+	for i := mark; i < ValidationMark(); i++ {
+		if C.fs_messages_at(C.uint64_t(i), &buf[0], C.int(len(buf))) != 0 {
+			out = append(out, C.GoString(&buf[0]))
+		}
+	}
+	return out
+}
+
 // TakeValidationMessages returns the warnings and errors kept since the last
 // call (the latest 64 at most) and forgets them.
 func TakeValidationMessages() []string {

@@ -29,11 +29,11 @@ func Open(tb testing.TB, cfg vk.Config) *vk.Device {
 		tb.Logf("validation layer %s not installed: running without it", vk.ValidationLayer)
 	}
 	w0, e0 := vk.ValidationCounts()
-	vk.TakeValidationMessages()
+	mark := vk.ValidationMark()
 	tb.Cleanup(func() {
 		d.Close()
 		w, e := vk.ValidationCounts()
-		msgs := vk.TakeValidationMessages()
+		msgs := vk.ValidationMessagesSince(mark)
 		if w != w0 || e != e0 {
 			if len(msgs) > 4 {
 				msgs = msgs[len(msgs)-4:]

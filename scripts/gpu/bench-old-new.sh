@@ -3,7 +3,7 @@
 # timestamp pair, Collect per zone) of this tree against an older one
 # (.gpubin/old/profiler.test, scripts/gpu/build.sh OLD=<commit>),
 # interleaved ROUNDS times (default 5), then the outside-application tests of
-# this tree. Run from the repository root with .gl and .gpubin carried.
+# this tree, with the validation layer (.gl/vl/). Run from the repository root with .gl and .gpubin carried.
 set -u
 . scripts/gpu/setup.sh
 lib=/usr/lib/x86_64-linux-gnu

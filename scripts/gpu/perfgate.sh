@@ -13,7 +13,7 @@
 # report.md and report.html (A[1-5] vs B[1-5]).
 #
 # The settings: on the H100, -load 10 -iterations 175 took 1.998 ms of GPU
-# time a frame and -iterations 256 took 2.916 ms (docs/overhead-h100-setup.txt):
+# time a frame and -iterations 256 took 2.916 ms (docs/measurements/overhead-h100-setup.txt):
 # 0.0113 ms an iteration, so 184 iterations is about +5.1%.
 set -u
 . scripts/gpu/setup.sh

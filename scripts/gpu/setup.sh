@@ -8,6 +8,15 @@ ldconfig
 if [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
 	export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
+# The Khronos validation layer, where .gl/vl/ carries it (cd .gl/vl &&
+# apt-get download vulkan-validationlayers): unpacked beside the system, not
+# over it, and only made available (tests turn it on).
+if compgen -G '.gl/vl/*.deb' >/dev/null; then
+	mkdir -p /tmp/vl
+	for f in .gl/vl/*.deb; do dpkg -x "$f" /tmp/vl; done
+	export VK_ADD_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
+	export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 {
