@@ -65,7 +65,7 @@ func TestZoneAcrossCommandBuffers(t *testing.T) {
 					t.Errorf("ticks out of order: span [%d,%d], in a [%d,%d], in b [%d,%d]",
 						s.Begin, s.End, za.Begin, za.End, zb.Begin, zb.End)
 				}
-				if st := r.g.Stats(); st.Misuse+st.Unended+st.Unwritten+st.LateEnds != 0 {
+				if st := r.g.Stats(); st.Drops.Misuse+st.Drops.Unended+st.Drops.Unsubmitted != 0 {
 					t.Errorf("stats %+v", st)
 				}
 			})

@@ -370,10 +370,10 @@ func TestAppUnendedZones(t *testing.T) {
 			}
 		})
 	}
-	if st := a.g.Stats(); st.NoSlot != 0 || st.Behind != 0 {
+	if st := a.g.Stats(); st.Drops.NoFrame != 0 || st.Behind != 0 {
 		t.Errorf("stats %+v: later frames were refused", st)
 	}
-	a.expect(a.finish(), 0, timeline.Drops{Unmatched: uint64(open)})
+	a.expect(a.finish(), 0, timeline.Drops{Unended: uint64(open)})
 }
 
 // Ending twice and ending the zero Zone lose nothing: misuse, not loss.
@@ -390,11 +390,11 @@ func TestAppEndTwiceAndZeroZone(t *testing.T) {
 			zero.End()
 		})
 	}
-	a.expect(a.finish(), 0, timeline.Drops{Misuse: 10})
+	a.expect(a.finish(), 0, timeline.Drops{Misuse: 5}) // the zero Zone's End does nothing
 }
 
 // Zones recorded outside the GPU context's frame are refused, counted as
-// NoSlot, and cost no other zone.
+// NoFrame, and cost no other zone.
 func TestAppZonesOutsideFrame(t *testing.T) {
 	a := newApp(t, appConfig{})
 	for range 5 {
@@ -406,7 +406,7 @@ func TestAppZonesOutsideFrame(t *testing.T) {
 			}
 		})
 	}
-	a.expect(a.finish(), 0, timeline.Drops{NoSlot: 5})
+	a.expect(a.finish(), 0, timeline.Drops{NoFrame: 5})
 }
 
 // Collect before anything was submitted returns nothing and no error.
@@ -437,14 +437,14 @@ func TestAppNoCollectFor10000Frames(t *testing.T) {
 		// BeginFrame fails once every slot waits for a Collect.
 		a.frameWith(frameOpts{tryBegin: true, noCollect: true}, a.work)
 	}
-	refused := a.g.Stats().NoSlot
+	refused := a.g.Stats().Drops.NoFrame
 	if refused == 0 || refused%7 != 0 {
-		t.Fatalf("NoSlot %d: want whole frames of 7 zones refused", refused)
+		t.Fatalf("NoFrame %d: want whole frames of 7 zones refused", refused)
 	}
 	// Refusals reach the trace at the next BeginFrame: all but the last
 	// frame's, with no Collect at all.
-	if d := a.p.Dump().Drops; d.NoSlot != refused-7 {
-		t.Errorf("before any Collect the trace counts NoSlot %d, the context %d (7 of them in the last frame)", d.NoSlot, refused)
+	if d := a.p.Dump().Drops; d.NoFrame != refused-7 {
+		t.Errorf("before any Collect the trace counts NoSlot %d, the context %d (7 of them in the last frame)", d.NoFrame, refused)
 	}
 	a.collect()
 	tr := a.finish()
@@ -452,7 +452,7 @@ func TestAppNoCollectFor10000Frames(t *testing.T) {
 	if c.GPU+int(refused) != a.zones {
 		t.Errorf("%d zones arrived and %d were refused; %d recorded", c.GPU, refused, a.zones)
 	}
-	if c.Drops.NoSlot != refused || c.Drops.Total() != refused+c.Drops.Untimed+c.Drops.Flows {
+	if c.Drops.NoFrame != refused || c.Drops.Total() != refused+c.Drops.Untimed+c.Drops.Flows {
 		t.Errorf("trace drops %+v: want NoSlot %d and, for the late zones, Untimed and Flows only", c.Drops, refused)
 	}
 }
@@ -490,7 +490,7 @@ func TestAppDeviceFeatures(t *testing.T) {
 		}
 		a.collected += len(zs)
 		tr := a.finish()
-		if c := countTrace(tr); c.GPU != 0 || c.Drops.Unconverted != uint64(a.zones) {
+		if c := countTrace(tr); c.GPU != 0 || c.Drops.Uncalibrated != uint64(a.zones) {
 			t.Errorf("trace: %d GPU slices, drops %+v: want every zone Unconverted", c.GPU, c.Drops)
 		}
 	})
@@ -695,5 +695,5 @@ func TestAppMissingBeginFrameAndNilEndFrame(t *testing.T) {
 		}
 		a.frameWith(o, a.work)
 	}
-	a.expect(a.finish(), refused, timeline.Drops{NoSlot: uint64(refused)})
+	a.expect(a.finish(), refused, timeline.Drops{NoFrame: uint64(refused)})
 }

@@ -123,7 +123,7 @@ func BenchmarkZone(b *testing.B) {
 	}
 	b.StopTimer()
 	finish()
-	if s := g.Stats(); s.Dropped+s.NoSlot != 0 {
+	if s := g.Stats(); s.Drops.QueryLimit+s.Drops.NoFrame != 0 {
 		b.Fatalf("zones dropped: %+v", s)
 	}
 }

@@ -242,7 +242,7 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 	if z := zs[0]; z.Start+z.ErrNs < before || z.Stop-z.ErrNs > after {
 		t.Errorf("zone [%d, %d] ± %d outside the submission's host interval [%d, %d]", z.Start, z.Stop, z.ErrNs, before, after)
 	}
-	if n := g.Stats().Unconverted; n != 0 {
+	if n := g.Stats().Drops.Uncalibrated; n != 0 {
 		t.Errorf("%d zones unconverted", n)
 	}
 }

@@ -108,7 +108,7 @@ func TestFallbackCalibrationConvertsZones(t *testing.T) {
 	// Before any calibration, zones are read back but not placed: counted.
 	// Collect says so.
 	zs, err := r.frameErr(func(cmd vkgCmd) { r.g.Zone(cmd, name).End() })
-	if len(zs) != 1 || zs[0].Converted || r.g.Stats().Unconverted != 1 {
+	if len(zs) != 1 || zs[0].Converted || r.g.Stats().Drops.Uncalibrated != 1 {
 		t.Fatalf("before calibration: %+v, stats %+v", zs, r.g.Stats())
 	}
 	if !errors.Is(err, ErrNoCalibration) || !strings.Contains(err.Error(), "1 zones") {
@@ -130,8 +130,8 @@ func TestFallbackCalibrationConvertsZones(t *testing.T) {
 	if z.Start+z.ErrNs < before || z.Stop-z.ErrNs > after {
 		t.Errorf("zone [%d, %d] ± %d outside the frame's host interval [%d, %d]", z.Start, z.Stop, z.ErrNs, before, after)
 	}
-	if got := r.p.Dump().Drops.Unconverted; got != 1 {
-		t.Errorf("timeline Drops.Unconverted = %d, want 1", got)
+	if got := r.p.Dump().Drops.Uncalibrated; got != 1 {
+		t.Errorf("timeline Drops.Uncalibrated = %d, want 1", got)
 	}
 }
 

@@ -86,14 +86,14 @@ func afterClose(t *testing.T, p *Profiler, dev *Device, g *GPU, open Zone, name 
 	g.EndFrame(nil)
 	g.Submitted(nil)
 	st := g.Stats()
-	if st.NoSlot != before.NoSlot+1 || st.LateEnds != before.LateEnds+2 || st.Misuse != before.Misuse {
-		t.Errorf("stats %+v after %+v: want NoSlot +1 (the refused zone), LateEnds +2 (the zone open at close)", st, before)
+	if st.Drops.Closed != before.Drops.Closed+1 || st.Drops.Misuse != before.Drops.Misuse+2 {
+		t.Errorf("stats %+v after %+v: want Closed +1 (the refused zone), Misuse +2 (the zone open at close, ended twice)", st, before)
 	}
 	if n := testing.AllocsPerRun(100, func() { g.Zone(nil, name).End() }); n != 0 {
 		t.Errorf("Zone/End on a closed context: %v allocations", n)
 	}
-	if got := g.Stats().NoSlot; got != st.NoSlot+101 {
-		t.Errorf("NoSlot %d, want %d", got, st.NoSlot+101)
+	if got := g.Stats().Drops.Closed; got != st.Drops.Closed+101 {
+		t.Errorf("Closed %d, want %d", got, st.Drops.Closed+101)
 	}
 	if c := g.Stats().Calibrations; c != st.Calibrations {
 		t.Errorf("calibrations went on after the device closed: %d, then %d", st.Calibrations, c)

@@ -73,7 +73,7 @@ func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]q
 		err = derr
 	}
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
-		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Stats.Unconverted): call GPU.Calibrate, or give CalibrationOptions.FallbackQueue", ErrNoCalibration, u)
+		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Drops.Uncalibrated): call GPU.Calibrate, or give CalibrationOptions.FallbackQueue", ErrNoCalibration, u)
 	}
 	g.src.Settle(g.pool.Settled())
 	return dst, err
@@ -191,13 +191,13 @@ func (g *GPU) book() zoneBook {
 	st, inFlight, ready := g.pool.Account()
 	unconv, delivered := g.unconv.Load(), g.delivered.Load()
 	return zoneBook{
-		Issued:    st.Pairs + st.Dropped + st.NoSlot,
+		Issued:    st.Pairs + st.QueryLimit + st.NoFrame + st.Closed,
 		Delivered: delivered,
 		Open:      inFlight + ready,
 		Lost: timeline.Drops{
-			Zones: st.Dropped, NoSlot: st.NoSlot, Unmatched: st.Unended, Unwritten: st.Unwritten,
-			Pending: st.Pending, Unconverted: unconv,
-			Misuse: st.LateEnds + st.Misuse + g.claimZeroEnds(),
+			QueryLimit: st.QueryLimit, NoFrame: st.NoFrame, Closed: st.Closed, Unended: st.Unended,
+			Unsubmitted: st.Unsubmitted, Pending: st.Pending, Uncalibrated: unconv,
+			Misuse: st.LateEnds + st.Misuse,
 		},
 	}
 }

@@ -56,17 +56,19 @@
 // physical device, queues and command buffers.
 //
 // Nothing is lost silently. Every zone that does not reach the timeline is
-// counted by cause in [Stats] and in the trace's [timeline.Drops], reported at
-// every [GPU.BeginFrame] even if the application never collects: refused for
-// want of queries (Zones) or of a frame (NoSlot), never ended (Unmatched:
-// given up once the application has waited for its frame, so it costs no
-// later frame), never submitted (Unwritten), not finished or not collected
-// at Close (Pending), read back before any calibration (Unconverted; Collect
-// then returns an error wrapping [ErrNoCalibration]); a zone of a command
-// buffer no [GPU.Submitted] of its frame named loses its arrow
-// (Stats.Unlinked, Drops.Flows). Misuse that loses nothing (ending a zone
-// twice or after its frame was given up, ending the zero Zone) is counted
-// as misuse ([timeline.Drops].Misuse), not as a loss. Each context keeps
+// counted by cause in [timeline.Drops], under the same names in [Stats],
+// in every trace and in framescope stats, reported at every
+// [GPU.BeginFrame] even if the application never collects: refused because
+// the frame's queries were spent (QueryLimit), because no frame was begun
+// (NoFrame) or because the context was closed (Closed), never ended
+// (Unended: given up once the application has waited for its frame, so it
+// costs no later frame), never submitted (Unsubmitted), not finished or not
+// collected at Close (Pending), read back before any calibration
+// (Uncalibrated; Collect then returns an error wrapping
+// [ErrNoCalibration]); a zone of a command buffer no [GPU.Submitted] of its
+// frame named loses its arrow (Flows). Misuse that loses nothing (ending a
+// zone twice or after its frame was given up) is counted as misuse
+// (Misuse), not as a loss; ending the zero Zone does nothing. Each context keeps
 // the books ([Stats].Balanced: issued = delivered + open + lost), and hands
 // them to the recorder with its zones, whose [timeline.Ledger] every trace
 // carries. Nothing panics.

@@ -42,7 +42,7 @@ type GPUOptions struct {
 	// pool as large as the frame's so far (once per doubling, a driver
 	// call on that Zone's goroutine), and later frames start larger.
 	// Without it, zones past the frame's budget are refused and counted
-	// (Stats.Dropped, Drops.Zones), and later frames start larger.
+	// (Drops.QueryLimit), and later frames start larger.
 	QueriesPerFrame, MaxQueriesPerFrame uint32
 	// DebugLabels mirrors each zone as a debug-utils label, so RenderDoc
 	// and Nsight captures show the same names. It needs VK_EXT_debug_utils
@@ -53,39 +53,28 @@ type GPUOptions struct {
 	Calibration CalibrationOptions
 }
 
-// Stats counts what a GPU context did and everything it had to drop. The
-// losses reach the trace as timeline.Drops (named there by cause).
+// Stats counts what a GPU context did and everything it had to drop.
 //
-// The book: Issued = Delivered + Open + every loss (Dropped, NoSlot,
-// Unended, Unwritten, Pending, Unconverted), which Balanced checks. Open
-// is counted from the query slots, not from the other counts, so the book
-// balances only when each zone was counted once, where it ended; after
-// Close, Open is 0.
+// The book: Issued = Delivered + Open + the zones lost under each cause of
+// Drops, which Balanced checks. Open is counted from the query slots, not
+// from the other counts, so the book balances only when each zone was
+// counted once, where it ended; after Close, Open is 0.
 type Stats struct {
 	Issued    uint64 // zones begun (GPU.Zone calls), refused ones included
 	Delivered uint64 // zones converted: handed to the timeline (on ClockMonotonicRaw, returned by Collect alone)
 	Open      uint64 // zones in flight: not read back or given up yet, or read back and not collected
-	Pairs     uint64 // zones given a query pair
-	Collected uint64 // zones read back whole
-	Dropped   uint64 // zones refused: the frame's queries were spent (Drops.Zones)
-	NoSlot    uint64 // zones refused: no frame begun, no free slot, or the context closed (Drops.NoSlot)
-	Unended   uint64 // zones never ended, given up once their frame was waited for (Drops.Unmatched)
-	Unwritten uint64 // zones ended but never executed: command buffer not submitted (Drops.Unwritten)
-	Pending   uint64 // zones not read back, or not collected, when the context closed (Drops.Pending)
-	LateEnds  uint64 // Ends after their frame was given up or the context closed (misuse)
-	Misuse    uint64 // zones ended twice (misuse)
-	Grown     uint64 // frames' query pools made larger after a frame ran out
-	Extended  uint64 // query pools made in a frame that outgrew its own (host query reset)
-	Behind    uint64 // frames that found no free slot
-	// ZeroEnds counts Ends of the zero Zone (a Zone that GPU.Zone never
-	// returned). Such a Zone names no context: the context whose Stats or
-	// Collect comes next claims it, so each is counted once in the process.
-	ZeroEnds    uint64
-	Unconverted uint64 // zones read back before any calibration
-	// Unlinked counts zones that reached the timeline without the arrow
-	// from their submission: their frame had Submitted calls on this
-	// context, none of which named their command buffer (Drops.Flows).
-	Unlinked uint64
+	// Drops counts the context's losses under the names every trace and
+	// framescope stats use: zones refused (QueryLimit, NoFrame, Closed),
+	// never ended (Unended), never executed (Unsubmitted), not read back
+	// at Close (Pending), read back before any calibration
+	// (Uncalibrated); zones that reached the timeline without their
+	// submission's arrow, their command buffer named by no Submitted of
+	// their frame that had some (Flows); and misuse that lost nothing,
+	// zones ended twice or after their frame was given up (Misuse).
+	Drops    timeline.Drops
+	Grown    uint64 // frames' query pools made larger after a frame ran out
+	Extended uint64 // query pools made in a frame that outgrew its own (host query reset)
+	Behind   uint64 // frames that found no free slot
 	// Calibrations counts the samples of the device and host clocks the
 	// context's clock model was fed (in the background and by
 	// GPU.Calibrate), and CalibrationErrors the attempts that failed: the
@@ -145,7 +134,6 @@ type GPU struct {
 	unconv    atomic.Uint64
 	unlinked  atomic.Uint64 // zones whose command buffer no Submitted of their frame named
 	delivered atomic.Uint64 // zones converted: handed to the timeline, or returned by Collect
-	zeroEnds  atomic.Uint64 // Ends of the zero Zone claimed by this context
 
 }
 
@@ -325,16 +313,6 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	return err
 }
 
-// claimZeroEnds takes the process's unclaimed Ends of the zero Zone, when
-// the context is open (a closed one could not report them), and returns
-// this context's total.
-func (g *GPU) claimZeroEnds() uint64 {
-	if zeroEnds.Load() != 0 && g.state.Load() == stateOpen {
-		g.zeroEnds.Add(zeroEnds.Swap(0))
-	}
-	return g.zeroEnds.Load()
-}
-
 // refusal is the error of a closed context.
 func (g *GPU) refusal() error {
 	if g.state.Load() == stateDeviceClosed {
@@ -382,7 +360,7 @@ func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
 //
 // A zone whose command buffer no Submitted of its frame named gets no
 // arrow, and, when its frame had submissions on this context, is counted
-// as a lost arrow (Stats.Unlinked, [timeline.Drops].Flows). A frame with
+// as a lost arrow ([timeline.Drops].Flows, in [Stats].Drops too). A frame with
 // no Submitted at all asks for no arrows: its zones lose none.
 func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
 	key := nextKey.Add(1)
@@ -401,13 +379,9 @@ func (g *GPU) Stats() Stats {
 	b := g.book()
 	g.mu.Unlock()
 	q := g.pool.Stats()
-	s := Stats{
-		Issued: b.Issued, Delivered: b.Delivered, Open: b.Open,
-		Pairs: q.Pairs, Collected: q.Collected, Dropped: q.Dropped, NoSlot: q.NoSlot, Unended: q.Unended,
-		Unwritten: q.Unwritten, Pending: q.Pending, LateEnds: q.LateEnds, Misuse: q.Misuse, Grown: q.Grown, Behind: q.Behind,
-		Extended:    q.Extended,
-		Unconverted: g.unconv.Load(), Unlinked: g.unlinked.Load(), ZeroEnds: g.claimZeroEnds(),
-	}
+	s := Stats{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Drops: b.Lost,
+		Grown: q.Grown, Extended: q.Extended, Behind: q.Behind}
+	s.Drops.Flows = g.unlinked.Load()
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s
 }
@@ -415,7 +389,7 @@ func (g *GPU) Stats() Stats {
 // Balanced reports whether the context's books add up: every zone begun
 // was delivered, is open, or was lost under one cause.
 func (s Stats) Balanced() bool {
-	return s.Issued == s.Delivered+s.Open+s.Dropped+s.NoSlot+s.Unended+s.Unwritten+s.Pending+s.Unconverted
+	return s.Issued == s.Delivered+s.Open+s.Drops.GPUZones()
 }
 
 // Close stops calibration, collects into the timeline every zone the GPU

@@ -46,11 +46,11 @@ func TestAppFrameOutgrowsItsPool(t *testing.T) {
 				return
 			}
 			// Each context's first frame had 512 queries: 256 zones.
-			lost := int(tr.Drops.Zones)
+			lost := int(tr.Drops.QueryLimit)
 			if lost != 2*(2200-256) || st.Grown == 0 {
 				t.Errorf("%d zones dropped, want %d (each context's first frame over 256); stats %+v", lost, 2*(2200-256), st)
 			}
-			a.expect(tr, lost, timeline.Drops{Zones: uint64(lost)})
+			a.expect(tr, lost, timeline.Drops{QueryLimit: uint64(lost)})
 		})
 	}
 }

@@ -11,7 +11,7 @@ import (
 // Zones recorded in secondary command buffers get the arrow of the
 // submission of the primary that executes them when the application names
 // the secondaries to Submitted with it; when it names the primary alone,
-// their arrows are counted as lost (Drops.Flows, Stats.Unlinked), never
+// their arrows are counted as lost (Drops.Flows), never
 // silently missing. (The old profiler gave them key 0 and counted
 // nothing.)
 func TestAppSecondaries(t *testing.T) {
@@ -59,8 +59,8 @@ func TestAppSecondaries(t *testing.T) {
 			if want := (timeline.Drops{Flows: uint64(lost)}); c.Drops != want {
 				t.Errorf("drops %+v, want %+v", c.Drops, want)
 			}
-			if got := a.g.Stats().Unlinked; got != uint64(lost) {
-				t.Errorf("Stats.Unlinked %d, want %d", got, lost)
+			if got := a.g.Stats().Drops.Flows; got != uint64(lost) {
+				t.Errorf("Stats.Drops.Flows %d, want %d", got, lost)
 			}
 		})
 	}
@@ -76,7 +76,7 @@ func TestAppLateCollectKeepsArrows(t *testing.T) {
 		a.frameWith(frameOpts{tryBegin: true, noCollect: true}, a.work)
 	}
 	a.collect()
-	refused := a.g.Stats().NoSlot
+	refused := a.g.Stats().Drops.NoFrame
 	tr := a.finish()
 	c := countTrace(tr)
 	if c.GPU == 0 || c.GPU+int(refused) != a.zones {

@@ -53,7 +53,7 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 			for f := 2; f <= inFlight; f++ {
 				frame(f)
 			}
-			if st := r.g.Stats(); st.Unwritten != 0 {
+			if st := r.g.Stats(); st.Drops.Unsubmitted != 0 {
 				t.Fatalf("unwritten counted before the application waited for the frame: %+v", st)
 			}
 			frame(1 + inFlight)
@@ -66,8 +66,8 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := r.g.Stats()
-			if st.Unwritten != 3 || st.Unended+st.Misuse+st.LateEnds != 0 {
-				t.Errorf("stats %+v: want Unwritten 3, nothing else lost", st)
+			if st.Drops.Unsubmitted != 3 || st.Drops.Unended+st.Drops.Misuse != 0 {
+				t.Errorf("stats %+v: want Unsubmitted 3, nothing else lost", st)
 			}
 			n := 0
 			for _, z := range got {
@@ -82,7 +82,7 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 				t.Errorf("frame 1: %d zones back, want the 1 submitted", n)
 			}
 			r.g.Collect(nil)
-			if d := r.p.Dump().Drops; d.Unwritten != 3 || d.Total() != 3 {
+			if d := r.p.Dump().Drops; d.Unsubmitted != 3 || d.Total() != 3 {
 				t.Errorf("trace drops %+v: want Unwritten 3 and nothing else", d)
 			}
 		})

@@ -1,7 +1,6 @@
 package profiler
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/framescope/framescope/internal/querypool"
@@ -10,21 +9,12 @@ import (
 )
 
 // Zone is an open GPU zone: a small value, ended once with End or EndIn.
-// The zero Zone (one GPU.Zone never returned) ends as misuse, counted.
+// Ending the zero Zone, or a zone GPU.Zone refused, does nothing.
 type Zone struct {
 	g    *GPU
 	pair querypool.Pair
-	cmd  vkg.CommandBuffer // for a refused zone: refusedCmd
+	cmd  vkg.CommandBuffer
 }
-
-// refusedCmd marks a Zone that GPU.Zone refused (and counted), so that its
-// End is silent where the zero Zone's End is misuse. A marker in cmd keeps
-// Zone at four words.
-var refusedCmd = vkg.CommandBuffer(unsafe.Pointer(&zeroEnds))
-
-// zeroEnds counts Ends of the zero Zone. Such a Zone belongs to no
-// context: the next context to report its Stats or collect claims them.
-var zeroEnds atomic.Uint64
 
 // Zone writes a begin timestamp into cmd and returns the open zone:
 //
@@ -35,11 +25,11 @@ var zeroEnds atomic.Uint64
 // counts the zone as dropped and returns a Zone whose End does nothing.
 func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 	if g == nil {
-		return Zone{cmd: refusedCmd}
+		return Zone{}
 	}
 	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
 	if !ok {
-		return Zone{cmd: refusedCmd}
+		return Zone{}
 	}
 	if g.labels {
 		g.dev.CmdBeginLabel(cmd, g.labelFor(name))
@@ -52,9 +42,8 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 
 // EndIn writes the zone's end timestamp into cmd: the command buffer it
 // began in or a later one submitted to the same queue, for zones that span
-// command buffers. Ending twice, ending the zero Zone, or ending a dropped
-// zone records nothing; the first two are counted as misuse (Stats.Misuse,
-// Stats.ZeroEnds).
+// command buffers. Ending twice records nothing and is counted as misuse
+// (Drops.Misuse); ending the zero Zone or a refused zone does nothing.
 //
 // With DebugLabels, the zone's label region is ended only in the command
 // buffer that began it: ended in another, the region stays open on the
@@ -64,19 +53,10 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 // region it did not begin, and crash at its next label.
 func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if z.g == nil {
-		z.endUnrecorded()
 		return
 	}
 	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels && cmd == z.cmd {
 		z.g.dev.CmdEndLabel(cmd)
-	}
-}
-
-// endUnrecorded ends a zone that records nothing: the zero Zone, counted
-// as misuse, or one GPU.Zone refused, already counted there.
-func (z Zone) endUnrecorded() {
-	if z.cmd != refusedCmd {
-		zeroEnds.Add(1)
 	}
 }
 

@@ -40,7 +40,7 @@ func (c Counter) SetAt(t int64, value float64) {
 	}
 	r.mu.Lock()
 	if math.IsNaN(value) || math.IsInf(value, 0) {
-		r.stats.Misuse++
+		r.misuse++
 	} else {
 		r.appendSample(Sample{Track: c.id, Time: t, Value: value})
 		r.maybeEvict()

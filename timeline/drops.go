@@ -4,17 +4,18 @@ package timeline
 // that lost nothing. Every exporter writes every count (see [DropCause])
 // and every reader restores them, so that a trace says what it lacks.
 type Drops struct {
-	Zones     uint64 // GPU zones refused: their frame's query budget (MaxQueriesPerFrame) was spent
-	NoSlot    uint64 // GPU zones refused: no frame begun on their queue, no free query slot, or the context closed
-	Unmatched uint64 // GPU zones never ended (given up once their frame was waited for); slices of a read trace begun and never ended
-	Unwritten uint64 // GPU zones ended but never executed: their command buffer was not submitted
-	Pending   uint64 // GPU zones whose results were not available, or not collected, when their context closed
-	// Unconverted counts GPU zones read back before their queue had any
+	QueryLimit  uint64 // GPU zones refused: their frame had spent its queries (MaxQueriesPerFrame)
+	NoFrame     uint64 // GPU zones refused: their queue had no frame with queries (no BeginFrame, or every slot still in flight)
+	Closed      uint64 // GPU zones refused: their context or device was closed
+	Unended     uint64 // GPU zones and slices begun and never ended (zones given up once their frame was waited for)
+	Unsubmitted uint64 // GPU zones ended but never executed: their command buffer was not submitted
+	Pending     uint64 // GPU zones whose results were not available, or not collected, when their context closed
+	// Uncalibrated counts GPU zones read back before their queue had any
 	// clock calibration, so with no host time.
-	Unconverted uint64
-	GPUSpans    uint64 // GPU zones the recorder dropped: End < Start, an unknown name or track, no lane left
-	Spans       uint64 // CPU spans the recorder dropped (track buffer full, nesting too deep, a NameID never given out); spans a writer or reader refused
-	Evicted     uint64 // spans aged out of a flight-recorder window or over MaxSpans before any Dump or sink had them
+	Uncalibrated uint64
+	GPUSpans     uint64 // GPU zones the recorder dropped: End < Start, an unknown name or track, no lane left
+	Spans        uint64 // CPU spans the recorder dropped (track buffer full, nesting too deep, a NameID never given out); spans a writer or reader refused
+	Evicted      uint64 // spans aged out of a flight-recorder window or over MaxSpans before any Dump or sink had them
 	// Untimed counts GPU zones kept on the timeline but left out of the
 	// recorder's "GPU time per frame" counter: their results came after
 	// their frame's time was sampled, they name a frame not begun, or
@@ -33,8 +34,8 @@ type Drops struct {
 	// of batches the recorder's sink failed to write.
 	Sink uint64
 	// Misuse counts API misuse that lost nothing (it is not in Total):
-	// zones ended twice or after their frame was given up, the zero Zone
-	// ended, spans ended out of order or twice, EndFrame with no frame.
+	// zones ended twice or after their frame was given up,
+	// spans ended out of order or twice, EndFrame with no frame.
 	Misuse uint64
 }
 
@@ -43,12 +44,13 @@ type DropCause int
 
 // The causes, in the order exporters write them.
 const (
-	DropZones DropCause = iota
-	DropNoSlot
-	DropUnmatched
-	DropUnwritten
+	DropQueryLimit DropCause = iota
+	DropNoFrame
+	DropClosed
+	DropUnended
+	DropUnsubmitted
 	DropPending
-	DropUnconverted
+	DropUncalibrated
 	DropGPUSpans
 	DropSpans
 	DropEvicted
@@ -62,14 +64,15 @@ const (
 )
 
 var dropKeys = [NumDropCauses]string{
-	DropZones: "zones", DropNoSlot: "no_slot", DropUnmatched: "unmatched", DropUnwritten: "unwritten",
-	DropPending: "pending", DropUnconverted: "unconverted", DropGPUSpans: "gpu_spans", DropSpans: "spans",
+	DropQueryLimit: "query_limit", DropNoFrame: "no_frame", DropClosed: "closed", DropUnended: "unended",
+	DropUnsubmitted: "unsubmitted", DropPending: "pending", DropUncalibrated: "uncalibrated",
+	DropGPUSpans: "gpu_spans", DropSpans: "spans",
 	DropEvicted: "evicted", DropUntimed: "untimed", DropFlows: "flows",
 	DropFrames: "frames", DropSamples: "samples", DropSink: "sink", DropMisuse: "misuse",
 }
 
 // String is the cause's key in every trace format and in framescope stats:
-// "zones", "no_slot", "unmatched", ...
+// "query_limit", "no_frame", "closed", ...
 func (c DropCause) String() string {
 	if c < 0 || c >= NumDropCauses {
 		return "unknown"
@@ -77,14 +80,22 @@ func (c DropCause) String() string {
 	return dropKeys[c]
 }
 
-// DropCauseOf returns the cause whose key is s.
+// DropCauseOf returns the cause whose key is s. It also reads the keys of
+// traces written before the causes had their present names ("zones",
+// "no_slot", "unmatched", "unwritten", "unconverted").
 func DropCauseOf(s string) (DropCause, bool) {
 	for c, k := range dropKeys {
 		if k == s {
 			return DropCause(c), true
 		}
 	}
-	return 0, false
+	c, ok := formerKeys[s]
+	return c, ok
+}
+
+var formerKeys = map[string]DropCause{
+	"zones": DropQueryLimit, "no_slot": DropNoFrame, "unmatched": DropUnended,
+	"unwritten": DropUnsubmitted, "unconverted": DropUncalibrated,
 }
 
 // Loss reports whether the cause counts data lost: every cause but
@@ -94,18 +105,20 @@ func (c DropCause) Loss() bool { return c != DropMisuse }
 // Count returns the count of cause c, for reading and setting.
 func (d *Drops) Count(c DropCause) *uint64 {
 	switch c {
-	case DropZones:
-		return &d.Zones
-	case DropNoSlot:
-		return &d.NoSlot
-	case DropUnmatched:
-		return &d.Unmatched
-	case DropUnwritten:
-		return &d.Unwritten
+	case DropQueryLimit:
+		return &d.QueryLimit
+	case DropNoFrame:
+		return &d.NoFrame
+	case DropClosed:
+		return &d.Closed
+	case DropUnended:
+		return &d.Unended
+	case DropUnsubmitted:
+		return &d.Unsubmitted
 	case DropPending:
 		return &d.Pending
-	case DropUnconverted:
-		return &d.Unconverted
+	case DropUncalibrated:
+		return &d.Uncalibrated
 	case DropGPUSpans:
 		return &d.GPUSpans
 	case DropSpans:
@@ -159,5 +172,5 @@ func (d Drops) Total() uint64 {
 
 // GPUZones is the number of GPU zones that never reached the timeline.
 func (d Drops) GPUZones() uint64 {
-	return d.Zones + d.NoSlot + d.Unmatched + d.Unwritten + d.Pending + d.Unconverted + d.GPUSpans
+	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated + d.GPUSpans
 }

@@ -38,7 +38,7 @@ func (r *Recorder) BeginFrame() uint64 {
 	r.mu.Lock()
 	var overs []OverBudget
 	if r.open.ID != 0 {
-		r.stats.Misuse++
+		r.misuse++
 		now := Now()
 		r.endFrameLocked(now)
 		overs = r.dumpForBudgets(now)
@@ -62,7 +62,7 @@ func (r *Recorder) BeginFrame() uint64 {
 func (r *Recorder) EndFrame() int64 {
 	r.mu.Lock()
 	if r.open.ID == 0 {
-		r.stats.Misuse++
+		r.misuse++
 		r.mu.Unlock()
 		return 0
 	}

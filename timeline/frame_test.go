@@ -92,7 +92,7 @@ func TestFrameMisuse(t *testing.T) {
 	if len(tr.Frames) != 2 || tr.Frames[0].ID != 1 || tr.Frames[1].ID != 2 {
 		t.Fatalf("frames %+v", tr.Frames)
 	}
-	if m := r.Stats().Misuse; m != 2 {
+	if m := r.Stats().Drops.Misuse; m != 2 {
 		t.Fatalf("misuse %d, want 2", m)
 	}
 	r.BeginFrame()
@@ -113,7 +113,7 @@ func TestFrameCounters(t *testing.T) {
 		_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: base, End: base + 300, Frame: f}, {Name: zone, Start: base + 10, End: base + 20, Frame: f}})
 		_ = r.AddGPUSpans(q2, []GPUSpan{{Name: zone, Start: base + 200, End: base + 500, Frame: f}})
 		if f == 3 {
-			r.AddDrops(Drops{Zones: 7})
+			r.AddDrops(Drops{QueryLimit: 7})
 		}
 		r.EndFrame()
 	}
@@ -219,13 +219,13 @@ func TestGPUDropsCounter(t *testing.T) {
 		{Name: zone, Start: 200, End: 300, Frame: 1}, // kept
 	})
 	_ = r.AddGPUSpans(TrackID(777), []GPUSpan{{Name: zone, Start: 0, End: 1, Frame: 1}}) // unknown track
-	r.AddDrops(Drops{Zones: 2, Unmatched: 3, Unconverted: 4})
+	r.AddDrops(Drops{QueryLimit: 2, Unended: 3, Uncalibrated: 4})
 	r.EndFrame()
 	r.BeginFrame()
 	r.EndFrame() // nothing new dropped: no new sample
 
 	d := r.Stats().Drops
-	if want := (Drops{Zones: 2, Unmatched: 3, Unconverted: 4, Spans: 1, GPUSpans: 4}); d != want {
+	if want := (Drops{QueryLimit: 2, Unended: 3, Uncalibrated: 4, Spans: 1, GPUSpans: 4}); d != want {
 		t.Fatalf("drops %+v, want %+v", d, want)
 	}
 	tr := r.Dump()

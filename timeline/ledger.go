@@ -71,7 +71,7 @@ func (k BookKind) String() string {
 // Samples and Misuse belong to no book.
 func BookOf(c DropCause) (BookKind, bool) {
 	switch c {
-	case DropZones, DropNoSlot, DropUnmatched, DropUnwritten, DropPending, DropUnconverted, DropGPUSpans:
+	case DropQueryLimit, DropNoFrame, DropClosed, DropUnended, DropUnsubmitted, DropPending, DropUncalibrated, DropGPUSpans:
 		return BookZones, true
 	case DropSpans:
 		return BookSpans, true

@@ -59,7 +59,7 @@ func (r *reach) add(st Stats, redelivered uint64) {
 	r.Unlinked += st.ZonesUnlinked
 	r.GPUSpans += d.GPUSpans
 	r.Spans += d.Spans
-	r.Unmatched += d.Unmatched
+	r.Unmatched += d.Unended
 	r.Flows += l.Flows.Delivered
 	r.Redelivered += redelivered
 }
@@ -297,9 +297,9 @@ func (x *ledgerRun) source(s *GPUSource, rep *SourceReport) {
 	for range n {
 		switch rng.IntN(12) {
 		case 0:
-			rep.Lost.NoSlot++
+			rep.Lost.NoFrame++
 		case 1:
-			rep.Lost.Unmatched++
+			rep.Lost.Unended++
 		case 2:
 			rep.Open++ // in flight: comes with a later call
 		default:

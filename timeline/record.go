@@ -125,10 +125,6 @@ const DefaultMaxSpans = 1 << 20
 type Stats struct {
 	Drops  Drops  // what every Trace from the recorder reports
 	Ledger Ledger // likewise: the books, which balance against Drops
-	// Misuse counts API misuse that lost nothing: End twice, End out of
-	// order (inner spans ended with it), Submitted on a span already ended,
-	// EndFrame with no frame, BeginFrame with one open.
-	Misuse uint64
 	// DuplicateKeys counts submission keys claimed by a second CPU span.
 	DuplicateKeys uint64
 	// SubmitsUnmatched counts CPU submissions whose key no GPU span used.
@@ -230,6 +226,7 @@ type Recorder struct {
 	// sentLedger is that batch's Ledger.
 	sentLedger Ledger
 	stats      Stats
+	misuse     uint64 // the recorder's own misuse (End twice or out of order, EndFrame with no frame, ...), in Drops.Misuse
 
 	gpuScratch   []GPUSpan
 	seqScratch   []uint64
@@ -279,7 +276,7 @@ func (r *Recorder) nameLocked(s string) NameID {
 		return id
 	}
 	if len(r.names) >= MaxNames {
-		r.stats.Misuse++
+		r.misuse++
 		return 0
 	}
 	id := NameID(len(r.names))
@@ -315,7 +312,7 @@ func (r *Recorder) Frame() uint64 { return r.frame.Load() }
 func (r *Recorder) LastFrame() uint64 { return r.last.Load() }
 
 // AddDrops adds counts of data lost elsewhere (the profiler's full query
-// pools, unconverted zones) to the Drops every Trace reports.
+// pools, uncalibrated zones) to the Drops every Trace reports.
 func (r *Recorder) AddDrops(d Drops) {
 	r.mu.Lock()
 	r.drops = r.drops.Add(d)
@@ -331,14 +328,9 @@ func (r *Recorder) Stats() Stats {
 	s.Ledger = r.ledger(s.Drops)
 	s.Evicted = r.evicted
 	s.Evicted.Spans = s.Drops.Evicted
-	for _, t := range r.cpu {
-		s.Misuse += t.misuse.Load()
-	}
 	return s
 }
 
-// totalDrops is the running total of everything dropped. The caller
-// holds mu.
 // upstreamDrops is totalDrops without what left memory undelivered
 // (Evicted, Frames, Samples, Sink, and the flows evicted or split between
 // sink batches): what a reader that copies in time still lacks. The
@@ -354,6 +346,8 @@ func (r *Recorder) upstreamDrops() Drops {
 	return d
 }
 
+// totalDrops is the running total of everything dropped. The caller
+// holds mu.
 func (r *Recorder) totalDrops() Drops {
 	d := r.drops
 	for _, t := range r.cpu {
@@ -366,7 +360,7 @@ func (r *Recorder) totalDrops() Drops {
 	d.Samples += r.evicted.Samples + r.evicted.Calibrations
 	l := r.stats.SinkLost
 	d.Sink += l.Spans + l.Flows + l.Frames + l.Samples + l.Calibrations
-	d.Misuse += r.stats.Misuse
+	d.Misuse += r.misuse
 	return d
 }
 
@@ -382,7 +376,7 @@ func (r *Recorder) collectCPU() {
 func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 	if c.kind == recSubmit {
 		if len(t.marks) >= MaxCPUDepth*64 {
-			r.stats.Misuse++
+			r.misuse++
 			return
 		}
 		t.marks = append(t.marks, submitMark{key: c.frame, depth: c.depth})
@@ -409,7 +403,7 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 				r.linkCPU(m.key, seq)
 			}
 		case m.depth > c.depth:
-			r.stats.Misuse++ // its span was dropped
+			r.misuse++ // its span was dropped
 		default:
 			kept = append(kept, m)
 		}

@@ -120,8 +120,8 @@ func TestFlowKeysExpire(t *testing.T) {
 	a.Submitted(501) // a has ended
 	r.Flush()
 	st = r.Stats()
-	if st.Misuse != 2 || st.DuplicateKeys != 1 {
-		t.Fatalf("misuse %d duplicate %d", st.Misuse, st.DuplicateKeys)
+	if st.Drops.Misuse != 2 || st.DuplicateKeys != 1 {
+		t.Fatalf("misuse %d duplicate %d", st.Drops.Misuse, st.DuplicateKeys)
 	}
 }
 
@@ -196,7 +196,7 @@ func TestUserCounters(t *testing.T) {
 	if len(m["draw calls"]) != 2 || len(m["heap"]) != 1 || tr.Track(mem.ID()).Unit != UnitBytes {
 		t.Fatalf("samples %+v", tr.Samples)
 	}
-	if r.Stats().Misuse != 1 {
+	if r.Stats().Drops.Misuse != 1 {
 		t.Fatal("NaN not counted")
 	}
 }

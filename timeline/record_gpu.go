@@ -62,8 +62,8 @@ type SourceReport struct {
 	// Issued counts the zones it began, refused ones included; Open, those
 	// not read back or given up yet (in flight on the GPU).
 	Issued, Open uint64
-	// Lost counts its zones lost by cause (Zones, NoSlot, Unmatched,
-	// Unwritten, Pending, Unconverted) and its misuse (Misuse).
+	// Lost counts its zones lost by cause (QueryLimit, NoFrame, Closed,
+	// Unended, Unsubmitted, Pending, Uncalibrated) and its misuse (Misuse).
 	Lost Drops
 	// Unlinked counts the zones it delivered without the submission key
 	// their frame's submissions should have given them: arrows lost.

@@ -174,8 +174,8 @@ func TestCPUSpans(t *testing.T) {
 				}
 			}
 			st := r.Stats()
-			if st.Misuse != tc.misuse || st.Drops.Spans != tc.drops {
-				t.Errorf("misuse %d drops %d, want %d and %d", st.Misuse, st.Drops.Spans, tc.misuse, tc.drops)
+			if st.Drops.Misuse != tc.misuse || st.Drops.Spans != tc.drops {
+				t.Errorf("misuse %d drops %d, want %d and %d", st.Drops.Misuse, st.Drops.Spans, tc.misuse, tc.drops)
 			}
 		})
 	}
@@ -313,7 +313,7 @@ func TestConcurrentEverything(t *testing.T) {
 			now := Now()
 			_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: now, End: now + 100, Frame: k, Key: k}})
 			_ = r.AddCalibration(Calibration{Track: q, Time: now, ErrNs: 100})
-			r.AddDrops(Drops{Zones: 1})
+			r.AddDrops(Drops{QueryLimit: 1})
 		}
 	}()
 	go func() { // a reader
@@ -352,7 +352,7 @@ func TestConcurrentEverything(t *testing.T) {
 	if want := frames*3 + 2000; streamed != want {
 		t.Fatalf("streamed %d spans, want %d", streamed, want)
 	}
-	if st := r.Stats(); st.Drops.Zones != frames || st.Drops.Spans != 0 {
+	if st := r.Stats(); st.Drops.QueryLimit != frames || st.Drops.Spans != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -27,7 +27,7 @@ func (c *collector) WriteBatch(b *Trace) error {
 		if len(b.Tracks) < len(prev.Tracks) || !slices.Equal(b.Tracks[:len(prev.Tracks)], prev.Tracks) {
 			c.t.Errorf("batch %d: tracks are not the tracks so far", n)
 		}
-		if b.Drops.Spans < prev.Drops.Spans || b.Drops.Zones < prev.Drops.Zones {
+		if b.Drops.Spans < prev.Drops.Spans || b.Drops.QueryLimit < prev.Drops.QueryLimit {
 			c.t.Errorf("batch %d: drops %+v are not a running total after %+v", n, b.Drops, prev.Drops)
 		}
 	}

@@ -207,7 +207,7 @@ func fmtNs(ns float64) string {
 	return fmt.Sprintf("%.0fns", math.Round(ns))
 }
 
-// dropsLine is "dropped: N (zones 1, no_slot 2, ...)" with every cause
+// dropsLine is "dropped: N (query_limit 1, no_frame 2, ...)" with every cause
 // that is not zero, misuse last and not in N.
 func dropsLine(d dropsJSON) string {
 	var b strings.Builder

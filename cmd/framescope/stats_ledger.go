@@ -50,7 +50,7 @@ func ledgerOf(t *timeline.Trace) ledgerJSON {
 }
 
 // ledgerLines are the books for people: "zones: 120 issued = 118
-// delivered (118 in this trace) + 0 open + 2 lost (no_slot 2)", one line
+// delivered (118 in this trace) + 0 open + 2 lost (no_frame 2)", one line
 // a book, "DOES NOT BALANCE" after one that does not; "ledger: none" for
 // a trace without books.
 func ledgerLines(l ledgerJSON) []string {

@@ -25,7 +25,7 @@ func textFile(t *testing.T, dir, name, content string) string {
 func TestStatsOutputs(t *testing.T) {
 	dir := t.TempDir()
 	tr := synthTrace(5, 50, 3, nil)
-	tr.Drops = timeline.Drops{Zones: 2, Evicted: 1}
+	tr.Drops = timeline.Drops{QueryLimit: 2, Evicted: 1}
 	p := writeFile(t, dir, "t.pftrace", tr, formatPerfetto, false)
 	tests := []struct {
 		args []string
@@ -163,10 +163,10 @@ func TestStatsLedger(t *testing.T) {
 		want   []string
 		bal    bool
 	}{
-		{"balanced", timeline.Ledger{Zones: timeline.Book{Issued: 5, Delivered: 1, Evicted: 1}}, timeline.Drops{NoSlot: 3, Evicted: 1},
-			[]string{"ledger zones: 5 issued = 1 delivered (1 in this trace) + 0 open + 4 lost (no_slot 3, evicted 1)"}, true},
-		{"one short", timeline.Ledger{Zones: timeline.Book{Issued: 6, Delivered: 1}}, timeline.Drops{NoSlot: 3},
-			[]string{"ledger zones: 6 issued = 1 delivered (1 in this trace) + 0 open + 3 lost (no_slot 3)  DOES NOT BALANCE"}, false},
+		{"balanced", timeline.Ledger{Zones: timeline.Book{Issued: 5, Delivered: 1, Evicted: 1}}, timeline.Drops{NoFrame: 3, Evicted: 1},
+			[]string{"ledger zones: 5 issued = 1 delivered (1 in this trace) + 0 open + 4 lost (no_frame 3, evicted 1)"}, true},
+		{"one short", timeline.Ledger{Zones: timeline.Book{Issued: 6, Delivered: 1}}, timeline.Drops{NoFrame: 3},
+			[]string{"ledger zones: 6 issued = 1 delivered (1 in this trace) + 0 open + 3 lost (no_frame 3)  DOES NOT BALANCE"}, false},
 		{"none", timeline.Ledger{}, timeline.Drops{}, []string{"ledger: none"}, true},
 	} {
 		tr := *base

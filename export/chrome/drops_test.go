@@ -14,7 +14,7 @@ import (
 // counts it instead of reporting no drops.
 func TestReadDropsAfterKill(t *testing.T) {
 	b := tracecases.All()[1].Batches[0]
-	b.Drops = timeline.Drops{Zones: 2000, Evicted: 650}
+	b.Drops = timeline.Drops{QueryLimit: 2000, Evicted: 650}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	if err := w.WriteBatch(b); err != nil {
@@ -44,7 +44,7 @@ func TestReadDropsAfterKill(t *testing.T) {
 // and samples the writer refused, which the counter includes.
 func TestReadDropsClosed(t *testing.T) {
 	b := tracecases.All()[1].Batches[0]
-	b.Drops = timeline.Drops{Zones: 7, Unmatched: 3}
+	b.Drops = timeline.Drops{QueryLimit: 7, Unended: 3}
 	b.Flows = append(b.Flows, timeline.Flow{From: 0, To: 1 << 20}) // refused
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -61,7 +61,7 @@ func TestReadDropsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (timeline.Drops{Zones: 7, Unmatched: 3}); got.Drops != want {
+	if want := (timeline.Drops{QueryLimit: 7, Unended: 3}); got.Drops != want {
 		t.Errorf("drops %+v, want %+v", got.Drops, want)
 	}
 }

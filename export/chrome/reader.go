@@ -57,7 +57,7 @@ func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}
 // Chrome JSON becomes CPU tracks, one per (pid, tid): B/E and X events
 // become spans, 'C' events counter samples, 's'/'f' pairs flows; other
 // phases are skipped. Slices left open at the end, and E events with no
-// open slice, are counted in Drops.Unmatched.
+// open slice, are counted in Drops.Unended.
 //
 // Drops come from the framescope_drops record Writer.Close writes. A trace
 // whose writer never closed has only the running "framescope dropped"

@@ -60,8 +60,8 @@ func TestReadForeign(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Spans) != tc.spans || len(got.Tracks) != tc.tracks || len(got.Flows) != tc.flows || got.Drops.Unmatched != tc.unmatched {
-				t.Fatalf("got %d spans, %d tracks, %d flows, %d unmatched: %+v", len(got.Spans), len(got.Tracks), len(got.Flows), got.Drops.Unmatched, got)
+			if len(got.Spans) != tc.spans || len(got.Tracks) != tc.tracks || len(got.Flows) != tc.flows || got.Drops.Unended != tc.unmatched {
+				t.Fatalf("got %d spans, %d tracks, %d flows, %d unmatched: %+v", len(got.Spans), len(got.Tracks), len(got.Flows), got.Drops.Unended, got)
 			}
 		})
 	}

@@ -90,7 +90,7 @@ func (rd *reader) build() (*timeline.Trace, error) {
 			case 'E':
 				if len(stack) == 0 || stack[len(stack)-1].xEnd != math.MaxInt64 {
 					// No B open, or an X slice open inside it.
-					t.Drops.Unmatched++
+					t.Drops.Unended++
 					continue
 				}
 				t.Spans[stack[len(stack)-1].span].End = r.ts
@@ -119,7 +119,7 @@ func (rd *reader) build() (*timeline.Trace, error) {
 		for _, o := range stack {
 			if o.xEnd == math.MaxInt64 {
 				t.Spans[o.span].End = t.Spans[o.span].Start - 1
-				t.Drops.Unmatched++
+				t.Drops.Unended++
 				lost = append(lost, o.span)
 			}
 		}

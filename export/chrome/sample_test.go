@@ -27,7 +27,7 @@ func sampleTrace(seed uint64, frames int) *timeline.Trace {
 			{ID: 4, Kind: timeline.TrackFrames, Name: "Frames", Order: -1},
 			{ID: 5, Kind: timeline.TrackCounter, Name: "GPU busy %", Unit: timeline.UnitCount},
 		},
-		Drops: timeline.Drops{Zones: 3, Unmatched: 1, Evicted: 2, GPUSpans: 4, Untimed: 5},
+		Drops: timeline.Drops{QueryLimit: 3, Unended: 1, Evicted: 2, GPUSpans: 4, Untimed: 5},
 	}
 	for f := 0; f < frames; f++ {
 		id := uint64(f + 1)

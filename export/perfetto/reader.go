@@ -80,7 +80,7 @@ func corrupt(format string, args ...any) error {
 // counter tracks, as far as this package's subset of the format allows.
 //
 // Spans that began but never ended (a trace cut short) are left out and
-// counted in Drops.Unmatched. On input that ends inside a packet, Read
+// counted in Drops.Unended. On input that ends inside a packet, Read
 // returns what came before along with an error wrapping
 // io.ErrUnexpectedEOF; on malformed input, an error saying what and where.
 // A trace that would break the timeline's model (see
@@ -188,7 +188,7 @@ type reader struct {
 	lim       Limits
 	calib     map[[2]int64]int // (track, time) -> index in Calibrations
 	bootMinus int64            // BOOTTIME - MONOTONIC from the last snapshot
-	unmatched uint64
+	unended   uint64
 }
 
 func newReader() *reader {
@@ -640,6 +640,9 @@ func (rd *reader) descriptor(b []byte) error {
 		rt.id, rt.kind = tr.ID, tr.Kind
 	case "drops":
 		rt.field = slices.Index(dropFields[:], attrs["field"])
+		if c, ok := timeline.DropCauseOf(attrs["field"]); ok && rt.field < 0 {
+			rt.field = int(c) // a key of an older trace
+		}
 	case "ledger":
 		rt.field = -1
 		if i, ok := timeline.LedgerKeyOf(attrs["field"]); ok {
@@ -802,7 +805,7 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 	}
 	rt := rd.tracks[e.track]
 	if rt == nil {
-		rd.unmatched++ // an event on a track never described
+		rd.unended++ // an event on a track never described
 		return nil
 	}
 	switch e.typ {
@@ -977,7 +980,7 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 				continue
 			}
 			if len(stack) == 0 {
-				rd.unmatched++
+				rd.unended++
 				continue
 			}
 			sp := &t.Spans[stack[len(stack)-1]]
@@ -1009,7 +1012,7 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 	for i, s := range t.Spans {
 		remap[i] = -1
 		if s.End < 0 {
-			rd.unmatched++
+			rd.unended++
 			continue
 		}
 		if s.Track == 0 {
@@ -1035,7 +1038,7 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 			t.Flows = append(t.Flows, timeline.Flow{From: int(remap[from]), To: int(remap[into])})
 		}
 	}
-	t.Drops.Unmatched += rd.unmatched
+	t.Drops.Unended += rd.unended
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("perfetto: the trace breaks Framescope's model: %w", err)
 	}

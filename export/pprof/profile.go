@@ -391,7 +391,7 @@ func LedgerComment(l timeline.Ledger, d timeline.Drops) string {
 }
 
 // DropsComment is the profile comment that lists t.Drops: "framescope
-// dropped N: zones 1, no_slot 2, ..." with every cause, misuse last.
+// dropped N: query_limit 1, no_frame 2, ..." with every cause, misuse last.
 func DropsComment(d timeline.Drops) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "framescope dropped %d:", d.Total())

@@ -158,8 +158,8 @@ func TestGoToolPprof(t *testing.T) {
 	}
 	// What was dropped is in the comments.
 	dropped := trace(2, 100)
-	dropped.Drops = timeline.Drops{Zones: 4, Evicted: 1, GPUSpans: 2, Untimed: 3}
-	if out := goTool(t, "-comments", write("dropped.pb.gz", dropped)); !strings.Contains(out, "framescope dropped 10: zones 4,") || !strings.Contains(out, "gpu_spans 2,") || !strings.Contains(out, "untimed 3,") {
+	dropped.Drops = timeline.Drops{QueryLimit: 4, Evicted: 1, GPUSpans: 2, Untimed: 3}
+	if out := goTool(t, "-comments", write("dropped.pb.gz", dropped)); !strings.Contains(out, "framescope dropped 10: query_limit 4,") || !strings.Contains(out, "gpu_spans 2,") || !strings.Contains(out, "untimed 3,") {
 		t.Errorf("comments: %s", out)
 	}
 	// Labels are there to filter on.

@@ -419,8 +419,8 @@ func TestMoreZonesThanQueries(t *testing.T) {
 		t.Errorf("%d zones read back, %d dropped; want %d, %d", s.Zones, s.ZonesDropped, cfg.frames*kept, want)
 	}
 	tr := readPerfetto(t, filepath.Join(cfg.out, perfettoFile))
-	if tr.Drops.Zones != s.ZonesDropped {
-		t.Errorf("trace says %d zones dropped, summary %d", tr.Drops.Zones, s.ZonesDropped)
+	if tr.Drops.QueryLimit != s.ZonesDropped {
+		t.Errorf("trace says %d zones dropped, summary %d", tr.Drops.QueryLimit, s.ZonesDropped)
 	}
 	checkPNG(t, cfg.png)
 }

@@ -61,7 +61,7 @@ type summary struct {
 	RawPairs  uint64  `json:"raw_pairs"`
 
 	Zones        uint64 `json:"zones"`         // GPU zones read back
-	ZonesDropped uint64 `json:"zones_dropped"` // no query, unmatched, unconverted, dropped by the recorder
+	ZonesDropped uint64 `json:"zones_dropped"` // refused, never ended, uncalibrated, dropped by the recorder
 	SpansDropped uint64 `json:"spans_dropped"` // CPU spans and evictions
 	// GPULanes counts the extra lanes GPU zones went to because they
 	// overlapped without nesting on their queue (0: every zone nested).

@@ -221,7 +221,7 @@ func (r *run) checkLosses(tr *timeline.Trace, slices map[*zoneRec]*timeline.Span
 		}
 	}
 	d := tr.Drops
-	if d.Zones+d.NoSlot != refused || d.Unmatched != unended || d.Unwritten+d.Pending != unsubmitted || d.Unconverted+d.GPUSpans != 0 {
+	if d.QueryLimit+d.NoFrame+d.Closed != refused || d.Unended != unended || d.Unsubmitted+d.Pending != unsubmitted || d.Uncalibrated+d.GPUSpans != 0 {
 		p.add("causes", "refused %d, never ended %d, never submitted %d; drops %+v", refused, unended, unsubmitted, d)
 	}
 	if d.Flows != unlinked {

@@ -9,7 +9,6 @@ type journal struct {
 	submits  []*submitRec
 	calls    uint64 // GPU.Zone calls
 	cpuSpans uint64 // CPU spans ended
-	zeroEnds uint64 // Ends of the zero Zone
 }
 
 // zoneRec is one GPU.Zone call.

@@ -26,12 +26,13 @@ func (r *run) reach() Reach {
 	for _, g := range r.all {
 		st := g.Stats()
 		x["grown in a frame"] = x["grown in a frame"] || st.Extended > 0
-		x["refused: queries"] = x["refused: queries"] || st.Dropped > 0
-		x["refused: no slot"] = x["refused: no slot"] || st.NoSlot > 0
-		x["never ended"] = x["never ended"] || st.Unended > 0
-		x["never submitted"] = x["never submitted"] || st.Unwritten+st.Pending > 0
-		x["misuse"] = x["misuse"] || st.Misuse+st.LateEnds+st.ZeroEnds > 0
-		x["unlinked"] = x["unlinked"] || st.Unlinked > 0
+		d := st.Drops
+		x["refused: queries"] = x["refused: queries"] || d.QueryLimit > 0
+		x["refused: no slot"] = x["refused: no slot"] || d.NoFrame > 0
+		x["never ended"] = x["never ended"] || d.Unended > 0
+		x["never submitted"] = x["never submitted"] || d.Unsubmitted+d.Pending > 0
+		x["misuse"] = x["misuse"] || d.Misuse > 0
+		x["unlinked"] = x["unlinked"] || d.Flows > 0
 	}
 	for _, z := range r.j.zones {
 		switch {

@@ -68,7 +68,6 @@ func (r *run) frame(f int) error {
 		r.j.zones = append(r.j.zones, js[g].zones...)
 		r.j.calls += js[g].calls
 		r.j.cpuSpans += js[g].cpuSpans
-		r.j.zeroEnds += js[g].zeroEnds
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -221,8 +220,7 @@ func (x *recorder) run(buf cmdBuf, rec *cbRec, script []op, prefix string, regio
 			}
 		case opZeroEnd:
 			var z profiler.Zone
-			z.End() // misuse: counted, loses nothing
-			j.zeroEnds++
+			z.End() // does nothing
 		case opFill:
 			off := uint64(region)*regionBytes + uint64(nf*4%regionBytes)
 			r.a.fill(buf, off, uint32(nf), nf > 0 && nf*4%regionBytes == 0)

@@ -36,8 +36,8 @@ func TestRefusalsDoNotWrapTheCounter(t *testing.T) {
 	if next > capacity+2*workers {
 		t.Errorf("after %d refusals the counter is at %d, capacity %d: it grows with refusals", workers*each-2, next, capacity)
 	}
-	if st := p.Stats(); st.Dropped != workers*each-2 {
-		t.Errorf("Dropped %d, want %d", st.Dropped, workers*each-2)
+	if st := p.Stats(); st.QueryLimit != workers*each-2 {
+		t.Errorf("Dropped %d, want %d", st.QueryLimit, workers*each-2)
 	}
 }
 

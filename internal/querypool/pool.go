@@ -96,14 +96,15 @@ func (c *Config) fill() error {
 
 // Stats counts what a Pool did, and everything it could not do.
 type Stats struct {
-	Pairs     uint64 // pairs handed out
-	Collected uint64 // pairs read back complete
-	Dropped   uint64 // refused: the frame's slot was full
-	NoSlot    uint64 // refused: no frame begun, or no free slot (GPU too far behind)
-	Unended   uint64 // begun but never ended before the slot was given up
-	Unwritten uint64 // ended, but the GPU never wrote them (command buffer not submitted)
-	LateEnds  uint64 // ended after their slot was given up or the pool closed
-	Misuse    uint64 // End twice, End of a zero Pair
+	Pairs       uint64 // pairs handed out
+	Collected   uint64 // pairs read back complete
+	QueryLimit  uint64 // refused: the frame's slot was full
+	NoFrame     uint64 // refused: no frame begun, or no free slot (GPU too far behind)
+	Closed      uint64 // refused: the pool was closed
+	Unended     uint64 // begun but never ended before the slot was given up
+	Unsubmitted uint64 // ended, but the GPU never wrote them (command buffer not submitted)
+	LateEnds    uint64 // ended after their slot was given up or the pool closed
+	Misuse      uint64 // End twice, End of a zero Pair
 	// Pending counts pairs ended whose results were not available when
 	// the pool finished (Finish): never submitted, or not yet run.
 	Pending uint64
@@ -184,6 +185,7 @@ type Pool struct {
 
 	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
 	lateEnds, misuse, grown, behind, pending, extended    atomic.Uint64
+	closedRefused                                         atomic.Uint64
 }
 
 // New creates a Pool on dev. Closing dev closes the pool first (see
@@ -492,14 +494,12 @@ func (pr Pair) Valid() bool { return pr.s != nil }
 func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
 	s := p.cur.Load()
 	if s == nil {
-		p.noSlot.Add(1)
-		return Pair{}, false
+		return p.refuseNoFrame()
 	}
 	s.writers.Add(1)
 	if s.state.Load() != slotRecording {
 		s.writers.Add(-1)
-		p.noSlot.Add(1)
-		return Pair{}, false
+		return p.refuseNoFrame()
 	}
 	// The load keeps next from counting on past the limit (and wrapping)
 	// however many zones a frame is refused: it overshoots by at most two
@@ -569,6 +569,17 @@ func (p *Pool) refuse(s *Slot) (Pair, bool) {
 	return Pair{}, false
 }
 
+// refuseNoFrame counts a Begin that found no frame recording: because the
+// pool is closed, or because no frame was begun (or found a free slot).
+func (p *Pool) refuseNoFrame() (Pair, bool) {
+	if p.closed.Load() {
+		p.closedRefused.Add(1)
+	} else {
+		p.noSlot.Add(1)
+	}
+	return Pair{}, false
+}
+
 // noSlotError says why BeginFrame found no free slot. The caller holds p.mu.
 func (p *Pool) noSlotError() error {
 	var oldest uint64
@@ -590,8 +601,8 @@ func (p *Pool) noSlotError() error {
 // Stats returns the counters so far.
 func (p *Pool) Stats() Stats {
 	return Stats{
-		Pairs: p.pairs.Load(), Collected: p.collected.Load(), Dropped: p.dropped.Load(),
-		NoSlot: p.noSlot.Load(), Unended: p.unended.Load(), Unwritten: p.unwritten.Load(),
+		Pairs: p.pairs.Load(), Collected: p.collected.Load(), QueryLimit: p.dropped.Load(),
+		NoFrame: p.noSlot.Load(), Closed: p.closedRefused.Load(), Unended: p.unended.Load(), Unsubmitted: p.unwritten.Load(),
 		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
 		Pending: p.pending.Load(), Extended: p.extended.Load(),
 	}

@@ -95,7 +95,7 @@ func TestPairsReadBack(t *testing.T) {
 				}
 				q.Free(cmd)
 			}
-			if s := p.Stats(); s.Pairs != 10 || s.Collected != 10 || s.Dropped+s.NoSlot+s.Misuse+s.Unended+s.Unwritten != 0 {
+			if s := p.Stats(); s.Pairs != 10 || s.Collected != 10 || s.QueryLimit+s.NoFrame+s.Misuse+s.Unended+s.Unsubmitted != 0 {
 				t.Errorf("stats %+v", s)
 			}
 		})
@@ -149,16 +149,16 @@ func TestOverflowCountedAndGrows(t *testing.T) {
 		if got := run(1, 10); got != first {
 			t.Errorf("host reset %v: frame 1: %d results, want %d", hostReset, got, first)
 		}
-		if s := p.Stats(); s.Dropped != dropped || (s.Extended != 0) != hostReset {
-			t.Errorf("host reset %v: dropped %d, extended %d; want exactly %d dropped", hostReset, s.Dropped, s.Extended, dropped)
+		if s := p.Stats(); s.QueryLimit != dropped || (s.Extended != 0) != hostReset {
+			t.Errorf("host reset %v: dropped %d, extended %d; want exactly %d dropped", hostReset, s.QueryLimit, s.Extended, dropped)
 		}
 		// The next slot taken is grown to 16 queries: 8 pairs.
 		if got := run(2, 10); got != 8 {
 			t.Errorf("host reset %v: frame 2: %d results, want 8 (grown)", hostReset, got)
 		}
 		s := p.Stats()
-		if s.Dropped != dropped+2 || s.Grown == 0 {
-			t.Errorf("host reset %v: after growth: dropped %d (want %d), grown %d", hostReset, s.Dropped, dropped+2, s.Grown)
+		if s.QueryLimit != dropped+2 || s.Grown == 0 {
+			t.Errorf("host reset %v: after growth: dropped %d (want %d), grown %d", hostReset, s.QueryLimit, dropped+2, s.Grown)
 		}
 		// Never past MaxQueries.
 		for _, c := range p.Slots() {
@@ -166,8 +166,8 @@ func TestOverflowCountedAndGrows(t *testing.T) {
 				t.Errorf("slot of %d queries exceeds MaxQueries 16", c)
 			}
 		}
-		if s.Pairs+s.Dropped != 20 {
-			t.Errorf("handed out %d + dropped %d != 20 asked", s.Pairs, s.Dropped)
+		if s.Pairs+s.QueryLimit != 20 {
+			t.Errorf("handed out %d + dropped %d != 20 asked", s.Pairs, s.QueryLimit)
 		}
 	}
 }
@@ -301,7 +301,7 @@ func concurrentRecording(t *testing.T, workers, zones int, queries uint32, copie
 	if len(seen) != workers*zones {
 		t.Errorf("%d distinct zones, want %d", len(seen), workers*zones)
 	}
-	if st := p.Stats(); st.Dropped != 0 || (st.Extended == 0) != (queries >= uint32(2*workers*zones)) {
+	if st := p.Stats(); st.QueryLimit != 0 || (st.Extended == 0) != (queries >= uint32(2*workers*zones)) {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -360,7 +360,7 @@ func TestMisuseIsCounted(t *testing.T) {
 	}
 	q.SubmitWait(late)
 	s := p.Stats()
-	if s.Misuse != 2 || s.Unended != 1 || s.LateEnds != 1 || s.NoSlot != 1 {
+	if s.Misuse != 2 || s.Unended != 1 || s.LateEnds != 1 || s.NoFrame != 1 {
 		t.Errorf("stats %+v: want Misuse 2, Unended 1, LateEnds 1, NoSlot 1", s)
 	}
 	// After Close everything is refused, nothing panics.
@@ -491,8 +491,8 @@ func TestDeviceCloseClosesPool(t *testing.T) {
 		t.Errorf("Drain: %v", err)
 	}
 	p.Close()
-	if s := p.Stats(); s.NoSlot != 1 || s.LateEnds != 1 {
-		t.Errorf("stats %+v: want NoSlot 1, LateEnds 1", s)
+	if s := p.Stats(); s.Closed != 1 || s.LateEnds != 1 {
+		t.Errorf("stats %+v: want Closed 1, LateEnds 1", s)
 	}
 	if _, err := querypool.New(d, querypool.Config{ValidBits: 64}); !errors.Is(err, vk.ErrDeviceClosed) {
 		t.Errorf("New on a closed device: %v", err)

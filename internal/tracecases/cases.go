@@ -95,7 +95,7 @@ func All() []Case {
 	add("drops", &timeline.Trace{Process: proc, Names: names("x"),
 		Tracks: []timeline.Track{cpu},
 		Spans:  []timeline.Span{sp(1, 1, 0, 10, 0)},
-		Drops:  timeline.Drops{Zones: 3, Unmatched: 1, Spans: 7, Unconverted: 2, Evicted: 11, GPUSpans: 5, Untimed: 6}})
+		Drops:  timeline.Drops{QueryLimit: 3, Unended: 1, Spans: 7, Uncalibrated: 2, Evicted: 11, GPUSpans: 5, Untimed: 6}})
 	add("unicode and hostile names", &timeline.Trace{
 		Process: timeline.Process{PID: 1, Name: "プロセス \"quoted\"\n"},
 		Names:   names("フレーム 🎮", `quote " and \ backslash`, "new\nline\ttab", strings.Repeat("long ", 2000), "", "x</script>&amp;", "same", "nul\x00byte", "bad utf8 \xff\xfe"),
@@ -148,11 +148,11 @@ func All() []Case {
 	b1 := &timeline.Trace{Process: proc, Names: nm[:3], Tracks: []timeline.Track{cpu},
 		Spans: []timeline.Span{args(sp(1, 2, 100, 200, 1), 1, 0), args(sp(1, 2, 300, 400, 1), 2, 0)}}
 	b2 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq},
-		Spans: []timeline.Span{args(sp(1, 1, 0, 1_000, 0), 2, 0), args(sp(10, 3, 150, 800, 0), 1, 10)}, Drops: timeline.Drops{Zones: 1}}
+		Spans: []timeline.Span{args(sp(1, 1, 0, 1_000, 0), 2, 0), args(sp(10, 3, 150, 800, 0), 1, 10)}, Drops: timeline.Drops{QueryLimit: 1}}
 	b3 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq},
 		Spans: []timeline.Span{args(sp(10, 3, 900, 1_800, 0), 2, 20), args(sp(1, 1, 1_000, 2_000, 0), 3, 0), args(sp(10, 3, 100, 140, 0), 2, 20)},
-		Drops: timeline.Drops{Zones: 1, Spans: 2}}
-	b4 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq}, Drops: timeline.Drops{Zones: 1, Spans: 2}}
+		Drops: timeline.Drops{QueryLimit: 1, Spans: 2}}
+	b4 := &timeline.Trace{Process: proc, Names: nm, Tracks: []timeline.Track{cpu, gq}, Drops: timeline.Drops{QueryLimit: 1, Spans: 2}}
 	add("multiple batches", b1, b2, b3, b4)
 
 	g := benchspans.New(3)
