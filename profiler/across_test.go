@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	vkg "github.com/vulkan-go/vulkan"
 	"testing"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -26,7 +27,8 @@ func TestZoneAcrossCommandBuffers(t *testing.T) {
 				begun0, ended0 := r.q.Dev.LabelCounts()
 				id := r.p.BeginFrame()
 				a, b := r.q.Cmd(), r.q.Cmd()
-				if err := r.g.BeginFrame(a); err != nil {
+				r.g.BeginFrame(a)
+				if err := r.g.Err(); err != nil {
 					t.Fatal(err)
 				}
 				z := r.g.Zone(a, span)
@@ -37,7 +39,7 @@ func TestZoneAcrossCommandBuffers(t *testing.T) {
 				if begun, ended := r.q.Dev.LabelCounts(); labels && (begun-begun0 != 4 || ended-ended0 != 3) {
 					t.Errorf("%d label regions begun, %d ended; want 4 and 3", begun-begun0, ended-ended0)
 				}
-				r.g.Submitted(a, b)
+				r.g.submitted([]vkg.CommandBuffer{a, b})
 				r.g.EndFrame(b)
 				r.p.EndFrame()
 				if separate {

@@ -79,6 +79,12 @@ func wrapWith(t *testing.T, q *vktest.Queue, labels bool) *profiler.Device {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A test that fails half-way still closes the wrapper (and its
+	// contexts) before vktest destroys the device.
+	t.Cleanup(func() {
+		vkg.DeviceWaitIdle(d.Handle)
+		dev.Close()
+	})
 	return dev
 }
 
@@ -150,8 +156,12 @@ type frameOpts struct {
 	tryBegin  bool // GPU.BeginFrame may fail
 	nilEnd    bool // GPU.EndFrame(nil)
 	noCollect bool
+	// boundary: the loop of the README, four calls a frame beside zones
+	// and spans (Profiler.BeginFrame, GPU.BeginFrame, GPU.EndFrame,
+	// GPU.Submit): no Profiler.EndFrame, no Collect.
+	boundary bool
 	// submitted, when set, gives the command buffers to name to
-	// GPU.Submitted for the frame's command buffer cmd.
+	// GPU.Submit for the frame's command buffer cmd.
 	submitted func(cmd vkg.CommandBuffer) []vkg.CommandBuffer
 }
 
@@ -165,7 +175,8 @@ func (a *app) frameWith(o frameOpts, record func(cmd vkg.CommandBuffer)) {
 	a.q.Begin(cmd)
 	a.p.BeginFrame()
 	if !o.noBegin {
-		if err := a.g.BeginFrame(cmd); err != nil && !o.tryBegin {
+		a.g.BeginFrame(cmd)
+		if err := a.g.Err(); err != nil && !o.tryBegin {
 			a.t.Fatalf("frame %d: GPU.BeginFrame: %v", a.frames+1, err)
 		}
 	}
@@ -180,13 +191,16 @@ func (a *app) frameWith(o frameOpts, record func(cmd vkg.CommandBuffer)) {
 	if o.submitted != nil {
 		named = o.submitted(cmd)
 	}
-	s.Submitted(a.g.Submitted(named...))
+	a.g.Submit(s, named...)
 	a.q.Submit(a.fences[i], cmd)
 	a.inFlight[i] = true
 	s.End()
 	a.cpuSpans++
-	a.p.EndFrame()
 	a.frames++
+	if o.boundary {
+		return
+	}
+	a.p.EndFrame()
 	if !o.noCollect {
 		a.collect()
 	}
@@ -194,7 +208,7 @@ func (a *app) frameWith(o frameOpts, record func(cmd vkg.CommandBuffer)) {
 
 func (a *app) collect() {
 	a.t.Helper()
-	zs, err := a.g.Collect(nil)
+	zs, err := a.g.Collect(nil), a.g.Err()
 	if err != nil {
 		a.t.Fatalf("Collect: %v", err)
 	}
@@ -343,6 +357,29 @@ func TestAppFencesWaitedLate(t *testing.T) {
 	}
 }
 
+// The README's loop: Profiler.BeginFrame is the frame boundary (it ends
+// the last frame and collects the context without waiting), Close ends the
+// last frame; nothing else but GPU.BeginFrame, EndFrame and Submit. Every
+// zone, arrow and frame arrives, at every frames-in-flight setting, and
+// zones come back while the loop runs, not only at Close.
+func TestAppFrameBoundary(t *testing.T) {
+	for _, fif := range []int{1, 3, 16} {
+		t.Run(fmt.Sprint(fif), func(t *testing.T) {
+			a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: fif}})
+			for range 40 {
+				a.frameWith(frameOpts{boundary: true}, a.work)
+			}
+			if st := a.g.Stats(); st.Delivered == 0 {
+				t.Errorf("no zone delivered while the loop ran: %+v", st)
+			}
+			a.expect(a.finish(), 0, timeline.Drops{})
+			if err := a.g.Err(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
 // Close without Drain, right after the last submit: Close collects the
 // frames still in flight.
 func TestAppCloseWithoutDrain(t *testing.T) {
@@ -433,6 +470,7 @@ func TestAppNoCollectFor10000Frames(t *testing.T) {
 		frames = 2000
 	}
 	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	a.collect() // the application collects: Profiler.BeginFrame leaves the context to it
 	for range frames {
 		// BeginFrame fails once every slot waits for a Collect.
 		a.frameWith(frameOpts{tryBegin: true, noCollect: true}, a.work)
@@ -575,7 +613,8 @@ func TestAppDeviceClosedMidFrame(t *testing.T) {
 func deviceClosedMidFrame(t *testing.T, round int) {
 	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
 	a.p.BeginFrame()
-	if err := a.g.BeginFrame(nil); err != nil {
+	a.g.BeginFrame(nil)
+	if err := a.g.Err(); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -647,7 +686,8 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 				if w == 0 {
 					mu.Lock()
 					p.BeginFrame()
-					if err := g.BeginFrame(cmd); err != nil {
+					g.BeginFrame(cmd)
+					if err := g.Err(); err != nil {
 						t.Error(err)
 					}
 					g.Zone(cmd, name).End()
@@ -660,7 +700,7 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 				wq.Submit(f, cmd)
 				wq.Wait(f)
 				if w == 0 {
-					if _, err := g.Collect(nil); err != nil {
+					if _, err := g.Collect(nil), g.Err(); err != nil {
 						t.Error(err)
 					}
 				}

@@ -193,7 +193,7 @@ func BenchmarkCollect(b *testing.B) {
 		frame()
 		b.StartTimer()
 		var err error
-		zs, err = g.Collect(zs[:0])
+		zs, err = g.Collect(zs[:0]), g.Err()
 		if err != nil {
 			b.Fatal(err)
 		}

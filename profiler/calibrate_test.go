@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"errors"
+	vkg "github.com/vulkan-go/vulkan"
 	"sync"
 	"testing"
 	"time"
@@ -219,11 +220,12 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 	name := p.Name("z")
 	p.BeginFrame()
 	cmd := q.Cmd()
-	if err := g.BeginFrame(cmd); err != nil {
+	g.BeginFrame(cmd)
+	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
 	g.Zone(cmd, name).End()
-	g.Submitted(cmd)
+	g.submitted([]vkg.CommandBuffer{cmd})
 	g.EndFrame(cmd)
 	p.EndFrame()
 	before := timeTimeline()

@@ -33,7 +33,8 @@ func liveContext(t *testing.T, d *vk.Device, dev *Device, tq *vktest.Queue, fall
 	}
 	p.BeginFrame()
 	cmd := tq.Cmd()
-	if err := g.BeginFrame(cmd); err != nil {
+	g.BeginFrame(cmd)
+	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
 	g.Zone(cmd, name).End()
@@ -61,10 +62,11 @@ func liveContext(t *testing.T, d *vk.Device, dev *Device, tq *vktest.Queue, fall
 // no allocation on the zone path.
 func afterClose(t *testing.T, p *Profiler, dev *Device, g *GPU, open Zone, name Name) {
 	t.Helper()
-	if err := g.BeginFrame(nil); !errors.Is(err, ErrDeviceClosed) || !errors.Is(err, ErrClosed) {
+	g.BeginFrame(nil)
+	if err := g.Err(); !errors.Is(err, ErrDeviceClosed) || !errors.Is(err, ErrClosed) {
 		t.Errorf("BeginFrame: %v, want ErrDeviceClosed (which is an ErrClosed)", err)
 	}
-	if _, err := g.Collect(nil); !errors.Is(err, ErrDeviceClosed) {
+	if _, err := g.Collect(nil), g.Err(); !errors.Is(err, ErrDeviceClosed) {
 		t.Errorf("Collect: %v", err)
 	}
 	if _, err := g.Drain(nil); !errors.Is(err, ErrDeviceClosed) {
@@ -84,7 +86,7 @@ func afterClose(t *testing.T, p *Profiler, dev *Device, g *GPU, open Zone, name 
 	open.End()
 	open.EndIn(nil)
 	g.EndFrame(nil)
-	g.Submitted(nil)
+	g.submitted([]vkg.CommandBuffer{nil})
 	st := g.Stats()
 	if st.Drops.Closed != before.Drops.Closed+1 || st.Drops.Misuse != before.Drops.Misuse+2 {
 		t.Errorf("stats %+v after %+v: want Closed +1 (the refused zone), Misuse +2 (the zone open at close, ended twice)", st, before)
@@ -99,7 +101,8 @@ func afterClose(t *testing.T, p *Profiler, dev *Device, g *GPU, open Zone, name 
 		t.Errorf("calibrations went on after the device closed: %d, then %d", st.Calibrations, c)
 	}
 	g.Close()
-	if err := g.BeginFrame(nil); !errors.Is(err, ErrDeviceClosed) {
+	g.BeginFrame(nil)
+	if err := g.Err(); !errors.Is(err, ErrDeviceClosed) {
 		t.Errorf("BeginFrame after GPU.Close: %v", err)
 	}
 	if _, err := p.GPU(dev, dev.Queues()[0], GPUOptions{}); !errors.Is(err, ErrDeviceClosed) {

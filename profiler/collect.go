@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -21,19 +22,55 @@ type ZoneResult struct {
 	Start, Stop int64
 	ErrNs       int64
 	Converted   bool
-	Key         uint64 // the submission that carried it (GPU.Submitted); 0 if unknown
+	Key         uint64 // the submission that carried it (GPU.Submit); 0 if unknown
 	Depth       uint16 // nesting depth within its command buffer
 }
 
 // Dur returns the zone's duration in host ns (0 when not converted).
 func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
 
-// Collect appends the zones read back since the last call to dst and adds
-// them to the timeline. It never waits for the GPU: zones of frames the GPU
-// has not finished come on a later call. It allocates only while its
-// buffers grow to the largest frame seen.
-func (g *GPU) Collect(dst []ZoneResult) ([]ZoneResult, error) {
-	return g.collect(dst, g.pool.Collect)
+// Collect appends the zones read back since the last collection to dst and
+// adds them to the timeline. It never waits for the GPU: zones of frames
+// the GPU has not finished come on a later call. It allocates only while
+// its buffers grow to the largest frame seen. It returns no error: what it
+// cannot deliver is counted ([Stats].Drops), and a lasting fault is kept
+// for [GPU.Err].
+//
+// [Profiler.BeginFrame] collects every context into the timeline, so an
+// application needs Collect only for the results themselves (a benchmark's
+// zone times): once it calls Collect (or Drain) on a context,
+// Profiler.BeginFrame leaves that context to it.
+func (g *GPU) Collect(dst []ZoneResult) []ZoneResult {
+	g.manual.Store(true)
+	dst, err := g.collect(dst, g.pool.Collect)
+	g.keep(err)
+	return dst
+}
+
+// Err returns the first lasting fault the context met, or nil: zones read
+// back before any calibration (wrapping [ErrNoCalibration]: call
+// [GPU.Calibrate], or give CalibrationOptions.FallbackQueue), a
+// BeginFrame without the command buffer its queue needs, a readback the
+// driver failed, or the device closed under the context
+// ([ErrDeviceClosed]). Refusals and losses are counted in [Stats], not
+// reported here; closing the context is not a fault.
+func (g *GPU) Err() error {
+	if e := g.err.Load(); e != nil {
+		return *e
+	}
+	if g.state.Load() == stateDeviceClosed {
+		return ErrDeviceClosed
+	}
+	return nil
+}
+
+// keep records err as the context's lasting fault, if it is the first and
+// not the context's closing.
+func (g *GPU) keep(err error) {
+	if err != nil && !errors.Is(err, ErrClosed) && g.err.Load() == nil {
+		e := err // escapes here only, not on every call
+		g.err.CompareAndSwap(nil, &e)
+	}
 }
 
 // Drain waits for the readback of everything the GPU has finished and
@@ -43,7 +80,10 @@ func (g *GPU) Collect(dst []ZoneResult) ([]ZoneResult, error) {
 // later Collect, Drain or Close: their queries are reset by their first
 // command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
-	return g.collect(dst, g.pool.Drain)
+	g.manual.Store(true)
+	dst, err := g.collect(dst, g.pool.Drain)
+	g.keep(err)
+	return dst, err
 }
 
 // collect reads pairs with read (the pool's Collect or Drain), converts

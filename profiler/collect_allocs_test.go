@@ -38,7 +38,8 @@ func TestCollectAllocatesNothing(t *testing.T) {
 	for f := 0; f < warm+measured; f++ {
 		r.p.BeginFrame()
 		cmd := r.q.Cmd()
-		if err := r.g.BeginFrame(cmd); err != nil {
+		r.g.BeginFrame(cmd)
+		if err := r.g.Err(); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < zones/2; i++ {
@@ -46,14 +47,14 @@ func TestCollectAllocatesNothing(t *testing.T) {
 			r.g.Zone(cmd, inner).End()
 			z.End()
 		}
-		r.g.Submitted(cmd)
+		r.g.submitted([]vkg.CommandBuffer{cmd})
 		r.g.EndFrame(cmd)
 		r.p.EndFrame()
 		r.q.SubmitWait(cmd)
 		r.q.Free(cmd)
 		runtime.ReadMemStats(&ms)
 		before := ms.Mallocs
-		zs, err = r.g.Collect(zs[:0])
+		zs, err = r.g.Collect(zs[:0]), r.g.Err()
 		runtime.ReadMemStats(&ms)
 		if err != nil {
 			t.Fatal(err)

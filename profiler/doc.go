@@ -11,20 +11,24 @@
 //	draw := p.Name("draw")                       // once
 //	gpu, _ := p.GPU(dev, queue, profiler.GPUOptions{})
 //	for {
-//		p.BeginFrame()
+//		p.BeginFrame()                            // ends the last frame, collects; never waits
 //		gpu.BeginFrame(cmd)                       // cmd: first command buffer of the frame
 //		func() {
 //			defer gpu.Zone(cmd, draw).End()
 //			// vkCmdDraw...
 //		}()
 //		gpu.EndFrame(cmd)                         // cmd: last command buffer of the frame
-//		key := gpu.Submitted(cmd)                 // for the submit-to-GPU arrow
+//		s := track.Span(submit)
+//		gpu.Submit(s, cmd)                        // the submit-to-GPU arrow
 //		// vkEndCommandBuffer, vkQueueSubmit...
-//		p.EndFrame()
-//		zones, _ = gpu.Collect(zones[:0])         // never waits
+//		s.End()
 //	}
 //	// vkDeviceWaitIdle, then:
-//	p.Close()                                     // collects what is still in flight
+//	err := p.Close()                              // collects what is still in flight
+//	err = gpu.Err()                               // a lasting fault, or nil
+//
+// None of the calls in the loop returns an error: refusals and losses are
+// counted ([Stats].Drops), and a fault that lasts is kept for [GPU.Err].
 //
 // Pipeline stages: by default a zone's begin timestamp is written at
 // TOP_OF_PIPE and its end at BOTTOM_OF_PIPE, so a zone covers all the work
@@ -44,7 +48,7 @@
 //
 // In a renderer: zones may be recorded on several goroutines at once, each
 // into its own command buffer, between [GPU.BeginFrame] and [GPU.EndFrame]
-// (called before and after the goroutines record). [GPU.Submitted] names
+// (called before and after the goroutines record). [GPU.Submit] names
 // every command buffer a submission carries, secondaries included, so that
 // their zones get the submission's arrow. With host query reset, a frame
 // that needs more queries than its pool gets them in the frame. A context
@@ -65,7 +69,7 @@
 // costs no later frame), never submitted (Unsubmitted), not finished or not
 // collected at Close (Pending), read back before any calibration
 // (Uncalibrated; Collect then returns an error wrapping
-// [ErrNoCalibration]); a zone of a command buffer no [GPU.Submitted] of its
+// [ErrNoCalibration]); a zone of a command buffer no [GPU.Submit] of its
 // frame named loses its arrow (Flows). Misuse that loses nothing (ending a
 // zone twice or after its frame was given up) is counted as misuse
 // (Misuse), not as a loss; ending the zero Zone does nothing. Each context keeps

@@ -64,8 +64,8 @@ func ExampleGPU_Zone() {
 func ExampleGPU_Collect() {
 	var gpu *profiler.GPU
 	var zones []profiler.ZoneResult // reused frame after frame: no allocation
-	zones, err := gpu.Collect(zones[:0])
-	if err != nil {
+	zones = gpu.Collect(zones[:0])
+	if err := gpu.Err(); err != nil {
 		log.Print(err) // e.g. ErrNoCalibration: the zones are counted, not lost silently
 	}
 	for _, z := range zones {

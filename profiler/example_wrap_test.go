@@ -1,6 +1,7 @@
 package profiler_test
 
 import (
+	"errors"
 	"log"
 	"os"
 
@@ -41,26 +42,32 @@ func ExampleWrapDevice() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var zones []profiler.ZoneResult
 	for frame := 0; frame < 1000; frame++ {
 		cmd := cmds[frame%len(cmds)] // its fence waited for, vkBeginCommandBuffer called
-		p.BeginFrame()
-		gpu.BeginFrame(cmd) // first command buffer of the frame
+		p.BeginFrame()               // ends the last frame, collects what the GPU finished; never waits
+		gpu.BeginFrame(cmd)          // first command buffer of the frame
 		func() {
 			defer gpu.Zone(cmd, draw).End() // two vkCmdWriteTimestamp, nothing else
 			// vkCmdDraw...
 		}()
 		gpu.EndFrame(cmd) // last command buffer: records the readback copy
 		s := loop.Span(submit)
-		s.Submitted(gpu.Submitted(cmd)) // an arrow from this span to the zones
+		gpu.Submit(s, cmd) // an arrow from this span to the zones
 		// vkEndCommandBuffer, vkQueueSubmit with the frame's fence
 		s.End()
-		p.EndFrame()
-		zones, _ = gpu.Collect(zones[:0]) // never waits; zones come FramesInFlight frames later
 	}
 	vk.DeviceWaitIdle(device)
-	p.Close() // collects the frames still in flight; before vkDestroyDevice
-	f, _ := os.Create("frames.pftrace")
-	defer f.Close()
-	perfetto.Write(f, p.Dump())
+	if err := p.Close(); err != nil { // collects the frames still in flight; before vkDestroyDevice
+		log.Fatal(err)
+	}
+	if err := gpu.Err(); err != nil { // a lasting fault: no calibration, a failed readback
+		log.Fatal(err)
+	}
+	f, err := os.Create("frames.pftrace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := errors.Join(perfetto.Write(f, p.Dump()), f.Close()); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -68,7 +68,7 @@ type Stats struct {
 	// never ended (Unended), never executed (Unsubmitted), not read back
 	// at Close (Pending), read back before any calibration
 	// (Uncalibrated); zones that reached the timeline without their
-	// submission's arrow, their command buffer named by no Submitted of
+	// submission's arrow, their command buffer named by no Submit of
 	// their frame that had some (Flows); and misuse that lost nothing,
 	// zones ended twice or after their frame was given up (Misuse).
 	Drops    timeline.Drops
@@ -132,8 +132,10 @@ type GPU struct {
 	lastCal   int64
 	ownClock  bool // zones are on another clock than the timeline's: not added to it
 	unconv    atomic.Uint64
-	unlinked  atomic.Uint64 // zones whose command buffer no Submitted of their frame named
-	delivered atomic.Uint64 // zones converted: handed to the timeline, or returned by Collect
+	unlinked  atomic.Uint64         // zones whose command buffer no Submit of their frame named
+	delivered atomic.Uint64         // zones converted: handed to the timeline, or returned by Collect
+	manual    atomic.Bool           // the application collects: Profiler.BeginFrame leaves the context to it
+	err       atomic.Pointer[error] // the first lasting fault (Err)
 
 }
 
@@ -297,11 +299,13 @@ func (g *GPU) Clock() *clock.Model { return g.clock }
 // frame (its first): the library records its query reset there. With host
 // query reset cmd may be nil.
 //
-// An error means this frame's zones are refused and counted; nothing else
-// goes wrong, and the next frame tries again.
-func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
+// When it cannot begin (every query slot still in flight, the context
+// closed, or no cmd where one is needed) the frame's zones are refused and
+// counted (Drops.NoFrame, Drops.Closed), the next frame tries again, and a
+// missing cmd is kept for [GPU.Err].
+func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) {
 	if g.state.Load() != stateOpen {
-		return g.refusal()
+		return
 	}
 	f := g.p.rec.Frame()
 	g.mu.Lock()
@@ -310,7 +314,9 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) error {
 	// Refusals reach the trace even if the application never collects.
 	g.deliverLocked(nil)
 	g.mu.Unlock()
-	return err
+	if errors.Is(err, querypool.ErrNeedResetCmd) {
+		g.keep(err)
+	}
 }
 
 // refusal is the error of a closed context.
@@ -349,20 +355,25 @@ func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
 	g.pool.EndFrame(cmd)
 }
 
-// Submitted notes that cmds are submitted in the current frame and returns
-// the submission's key. Mark the CPU span that submits with it
-// ([timeline.OpenSpan.Submitted]) and the trace draws an arrow from that
-// span to every zone the command buffers carry. Name every command buffer
-// the submission carries, secondaries included: a zone recorded in a
-// secondary command buffer belongs to the submission of the primary that
-// executes it, and only Submitted can tell which that is. Call it before
-// the next BeginFrame; a frame may have several submissions.
+// Submit notes that the CPU span s submits cmds in the current frame: the
+// trace draws an arrow from s to every zone the command buffers carry.
+// Call it while s is open, before the next BeginFrame; a frame may have
+// several submissions. Name every command buffer the submission carries,
+// secondaries included: a zone recorded in a secondary command buffer
+// belongs to the submission of the primary that executes it, and only
+// Submit can tell which that is.
 //
-// A zone whose command buffer no Submitted of its frame named gets no
-// arrow, and, when its frame had submissions on this context, is counted
-// as a lost arrow ([timeline.Drops].Flows, in [Stats].Drops too). A frame with
-// no Submitted at all asks for no arrows: its zones lose none.
-func (g *GPU) Submitted(cmds ...vkg.CommandBuffer) uint64 {
+// A zone whose command buffer no Submit of its frame named gets no arrow,
+// and, when its frame had submissions on this context, is counted as a
+// lost arrow ([timeline.Drops].Flows, in [Stats].Drops too). A frame with
+// no Submit at all asks for no arrows: its zones lose none.
+func (g *GPU) Submit(s timeline.OpenSpan, cmds ...vkg.CommandBuffer) {
+	s.Submitted(g.submitted(cmds))
+}
+
+// submitted notes cmds as one submission of the current frame and returns
+// its key.
+func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 {
 	key := nextKey.Add(1)
 	if g.state.Load() != stateOpen {
 		return key

@@ -63,7 +63,8 @@ func TestLabelOfUnregisteredName(t *testing.T) {
 	}
 	p.BeginFrame()
 	cmd := q.Cmd()
-	if err := g.BeginFrame(cmd); err != nil {
+	g.BeginFrame(cmd)
+	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []Name{1 << 26, 1<<32 - 1} {

@@ -26,6 +26,9 @@ type Profiler struct {
 	mu   sync.Mutex
 	gpus []*GPU
 
+	frameMu sync.Mutex // BeginFrame, one at a time
+	scratch []*GPU     // under frameMu: the contexts BeginFrame collects
+
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
 
@@ -63,12 +66,35 @@ func (p *Profiler) Name(s string) Name { return p.rec.Name(s) }
 // worker). Use one track from one goroutine at a time.
 func (p *Profiler) CPUTrack(name string) *timeline.CPUTrack { return p.rec.CPUTrack(name) }
 
-// BeginFrame starts the next frame and returns its id. GPU zones recorded
-// until EndFrame carry it, however late their results arrive.
-func (p *Profiler) BeginFrame() uint64 { return p.rec.BeginFrame() }
+// BeginFrame is the frame boundary: it ends the frame in progress (as
+// EndFrame does), collects every GPU context into the timeline without
+// waiting (but those the application collects itself, see [GPU.Collect]),
+// and starts the next frame, returning its id. GPU zones recorded until
+// the next boundary carry it, however late their results arrive.
+func (p *Profiler) BeginFrame() uint64 {
+	p.frameMu.Lock()
+	defer p.frameMu.Unlock()
+	if p.rec.Frame() != 0 {
+		p.rec.EndFrame()
+	}
+	p.mu.Lock()
+	gpus := append(p.scratch[:0], p.gpus...)
+	p.mu.Unlock()
+	for _, g := range gpus {
+		if !g.manual.Load() {
+			_, err := g.collect(nil, g.pool.Collect)
+			g.keep(err)
+		}
+	}
+	clear(gpus)
+	p.scratch = gpus[:0]
+	return p.rec.BeginFrame()
+}
 
 // EndFrame ends the current frame and returns its CPU time in ns, from
-// BeginFrame (0, counted as misuse, when no frame was begun). It checks
+// BeginFrame (0, counted as misuse, when no frame was begun). The next
+// BeginFrame ends the frame itself: call EndFrame for a frame's CPU time,
+// or to end the last frame before Close (which ends it too). It checks
 // the frame budgets of Options.Recorder, calling OnBudget for this frame
 // when it went over the CPU budget, and for an older frame whose GPU time
 // settled now when that went over the GPU budget.
@@ -80,11 +106,16 @@ func (p *Profiler) Frame() uint64 { return p.rec.Frame() }
 // Dump returns the timeline so far (or its flight-recorder window).
 func (p *Profiler) Dump() *timeline.Trace { return p.rec.Dump() }
 
-// Close closes every GPU context (see [GPU.Close]: each collects what the
+// Close ends the frame in progress, closes every GPU context (see [GPU.Close]: each collects what the
 // GPU has finished and counts the rest), then the recorder, flushing it to
 // its sink. Call it once the application has waited for its GPU work
 // (vkDeviceWaitIdle), before it destroys its device.
 func (p *Profiler) Close() error {
+	p.frameMu.Lock()
+	if p.rec.Frame() != 0 {
+		p.rec.EndFrame() // the frame in progress ends here
+	}
+	p.frameMu.Unlock()
 	p.mu.Lock()
 	gpus := append([]*GPU(nil), p.gpus...)
 	p.mu.Unlock()

@@ -45,7 +45,8 @@ func TestEveryQueueItsOwnTrack(t *testing.T) {
 	p.BeginFrame()
 	for i, c := range ctxs {
 		cmd := c.q.Cmd()
-		if err := c.g.BeginFrame(cmd); err != nil {
+		c.g.BeginFrame(cmd)
+		if err := c.g.Err(); err != nil {
 			t.Fatal(err)
 		}
 		for k := 0; k <= i; k++ { // queue i records i+1 zones

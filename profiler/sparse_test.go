@@ -26,7 +26,7 @@ func TestAppSparseQueue(t *testing.T) {
 			a.p.BeginFrame()
 			a.p.EndFrame()
 		}
-		zs, err := a.g.Collect(nil)
+		zs, err := a.g.Collect(nil), a.g.Err()
 		if err != nil {
 			t.Fatal(err)
 		}

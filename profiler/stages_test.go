@@ -110,7 +110,8 @@ func TestStagesReachTimestamps(t *testing.T) {
 		}
 		p.BeginFrame()
 		cmd := tq.Cmd()
-		if err := g.BeginFrame(cmd); err != nil {
+		g.BeginFrame(cmd)
+		if err := g.Err(); err != nil {
 			t.Fatal(err)
 		}
 		vk.TakeValidationMessages()
@@ -167,7 +168,8 @@ func TestDebugLabelsWithoutDebugUtils(t *testing.T) {
 		t.Errorf("%d contexts, want the one that worked", len(p.gpus))
 	}
 	dev.Close() // closes g
-	if err := g.BeginFrame(nil); !errors.Is(err, ErrDeviceClosed) {
+	g.BeginFrame(nil)
+	if err := g.Err(); !errors.Is(err, ErrDeviceClosed) {
 		t.Errorf("after the wrapper's Close: %v", err)
 	}
 }

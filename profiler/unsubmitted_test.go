@@ -25,7 +25,8 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 				t.Helper()
 				r.p.BeginFrame()
 				cmd := r.q.Cmd()
-				if err := r.g.BeginFrame(cmd); err != nil {
+				r.g.BeginFrame(cmd)
+				if err := r.g.Err(); err != nil {
 					t.Fatal(err)
 				}
 				r.g.Zone(cmd, kept).End()
@@ -45,7 +46,7 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 				r.q.SubmitWait(cmd)
 				r.q.Free(cmd)
 				var err error
-				if got, err = r.g.Collect(got); err != nil {
+				if got, err = r.g.Collect(got), r.g.Err(); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -102,11 +102,10 @@ func run(args []string, stdout io.Writer) (err error) {
 	// The render loop. Frame i uses slot i%FramesInFlight: its command
 	// buffer, its fence and its part of the buffer, which the passes fill.
 	render := p.CPUTrack("render")
-	var zones []profiler.ZoneResult
 	var nZones, nRender, nSim int
 	for i := 0; i < *frames && err == nil; i++ {
 		slot, cmd := i%*fif, a.cmds[i%*fif]
-		p.BeginFrame()
+		p.BeginFrame() // ends the last frame, collects the zones the GPU finished, never waits
 		frame := render.Span(sRender)
 		w := render.Span(sWait) // for the frame that used the slot last
 		err = vk.Error(vk.WaitForFences(a.dev, 1, a.fences[slot:slot+1], vk.True, math.MaxUint64))
@@ -141,7 +140,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		vk.EndCommandBuffer(cmd)
 		rec.End()
 		sub := render.Span(sSubmit)
-		sub.Submitted(gpu.Submitted(cmd)) // the trace's arrows from this span to the zones
+		gpu.Submit(sub, cmd) // the trace's arrows from this span to the zones
 		noGC(func() {
 			err = vk.Error(vk.QueueSubmit(a.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo,
 				CommandBufferCount: 1, PCommandBuffers: a.cmds[slot : slot+1]}}, a.fences[slot]))
@@ -150,8 +149,6 @@ func run(args []string, stdout io.Writer) (err error) {
 		nSim = <-done
 		frame.End()
 		nRender += 4
-		p.EndFrame()
-		zones, _ = gpu.Collect(zones[:0]) // never waits: the zones of frames the GPU has finished
 	}
 	close(work)
 	idle := render.Span(sIdle)
@@ -162,6 +159,9 @@ func run(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	if err := p.Close(); err != nil { // collects what the GPU finished, and counts what it did not
+		return err
+	}
+	if err := gpu.Err(); err != nil { // a lasting fault (no calibration, a failed readback)
 		return err
 	}
 

@@ -244,8 +244,8 @@ func (l *loop) frame(f int) (int64, error) {
 
 	cs := l.cpu.Span(l.n.collect)
 	err = l.raw.read(i)
-	zs, cerr := l.gpu.Collect(l.zones[:0])
-	l.note(cerr)
+	zs := l.gpu.Collect(l.zones[:0])
+	l.note(l.gpu.Err())
 	l.take(zs)
 	cs.End()
 	if err != nil {
@@ -272,7 +272,7 @@ func (l *loop) frame(f int) (int64, error) {
 	}
 
 	ss := l.cpu.Span(l.n.submit)
-	ss.Submitted(l.gpu.Submitted(l.r.slots[i].cmd))
+	l.gpu.Submit(ss, l.r.slots[i].cmd)
 	err = l.r.submit(i)
 	ss.End()
 	if err == nil {
@@ -299,7 +299,7 @@ func (l *loop) record(i, f int) error {
 	g, n := l.gpu, &l.n
 	l.raw.reset(cmd, i, f)
 	l.raw.cmdBegin(cmd, i)
-	_ = g.BeginFrame(cmd) // an error refuses this frame's zones and counts them
+	g.BeginFrame(cmd) // when it cannot, this frame's zones are refused and counted
 
 	fz := g.Zone(cmd, n.frame)
 	pz := g.Zone(cmd, n.pass)

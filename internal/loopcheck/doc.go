@@ -19,14 +19,14 @@
 // A loop (Loop, drawn by Gen) sets 1 to 16 frames in flight, and now and
 // then an application that waits later than it declares; 1 to 4 command
 // buffers a queue and frame, recorded on 1 to 3 goroutines, with
-// secondaries (named to GPU.Submitted with their primary, or not); zones
+// secondaries (named to GPU.Submit with their primary, or not); zones
 // nested up to 8 deep, some begun in one command buffer and ended in a
 // later one; empty frames and frames far over the query pool; split and
 // merged submissions; up to five queues at once, chained by semaphores;
 // stretches without Collect, and Drain; contexts, the wrapped device and
 // the device itself made again mid-run; misuse (zones never ended, ended
 // twice, after EndFrame, the zero Zone, command buffers never submitted,
-// frames without GPU.Submitted); a flight recorder's window, a small
+// frames without GPU.Submit); a flight recorder's window, a small
 // MaxSpans, a streaming sink, the live view read while the loop runs.
 // Every choice comes from the seed and the frame's number alone, never
 // from what the library answered, so a seed replays exactly.

@@ -28,7 +28,7 @@ type cbRec struct {
 	queue   int
 	submit  *submitRec // nil: never submitted
 	primary *cbRec     // for a secondary: the primary that executes it
-	named   bool       // named to GPU.Submitted with its submission
+	named   bool       // named to GPU.Submit with its submission
 }
 
 // submitRec is one vkQueueSubmit.
@@ -36,7 +36,7 @@ type submitRec struct {
 	frame        uint64
 	queue, index int
 	span         string // the CPU span around it
-	linked       bool   // GPU.Submitted was called for it
+	linked       bool   // GPU.Submit was called for it
 	t0           int64  // timeline.Now() just before vkQueueSubmit
 	done         int64  // timeline.Now() once a wait for it returned
 }
@@ -60,7 +60,7 @@ func (z *zoneRec) deliverable() bool {
 }
 
 // linked reports whether the zone should have an arrow: its submission
-// called GPU.Submitted and named its command buffer (a secondary's
+// called GPU.Submit and named its command buffer (a secondary's
 // primary named with it).
 func (z *zoneRec) linked() bool {
 	s := z.begin.submission()

@@ -32,16 +32,20 @@ type Loop struct {
 	MaxQueries uint32 // GPUOptions.MaxQueriesPerFrame
 	// The recorder: a flight recorder's window, a small MaxSpans, a
 	// streaming sink flushed every FlushEvery frames, the live view.
-	Window, MaxSpans   int
-	Sink               bool
-	FlushEvery         int
-	Live               bool
-	Recreate           map[int]Recreate // by frame
-	NoCollectFrom      int              // a stretch of frames without Collect: [NoCollectFrom, NoCollectTo)
-	NoCollectTo        int
-	BigFrame           int // a frame whose zones outgrow the query pool; 0: none
-	SparseEvery        int // only every this many frames have GPU work (a queue used now and then); 0: most
-	NoSubmittedEvery   int // every this many frames, no GPU.Submitted at all (the frame asks for no arrows); 0: never
+	Window, MaxSpans int
+	Sink             bool
+	FlushEvery       int
+	Live             bool
+	Recreate         map[int]Recreate // by frame
+	NoCollectFrom    int              // a stretch of frames without Collect: [NoCollectFrom, NoCollectTo)
+	NoCollectTo      int
+	BigFrame         int // a frame whose zones outgrow the query pool; 0: none
+	SparseEvery      int // only every this many frames have GPU work (a queue used now and then); 0: most
+	// Boundary: the README's loop, with Profiler.BeginFrame as the only
+	// frame call (it ends the last frame and collects every context): no
+	// Profiler.EndFrame, no Collect or Drain.
+	Boundary           bool
+	NoSubmittedEvery   int // every this many frames, no GPU.Submit at all (the frame asks for no arrows); 0: never
 	MisuseEvery        int // every this many zones, a misuse; 0: none
 	UnsubmittedCBEvery int // every this many command buffers, one is recorded and never submitted; 0: none
 }
@@ -127,6 +131,7 @@ func Gen(seed uint64, d device) Loop {
 		l.SparseEvery = 5 + rng.IntN(40)
 		l.Frames += 2 * l.SparseEvery
 	}
+	l.Boundary = pick(0.3)
 	return l
 }
 
@@ -156,6 +161,7 @@ func (l Loop) String() string {
 	}
 	flag(l.NoCollectTo > 0, fmt.Sprintf("no Collect in %d..%d", l.NoCollectFrom, l.NoCollectTo))
 	flag(l.BigFrame != 0, fmt.Sprintf("big frame %d", l.BigFrame))
+	flag(l.Boundary, "frame boundary only")
 	flag(l.SparseEvery != 0, fmt.Sprintf("GPU work every %d frames", l.SparseEvery))
 	flag(l.NoSubmittedEvery != 0, fmt.Sprintf("no Submitted every %d", l.NoSubmittedEvery))
 	flag(l.MisuseEvery != 0, fmt.Sprintf("misuse every %d zones", l.MisuseEvery))
@@ -170,7 +176,7 @@ type plan struct {
 	submits   [][][]int // per queue: groups of command buffer indices, one vkQueueSubmit each, in order
 	endNil    []bool    // per queue: GPU.EndFrame(nil)
 	collect   int       // 0 Collect, 1 Drain, 2 neither
-	submitted bool      // GPU.Submitted is called
+	submitted bool      // GPU.Submit is called
 }
 
 // cbPlan is one primary command buffer: the goroutine that records it,

@@ -76,12 +76,16 @@ func (r *run) frame(f int) error {
 		return err
 	}
 	r.endSpan(fs)
-	r.p.EndFrame()
-	switch pl.collect {
-	case 0:
+	switch {
+	case r.l.Boundary: // the next BeginFrame ends the frame and collects
+	case pl.collect == 0:
+		r.p.EndFrame()
 		r.collect(false)
-	case 1:
+	case pl.collect == 1:
+		r.p.EndFrame()
 		r.collect(true)
+	default:
+		r.p.EndFrame()
 	}
 	if !r.l.Calibrated && r.l.Calibrate > 0 && f%r.l.Calibrate == 0 {
 		for _, g := range r.gpus {
@@ -126,7 +130,7 @@ func (r *run) take(f int, sl *slot, pl plan) ([][]*frameCB, error) {
 		if r.l.HostReset && f%2 == 1 {
 			cmd = nil // with host query reset it is not needed
 		}
-		r.gpus[q].BeginFrame(cmd) // an error refuses the frame's zones, and counts them
+		r.gpus[q].BeginFrame(cmd) // when it cannot, the frame's zones are refused and counted
 	}
 	return cbs, nil
 }
@@ -346,7 +350,7 @@ func (r *run) endAndSubmit(f int, frame uint64, sl *slot, pl plan, cbs [][]*fram
 }
 
 // submit submits one group of command buffers under a CPU span, marked
-// with the key GPU.Submitted gives for them and their secondaries.
+// with the key GPU.Submit gives them and their secondaries.
 func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB, group []int, wait, signal semaphore, f fence) error {
 	name := fmt.Sprintf("submit q%d s%d", q, gi)
 	span := r.main.Span(r.name(name))
@@ -370,7 +374,7 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 		}
 	}
 	if pl.submitted {
-		span.Submitted(r.gpus[q].Submitted(named...))
+		r.gpus[q].Submit(span, named...)
 	}
 	r.queue.Lock()
 	sub.t0 = timeline.Now()

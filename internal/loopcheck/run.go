@@ -242,10 +242,13 @@ func (r *run) again(kind Recreate) error {
 	if err := r.waitAll(); err != nil {
 		return err
 	}
-	r.collect(false)
+	if !r.l.Boundary {
+		r.collect(false)
+	}
 	for _, g := range r.gpus {
 		g.Close()
 	}
+	r.faults()
 	switch kind {
 	case RecreateContexts:
 		return r.contexts()
@@ -273,10 +276,23 @@ func (r *run) collect(drain bool) {
 		if drain {
 			r.collected, err = g.Drain(r.collected[:0])
 		} else {
-			r.collected, err = g.Collect(r.collected[:0])
+			r.collected = g.Collect(r.collected[:0])
+		}
+		if err == nil {
+			err = g.Err()
 		}
 		if err != nil && !(errors.Is(err, profiler.ErrNoCalibration) && !r.l.Calibrated) {
 			r.errs = append(r.errs, fmt.Errorf("collecting: %w", err))
+		}
+	}
+}
+
+// faults notes the contexts' lasting faults (GPU.Err) but the want of a
+// calibration the loop chose.
+func (r *run) faults() {
+	for _, g := range r.gpus {
+		if err := g.Err(); err != nil && !(errors.Is(err, profiler.ErrNoCalibration) && !r.l.Calibrated) {
+			r.errs = append(r.errs, fmt.Errorf("GPU.Err: %w", err))
 		}
 	}
 }
@@ -321,6 +337,7 @@ func (r *run) finish() (string, error) {
 	if err := r.p.Close(); err != nil {
 		return "", fmt.Errorf("Profiler.Close: %w", err)
 	}
+	r.faults()
 	r.dev.Close()
 	path := filepath.Join(r.dir, "dump.perfetto-trace")
 	if r.sink != nil {
