@@ -55,11 +55,11 @@ fuzz: deps
 SEEDS ?= 1000
 FIRST ?= 1
 check-loops: deps tp
-	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestLoops ./internal/loopcheck -loops.seeds=$(SEEDS) -loops.first=$(FIRST)
+	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestLoops ./internal/testkit/loopcheck -loops.seeds=$(SEEDS) -loops.first=$(FIRST)
 
 # The table of docs/hostile-inputs.md.
 hostile: deps
-	$(GO) run ./internal/hostile/table
+	$(GO) run ./internal/cmd/hostiletable
 
 bench: deps
 	$(GOTESTENV) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...

@@ -9,7 +9,7 @@ import (
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
-	"github.com/framescope/framescope/internal/benchspans"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framescope/framescope/internal/leakcheck"
+	"github.com/framescope/framescope/internal/testkit/leakcheck"
 	"github.com/framescope/framescope/live"
 	"github.com/framescope/framescope/profiler"
 )

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framescope/framescope/internal/leakcheck"
+	"github.com/framescope/framescope/internal/testkit/leakcheck"
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 )
 
 // closeWatch wraps every calibrator's vkGetCalibratedTimestamps, through

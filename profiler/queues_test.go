@@ -3,8 +3,8 @@ package profiler
 import (
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )

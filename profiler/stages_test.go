@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 	vkg "github.com/vulkan-go/vulkan"
 )
 

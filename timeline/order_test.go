@@ -9,7 +9,7 @@ import (
 // each span's Depth is the number of spans before it that enclose it,
 // which is what renest computes, what Validate accepts, and what the
 // exporters nest by (their tests run the same cases through
-// internal/tracecases).
+// internal/testkit/tracecases).
 func TestCompareSpansTies(t *testing.T) {
 	sp := func(track TrackID, start, end int64, depth uint16) Span {
 		return Span{Track: track, Name: 1, Start: start, End: end, Depth: depth}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/framescope/framescope/internal/hostile"
+	"github.com/framescope/framescope/internal/testkit/hostile"
 )
 
 // TestGzipBombs: compressed input that grows past the limits fails with

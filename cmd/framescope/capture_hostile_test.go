@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framescope/framescope/internal/hostile"
+	"github.com/framescope/framescope/internal/testkit/hostile"
 )
 
 // buildCommands builds the framescope command and the peakrss launcher

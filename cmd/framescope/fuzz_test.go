@@ -8,7 +8,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 )
 
 // FuzzArgs runs the trace commands on any command line, in a directory of

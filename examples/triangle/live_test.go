@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 )
 
 // build builds pkg (a path from the module root) into dir, without the

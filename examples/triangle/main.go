@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/framescope/framescope/internal/demo"
+	"github.com/framescope/framescope/internal/cmd/demo"
 )
 
 func main() {

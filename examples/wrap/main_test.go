@@ -15,7 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/framescope/framescope/export/chrome"
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 	vk "github.com/vulkan-go/vulkan"
 )

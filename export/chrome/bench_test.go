@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
-	"github.com/framescope/framescope/internal/benchspans"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 )
 
 // TestRoundTripCases writes every conformance case (package tracecases)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
 

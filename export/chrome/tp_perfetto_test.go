@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/export/perfetto"
-	"github.com/framescope/framescope/internal/benchspans"
-	"github.com/framescope/framescope/internal/tpcheck"
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 

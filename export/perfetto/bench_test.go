@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framescope/framescope/internal/benchspans"
 	pb "github.com/framescope/framescope/internal/perfettopb"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
 	"github.com/framescope/framescope/timeline"
 	"google.golang.org/protobuf/proto"
 )

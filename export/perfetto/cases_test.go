@@ -1,7 +1,7 @@
 package perfetto
 
 import (
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 

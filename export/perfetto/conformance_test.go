@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
 

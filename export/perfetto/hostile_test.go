@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/framescope/framescope/internal/hostile"
+	"github.com/framescope/framescope/internal/testkit/hostile"
 )
 
 // allocated returns the bytes fn allocates.

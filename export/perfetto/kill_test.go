@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framescope/framescope/internal/benchspans"
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 )
 
 // TestOptionExtremes: options at the ends of their types are clamped to

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/framescope/framescope/internal/benchspans"
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/querypool"
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 )
 
 // Refused zones do not move a frame's query counter on: it stays within a

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/querypool"
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 	vkg "github.com/vulkan-go/vulkan"
 )
 

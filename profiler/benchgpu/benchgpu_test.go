@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/profiler/benchgpu"
 	vkg "github.com/vulkan-go/vulkan"

@@ -4,7 +4,7 @@
 set -eu
 mkdir -p .gpubin
 go build -ldflags=-s\ -w -o .gpubin/ ./cmd/framescope ./examples/triangle ./examples/wrap ./internal/cmd/overhead ./internal/cmd/liveload
-for p in internal/vk internal/querypool internal/loopcheck profiler profiler/benchgpu internal/demo examples/wrap timeline export/perfetto live; do
+for p in internal/vk internal/querypool internal/testkit/loopcheck profiler profiler/benchgpu internal/cmd/demo examples/wrap timeline export/perfetto live; do
 	go test -c -ldflags=-s\ -w -o ".gpubin/$(echo "$p" | tr / _).test" "./$p"
 done
 # The profiler before issue 12, for benchmarks against it in the same run

@@ -9,7 +9,7 @@ set -u
 lib=/usr/lib/x86_64-linux-gnu
 [ -e $lib/libvulkan.so ] || ln -s libvulkan.so.1 $lib/libvulkan.so
 root=$PWD
-(cd internal/loopcheck && timeout "${LIMIT:-480}" "$root/.gpubin/internal_loopcheck.test" -test.run TestLoops -test.v -test.timeout 0 \
+(cd internal/testkit/loopcheck && timeout "${LIMIT:-480}" "$root/.gpubin/internal_testkit_loopcheck.test" -test.run TestLoops -test.v -test.timeout 0 \
 	-loops.tp=false -loops.seeds="${SEEDS:-200}" -loops.first="${FIRST:-1}" -loops.log) > "$out/loops-${FIRST:-1}.txt" 2>&1
 echo "loopcheck seeds ${FIRST:-1}..: rc=$?"
 grep -E 'seeds ran|replay:' "$out/loops-${FIRST:-1}.txt" | tail -8

@@ -7,7 +7,7 @@ set -u
 . scripts/gpu/setup.sh
 .gpubin/framescope devices > "$out/devices.txt" 2>&1
 root=$PWD
-for dir in internal/vk internal/querypool profiler profiler/benchgpu internal/demo; do
+for dir in internal/vk internal/querypool profiler profiler/benchgpu internal/cmd/demo; do
 	t=$(echo "$dir" | tr / _)
 	# From the package's directory, as go test runs it (tests read files there).
 	(cd "$dir" && timeout 200 "$root/.gpubin/$t.test" -test.count=1 -test.v) 2>&1 | grep -v '^=== RUN' > "$out/test-$t.txt"

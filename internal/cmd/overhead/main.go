@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/framescope/framescope/internal/demo"
+	"github.com/framescope/framescope/internal/cmd/demo"
 )
 
 func main() {

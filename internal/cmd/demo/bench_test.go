@@ -3,8 +3,8 @@ package demo
 import (
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -6,7 +6,7 @@ package tracecases
 import (
 	"strings"
 
-	"github.com/framescope/framescope/internal/benchspans"
+	"github.com/framescope/framescope/internal/testkit/benchspans"
 	"github.com/framescope/framescope/timeline"
 )
 

@@ -1,7 +1,7 @@
 package demo
 
 // The SPIR-V next to each GLSL source in shaders/ is committed and embedded
-// (see shaders.go); `go generate ./internal/demo` rebuilds it with
+// (see shaders.go); `go generate ./internal/cmd/demo` rebuilds it with
 // glslc (Debian package glslc).
 //go:generate glslc -O --target-env=vulkan1.0 -o shaders/triangle.vert.spv shaders/triangle.vert
 //go:generate glslc -O --target-env=vulkan1.0 -o shaders/triangle.frag.spv shaders/triangle.frag

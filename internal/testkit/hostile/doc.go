@@ -4,6 +4,6 @@
 // exporter ends in a result or a clear error, in bounded time and memory.
 //
 // Every generator streams to an io.Writer, so a gigabyte of input costs
-// the generator no memory. The command internal/hostile/table runs them
+// the generator no memory. The command internal/cmd/hostiletable runs them
 // through the framescope command and writes the table.
 package hostile

@@ -56,7 +56,7 @@ func TestSPIRVUpToDate(t *testing.T) {
 		}
 		const header = 5 * 4
 		if len(got) < header || len(want) < header || !bytes.Equal(got[header:], want[header:]) {
-			t.Errorf("%s is stale against its GLSL source: run go generate ./internal/demo", committed)
+			t.Errorf("%s is stale against its GLSL source: run go generate ./internal/cmd/demo", committed)
 		}
 		n++
 	}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/internal/vktest"
 	vkg "github.com/vulkan-go/vulkan"
 )
 

@@ -2,9 +2,9 @@
 // a seed and runs each through the public API alone, on an application of
 // its own, then holds what came out to what the application did.
 //
-//	go test ./internal/loopcheck                                 # the fixed seeds (make test)
-//	go test ./internal/loopcheck -loops.seeds=2000 -timeout 0    # seeds 1-2000 (make check-loops SEEDS=2000)
-//	go test ./internal/loopcheck -run TestLoops -loops.seed=162  # replay one, as a failure prints it
+//	go test ./internal/testkit/loopcheck                                 # the fixed seeds (make test)
+//	go test ./internal/testkit/loopcheck -loops.seeds=2000 -timeout 0    # seeds 1-2000 (make check-loops SEEDS=2000)
+//	go test ./internal/testkit/loopcheck -run TestLoops -loops.seed=162  # replay one, as a failure prints it
 //
 // The application makes its Vulkan in C (app.c), as an application written
 // in C or through another binding would: its own instance (the validation

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 )
 
 // How a test checks a trace it wrote. (Compiled, not run: it needs a

@@ -3,7 +3,7 @@
 // case the input's size, the command's result, its peak RSS and its time,
 // as /usr/bin/time -v measures them.
 //
-//	go run ./internal/hostile/table > table.md
+//	go run ./internal/cmd/hostiletable > table.md
 //
 // It builds framescope from this checkout into a temporary directory and
 // writes its inputs there (a few hundred MB at most).
@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
-	"github.com/framescope/framescope/internal/hostile"
-	"github.com/framescope/framescope/internal/tracecases"
+	"github.com/framescope/framescope/internal/testkit/hostile"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 )
 
 // A row is one hostile case: an input, made by gen into a file named

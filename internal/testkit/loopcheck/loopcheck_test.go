@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/framescope/framescope/internal/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 )
 
 var (
@@ -36,7 +36,7 @@ var fixedSeeds = func() []uint64 {
 
 // TestLoops runs random render loops through the public API and checks
 // each (see the package doc). A failing seed prints itself, and
-// go test ./internal/loopcheck -run TestLoops -loops.seed=N replays it.
+// go test ./internal/testkit/loopcheck -run TestLoops -loops.seed=N replays it.
 func TestLoops(t *testing.T) {
 	seeds := fixedSeeds
 	switch {
@@ -78,7 +78,7 @@ func TestLoops(t *testing.T) {
 		}
 		if len(res.Problems) > 0 {
 			failed++
-			t.Errorf("%s\n  %s\n  replay: go test ./internal/loopcheck -run TestLoops -loops.seed=%d", res.Loop, strings.Join(res.Problems, "\n  "), seed)
+			t.Errorf("%s\n  %s\n  replay: go test ./internal/testkit/loopcheck -run TestLoops -loops.seed=%d", res.Loop, strings.Join(res.Problems, "\n  "), seed)
 			if failed >= 5 {
 				t.Fatalf("%d of %d seeds failed; stopping", failed, ran)
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/framescope/framescope/internal/leakcheck"
+	"github.com/framescope/framescope/internal/testkit/leakcheck"
 	"github.com/framescope/framescope/timeline"
 )
 
