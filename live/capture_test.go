@@ -267,7 +267,7 @@ func TestCaptureStartsAtOnce(t *testing.T) {
 func TestPollerKeepsUp(t *testing.T) {
 	missed := func(base string) uint64 {
 		_, b := get(t, base+"json")
-		var v View
+		var v view
 		if err := json.Unmarshal(b, &v); err != nil {
 			t.Fatal(err)
 		}

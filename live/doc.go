@@ -18,8 +18,16 @@
 //     last calibration); every drop counter by cause. It polls /json twice
 //     a second. Its buttons save the last frames as a Perfetto trace, and
 //     open them in ui.perfetto.dev through Perfetto's postMessage protocol.
-//   - /json is what the page draws, for scripts (see [View]); ?frame=ID
-//     picks the frame whose zones it lists.
+//   - /json is what the page draws, for scripts; ?frame=ID picks the frame
+//     whose zones it lists. One object, times in milliseconds: "frames"
+//     (id, cpu_ms, gpu_ms of each frame in the window), "budget_cpu_ms" and
+//     "budget_gpu_ms", "selected" and its "zones" (track, kind, name,
+//     start_ms, dur_ms, depth), "stats" (each zone's count, p50_ms, p95_ms,
+//     max_ms), "clocks" (each queue's err_us, drift_ppm, age_s, samples,
+//     outliers), "drops" (every cause by the key traces use), "books"
+//     (issued, delivered, open, lost, balanced of zones, spans and flows),
+//     and the view's own counts (missed, capture_lost, settled, open,
+//     refused, bad_requests).
 //   - /trace?frames=N is a Perfetto trace of the last N settled frames of the
 //     window (N from 1 to [Options].WindowFrames); /trace?seconds=S of the
 //     frames that settle in the next S seconds (1 to [MaxSeconds]), sent

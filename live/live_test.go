@@ -79,7 +79,7 @@ func get(t *testing.T, url string) (int, []byte) {
 }
 
 // waitView polls /json until it shows frames.
-func waitView(t *testing.T, base string) View {
+func waitView(t *testing.T, base string) view {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -87,7 +87,7 @@ func waitView(t *testing.T, base string) View {
 		if code != 200 {
 			t.Fatalf("json: %d %s", code, b)
 		}
-		var v View
+		var v view
 		if err := json.Unmarshal(b, &v); err != nil {
 			t.Fatalf("json: %v", err)
 		}
@@ -126,7 +126,7 @@ func TestEndpoints(t *testing.T) {
 	// A frame picked by id.
 	pick := v.Frames[len(v.Frames)/2].ID
 	_, b := get(t, base+"json?frame="+itoa(pick))
-	var pv View
+	var pv view
 	json.Unmarshal(b, &pv)
 	if pv.Selected != pick {
 		t.Errorf("?frame=%d selected %d", pick, pv.Selected)

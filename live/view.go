@@ -10,11 +10,11 @@ import (
 	"github.com/framescope/framescope/timeline"
 )
 
-// View is what /json serves and the page draws. Times are in
+// view is what /json serves and the page draws. Times are in
 // milliseconds.
-type View struct {
+type view struct {
 	// Frames are the window's frames, oldest first.
-	Frames []FrameView `json:"frames"`
+	Frames []frameView `json:"frames"`
 	// BudgetCPUMs and BudgetGPUMs are the recorder's frame budgets
 	// (timeline.Options.CPUBudget, GPUBudget), 0 when not set.
 	BudgetCPUMs float64 `json:"budget_cpu_ms"`
@@ -22,12 +22,12 @@ type View struct {
 	// Selected is the frame Zones lists: ?frame=ID when the window holds
 	// it, else the slowest settled frame of the window.
 	Selected uint64     `json:"selected"`
-	Zones    []ZoneView `json:"zones"`
+	Zones    []zoneView `json:"zones"`
 	// Stats are the zones' durations over the window, by kind and name,
 	// the 100 with the most time.
-	Stats []ZoneStats `json:"stats"`
+	Stats []zoneStats `json:"stats"`
 	// Clocks are the GPU queues' clock models.
-	Clocks []ClockView `json:"clocks"`
+	Clocks []clockView `json:"clocks"`
 	// Drops are the recorder's drop counters by cause
 	// (timeline.DropCause names), Missed the spans this view copied too
 	// late to show (they had left the recorder's memory), and CaptureLost
@@ -38,7 +38,7 @@ type View struct {
 	// Books are the recorder's ledger, by book (timeline.BookKind names):
 	// what it was handed, delivered to a Dump or sink, holds open, and
 	// lost (the book's part of Drops).
-	Books       map[string]BookView `json:"books"`
+	Books       map[string]bookView `json:"books"`
 	CaptureLost uint64              `json:"capture_lost"`
 	// Settled is the newest frame whose GPU time is final; Open the frame
 	// in progress.
@@ -49,9 +49,9 @@ type View struct {
 	BadRequests uint64 `json:"bad_requests"`
 }
 
-// BookView is one book of the recorder's ledger; Balanced says Issued =
+// bookView is one book of the recorder's ledger; Balanced says Issued =
 // Delivered + Open + Lost.
-type BookView struct {
+type bookView struct {
 	Issued    uint64 `json:"issued"`
 	Delivered uint64 `json:"delivered"`
 	Open      uint64 `json:"open"`
@@ -59,19 +59,19 @@ type BookView struct {
 	Balanced  bool   `json:"balanced"`
 }
 
-// FrameView is one frame: its CPU time (BeginFrame to EndFrame) and, once
+// frameView is one frame: its CPU time (BeginFrame to EndFrame) and, once
 // settled, its GPU time (the union of its outermost GPU zones, as the
 // recorder's "GPU time per frame" counter has it), else -1.
-type FrameView struct {
+type frameView struct {
 	ID    uint64  `json:"id"`
 	CPUMs float64 `json:"cpu_ms"`
 	GPUMs float64 `json:"gpu_ms"`
 }
 
-// ZoneView is one span of the selected frame: its track (a GPU queue, a
+// zoneView is one span of the selected frame: its track (a GPU queue, a
 // lane of one, or a CPU track), kind "gpu" or "cpu", start from the
 // frame's start, duration and nesting depth.
-type ZoneView struct {
+type zoneView struct {
 	Track   string  `json:"track"`
 	Kind    string  `json:"kind"`
 	Name    string  `json:"name"`
@@ -80,8 +80,8 @@ type ZoneView struct {
 	Depth   uint16  `json:"depth"`
 }
 
-// ZoneStats are the durations of the spans of one name and kind.
-type ZoneStats struct {
+// zoneStats are the durations of the spans of one name and kind.
+type zoneStats struct {
 	Name  string  `json:"name"`
 	Kind  string  `json:"kind"`
 	Count int     `json:"count"`
@@ -90,8 +90,8 @@ type ZoneStats struct {
 	MaxMs float64 `json:"max_ms"`
 }
 
-// ClockView is one GPU queue's clock model (clock.Quality).
-type ClockView struct {
+// clockView is one GPU queue's clock model (clock.Quality).
+type clockView struct {
 	Queue    string  `json:"queue"`
 	ErrUs    float64 `json:"err_us"`
 	DriftPPM float64 `json:"drift_ppm"`
@@ -101,14 +101,14 @@ type ClockView struct {
 	Resets   uint64  `json:"resets"`
 }
 
-// viewCache holds the part of the View every viewer shares, made once a
+// viewCache holds the part of the view every viewer shares, made once a
 // poll, and the index of the window's spans by frame.
 type viewCache struct {
 	views   uint64
 	made    bool
-	shared  View
+	shared  view
 	byFrame map[uint64][]int32
-	// plain is the default View (the slowest frame selected) as JSON,
+	// plain is the default view (the slowest frame selected) as JSON,
 	// with the counters of refusals it was made with: most viewers ask
 	// for it, and share these bytes.
 	plain            []byte
@@ -117,7 +117,7 @@ type viewCache struct {
 
 const ms = float64(time.Millisecond)
 
-// viewJSON is the View with frame selected, as JSON.
+// viewJSON is the view with frame selected, as JSON.
 func (w *watcher) viewJSON(frame uint64, refused, bad uint64) []byte {
 	w.mu.Lock()
 	if !w.cache.made || w.cache.views != w.win.views {
@@ -182,10 +182,10 @@ func (w *watcher) makeShared(c *viewCache) {
 	for dc := range timeline.NumDropCauses {
 		v.Drops[dc.String()] = *wn.drops.Count(dc)
 	}
-	v.Books = map[string]BookView{}
+	v.Books = map[string]bookView{}
 	for k := range timeline.NumBooks {
 		b, lost := wn.ledger.Book(k), wn.ledger.Lost(k, wn.drops).Total()
-		v.Books[k.String()] = BookView{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Lost: lost,
+		v.Books[k.String()] = bookView{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Lost: lost,
 			Balanced: b.Issued == b.Delivered+b.Open+lost}
 	}
 
@@ -214,7 +214,7 @@ func (w *watcher) makeShared(c *viewCache) {
 	var slowest uint64
 	worst := -1.0
 	for _, f := range wn.frames {
-		fv := FrameView{ID: f.ID, CPUMs: float64(f.End-f.Start) / ms, GPUMs: -1}
+		fv := frameView{ID: f.ID, CPUMs: float64(f.End-f.Start) / ms, GPUMs: -1}
 		if f.ID <= wn.settled {
 			fv.GPUMs = float64(w.gpuBusy(c.byFrame[f.ID])) / ms
 			if t := max(fv.CPUMs, fv.GPUMs); t > worst {
@@ -227,13 +227,13 @@ func (w *watcher) makeShared(c *viewCache) {
 
 	for k, d := range durs {
 		slices.Sort(d)
-		v.Stats = append(v.Stats, ZoneStats{
+		v.Stats = append(v.Stats, zoneStats{
 			Name: w.name(k.name), Kind: k.kind, Count: len(d),
 			P50Ms: d[(len(d)-1)/2], P95Ms: d[(len(d)-1)*95/100], MaxMs: d[len(d)-1],
 		})
 	}
-	total := func(z ZoneStats) float64 { return z.P50Ms * float64(z.Count) }
-	slices.SortFunc(v.Stats, func(a, b ZoneStats) int {
+	total := func(z zoneStats) float64 { return z.P50Ms * float64(z.Count) }
+	slices.SortFunc(v.Stats, func(a, b zoneStats) int {
 		if ta, tb := total(a), total(b); ta != tb {
 			if ta > tb {
 				return -1
@@ -259,7 +259,7 @@ func (w *watcher) makeShared(c *viewCache) {
 			continue
 		}
 		q := m.Quality()
-		cv := ClockView{ErrUs: q.ErrNs / 1e3, DriftPPM: q.DriftPPM, AgeS: -1, Samples: q.Samples, Outliers: q.Outliers, Resets: q.Resets}
+		cv := clockView{ErrUs: q.ErrNs / 1e3, DriftPPM: q.DriftPPM, AgeS: -1, Samples: q.Samples, Outliers: q.Outliers, Resets: q.Resets}
 		if t := w.track(g.Track()); t != nil {
 			cv.Queue = t.Name
 		}
@@ -296,7 +296,7 @@ func (w *watcher) gpuBusy(idx []int32) int64 {
 
 // zonesOf lists the GPU and CPU spans of frame, by track and in the one
 // span order. Caller holds mu.
-func (w *watcher) zonesOf(frame uint64) []ZoneView {
+func (w *watcher) zonesOf(frame uint64) []zoneView {
 	idx := w.cache.byFrame[frame]
 	if len(idx) == 0 {
 		return nil
@@ -311,10 +311,10 @@ func (w *watcher) zonesOf(frame uint64) []ZoneView {
 		spans[k] = w.win.spans[j]
 	}
 	slices.SortFunc(spans, func(a, b timeline.Span) int { return timeline.CompareSpans(&a, &b) })
-	out := make([]ZoneView, 0, len(spans))
+	out := make([]zoneView, 0, len(spans))
 	for _, s := range spans {
 		t := w.track(s.Track)
-		z := ZoneView{Track: t.Name, Kind: "cpu", Name: w.name(s.Name), StartMs: float64(s.Start-start) / ms, DurMs: float64(s.Dur()) / ms, Depth: s.Depth}
+		z := zoneView{Track: t.Name, Kind: "cpu", Name: w.name(s.Name), StartMs: float64(s.Start-start) / ms, DurMs: float64(s.Dur()) / ms, Depth: s.Depth}
 		if isGPU(t.Kind) {
 			z.Kind = "gpu"
 		}
