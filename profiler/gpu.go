@@ -135,6 +135,7 @@ type GPU struct {
 	unlinked  atomic.Uint64         // zones whose command buffer no Submit of their frame named
 	delivered atomic.Uint64         // zones converted: handed to the timeline, or returned by Collect
 	manual    atomic.Bool           // the application collects: Profiler.BeginFrame leaves the context to it
+	auto      []ZoneResult          // under Profiler.frameMu: the results Profiler.BeginFrame collects, dropped
 	err       atomic.Pointer[error] // the first lasting fault (Err)
 
 }

@@ -82,7 +82,8 @@ func (p *Profiler) BeginFrame() uint64 {
 	p.mu.Unlock()
 	for _, g := range gpus {
 		if !g.manual.Load() {
-			_, err := g.collect(nil, g.pool.Collect)
+			var err error
+			g.auto, err = g.collect(g.auto[:0], g.pool.Collect) // a buffer reused: no allocation once warm
 			g.keep(err)
 		}
 	}
