@@ -107,10 +107,11 @@ func (p *Profiler) Frame() uint64 { return p.rec.Frame() }
 // Dump returns the timeline so far (or its flight-recorder window).
 func (p *Profiler) Dump() *timeline.Trace { return p.rec.Dump() }
 
-// Close ends the frame in progress, closes every GPU context (see [GPU.Close]: each collects what the
-// GPU has finished and counts the rest), then the recorder, flushing it to
-// its sink. Call it once the application has waited for its GPU work
-// (vkDeviceWaitIdle), before it destroys its device.
+// Close ends the frame in progress, closes every GPU context (see
+// [GPU.Close]: each collects what the GPU has finished and counts the
+// rest), then the recorder, flushing it to its sink. Call it once the
+// application has waited for its GPU work (vkDeviceWaitIdle), before it
+// destroys its device.
 func (p *Profiler) Close() error {
 	p.frameMu.Lock()
 	if p.rec.Frame() != 0 {
