@@ -154,48 +154,14 @@ type Stats struct {
 // reads. All methods are safe for concurrent use, except that one CPUTrack
 // is used by one goroutine at a time.
 //
-// CPU spans are written by their track's goroutine into the track's own
-// buffer, lock-free and allocation-free; EndFrame, Flush and Dump collect
-// them. Spans still open are in no Trace yet. GPU spans come from the
-// profiler, already on the host clock, with the frame that recorded them
-// and the key of the submission that carried them; a CPU span marked as
-// the submitter of that key (OpenSpan.Submitted) gets a Flow to each.
-//
-// Memory: the recorder holds at most Options.MaxSpans spans, and as many
-// of each of frames, samples, calibrations and flows (DefaultMaxSpans
-// unless set), letting the oldest go as new ones come. Without a window or
-// sink that is all it lets go. With a window it is a flight recorder: Dump
-// returns the window, and a frame over Options.CPUBudget or GPUBudget has
-// it dumped to Options.OnBudget. With a sink, finished data is streamed
-// and then let go, unless a window keeps it for Dump too.
-//
-// Time: no call does work in proportion to what the recorder holds, but
-// Dump (and so a frame over budget): an item is let go in constant time,
-// as a new one comes over the cap, or in EndFrame and Flush, which let go
-// at most a few times what was recorded since they last did.
-//
-// Counters: the recorder samples tracks of its own. "CPU time per frame"
-// is each frame's End-Start, at its end. "GPU time per frame" is the time
-// covered by the frame's outermost GPU zones on all queues together (their
-// union), at the end of the last one, once the frame has settled
-// (Options.SettleFrames). A frame with no GPU zones gets no GPU time
-// sample rather than 0, so that a frame whose results were lost is not
-// mistaken for one that was idle. "GPU zones dropped" is the running total
-// of GPU zones that never reached the timeline (Drops.GPUZones), sampled
-// at EndFrame when it changed. Each GPU
-// queue's "clock error" track is the clock model's error bound, sampled at
-// each AddCalibration.
-//
-// Drops: Drops.Spans counts CPU spans the recorder dropped itself (a CPU
-// track's buffer full, spans nested deeper than MaxCPUDepth, a NameID
-// never given out), Drops.GPUSpans the GPU zones it dropped (End < Start,
-// an unknown name, an unknown track, no lane left), and Drops.Untimed the
-// GPU zones it kept but left out of "GPU time per frame" (too late).
-// Drops.Evicted counts spans that left memory (out of the window, or over
-// MaxSpans) without having been in a Dump or a sink batch: data that was
-// delivered is not lost, so it is not counted; Stats.Evicted counts the
-// frames, samples, calibrations and flows that left the same way. The
-// other counts are the profiler's, passed in with AddDrops.
+// It holds at most Options.MaxSpans spans, and as many of each of frames,
+// samples, calibrations and flows, letting the oldest go as new ones come;
+// no call but Dump does work in proportion to what it holds. With a window
+// it is a flight recorder, with a sink it streams. What it drops is
+// counted in Drops (Spans, GPUSpans, Untimed, Evicted; the other causes
+// are the profiler's, passed in with AddDrops). How it collects, bounds
+// and counts, and its counter tracks, are in docs/design.md of the
+// repository.
 type Recorder struct {
 	frame     atomic.Uint64 // the open frame's ID; 0 between frames
 	last      atomic.Uint64 // the ID of the frame begun last
