@@ -47,53 +47,19 @@
 // # Cost
 //
 // Mounting starts nothing. The first request starts one goroutine that
-// copies what is new from the recorder ([timeline.Recorder.Peek]) every
-// [Options].PollEvery (default 250 ms), at most 4096 spans per lock hold;
-// it stops after 10 s without a request or capture. It copies every 50 ms
-// while captures run, and while the recorder keeps less than two
-// PollEvery of spans ([timeline.Peeked].Oldest), as a flight recorder's
-// window at a high frame rate does, or spans left it before the last copy
-// came. A recorder that keeps less than 50 ms loses spans to the view,
-// which counts them.
-//
-// So with no viewer the render loop runs exactly as without the handler,
-// and with viewers it shares the recorder's lock with one reader, four to
-// twenty times a second, however many viewers there are: they all read
-// one snapshot, which changes at most once a PollEvery. The window holds
-// the last [Options].WindowFrames frames and their spans, at most
-// [MaxWindowSpans].
-//
-// While ?seconds captures run, the poller also cuts what it copies into
-// batches of whole frames, shared by every capture: a frame's batch is
-// made once its GPU results are all in, so that its CPU spans, its GPU
-// zones and the flows between them go together, at most 1024 spans a
-// batch unless one frame has more. Each capture's own goroutine (its
-// request's) writes the batches as they come: a trace capture sends each
-// to its client and keeps none, a gpu capture adds each to its profile,
-// which holds stacks, not spans. So a capture costs memory for the
-// batches it has yet to write, not for its seconds. A capture 64 batches
-// behind (its client reads too slowly) loses the next batch, and counts
-// it. Batches, the writers' buffers and the gzip compressors of profiles
-// are reused, so that captures allocate little once warm.
-//
-// # What a capture holds
-//
-// A trace from /trace?seconds or a profile from /gpu holds the frames that
-// settled during its seconds, their spans and the flows between them, and
-// the recorder's names and tracks. Its Drops count what it lacks: what
-// never reached the recorder's memory during the capture (zones refused or
-// never ended, spans dropped on entry: [timeline.Peeked].Upstream, not
-// what the recorder let go of after the poller had copied it), and what
-// the handler could not deliver: spans the poller copied too late (they
-// had left the recorder's memory), spans of batches a slow client had no
-// room for, and spans past [MaxCaptureSpans] in Drops.Evicted, the frames
-// of those batches in Drops.Frames, and in Drops.Flows the flows whose two
-// spans are not in one batch (one was before the capture, or a CPU span
-// ended frames after its frame's GPU results were in). A trace from
-// /trace?frames=N counts, the same way, what never reached the recorder's
-// memory since it started, the spans the window copied too late, and the
-// flows with one span outside the N frames. Counters and calibrations are
-// in the application's own traces, not in these.
+// copies what is new from the recorder every [Options].PollEvery (every
+// 50 ms while captures run) and stops after 10 s without a request, or
+// when the profiler closes. With no viewer the render loop runs exactly as
+// without the handler; with viewers it shares the recorder's lock with that
+// one reader, however many viewers there are. A ?seconds capture costs
+// memory for the batches of whole frames it has yet to write, not for its
+// seconds; one 64 batches behind (a client that reads too slowly) loses
+// the next batch, and counts it. A trace or profile from the view counts
+// in its Drops what it lacks: what never reached the recorder's memory,
+// and what the view could not deliver (copied too late, a slow client,
+// [MaxCaptureSpans], flows with one end outside it). How the poller,
+// batches and captures are bounded, and what exactly each count holds,
+// is in docs/design.md of the repository.
 //
 // A client that stops reading fails its request 10 s after its last write
 // began, so that it holds no capture or viewer slot longer; HEAD on a
