@@ -42,8 +42,7 @@ func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
 // Profiler.BeginFrame leaves that context to it.
 func (g *GPU) Collect(dst []ZoneResult) []ZoneResult {
 	g.manual.Store(true)
-	dst, err := g.collect(dst, g.pool.Collect)
-	g.keep(err)
+	dst, _ = g.collect(dst, g.pool.Collect)
 	return dst
 }
 
@@ -81,20 +80,20 @@ func (g *GPU) keep(err error) {
 // command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	g.manual.Store(true)
-	dst, err := g.collect(dst, g.pool.Drain)
-	g.keep(err)
-	return dst, err
+	return g.collect(dst, g.pool.Drain)
 }
 
 // collect reads pairs with read (the pool's Collect or Drain), converts
-// them, and adds them to the timeline.
+// them, and adds them to the timeline; a fault is kept for Err too.
 func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	if g.state.Load() != stateOpen {
 		return dst, g.refusal()
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.collectLocked(dst, read)
+	dst, err := g.collectLocked(dst, read)
+	g.mu.Unlock()
+	g.keep(err)
+	return dst, err
 }
 
 // collectLocked is collect for a caller holding g.mu, open or closing.

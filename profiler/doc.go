@@ -68,13 +68,13 @@
 // (Unended: given up once the application has waited for its frame, so it
 // costs no later frame), never submitted (Unsubmitted), not finished or not
 // collected at Close (Pending), read back before any calibration
-// (Uncalibrated; Collect then returns an error wrapping
-// [ErrNoCalibration]); a zone of a command buffer no [GPU.Submit] of its
-// frame named loses its arrow (Flows). Misuse that loses nothing (ending a
-// zone twice or after its frame was given up) is counted as misuse
-// (Misuse), not as a loss; ending the zero Zone does nothing. Each context keeps
-// the books ([Stats].Balanced: issued = delivered + open + lost), and hands
-// them to the recorder with its zones, whose [timeline.Ledger] every trace
+// (Uncalibrated; [GPU.Err] then reports [ErrNoCalibration]); a zone of a
+// command buffer no [GPU.Submit] of its frame named loses its arrow
+// (Flows). Misuse that loses nothing (ending a zone twice or after its
+// frame was given up) is counted as misuse (Misuse), not as a loss; ending
+// the zero Zone does nothing. Each context keeps the books
+// ([Stats].Balanced: issued = delivered + open + lost), and hands them to
+// the recorder with its zones, whose [timeline.Ledger] every trace
 // carries. Nothing panics.
 //
 // Closing: [Profiler.Close] and [GPU.Close] collect every zone the GPU has

@@ -74,22 +74,26 @@ func (p *Profiler) CPUTrack(name string) *timeline.CPUTrack { return p.rec.CPUTr
 func (p *Profiler) BeginFrame() uint64 {
 	p.frameMu.Lock()
 	defer p.frameMu.Unlock()
-	if p.rec.Frame() != 0 {
-		p.rec.EndFrame()
-	}
+	p.endOpenFrame()
 	p.mu.Lock()
 	gpus := append(p.scratch[:0], p.gpus...)
 	p.mu.Unlock()
 	for _, g := range gpus {
 		if !g.manual.Load() {
-			var err error
-			g.auto, err = g.collect(g.auto[:0], g.pool.Collect) // a buffer reused: no allocation once warm
-			g.keep(err)
+			g.auto, _ = g.collect(g.auto[:0], g.pool.Collect) // a buffer reused: no allocation once warm
 		}
 	}
 	clear(gpus)
 	p.scratch = gpus[:0]
 	return p.rec.BeginFrame()
+}
+
+// endOpenFrame ends the frame in progress, if any: at a frame boundary
+// that is no misuse. The caller holds frameMu.
+func (p *Profiler) endOpenFrame() {
+	if p.rec.Frame() != 0 {
+		p.rec.EndFrame()
+	}
 }
 
 // EndFrame ends the current frame and returns its CPU time in ns, from
@@ -114,9 +118,7 @@ func (p *Profiler) Dump() *timeline.Trace { return p.rec.Dump() }
 // destroys its device.
 func (p *Profiler) Close() error {
 	p.frameMu.Lock()
-	if p.rec.Frame() != 0 {
-		p.rec.EndFrame() // the frame in progress ends here
-	}
+	p.endOpenFrame()
 	p.frameMu.Unlock()
 	p.mu.Lock()
 	gpus := append([]*GPU(nil), p.gpus...)

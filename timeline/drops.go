@@ -34,8 +34,8 @@ type Drops struct {
 	// of batches the recorder's sink failed to write.
 	Sink uint64
 	// Misuse counts API misuse that lost nothing (it is not in Total):
-	// zones ended twice or after their frame was given up,
-	// spans ended out of order or twice, EndFrame with no frame.
+	// zones ended twice or after their frame was given up, spans ended
+	// out of order or twice, EndFrame with no frame.
 	Misuse uint64
 }
 

@@ -302,10 +302,10 @@ func (p *Pool) unwritable(s *Slot) bool {
 // harvestFinal harvests a slot at the pool's end: what was ended and not
 // read back is Pending rather than Unwritten. The caller holds p.mu.
 func (p *Pool) harvestFinal(s *Slot) {
-	before := p.unwritten.Load()
+	before := p.unsubmitted.Load()
 	p.harvest(s)
-	if n := p.unwritten.Load() - before; n > 0 {
-		p.unwritten.Add(-n)
+	if n := p.unsubmitted.Load() - before; n > 0 {
+		p.unsubmitted.Add(-n)
 		p.pending.Add(n)
 	}
 }
@@ -320,7 +320,7 @@ func (p *Pool) harvest(s *Slot) {
 			case pairEnded, pairEnding:
 				r := b.results[4*j : 4*j+4]
 				if r[1] == 0 || r[3] == 0 {
-					p.unwritten.Add(1)
+					p.unsubmitted.Add(1)
 					break
 				}
 				p.ready = append(p.ready, Result{

@@ -183,9 +183,9 @@ type Pool struct {
 
 	growMu sync.Mutex // one Begin at a time makes a slot's extra blocks
 
-	pairs, collected, dropped, noSlot, unended, unwritten atomic.Uint64
-	lateEnds, misuse, grown, behind, pending, extended    atomic.Uint64
-	closedRefused                                         atomic.Uint64
+	pairs, collected, queryLimit, noFrame, unended, unsubmitted atomic.Uint64
+	lateEnds, misuse, grown, behind, pending, extended          atomic.Uint64
+	refusedClosed                                               atomic.Uint64
 }
 
 // New creates a Pool on dev. Closing dev closes the pool first (see
@@ -565,7 +565,7 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 func (p *Pool) refuse(s *Slot) (Pair, bool) {
 	s.refused.Add(1)
 	s.writers.Add(-1)
-	p.dropped.Add(1)
+	p.queryLimit.Add(1)
 	return Pair{}, false
 }
 
@@ -573,9 +573,9 @@ func (p *Pool) refuse(s *Slot) (Pair, bool) {
 // pool is closed, or because no frame was begun (or found a free slot).
 func (p *Pool) refuseNoFrame() (Pair, bool) {
 	if p.closed.Load() {
-		p.closedRefused.Add(1)
+		p.refusedClosed.Add(1)
 	} else {
-		p.noSlot.Add(1)
+		p.noFrame.Add(1)
 	}
 	return Pair{}, false
 }
@@ -601,8 +601,8 @@ func (p *Pool) noSlotError() error {
 // Stats returns the counters so far.
 func (p *Pool) Stats() Stats {
 	return Stats{
-		Pairs: p.pairs.Load(), Collected: p.collected.Load(), QueryLimit: p.dropped.Load(),
-		NoFrame: p.noSlot.Load(), Closed: p.closedRefused.Load(), Unended: p.unended.Load(), Unsubmitted: p.unwritten.Load(),
+		Pairs: p.pairs.Load(), Collected: p.collected.Load(), QueryLimit: p.queryLimit.Load(),
+		NoFrame: p.noFrame.Load(), Closed: p.refusedClosed.Load(), Unended: p.unended.Load(), Unsubmitted: p.unsubmitted.Load(),
 		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
 		Pending: p.pending.Load(), Extended: p.extended.Load(),
 	}

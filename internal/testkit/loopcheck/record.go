@@ -76,16 +76,14 @@ func (r *run) frame(f int) error {
 		return err
 	}
 	r.endSpan(fs)
-	switch {
-	case r.l.Boundary: // the next BeginFrame ends the frame and collects
-	case pl.collect == 0:
+	if !r.l.Boundary { // else the next BeginFrame ends the frame and collects
 		r.p.EndFrame()
-		r.collect(false)
-	case pl.collect == 1:
-		r.p.EndFrame()
-		r.collect(true)
-	default:
-		r.p.EndFrame()
+		switch pl.collect {
+		case 0:
+			r.collect(false)
+		case 1:
+			r.collect(true)
+		}
 	}
 	if !r.l.Calibrated && r.l.Calibrate > 0 && f%r.l.Calibrate == 0 {
 		for _, g := range r.gpus {
