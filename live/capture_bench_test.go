@@ -9,6 +9,7 @@ import (
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/testkit/benchspans"
 	"github.com/framescope/framescope/timeline"
 )
@@ -53,13 +54,13 @@ func BenchmarkCaptureStream(b *testing.B) {
 	for i := range ws {
 		ws[i] = perfetto.NewWriter(io.Discard, perfetto.Options{FlushBytes: 16 << 10})
 	}
-	var p timeline.Peeked
+	var p record.Peeked
 	var seq uint64
 	var t timeline.Trace
 	id := uint64(0)
 	frame := func() {
 		id++
-		p = timeline.Peeked{Spans: p.Spans[:0], Seqs: p.Seqs[:0], Frames: p.Frames[:0], Flows: p.Flows[:0]}
+		p = record.Peeked{Spans: p.Spans[:0], Seqs: p.Seqs[:0], Frames: p.Frames[:0], Flows: p.Flows[:0]}
 		f := frames[id%uint64(len(frames))]
 		first := seq + 1
 		for _, s := range f.Spans {
@@ -122,7 +123,7 @@ func TestCaptureMemoryBounded(t *testing.T) {
 	var st stream
 	st.start(&wn, timeline.Process{})
 	outs := []captureOut{&traceOut{rw: discard{}}, &profileOut{rw: discard{}, b: pprof.NewBuilder(pprof.Options{OmitFrames: true})}}
-	var p timeline.Peeked
+	var p record.Peeked
 	var seq uint64
 	heap := func() uint64 {
 		var m runtime.MemStats
@@ -136,7 +137,7 @@ func TestCaptureMemoryBounded(t *testing.T) {
 		early, late = 300, 3000
 	}
 	for id := uint64(1); id <= late; id++ {
-		p = timeline.Peeked{Spans: p.Spans[:0], Seqs: p.Seqs[:0], Frames: p.Frames[:0]}
+		p = record.Peeked{Spans: p.Spans[:0], Seqs: p.Seqs[:0], Frames: p.Frames[:0]}
 		f := frames[id%uint64(len(frames))]
 		shift := int64(id)*16_666_667 - f.Frames[0].Start // frame id at its own time
 		for _, s := range f.Spans {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/reach"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
 	"github.com/google/pprof/profile"
@@ -39,9 +41,9 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 	t.Helper()
 	a := &gpuApp{p: profiler.New(o), stop: make(chan struct{})}
 	a.every.Store(int64(every))
-	rec := a.p.Recorder()
-	loop := a.p.CPUTrack("render loop")
-	submit, record, draw, shadow := a.p.Name("submit"), a.p.Name("record"), a.p.Name("draw"), a.p.Name("shadow")
+	rec, _ := reach.Profiler(a.p)
+	loop := rec.CPUTrack("render loop")
+	submit, recordN, draw, shadow := a.p.Name("submit"), a.p.Name("record"), a.p.Name("draw"), a.p.Name("shadow")
 	q := rec.QueueTrack(timeline.Queue{Device: "sim", Flags: "graphics"})
 	src := rec.GPUSource(q)
 	a.wg.Add(1)
@@ -59,7 +61,7 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 			default:
 			}
 			f := a.p.BeginFrame()
-			loop.Span(record).End()
+			loop.Span(recordN).End()
 			s := loop.Span(submit)
 			s.Submitted(f)
 			t0 := timeline.Now()
@@ -69,7 +71,7 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 			if len(subs) > int(lag) {
 				g := subs[0]
 				subs = subs[1:]
-				rec.AddGPUSpans(q, []timeline.GPUSpan{
+				rec.AddGPUSpans(q, []record.GPUSpan{
 					{Name: draw, Start: g.start, End: g.end, Frame: g.frame, Key: g.frame},
 					{Name: shadow, Start: g.start + 10_000, End: g.start + 20_000, Frame: g.frame, Key: g.frame, Depth: 1},
 				})
@@ -93,8 +95,8 @@ func startGPUAppWith(t *testing.T, o profiler.Options, every time.Duration, lag 
 // leaves its window undelivered (the capture had it). The gpu capture of
 // the same seconds has the zones' time.
 func TestCaptureWholeFrames(t *testing.T) {
-	for _, o := range []profiler.Options{{}, {Recorder: timeline.Options{WindowFrames: 1000}}} {
-		t.Run(fmt.Sprintf("window %d", o.Recorder.WindowFrames), func(t *testing.T) { wholeFrames(t, o) })
+	for _, o := range []profiler.Options{{}, {WindowFrames: 1000}} {
+		t.Run(fmt.Sprintf("window %d", o.WindowFrames), func(t *testing.T) { wholeFrames(t, o) })
 	}
 }
 
@@ -168,8 +170,8 @@ func wholeFrames(t *testing.T, o profiler.Options) {
 	}
 }
 
-// record is a captureOut that keeps counts, and can be made to wait.
-type record struct {
+// counted is a captureOut that keeps counts, and can be made to wait.
+type counted struct {
 	hold                 chan struct{} // closed to let the first batch through
 	spans, flows, frames int
 	batches              int
@@ -177,7 +179,7 @@ type record struct {
 	ended                bool
 }
 
-func (r *record) batch(t *timeline.Trace) error {
+func (r *counted) batch(t *timeline.Trace) error {
 	if r.hold != nil {
 		<-r.hold
 	}
@@ -189,12 +191,12 @@ func (r *record) batch(t *timeline.Trace) error {
 	return nil
 }
 
-func (r *record) end(t *timeline.Trace) error {
+func (r *counted) end(t *timeline.Trace) error {
 	r.drops, r.ended = t.Drops, true
 	return nil
 }
 
-func (r *record) release() {}
+func (r *counted) release() {}
 
 // TestSlowCaptureCounted: a capture whose client falls behind loses
 // batches, never blocks the poller, and counts what it lost: with a fast
@@ -215,7 +217,7 @@ func TestSlowCaptureCounted(t *testing.T) {
 	w.mu.Lock()
 	w.caps[fastK], w.caps[slowK] = struct{}{}, struct{}{}
 	w.mu.Unlock()
-	fast, slow := &record{}, &record{hold: make(chan struct{})}
+	fast, slow := &counted{}, &counted{hold: make(chan struct{})}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); w.serve(context.Background(), fastK, fast, 0) }()
@@ -273,7 +275,7 @@ func TestPollerKeepsUp(t *testing.T) {
 		}
 		return v.Missed
 	}
-	o := profiler.Options{Recorder: timeline.Options{WindowFrames: 300}}
+	o := profiler.Options{WindowFrames: 300}
 	t.Run("from the start", func(t *testing.T) {
 		a := startGPUAppWith(t, o, 200*time.Microsecond, 2)
 		hh, _ := New(a.p, Options{PollEvery: time.Second})

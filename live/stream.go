@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -25,7 +26,7 @@ type batch struct {
 	// t is a sink batch (see timeline.Sink): the name table and tracks so
 	// far, whole frames' spans, the flows between them, the frames; Drops
 	// is the recorder's running total of what never reached its memory
-	// (timeline.Peeked.Upstream).
+	// (record.Peeked.Upstream).
 	t timeline.Trace
 	// no numbers the batches of a stream, from 1.
 	no uint64
@@ -129,7 +130,7 @@ func (s *stream) stop() {
 }
 
 // add takes what one Peek copied.
-func (s *stream) add(p *timeline.Peeked) {
+func (s *stream) add(p *record.Peeked) {
 	s.held = append(s.held, p.Spans...)
 	s.heldSeq = append(s.heldSeq, p.Seqs...)
 	s.flows = append(s.flows, p.Flows...)

@@ -3,6 +3,7 @@ package live
 import (
 	"testing"
 
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -28,7 +29,7 @@ func newFeed() *feed {
 // frame adds one Peek: frame id ended with n CPU spans, the zones of frame
 // id-lag with their flows, settled up to id-lag; then an emit.
 func (f *feed) frame(id uint64, n, lag int) {
-	var p timeline.Peeked
+	var p record.Peeked
 	for i := 0; i < n; i++ {
 		f.seq++
 		p.Spans = append(p.Spans, timeline.Span{Track: 1, Name: 1, Start: int64(id*1000) + int64(i), End: int64(id*1000) + int64(i) + 1, Frame: id})
@@ -125,7 +126,7 @@ func TestStreamCutsBetweenFrames(t *testing.T) {
 // the stream, or was never copied, or its frame settled long before.
 func TestStreamSplitFlows(t *testing.T) {
 	f := newFeed()
-	p := timeline.Peeked{
+	p := record.Peeked{
 		Spans: []timeline.Span{
 			{Track: 1, Name: 1, Start: 10, End: 20, Frame: 1},
 			{Track: 1, Name: 1, Start: 30, End: 40, Frame: 5}, // an open frame
@@ -152,7 +153,7 @@ func TestStreamSplitFlows(t *testing.T) {
 // TestStreamNoFrame: a span of no frame waits one batch, then goes.
 func TestStreamNoFrame(t *testing.T) {
 	f := newFeed()
-	f.st.add(&timeline.Peeked{Spans: []timeline.Span{{Track: 1, Name: 1, Start: 1, End: 2}}, Seqs: []uint64{1}})
+	f.st.add(&record.Peeked{Spans: []timeline.Span{{Track: 1, Name: 1, Start: 1, End: 2}}, Seqs: []uint64{1}})
 	if bs := f.st.emit(&f.wn, 0, timeline.Drops{}, false); len(bs) != 0 {
 		t.Fatalf("a span of no frame went at once: %+v", bs)
 	}
@@ -166,7 +167,7 @@ func TestStreamNoFrame(t *testing.T) {
 func TestStreamBounded(t *testing.T) {
 	f := newFeed()
 	for !f.st.full() { // frame 1 never settles
-		var p timeline.Peeked
+		var p record.Peeked
 		for range 1000 {
 			f.seq++
 			p.Spans = append(p.Spans, timeline.Span{Track: 1, Name: 1, Start: int64(f.seq), End: int64(f.seq) + 1, Frame: 1})

@@ -16,7 +16,7 @@ type view struct {
 	// Frames are the window's frames, oldest first.
 	Frames []frameView `json:"frames"`
 	// BudgetCPUMs and BudgetGPUMs are the recorder's frame budgets
-	// (timeline.Options.CPUBudget, GPUBudget), 0 when not set.
+	// (profiler.Options.CPUBudget, GPUBudget), 0 when not set.
 	BudgetCPUMs float64 `json:"budget_cpu_ms"`
 	BudgetGPUMs float64 `json:"budget_gpu_ms"`
 	// Selected is the frame Zones lists: ?frame=ID when the window holds

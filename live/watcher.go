@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/framescope/framescope/internal/reach"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
 )
@@ -30,7 +32,8 @@ const (
 // keeps the window of the last frames that every viewer reads.
 type watcher struct {
 	p    *profiler.Profiler
-	rec  *timeline.Recorder
+	rec  *record.Recorder
+	done <-chan struct{} // closed by the profiler's Close
 	opt  Options
 	idle time.Duration // idleStop; shorter in tests
 
@@ -42,8 +45,8 @@ type watcher struct {
 	win     window
 	caps    map[*capture]struct{}
 	cache   viewCache
-	peeked  timeline.Peeked // the poller's buffers, reused
-	st      stream          // the captures' batches; the poller's alone
+	peeked  record.Peeked // the poller's buffers, reused
+	st      stream        // the captures' batches; the poller's alone
 	// fast says the last poll found that the recorder keeps less than
 	// two PollEvery of spans, or that spans had left it before they were
 	// copied: the poller copies every captureEvery.
@@ -54,7 +57,7 @@ type watcher struct {
 // window is what the watcher holds: names, tracks, the last frames and
 // their spans and flows. Only the poller writes it, under watcher.mu.
 type window struct {
-	cursor  timeline.PeekCursor
+	cursor  record.PeekCursor
 	peeks   int // Peeks since the watcher started
 	names   []string
 	tracks  []timeline.Track
@@ -70,7 +73,7 @@ type window struct {
 	drops   timeline.Drops  // the recorder's running total
 	ledger  timeline.Ledger // and its books
 	// upstream is the recorder's running total of what never reached its
-	// memory (timeline.Peeked.Upstream): what the window and captures
+	// memory (record.Peeked.Upstream): what the window and captures
 	// lack besides what they copied too late.
 	upstream timeline.Drops
 	polls    uint64
@@ -105,7 +108,8 @@ const captureEvery = 50 * time.Millisecond
 const captureQueue = 64
 
 func newWatcher(p *profiler.Profiler, o Options) *watcher {
-	return &watcher{p: p, rec: p.Recorder(), opt: o, idle: idleStop, caps: map[*capture]struct{}{}, wake: make(chan struct{}, 1)}
+	rec, done := reach.Profiler(p)
+	return &watcher{p: p, rec: rec, done: done, opt: o, idle: idleStop, caps: map[*capture]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
 // touch notes a request and starts the poller if it is not running.
@@ -120,7 +124,7 @@ func (w *watcher) startLocked() {
 	if w.running {
 		return
 	}
-	if isClosed(w.p.Done()) {
+	if isClosed(w.done) {
 		// The profiler is closed: the window holds its last frames, and
 		// nothing new will come.
 		if w.seeded == nil || !isClosed(w.seeded) {
@@ -142,7 +146,7 @@ func (w *watcher) run(seeded chan struct{}) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	next := time.Now()
-	done := w.p.Done()
+	done := w.done
 	for {
 		closed := isClosed(done)
 		w.poll() // after a close, the last: what Close flushed
@@ -179,7 +183,7 @@ func (w *watcher) run(seeded chan struct{}) {
 			w.running = false
 			w.win = window{} // let the window's memory go
 			w.cache = viewCache{}
-			w.peeked = timeline.Peeked{}
+			w.peeked = record.Peeked{}
 			w.st.stop()
 			w.mu.Unlock()
 			return
@@ -239,7 +243,7 @@ func (w *watcher) poll() {
 	w.mu.Unlock()
 	p := &w.peeked // only the poller uses it
 	for i := 0; i < peeksPerPoll; i++ {
-		*p = timeline.Peeked{Names: p.Names[:0], Tracks: p.Tracks[:0], Spans: p.Spans[:0], Seqs: p.Seqs[:0],
+		*p = record.Peeked{Names: p.Names[:0], Tracks: p.Tracks[:0], Spans: p.Spans[:0], Seqs: p.Seqs[:0],
 			Flows: p.Flows[:0], Frames: p.Frames[:0]}
 		c = w.rec.Peek(c, peekSpans, p)
 		w.mu.Lock()
@@ -305,7 +309,7 @@ func (w *watcher) deliver(bs []*batch, before timeline.Drops) {
 }
 
 // merge adds one Peek to the window. Caller holds mu.
-func (w *watcher) merge(p *timeline.Peeked, c timeline.PeekCursor) {
+func (w *watcher) merge(p *record.Peeked, c record.PeekCursor) {
 	wn := &w.win
 	wn.cursor = c
 	wn.peeks++

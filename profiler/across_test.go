@@ -2,10 +2,10 @@ package profiler
 
 import (
 	"fmt"
-	vkg "github.com/vulkan-go/vulkan"
 	"testing"
 
 	"github.com/framescope/framescope/internal/vk"
+	vkg "github.com/vulkan-go/vulkan"
 )
 
 // A zone begun in one command buffer and ended (EndIn) in a later one of
@@ -58,7 +58,7 @@ func TestZoneAcrossCommandBuffers(t *testing.T) {
 				by := map[Name]ZoneResult{}
 				for _, z := range zs {
 					if z.Frame != id {
-						t.Errorf("zone %q of frame %d, want %d", r.p.Recorder().NameOf(z.Name), z.Frame, id)
+						t.Errorf("zone %q of frame %d, want %d", r.p.rec.NameOf(z.Name), z.Frame, id)
 					}
 					by[z.Name] = z
 				}

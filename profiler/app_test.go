@@ -14,6 +14,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/testkit/leakcheck"
 	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
@@ -34,7 +35,7 @@ type app struct {
 	dev  *profiler.Device
 	p    *profiler.Profiler
 	g    *profiler.GPU
-	main *timeline.CPUTrack
+	main profiler.CPUTrack
 
 	opts   profiler.GPUOptions // g's
 	labels bool                // the device was wrapped with DebugUtils
@@ -58,7 +59,7 @@ type app struct {
 type appConfig struct {
 	vk       vk.Config
 	gpu      profiler.GPUOptions
-	recorder timeline.Options
+	recorder record.Options
 	ring     int // command buffers in flight; 0: gpu.FramesInFlight (or 3)
 	labels   bool
 }
@@ -105,7 +106,7 @@ func newApp(t *testing.T, c appConfig) *app {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := profiler.New(profiler.Options{Recorder: c.recorder})
+	p := profiler.NewWith(c.recorder)
 	c.gpu.DebugLabels = c.labels
 	g, err := p.GPU(dev, gq, c.gpu)
 	if err != nil {

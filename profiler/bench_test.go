@@ -80,7 +80,7 @@ func (r *benchRig) submitWait() {
 // profiler makes a GPU context on the rig's queue with room for queries per
 // frame, TOP_OF_PIPE stages and no background calibration.
 func (r *benchRig) profiler(queries uint32) (*Profiler, *GPU) {
-	p := New(Options{Recorder: timeline.Options{WindowFrames: 4}})
+	p := New(Options{WindowFrames: 4})
 	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, Flags: QueueFlags(r.q.Bits), ValidBits: r.q.ValidBits},
 		GPUOptions{FramesInFlight: 1, QueriesPerFrame: queries, MaxQueriesPerFrame: queries,
 			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/framescope/framescope/internal/querypool"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -125,7 +126,7 @@ type cmdStack struct {
 
 // convert turns raw pairs into results and timeline spans. The caller
 // holds g.mu.
-func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, []timeline.GPUSpan) {
+func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, []record.GPUSpan) {
 	spans := g.spans[:0]
 	var stacks []cmdStack // small: one per command buffer of a frame
 	stacks = g.stacks[:0]
@@ -175,7 +176,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 			}
 			z.Depth = uint16(min(len(st.ends), math.MaxUint16))
 			st.ends = append(st.ends, e)
-			spans = append(spans, timeline.GPUSpan{
+			spans = append(spans, record.GPUSpan{
 				Name: z.Name, Start: s, End: e, Frame: z.Frame,
 				ErrNs: uint32(min(z.ErrNs, math.MaxUint32)), Depth: z.Depth, Key: z.Key,
 			})
@@ -199,11 +200,11 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 // when it changed. A context on another clock than the timeline's hands
 // it nothing: its zones and counts are in Collect and Stats alone. The
 // caller holds g.mu.
-func (g *GPU) deliverLocked(spans []timeline.GPUSpan) error {
+func (g *GPU) deliverLocked(spans []record.GPUSpan) error {
 	var err error
 	if !g.ownClock {
 		b := g.book()
-		err = g.src.Deliver(spans, timeline.SourceReport{
+		err = g.src.Deliver(spans, record.SourceReport{
 			Issued: b.Issued, Open: b.Open, Lost: b.Lost, Unlinked: g.unlinked.Load(),
 		})
 	}

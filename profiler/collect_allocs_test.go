@@ -6,7 +6,6 @@ import (
 
 	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
-	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -24,7 +23,7 @@ func collectAllocs(t *testing.T, boundary bool) {
 	const zones, warm, measured = 200, 40, 20
 	q := vktest.Graphics(t, vk.Config{})
 	// A flight recorder, as a long-running application would have.
-	r := &rig{t: t, q: q, dev: &Device{d: q.Dev}, p: New(Options{Recorder: timeline.Options{WindowFrames: 4}})}
+	r := &rig{t: t, q: q, dev: &Device{d: q.Dev}, p: New(Options{WindowFrames: 4})}
 	var err error
 	r.g, err = r.p.GPU(r.dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: QueueFlags(q.Q.Bits), ValidBits: q.Q.ValidBits},
 		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * (zones + 1), Calibration: CalibrationOptions{Interval: -1}})

@@ -1,7 +1,8 @@
 // Package profiler is Framescope's public API: what an application calls
 // to profile its Vulkan frames.
 //
-// A [Profiler] holds the names, frames and CPU tracks (a [timeline.Recorder]).
+// A [Profiler] holds the names, frames, CPU tracks and counters of one
+// timeline.
 // A [GPU] is one VkQueue's context: zones are recorded into command buffers
 // with vkCmdWriteTimestamp, read back without ever stalling the render
 // loop, converted to host CLOCK_MONOTONIC by a calibrated clock model, and
@@ -39,7 +40,7 @@
 // Frames in flight: [GPUOptions].FramesInFlight (1 to 16) is how many frames
 // the application keeps in flight. A frame's zones are read back once the
 // application has waited for it, and the timeline waits for each queue's
-// word that a frame's results are all in ([timeline.GPUSource]), so
+// word that a frame's results are all in, so
 // that zones, their flows and the frame's GPU time arrive however late.
 //
 // Frames in flight count the application's frames: a context whose queue

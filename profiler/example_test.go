@@ -5,19 +5,18 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/profiler"
-	"github.com/framescope/framescope/timeline"
 )
 
 func ExampleProfiler_EndFrame() {
 	var slow int
-	p := profiler.New(profiler.Options{Recorder: timeline.Options{
+	p := profiler.New(profiler.Options{
 		WindowFrames: 120, // a flight recorder of the last 120 frames
 		CPUBudget:    50 * time.Millisecond,
 		GPUBudget:    16 * time.Millisecond,
-		OnBudget: func(o timeline.OverBudget) {
+		OnBudget: func(o profiler.OverBudget) {
 			slow++ // an exporter would write o.Trace, the last 120 frames, to a file
 		},
-	}})
+	})
 	defer p.Close()
 	render := p.CPUTrack("render loop")
 	update := p.Name("update")

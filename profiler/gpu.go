@@ -8,6 +8,7 @@ import (
 
 	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/querypool"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
@@ -110,7 +111,7 @@ type GPU struct {
 	dev    *vk.Device
 	queue  Queue
 	track  timeline.TrackID
-	src    *timeline.GPUSource // tells the recorder how far results are in
+	src    *record.GPUSource // tells the recorder how far results are in
 	pool   *querypool.Pool
 	begin  vkg.PipelineStageFlagBits
 	end    vkg.PipelineStageFlagBits
@@ -127,7 +128,7 @@ type GPU struct {
 	mu        sync.Mutex // frames, submissions, collection
 	frame     uint64
 	raw       []querypool.Result
-	spans     []timeline.GPUSpan
+	spans     []record.GPUSpan
 	stacks    []cmdStack
 	lastCal   int64
 	ownClock  bool // zones are on another clock than the timeline's: not added to it
@@ -368,8 +369,8 @@ func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
 // and, when its frame had submissions on this context, is counted as a
 // lost arrow ([timeline.Drops].Flows, in [Stats].Drops too). A frame with
 // no Submit at all asks for no arrows: its zones lose none.
-func (g *GPU) Submit(s timeline.OpenSpan, cmds ...vkg.CommandBuffer) {
-	s.Submitted(g.submitted(cmds))
+func (g *GPU) Submit(s Span, cmds ...vkg.CommandBuffer) {
+	s.s.Submitted(g.submitted(cmds))
 }
 
 // submitted notes cmds as one submission of the current frame and returns

@@ -1,8 +1,13 @@
 package profiler
 
 import (
+	"os"
+	"path/filepath"
 	"sync"
+	"time"
 
+	"github.com/framescope/framescope/internal/reach"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
 )
@@ -10,18 +15,77 @@ import (
 // Name is a zone or span name registered once with Profiler.Name.
 type Name = timeline.NameID
 
-// Options configure a Profiler.
+// Options configure a Profiler. The zero Options keep the newest 1Mi
+// spans in memory for [Profiler.Dump], with no sink.
 type Options struct {
-	// Recorder configures the timeline: flight-recorder window, sink for
-	// streaming, frame budgets that dump the window (CPUBudget,
-	// GPUBudget, OnBudget), limits.
-	Recorder timeline.Options
+	// Process names the process in every trace (default: the
+	// executable's name and its PID).
+	Process timeline.Process
+
+	// WindowFrames, when > 0, makes the profiler a flight recorder that
+	// keeps the last WindowFrames ended frames and the one in progress;
+	// older data leaves memory (counted in [timeline.Drops].Evicted when
+	// neither a Dump nor the Sink had it).
+	WindowFrames int
+	// MaxSpans caps the spans held in memory, and on its own each of the
+	// frames, counter samples, calibrations and arrows: the oldest go
+	// first (default 1Mi each, about 170 MiB in all).
+	MaxSpans int
+
+	// Sink, when set, receives finished data in batches (see
+	// [timeline.Sink]) every FlushEvery frames, at BeginFrame, and at
+	// Close; data handed to it leaves memory unless the window keeps it.
+	Sink       timeline.Sink
+	FlushEvery int
+
+	// CPUBudget and GPUBudget, when > 0, are the CPU and GPU time a frame
+	// may take. OnBudget is called with each frame found over one, and
+	// the window dumped then (with WindowFrames set, the frames before
+	// it), on the goroutine whose call found it: BeginFrame or EndFrame.
+	// After a call, frames over that budget are passed again only once
+	// the window has moved on (WindowFrames frames, or 60), or when one is
+	// worse than the one last passed.
+	CPUBudget, GPUBudget time.Duration
+	OnBudget             func(OverBudget)
+}
+
+// OverBudget is a frame found over a budget of [Options].
+type OverBudget struct {
+	Frame uint64        // the frame
+	GPU   bool          // over GPUBudget (else CPUBudget)
+	Took  time.Duration // its GPU or CPU time
+	// Trace is the profiler's Dump when the frame was found over: at its
+	// end for the CPU budget, a few frames later, once its GPU time was
+	// known, for the GPU budget.
+	Trace *timeline.Trace
+}
+
+// recorderOptions maps o to the recorder's options.
+func (o Options) recorderOptions() record.Options {
+	ro := record.Options{
+		Process:      o.Process,
+		WindowFrames: max(o.WindowFrames, 0),
+		MaxSpans:     o.MaxSpans,
+		Sink:         o.Sink,
+		FlushEvery:   max(o.FlushEvery, 0),
+		CPUBudget:    max(o.CPUBudget, 0),
+		GPUBudget:    max(o.GPUBudget, 0),
+	}
+	if ro.Process == (timeline.Process{}) {
+		ro.Process = timeline.Process{PID: int32(os.Getpid()), Name: filepath.Base(os.Args[0])}
+	}
+	if on := o.OnBudget; on != nil {
+		ro.OnBudget = func(b record.OverBudget) {
+			on(OverBudget{Frame: b.Frame, GPU: b.Budget == record.BudgetGPU, Took: b.Took, Trace: b.Trace})
+		}
+	}
+	return ro
 }
 
 // Profiler holds the timeline (names, frames, CPU tracks, GPU tracks) and
 // the GPU contexts feeding it.
 type Profiler struct {
-	rec *timeline.Recorder
+	rec *record.Recorder
 
 	mu   sync.Mutex
 	gpus []*GPU
@@ -37,18 +101,20 @@ type Profiler struct {
 }
 
 // New makes a Profiler.
-func New(o Options) *Profiler {
-	return &Profiler{rec: timeline.NewRecorder(o.Recorder), done: make(chan struct{})}
+func New(o Options) *Profiler { return newProfiler(o.recorderOptions()) }
+
+// newProfiler makes a Profiler whose recorder runs with o.
+func newProfiler(o record.Options) *Profiler {
+	p := &Profiler{rec: record.NewRecorder(o), done: make(chan struct{})}
+	return p
 }
 
-// Done returns a channel that Close closes, once it has collected and
-// flushed everything: what watches the profiler (the live view's poller)
-// stops then, rather than outlive it.
-func (p *Profiler) Done() <-chan struct{} { return p.done }
-
-// Recorder returns the timeline the profiler feeds: for CPU tracks,
-// counters, Dump and Flush.
-func (p *Profiler) Recorder() *timeline.Recorder { return p.rec }
+func init() {
+	reach.Profiler = func(p any) (*record.Recorder, <-chan struct{}) {
+		q := p.(*Profiler)
+		return q.rec, q.done
+	}
+}
 
 // GPUs returns the GPU contexts open on the profiler, in the order they
 // were made: for tools that show each queue's clock model
@@ -61,10 +127,6 @@ func (p *Profiler) GPUs() []*GPU {
 
 // Name registers a name once; use the handle on the hot path.
 func (p *Profiler) Name(s string) Name { return p.rec.Name(s) }
-
-// CPUTrack returns a named CPU track (a logical thread: render loop,
-// worker). Use one track from one goroutine at a time.
-func (p *Profiler) CPUTrack(name string) *timeline.CPUTrack { return p.rec.CPUTrack(name) }
 
 // BeginFrame is the frame boundary: it ends the frame in progress (as
 // EndFrame does), collects every GPU context into the timeline without
@@ -100,7 +162,7 @@ func (p *Profiler) endOpenFrame() {
 // BeginFrame (0, counted as misuse, when no frame was begun). The next
 // BeginFrame ends the frame itself: call EndFrame for a frame's CPU time,
 // or to end the last frame before Close (which ends it too). It checks
-// the frame budgets of Options.Recorder, calling OnBudget for this frame
+// the frame budgets of [Options], calling OnBudget for this frame
 // when it went over the CPU budget, and for an older frame whose GPU time
 // settled now when that went over the GPU budget.
 func (p *Profiler) EndFrame() int64 { return p.rec.EndFrame() }

@@ -3,20 +3,18 @@ package profiler
 import (
 	"testing"
 	"time"
-
-	"github.com/framescope/framescope/timeline"
 )
 
 // TestEndFrameBudget checks that EndFrame returns the frame's CPU time and
-// that the budgets of Options.Recorder reach the recorder.
+// that the budgets of Options reach the recorder: with a window of one
+// frame, every frame over budget is passed.
 func TestEndFrameBudget(t *testing.T) {
-	var got []timeline.OverBudget
-	p := New(Options{Recorder: timeline.Options{
-		WindowFrames: 2,
+	var got []OverBudget
+	p := New(Options{
+		WindowFrames: 1,
 		CPUBudget:    1, // every frame sleeps at least 1µs
-		BudgetEvery:  1,
-		OnBudget:     func(o timeline.OverBudget) { got = append(got, o) },
-	}})
+		OnBudget:     func(o OverBudget) { got = append(got, o) },
+	})
 	work := p.Name("work")
 	cpu := p.CPUTrack("render")
 	var took []int64
@@ -36,7 +34,7 @@ func TestEndFrameBudget(t *testing.T) {
 	for i, o := range got {
 		frames := o.Trace.Frames
 		last := frames[len(frames)-1]
-		if o.Frame != uint64(i+1) || o.Budget != timeline.BudgetCPU || last.ID != o.Frame {
+		if o.Frame != uint64(i+1) || o.GPU || last.ID != o.Frame {
 			t.Errorf("call %d: %+v with frames %+v", i, o, frames)
 		}
 		if int64(o.Took) != took[i] || took[i] != last.End-last.Start || took[i] < int64(time.Microsecond) {

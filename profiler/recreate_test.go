@@ -3,6 +3,7 @@ package profiler_test
 import (
 	"testing"
 
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
 )
@@ -51,8 +52,8 @@ func TestAppContextRecreated(t *testing.T) {
 			var over []uint64
 			a := newApp(t, appConfig{
 				gpu: profiler.GPUOptions{FramesInFlight: 3},
-				recorder: timeline.Options{GPUBudget: 1, BudgetEvery: 1, OnBudget: func(o timeline.OverBudget) {
-					if o.Budget == timeline.BudgetGPU {
+				recorder: record.Options{GPUBudget: 1, BudgetEvery: 1, OnBudget: func(o record.OverBudget) {
+					if o.Budget == record.BudgetGPU {
 						over = append(over, o.Frame)
 					}
 				}},
@@ -69,7 +70,7 @@ func TestAppContextRecreated(t *testing.T) {
 			a.expect(tr, 0, timeline.Drops{})
 			// Frames settled together are passed to OnBudget once
 			// (BudgetEvery): each is found over budget all the same.
-			if st := a.p.Recorder().Stats(); st.OverBudget != uint64(a.frames) || len(over) == 0 || over[len(over)-1] <= 16 {
+			if st := profiler.RecorderOf(a.p).Stats(); st.OverBudget != uint64(a.frames) || len(over) == 0 || over[len(over)-1] <= 16 {
 				t.Errorf("%d frames found over the GPU budget, want each of the %d; OnBudget had frames %v, want some after the last re-creation", st.OverBudget, a.frames, over)
 			}
 			gpu := 0

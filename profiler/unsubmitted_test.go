@@ -75,7 +75,7 @@ func TestUnsubmittedZonesCountedUnwritten(t *testing.T) {
 				if z.Frame == 1 {
 					n++
 					if z.Name != kept {
-						t.Errorf("frame 1 gave back zone %q", r.p.Recorder().NameOf(z.Name))
+						t.Errorf("frame 1 gave back zone %q", r.p.rec.NameOf(z.Name))
 					}
 				}
 			}

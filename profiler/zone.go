@@ -83,7 +83,7 @@ func (g *GPU) labelFor(name Name) vk.Label {
 		p.labelMu.RUnlock()
 	}
 	// The table grows only to names the recorder gave out (at most
-	// timeline.MaxNames), never to whatever a caller passes.
+	// 1Mi), never to whatever a caller passes.
 	s := p.rec.NameOf(name)
 	if s == "" {
 		return unknownLabel

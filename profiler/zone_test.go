@@ -114,7 +114,7 @@ func TestNestedZonesInsideParents(t *testing.T) {
 	wantDepth := map[Name]uint16{names[0]: 0, names[1]: 1, names[2]: 2, names[3]: 1}
 	for i, z := range zs {
 		if z.Depth != wantDepth[z.Name] {
-			t.Errorf("zone %d (%s): depth %d, want %d", i, r.p.Recorder().NameOf(z.Name), z.Depth, wantDepth[z.Name])
+			t.Errorf("zone %d (%s): depth %d, want %d", i, r.p.rec.NameOf(z.Name), z.Depth, wantDepth[z.Name])
 		}
 		if z.End < z.Begin {
 			t.Errorf("zone %d ends before it begins", i)

@@ -1,18 +1,13 @@
-// Package timeline is Framescope's data model and live recorder, in pure
-// Go: it knows nothing of Vulkan. The profiler package feeds a [Recorder];
-// exporters read the plain [Trace] it hands out.
+// Package timeline is Framescope's data model, in pure Go: a [Trace] of
+// tracks, spans, arrows, frames and counter samples, with the books of
+// what was lost. A profiler.Profiler makes one ([profiler.Profiler.Dump],
+// or batches to a [Sink]); the exporters write it and read it back.
 //
-//	r := timeline.NewRecorder(timeline.Options{WindowFrames: 600})
-//	update := r.Name("update")   // names are registered once
-//	main := r.CPUTrack("main")   // one track per thread
-//	for {
-//		r.BeginFrame()
-//		s := main.Span(update)   // no allocation, no lock
-//		// ...
-//		s.End()
-//		r.EndFrame()
+//	t := p.Dump() // p: a *profiler.Profiler
+//	if err := t.Validate(); err != nil { ... }
+//	for _, s := range t.Spans {
+//		fmt.Println(t.Name(s.Name), t.Track(s.Track).Name, s.Dur())
 //	}
-//	t := r.Dump() // the last 600 frames, for an exporter
 //
 // All times are nanoseconds of the host's CLOCK_MONOTONIC, the clock [Now]
 // reads. GPU spans arrive already converted by the clock model (package
@@ -24,10 +19,8 @@
 // [Trace.Validate] checks, in that order, that the spans of each track
 // nest.
 //
-// Memory is bounded: [Options].MaxSpans and the windows cap what is held,
-// a [Sink] takes batches as they are finished, and everything that does
-// not reach a Dump or a sink is counted in [Drops] by [DropCause]. The
-// recorder keeps books of what it was handed ([Ledger]): for GPU zones,
-// CPU spans and arrows, issued = delivered + open + lost, each loss under
-// one cause. Every Trace carries them, and they balance against its Drops.
+// Nothing is lost silently: what did not reach the trace is counted in
+// [Drops], by cause, and the books of what the profiler was handed
+// ([Ledger]: for GPU zones, CPU spans and arrows, issued = delivered +
+// open + lost) balance against them. Every Trace carries both.
 package timeline

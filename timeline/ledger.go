@@ -1,9 +1,9 @@
 package timeline
 
-// Ledger is the books of what a recorder was handed: every GPU zone, CPU
+// Ledger is the books of what a profiler was handed: every GPU zone, CPU
 // span and arrow ends in exactly one place, a trace or a cause of [Drops],
-// unless it is still open. A recorder keeps it ([Recorder.Stats]), every
-// [Trace] it makes carries it, and every exporter writes it, so that a
+// unless it is still open. Every [Trace] a profiler makes carries it, and
+// every exporter writes it, so that a
 // trace says not only what it lacks but that nothing else is missing:
 // for each book, Issued = Delivered + Open + its losses ([Ledger.Lost]).
 // The zero Ledger is a trace without books (one made elsewhere, or a

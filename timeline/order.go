@@ -46,19 +46,3 @@ func compareExtent(aStart, aEnd int64, aDepth uint16, bStart, bEnd int64, bDepth
 	}
 	return cmp.Compare(bEnd, aEnd)
 }
-
-// cmpGPUSpan orders GPU spans for placement on their queue, where depths
-// are not known yet: a zone's Depth counts only the zones of its own
-// command buffer. So it orders by time alone, start first and then end,
-// later first, so that a span comes after every span that can enclose it;
-// Depth breaks only exact ties. The depths placement then gives agree
-// with Encloses, and sort by CompareSpans the same way.
-func cmpGPUSpan(a, b GPUSpan) int {
-	if a.Start != b.Start {
-		return cmp.Compare(a.Start, b.Start)
-	}
-	if a.End != b.End {
-		return cmp.Compare(b.End, a.End)
-	}
-	return cmp.Compare(a.Depth, b.Depth)
-}

@@ -18,6 +18,7 @@ import (
 	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/live"
 	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -64,13 +65,13 @@ func TestLossVocabulary(t *testing.T) {
 
 	// Stats: the context's and the recorder's carry a Drops, and name no
 	// cause again.
-	for _, st := range []reflect.Type{reflect.TypeFor[profiler.Stats](), reflect.TypeFor[timeline.Stats]()} {
+	for _, st := range []reflect.Type{reflect.TypeFor[profiler.Stats](), reflect.TypeFor[record.Stats]()} {
 		f, ok := st.FieldByName("Drops")
 		if !ok || f.Type != dt {
 			t.Errorf("%s has no Drops field of type timeline.Drops", st)
 		}
 		for i := range st.NumField() {
-			// A count (not a breakdown by kind, as timeline.Stats.Evicted).
+			// A count (not a breakdown by kind, as record.Stats.Evicted).
 			if f := st.Field(i); causes[f.Name] && f.Type.Kind() == reflect.Uint64 {
 				t.Errorf("%s.%s counts a cause again, beside Drops", st, f.Name)
 			}

@@ -69,7 +69,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	p := profiler.New(profiler.Options{Recorder: timeline.Options{Process: timeline.Process{PID: int32(os.Getpid()), Name: "wrap"}}})
+	p := profiler.New(profiler.Options{Process: timeline.Process{PID: int32(os.Getpid()), Name: "wrap"}})
 	defer p.Close()
 	gpu, err := p.GPU(dev, queue, profiler.GPUOptions{FramesInFlight: *fif, DebugLabels: a.validation})
 	if err != nil {
@@ -179,8 +179,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	st := p.Recorder().Stats()
-	fmt.Fprintf(stdout, "wrap: device=%q frames=%d frames_in_flight=%d zones=%d flows=%d spans.render=%d spans.simulate=%d dropped=%d misuse=%d unlinked=%d validation=%d\n",
-		dev.Name(), *frames, *fif, nZones, nZones, nRender, nSim, st.Drops.Total(), st.Drops.Misuse, st.ZonesUnlinked, a.problems())
+	fmt.Fprintf(stdout, "wrap: device=%q frames=%d frames_in_flight=%d zones=%d flows=%d spans.render=%d spans.simulate=%d dropped=%d misuse=%d arrows_lost=%d validation=%d\n",
+		dev.Name(), *frames, *fif, nZones, nZones, nRender, nSim, tr.Drops.Total(), tr.Drops.Misuse, tr.Drops.Flows, a.problems())
 	return nil
 }

@@ -22,7 +22,7 @@ import (
 
 // recorded is what the example says it recorded, from its last line.
 type recorded struct {
-	frames, fif, zones, flows, render, simulate, dropped, misuse, unlinked, validation int
+	frames, fif, zones, flows, render, simulate, dropped, misuse, arrowsLost, validation int
 }
 
 var fieldRE = regexp.MustCompile(`\b([a-z_.]+)=(\d+)\b`)
@@ -31,7 +31,7 @@ func parseSummary(t *testing.T, line string) recorded {
 	t.Helper()
 	var r recorded
 	fields := map[string]*int{"frames": &r.frames, "frames_in_flight": &r.fif, "zones": &r.zones, "flows": &r.flows,
-		"spans.render": &r.render, "spans.simulate": &r.simulate, "dropped": &r.dropped, "misuse": &r.misuse, "unlinked": &r.unlinked, "validation": &r.validation}
+		"spans.render": &r.render, "spans.simulate": &r.simulate, "dropped": &r.dropped, "misuse": &r.misuse, "arrows_lost": &r.arrowsLost, "validation": &r.validation}
 	seen := 0
 	for _, m := range fieldRE.FindAllStringSubmatch(line, -1) {
 		if p, ok := fields[m[1]]; ok {
@@ -128,8 +128,8 @@ func TestWrap(t *testing.T) {
 				r.render != 4*frames+1 || r.simulate != 3*frames {
 				t.Fatalf("the example recorded %+v; want %d frames of 7 zones, 4+3 spans", r, frames)
 			}
-			if r.validation != 0 || r.dropped != 0 || r.misuse != 0 || r.unlinked != 0 {
-				t.Errorf("validation problems %d, dropped %d, misuse %d, zones unlinked %d: want none", r.validation, r.dropped, r.misuse, r.unlinked)
+			if r.validation != 0 || r.dropped != 0 || r.misuse != 0 || r.arrowsLost != 0 {
+				t.Errorf("validation problems %d, dropped %d, misuse %d, arrows lost %d: want none", r.validation, r.dropped, r.misuse, r.arrowsLost)
 			}
 			checkChrome(t, filepath.Join(dir, "wrap.json"), r)
 			checkPprof(t, filepath.Join(dir, "wrap.pb.gz"))

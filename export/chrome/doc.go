@@ -8,7 +8,7 @@
 // or streamed, as a [timeline.Sink]:
 //
 //	w := chrome.NewWriter(f)
-//	p := profiler.New(profiler.Options{Recorder: timeline.Options{Sink: w, FlushEvery: 60}})
+//	p := profiler.New(profiler.Options{Sink: w, FlushEvery: 60})
 //	// ... the render loop ...
 //	p.Close()
 //	w.Close()

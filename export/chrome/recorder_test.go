@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
@@ -27,7 +28,7 @@ func merge(batches []*timeline.Trace) *timeline.Trace {
 	return t
 }
 
-// TestRecorderSink streams a timeline.Recorder into a Writer, as the
+// TestRecorderSink streams a record.Recorder into a Writer, as the
 // profiler does, and checks the file against the batches the recorder
 // handed over, with Read and in Perfetto's trace processor.
 func TestRecorderSink(t *testing.T) {
@@ -42,7 +43,7 @@ func TestRecorderSink(t *testing.T) {
 		batches = append(batches, b)
 		return w.WriteBatch(b)
 	})
-	rec := timeline.NewRecorder(timeline.Options{Process: timeline.Process{PID: 99, Name: "recorded"}, Sink: sink, FlushEvery: 2, SettleFrames: 1})
+	rec := record.NewRecorder(record.Options{Process: timeline.Process{PID: 99, Name: "recorded"}, Sink: sink, FlushEvery: 2, SettleFrames: 1})
 	main := rec.CPUTrack("main")
 	q := rec.QueueTrack(timeline.Queue{Device: "test GPU", Flags: "graphics"})
 	nFrame, nSubmit, nPass, nDraw := rec.Name("update"), rec.Name("vkQueueSubmit"), rec.Name("pass"), rec.Name("draw \"x\"\n")
@@ -56,7 +57,7 @@ func TestRecorderSink(t *testing.T) {
 		sub.End()
 		end := timeline.Now() + 50_000
 		// The GPU zones: an outer pass with a child starting with it.
-		if err := rec.AddGPUSpans(q, []timeline.GPUSpan{
+		if err := rec.AddGPUSpans(q, []record.GPUSpan{
 			{Name: nPass, Start: start + 1_000, End: end, Frame: frame, ErrNs: 2600, Key: uint64(i + 1)},
 			{Name: nDraw, Start: start + 1_000, End: start + 3_000, Frame: frame, ErrNs: 2600, Depth: 1},
 		}); err != nil {

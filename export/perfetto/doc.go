@@ -10,7 +10,7 @@
 // to the last flush: a [Writer] is a [timeline.Sink].
 //
 //	w := perfetto.NewWriter(f, perfetto.Options{})
-//	p := profiler.New(profiler.Options{Recorder: timeline.Options{Sink: w, FlushEvery: 60}})
+//	p := profiler.New(profiler.Options{Sink: w, FlushEvery: 60})
 //	// ... the render loop ...
 //	p.Close() // hands the last batch to w
 //	w.Close()

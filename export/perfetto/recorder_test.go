@@ -5,11 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
 
-// TestRecorderSink streams a timeline.Recorder into a Writer, as the
+// TestRecorderSink streams a record.Recorder into a Writer, as the
 // profiler does, and checks the file against the batches the recorder
 // handed over, in Read and in the trace processor.
 func TestRecorderSink(t *testing.T) {
@@ -24,7 +25,7 @@ func TestRecorderSink(t *testing.T) {
 		batches = append(batches, b)
 		return w.WriteBatch(b)
 	})
-	rec := timeline.NewRecorder(timeline.Options{Process: timeline.Process{PID: 99, Name: "recorded"}, Sink: sink, FlushEvery: 2, SettleFrames: 1})
+	rec := record.NewRecorder(record.Options{Process: timeline.Process{PID: 99, Name: "recorded"}, Sink: sink, FlushEvery: 2, SettleFrames: 1})
 	main := rec.CPUTrack("main")
 	q := rec.QueueTrack(timeline.Queue{Device: "test GPU", Family: 0, Index: 0, Flags: "graphics"})
 	nFrame, nSubmit, nPass := rec.Name("update"), rec.Name("vkQueueSubmit"), rec.Name("pass")
@@ -37,7 +38,7 @@ func TestRecorderSink(t *testing.T) {
 		start := timeline.Now()
 		sub.End()
 		end := timeline.Now() + 50_000
-		if err := rec.AddGPUSpans(q, []timeline.GPUSpan{
+		if err := rec.AddGPUSpans(q, []record.GPUSpan{
 			{Name: nPass, Start: start + 1_000, End: end, Frame: frame, ErrNs: 2600, Key: uint64(i + 1)},
 			{Name: nPass, Start: start + 2_000, End: start + 3_000, Frame: frame, ErrNs: 2600, Depth: 1},
 		}); err != nil {

@@ -13,7 +13,7 @@
 // [timeline.Sink] that keeps the profile, not the spans:
 //
 //	b := pprof.NewBuilder(pprof.Options{OmitFrames: true})
-//	// each batch: b.WriteBatch(batch), or timeline.Options{Sink: b}
+//	// each batch: b.WriteBatch(batch), or profiler.Options{Sink: b}
 //	err := b.Write(f)
 //
 // With [Options].OmitFrames its memory grows with the distinct stacks of

@@ -3,6 +3,9 @@
 // library packages, over their non-test files, for issue 24's bound:
 //
 //	go run ./internal/cmd/apicensus clock export/chrome export/perfetto export/pprof live profiler profiler/benchgpu timeline
+//
+// With -v first, it also lists each name and, for a struct type, its count
+// of exported fields.
 package main
 
 import (
@@ -17,7 +20,17 @@ import (
 
 func main() {
 	tn, tf := 0, 0
-	for _, dir := range os.Args[1:] {
+	args := os.Args[1:]
+	verbose := len(args) > 0 && args[0] == "-v"
+	if verbose {
+		args = args[1:]
+	}
+	say := func(dir, name string, fields int) {
+		if verbose {
+			fmt.Printf("  %s.%s %d\n", filepath.Clean(dir), name, fields)
+		}
+	}
+	for _, dir := range args {
 		fs := token.NewFileSet()
 		pkgs, err := parser.ParseDir(fs, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 		if err != nil {
@@ -31,6 +44,7 @@ func main() {
 					case *ast.FuncDecl:
 						if d.Name.IsExported() && (d.Recv == nil || recvExported(d.Recv)) {
 							n++
+							say(dir, d.Name.Name, 0)
 						}
 					case *ast.GenDecl:
 						for _, s := range d.Specs {
@@ -39,11 +53,13 @@ func main() {
 								if s.Name.IsExported() {
 									n++
 									f += fields(s.Type)
+									say(dir, s.Name.Name, fields(s.Type))
 								}
 							case *ast.ValueSpec:
 								for _, id := range s.Names {
 									if id.IsExported() {
 										n++
+										say(dir, id.Name, 0)
 									}
 								}
 							}

@@ -36,10 +36,10 @@ type loop struct {
 	r     *renderer
 	p     *profiler.Profiler
 	gpu   *profiler.GPU
-	cpu   *timeline.CPUTrack
+	cpu   profiler.CPUTrack
 	raw   *rawZones
 	n     names
-	draws timeline.Counter
+	draws profiler.Counter
 	mask  uint64  // timestampValidBits
 	tick  float64 // ns per device tick
 
@@ -81,17 +81,17 @@ func newLoop(cfg Config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 	if q.ValidBits < 64 {
 		l.mask = 1<<q.ValidBits - 1
 	}
-	l.p = profiler.New(profiler.Options{Recorder: timeline.Options{
+	l.p = profiler.New(profiler.Options{
 		Process:    timeline.Process{PID: int32(os.Getpid()), Name: "triangle"},
 		Sink:       sink,
 		FlushEvery: cfg.flushEvery,
 		// With the live view on, the recorder keeps the last frames in
 		// memory after they go to the trace files, for the view to copy.
 		WindowFrames: liveWindow(cfg),
-	}})
+	})
 	l.n = registerNames(l.p)
 	l.cpu = l.p.CPUTrack("render loop")
-	l.draws = l.p.Recorder().Counter("draws", timeline.UnitCount)
+	l.draws = l.p.Counter("draws", timeline.UnitCount)
 
 	// Two queries a zone: the frame, pass, load, draw and copy zones and
 	// the extra ones, with room to spare; or the -queries cap.

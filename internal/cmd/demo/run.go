@@ -127,7 +127,7 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	}
 	heap := startHeapSampler()
 
-	var frameCPU, record []int64
+	var frameCPU, recordMs []int64
 	var last int64
 	f := 0
 	paced := time.Now()
@@ -145,7 +145,7 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 			last = t0
 			continue
 		}
-		record = keep(record, rec)
+		recordMs = keep(recordMs, rec)
 		if f > 0 {
 			frameCPU = keep(frameCPU, t0-last)
 		}
@@ -158,7 +158,7 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 
 	s := l.summary()
 	s.Frames = f
-	s.FrameCPU, s.Record = summarizeMs(frameCPU), summarizeMs(record)
+	s.FrameCPU, s.Record = summarizeMs(frameCPU), summarizeMs(recordMs)
 	hs := heap.stop()
 	s.HeapMaxMB, s.HeapMeanMB, s.HeapLiveMaxMB, s.HeapLiveMeanMB = hs.ObjectsMax, hs.ObjectsMean, hs.LiveMax, hs.LiveMean
 	s.AllocMBPerS, s.GCCycles = hs.AllocPerS, hs.Cycles

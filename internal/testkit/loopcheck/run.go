@@ -29,9 +29,9 @@ type run struct {
 	dev   *profiler.Device
 	gpus  []*profiler.GPU // per profiled queue
 	all   []*profiler.GPU // every context made, closed ones too
-	main  *timeline.CPUTrack
-	recs  []*timeline.CPUTrack // per recording goroutine
-	queue sync.Mutex           // the application's lock around its queues (FallbackLock)
+	main  profiler.CPUTrack
+	recs  []profiler.CPUTrack // per recording goroutine
+	queue sync.Mutex          // the application's lock around its queues (FallbackLock)
 
 	namesMu sync.Mutex
 	names   map[string]profiler.Name
@@ -84,7 +84,7 @@ func (r *run) name(s string) profiler.Name {
 // device wrapped, a context on each profiled queue.
 func (r *run) start() error {
 	l := r.l
-	o := profiler.Options{Recorder: timeline.Options{WindowFrames: l.Window, MaxSpans: l.MaxSpans}}
+	o := profiler.Options{WindowFrames: l.Window, MaxSpans: l.MaxSpans}
 	if l.Sink {
 		f, err := os.Create(filepath.Join(r.dir, "sink.perfetto-trace"))
 		if err != nil {
@@ -92,7 +92,7 @@ func (r *run) start() error {
 		}
 		r.out = f
 		r.sink = perfetto.NewWriter(f, perfetto.Options{})
-		o.Recorder.Sink, o.Recorder.FlushEvery = r.sink, l.FlushEvery
+		o.Sink, o.FlushEvery = r.sink, l.FlushEvery
 	}
 	r.p = profiler.New(o)
 	r.names = map[string]profiler.Name{}
@@ -297,7 +297,7 @@ func (r *run) faults() {
 	}
 }
 
-func (r *run) endSpan(s timeline.OpenSpan) {
+func (r *run) endSpan(s profiler.Span) {
 	s.End()
 	r.j.cpuSpans++
 }

@@ -1,0 +1,295 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// GPUSpan is a GPU zone handed to the recorder by the profiler, already on
+// the host clock.
+type GPUSpan struct {
+	Name  timeline.NameID
+	Start int64  // host CLOCK_MONOTONIC ns
+	End   int64  // host CLOCK_MONOTONIC ns; End >= Start
+	Frame uint64 // the frame whose command buffers recorded the zone
+	ErrNs uint32 // the clock model's error bound
+	// Depth is the zone's nesting level in its command buffer. It only
+	// breaks ties: a parent and child with equal times keep their order.
+	Depth uint16
+	// Key is the submission that carried the zone (see [OpenSpan.Submitted]);
+	// 0 for none.
+	Key uint64
+}
+
+// queueState is one GPU queue: its track, its lanes, its clock error
+// counter, and the sources that add its spans.
+type queueState struct {
+	q        timeline.Queue
+	name     string
+	errTrack timeline.TrackID
+	lanes    []*lane // lanes[0] is the queue track
+	sources  []*GPUSource
+}
+
+// MaxSettleFrames bounds how long a frame waits for a source that reports
+// its progress (GPUSource.Settle) but stops doing so: MaxSettleFrames
+// frames after it ended, a frame settles whatever the source says.
+const MaxSettleFrames = 256
+
+// GPUSource is one producer of a GPU queue's spans, a profiler's GPU
+// context, that tells the recorder how far its results are in. While a
+// queue has an open source, the recorder waits for its word before it
+// samples a frame's GPU time and before a submission key gives up waiting
+// for its zones, rather than Options.SettleFrames: however late results
+// come, they are timed and linked. A queue may have several sources over
+// a run, one after the other (a context closed and made again on the same
+// queue) or at once; each waits only for the frames it may still deliver.
+type GPUSource struct {
+	r  *Recorder
+	qs *queueState
+	// settled is the newest frame up to which the source has delivered
+	// or counted everything; guarded by r.mu.
+	settled uint64
+	closed  bool
+	last    SourceReport // the last report Deliver had
+}
+
+// SourceReport is what a source says of the zones it handed out, as
+// running totals, with every Deliver.
+type SourceReport struct {
+	// Issued counts the zones it began, refused ones included; Open, those
+	// not read back or given up yet (in flight on the GPU).
+	Issued, Open uint64
+	// Lost counts its zones lost by cause (QueryLimit, NoFrame, Closed,
+	// Unended, Unsubmitted, Pending, Uncalibrated) and its misuse (Misuse).
+	Lost timeline.Drops
+	// Unlinked counts the zones it delivered without the submission key
+	// their frame's submissions should have given them: arrows lost.
+	Unlinked uint64
+}
+
+// Deliver adds the source's zones spans, as AddGPUSpans does, and its
+// report, in one step: the recorder's Ledger and Drops never show the
+// spans without the report, or the report without the spans. spans may
+// be empty, to report refusals promptly.
+func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
+	if s == nil {
+		return nil
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := s.last
+	s.last = rep
+	r.srcZones.Issued += rep.Issued - old.Issued
+	r.srcZones.Open += rep.Open - old.Open
+	r.srcUnlinked += rep.Unlinked - old.Unlinked
+	d := rep.Lost.Sub(old.Lost)
+	d.Flows += rep.Unlinked - old.Unlinked
+	r.drops = r.drops.Add(d)
+	if len(spans) == 0 {
+		return nil
+	}
+	return r.addGPUSpans(s.qs.lanes[0].track, spans)
+}
+
+// GPUSource opens a source of the queue whose track is track (from
+// QueueTrack). It has delivered nothing yet, and can deliver nothing of
+// the frames that ended before it opened: it holds back only the frame in
+// progress and later ones. nil for an unknown track.
+func (r *Recorder) GPUSource(track timeline.TrackID) *GPUSource {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := r.queueOf[track]
+	if qs == nil {
+		return nil
+	}
+	s := &GPUSource{r: r, qs: qs, settled: r.beforeNextFrame()}
+	qs.sources = append(qs.sources, s)
+	r.sourced = true
+	return s
+}
+
+// beforeNextFrame is the newest frame that a source can no longer begin:
+// the one before the frame in progress, or the last ended when none is.
+// The caller holds mu.
+func (r *Recorder) beforeNextFrame() uint64 {
+	if r.open.ID != 0 {
+		return r.open.ID - 1
+	}
+	return r.lastID
+}
+
+// Settle tells the recorder that every zone of frames up to frame has
+// been added (AddGPUSpans) or counted as lost (AddDrops): no more will
+// come from this source. A frame the source may still begin is not
+// settled by it, whatever frame says: ^uint64(0) means everything so far.
+// Settle never moves back. Methods on a nil or closed source do nothing.
+func (s *GPUSource) Settle(frame uint64) {
+	if s == nil {
+		return
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.closed {
+		return
+	}
+	frame = min(frame, r.beforeNextFrame())
+	s.settled = max(s.settled, frame)
+}
+
+// Close says the source has delivered or counted everything it will:
+// from now on its queue waits only for its other sources.
+func (s *GPUSource) Close() {
+	if s == nil {
+		return
+	}
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.qs.sources = slices.DeleteFunc(s.qs.sources, func(x *GPUSource) bool { return x == s })
+}
+
+// gpuWatermark returns the newest frame up to which every open source has
+// settled, or everything when sources were opened and none is open now;
+// ok is false when no source was ever opened. The caller holds mu.
+func (r *Recorder) gpuWatermark() (frame uint64, ok bool) {
+	frame = ^uint64(0)
+	for _, qs := range r.queues {
+		for _, s := range qs.sources {
+			frame = min(frame, s.settled)
+		}
+	}
+	return frame, r.sourced
+}
+
+// QueueName is the name of a queue's track, e.g.
+// "NVIDIA H200 / graphics queue 0.0".
+func QueueName(q timeline.Queue) string {
+	kind := q.Flags
+	if kind == "" {
+		kind = "gpu"
+	}
+	dev := q.Device
+	if dev == "" {
+		dev = "GPU"
+	}
+	return dev + " / " + kind + " queue " + strconv.FormatUint(uint64(q.Family), 10) + "." + strconv.FormatUint(uint64(q.Index), 10)
+}
+
+// QueueTrack returns the track of queue q, defining it on first use.
+func (r *Recorder) QueueTrack(q timeline.Queue) timeline.TrackID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queueLocked(q)
+}
+
+func (r *Recorder) queueLocked(q timeline.Queue) timeline.TrackID {
+	if qs := r.queues[q]; qs != nil {
+		return qs.lanes[0].track
+	}
+	qs := &queueState{q: q, name: QueueName(q)}
+	id := r.addTrack(timeline.Track{Kind: timeline.TrackGPUQueue, Name: qs.name, Queue: q, Order: int32(len(r.queues))})
+	qs.lanes = []*lane{{track: id}}
+	r.queues[q] = qs
+	r.queueOf[id] = qs
+	return id
+}
+
+// ErrUnknownTrack is returned for a track ID the recorder did not define
+// for the use asked.
+var ErrUnknownTrack = errors.New("timeline: unknown track")
+
+// AddGPUSpans adds GPU zones of the queue whose track is track (from
+// QueueTrack). Zones may come in any batches and order; each goes on a
+// lane of the queue where it nests properly (see placeGPU), a new lane
+// when none fits. Zones with End < Start, an unknown name or no lane left
+// (Options.MaxLanes), and all zones given for an unknown track, are
+// dropped, counted in Drops.GPUSpans, and reported in the error; the
+// others are kept.
+func (r *Recorder) AddGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.handed += uint64(len(spans))
+	return r.addGPUSpans(track, spans)
+}
+
+// addGPUSpans is AddGPUSpans. The caller holds mu.
+func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
+	qs := r.queueOf[track]
+	if qs == nil {
+		r.drops.GPUSpans += uint64(len(spans))
+		return fmt.Errorf("%w %d for %d GPU spans", ErrUnknownTrack, track, len(spans))
+	}
+	buf := append(r.gpuScratch[:0], spans...)
+	slices.SortFunc(buf, cmpGPUSpan)
+	var bad, full int
+	for i := range buf {
+		g := &buf[i]
+		if g.End < g.Start || int(g.Name) >= len(r.names) {
+			bad++
+			continue
+		}
+		if !r.placeGPU(qs, g) {
+			full++
+		}
+	}
+	r.gpuScratch = buf[:0]
+	r.drops.GPUSpans += uint64(bad + full)
+	r.maybeEvict()
+	if bad > 0 || full > 0 {
+		return fmt.Errorf("timeline: %d GPU spans dropped on %q: %d with End < Start or an unknown name, %d with no free lane", bad+full, qs.name, bad, full)
+	}
+	return nil
+}
+
+// placeGPU puts g on a lane of qs where it nests properly: the lane where
+// it nests deepest, so that a zone stays with the zone containing it, and
+// the first such lane on a tie; a new lane when none fits and one is
+// allowed. The caller holds mu.
+func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
+	var l *lane
+	var pos int
+	var ls laneSpan
+	for _, c := range qs.lanes {
+		if p, s, ok := c.fit(g.Start, g.End); ok && (l == nil || s.depth > ls.depth) {
+			l, pos, ls = c, p, s
+		}
+	}
+	if l == nil {
+		if len(qs.lanes) >= r.opt.MaxLanes {
+			return false
+		}
+		n := len(qs.lanes)
+		l = &lane{track: r.addTrack(timeline.Track{
+			Kind: timeline.TrackGPULane, Name: qs.name + " lane " + strconv.Itoa(n),
+			Parent: qs.lanes[0].track, Order: int32(n), Queue: qs.q, Lane: int32(n),
+		})}
+		qs.lanes = append(qs.lanes, l)
+		pos, ls = 0, laneSpan{start: g.Start, end: g.End}
+	}
+	l.insert(pos, ls)
+	seq := r.appendSpan(timeline.Span{
+		Track: l.track, Name: g.Name, Start: g.Start, End: g.End,
+		Frame: g.Frame, Depth: ls.depth, ErrNs: g.ErrNs,
+	})
+	if g.Key != 0 {
+		r.linkGPU(g.Key, seq)
+	}
+	if ls.depth == 0 {
+		r.noteGPUFrame(g.Frame, g.Start, g.End)
+	}
+	return true
+}

@@ -1,7 +1,0 @@
-//go:build !race
-
-package timeline
-
-// raceOn is set under the race detector, which makes the recorder about
-// ten times slower: the long runs record fewer frames there.
-const raceOn = false
