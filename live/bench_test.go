@@ -77,7 +77,7 @@ func newRig(b *testing.B, queries uint32, mounted bool) *rig {
 	r.p = profiler.New(profiler.Options{})
 	r.g, err = r.p.GPU(pdev, gq, profiler.GPUOptions{FramesInFlight: 1, QueriesPerFrame: queries, MaxQueriesPerFrame: queries,
 		BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
-		Calibration: profiler.CalibrationOptions{Interval: -1}})
+		CalibrateEvery: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -660,11 +660,11 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 	}
 	gq, _ := dev.Queue(q.Q.Family, q.Q.Index)
 	p := profiler.New(profiler.Options{})
-	if _, err := p.GPU(dev, gq, profiler.GPUOptions{Calibration: profiler.CalibrationOptions{FallbackQueue: &gq}}); err == nil {
+	if _, err := p.GPU(dev, gq, profiler.GPUOptions{FallbackQueue: &gq}); err == nil {
 		t.Fatal("FallbackQueue without FallbackLock accepted")
 	}
 	g, err := p.GPU(dev, gq, profiler.GPUOptions{FramesInFlight: 2,
-		Calibration: profiler.CalibrationOptions{FallbackQueue: &gq, FallbackLock: q.Lock, Interval: time.Millisecond}})
+		FallbackQueue: &gq, FallbackLock: q.Lock, CalibrateEvery: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

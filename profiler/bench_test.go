@@ -84,7 +84,7 @@ func (r *benchRig) profiler(queries uint32) (*Profiler, *GPU) {
 	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, Flags: QueueFlags(r.q.Bits), ValidBits: r.q.ValidBits},
 		GPUOptions{FramesInFlight: 1, QueriesPerFrame: queries, MaxQueriesPerFrame: queries,
 			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
-			Calibration: CalibrationOptions{Interval: -1}})
+			CalibrateEvery: -1})
 	if err != nil {
 		r.b.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func BenchmarkCalibrationRound(b *testing.B) {
 	}
 	p := New(Options{})
 	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, ValidBits: r.q.ValidBits},
-		GPUOptions{Calibration: CalibrationOptions{Interval: -1}})
+		GPUOptions{CalibrateEvery: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 	vkg "github.com/vulkan-go/vulkan"
 )
 
-// CalibrationOptions configure how a GPU context samples its device clock
-// against CLOCK_MONOTONIC. Zero fields take defaults.
-type CalibrationOptions struct {
-	// Interval between background recalibration rounds. Default 1s.
-	// Negative: no background rounds; call GPU.Calibrate yourself.
+// calibration configures how a GPU context samples its device clock
+// against the host's: GPUOptions sets some fields, the rest keep their
+// defaults but in tests and the clock check. Zero fields take defaults.
+type calibration struct {
+	// Interval: GPUOptions.CalibrateEvery.
 	Interval time.Duration
 	// Burst is the most vkGetCalibratedTimestamps calls in one round; the
 	// one with the smallest maxDeviation is kept. Default 8.
@@ -28,27 +28,12 @@ type CalibrationOptions struct {
 	// NoCalibrated samples by submit-and-wait even where calibrated
 	// timestamps exist (to test the fallback).
 	NoCalibrated bool
-	// FallbackQueue is a queue the profiler may submit to from its own
-	// goroutine for submit-and-wait sampling, when calibrated timestamps
-	// are missing. vkQueueSubmit needs the queue externally synchronized,
-	// so FallbackQueue comes with FallbackLock: Profiler.GPU refuses one
-	// without the other. Without FallbackQueue the fallback runs only when
-	// the application calls [GPU.Calibrate] from the goroutine that owns
-	// the context's queue (at start-up, say, and every few seconds off the
-	// render path).
+	// FallbackQueue, FallbackLock and Clock: those of GPUOptions.
 	FallbackQueue *Queue
-	// FallbackLock is the lock the application holds around everything it
-	// does to FallbackQueue that Vulkan wants externally synchronized
-	// (vkQueueSubmit, vkQueueWaitIdle, vkQueueBindSparse, vkQueuePresentKHR,
-	// and vkDeviceWaitIdle, which covers every queue). The profiler takes
-	// it around each of its own vkQueueSubmit calls, never while waiting
-	// for the GPU; GPU.Calibrate takes it too, so do not call Calibrate
-	// while holding it.
-	FallbackLock sync.Locker
+	FallbackLock  sync.Locker
 	// FallbackTimeout bounds a submit-and-wait round. Default 100ms.
 	FallbackTimeout time.Duration
-	// Clock is the host clock to calibrate against. Default ClockMonotonic.
-	Clock HostClock
+	Clock           HostClock
 }
 
 // ErrNoCalibration is returned by Calibrate when no sampling method works.
@@ -56,7 +41,7 @@ var ErrNoCalibration = errors.New("profiler: no way to calibrate: no calibrated 
 
 type calibrator struct {
 	g      *GPU
-	o      CalibrationOptions
+	o      calibration
 	useExt bool
 	// calibrated is the vkGetCalibratedTimestamps call; tests wrap it.
 	calibrated func(doms []vk.TimeDomain, ts []uint64) (maxDeviation uint64, err error)
@@ -73,30 +58,30 @@ type calibrator struct {
 	stopMu  sync.Once
 }
 
-// Limits of CalibrationOptions.
+// Limits of calibration.
 const (
-	MinCalibrationInterval = time.Millisecond
-	MaxCalibrationBurst    = 256
-	MaxCalibrationBudget   = time.Minute
-	MaxFallbackTimeout     = 10 * time.Second
+	minCalibrationInterval = time.Millisecond
+	maxCalibrationBurst    = 256
+	maxCalibrationBudget   = time.Minute
+	maxFallbackTimeout     = 10 * time.Second
 )
 
 // check validates o against the limits, naming the option.
-func (o CalibrationOptions) check() error {
+func (o calibration) check() error {
 	switch {
-	case o.Interval > 0 && o.Interval < MinCalibrationInterval:
-		return fmt.Errorf("profiler: CalibrationOptions.Interval %v: at least %v (negative: no background rounds)", o.Interval, MinCalibrationInterval)
-	case o.Burst > MaxCalibrationBurst:
-		return fmt.Errorf("profiler: CalibrationOptions.Burst %d: at most %d", o.Burst, MaxCalibrationBurst)
-	case o.Budget > MaxCalibrationBudget:
-		return fmt.Errorf("profiler: CalibrationOptions.Budget %v: at most %v", o.Budget, MaxCalibrationBudget)
-	case o.FallbackTimeout > MaxFallbackTimeout:
-		return fmt.Errorf("profiler: CalibrationOptions.FallbackTimeout %v: at most %v", o.FallbackTimeout, MaxFallbackTimeout)
+	case o.Interval > 0 && o.Interval < minCalibrationInterval:
+		return fmt.Errorf("profiler: GPUOptions.CalibrateEvery %v: at least %v (negative: no background rounds)", o.Interval, minCalibrationInterval)
+	case o.Burst > maxCalibrationBurst:
+		return fmt.Errorf("profiler: calibration burst %d: at most %d", o.Burst, maxCalibrationBurst)
+	case o.Budget > maxCalibrationBudget:
+		return fmt.Errorf("profiler: calibration budget %v: at most %v", o.Budget, maxCalibrationBudget)
+	case o.FallbackTimeout > maxFallbackTimeout:
+		return fmt.Errorf("profiler: calibration fallback timeout %v: at most %v", o.FallbackTimeout, maxFallbackTimeout)
 	}
 	return o.Clock.check()
 }
 
-func newCalibrator(g *GPU, o CalibrationOptions) (*calibrator, error) {
+func newCalibrator(g *GPU, o calibration) (*calibrator, error) {
 	if o.Interval == 0 {
 		o.Interval = time.Second
 	}

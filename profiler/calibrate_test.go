@@ -46,10 +46,10 @@ func (s *scripted) call(doms []vk.TimeDomain, ts []uint64) (uint64, error) {
 
 // extRig is a context that calibrates with the extension and no
 // background rounds, its calibrated-timestamps call wrapped by s.
-func extRig(t *testing.T, o CalibrationOptions, s *scripted) *rig {
+func extRig(t *testing.T, o calibration, s *scripted) *rig {
 	t.Helper()
 	o.Interval = -1
-	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, Calibration: o})
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, calib: o})
 	if !r.g.cal.useExt {
 		t.Skipf("%s has no calibrated timestamps with the DEVICE and CLOCK_MONOTONIC domains", r.q.Dev.Caps.Name)
 	}
@@ -60,7 +60,7 @@ func extRig(t *testing.T, o CalibrationOptions, s *scripted) *rig {
 
 func TestCalibrationRoundStopsAtBurst(t *testing.T) {
 	s := &scripted{}
-	r := extRig(t, CalibrationOptions{Burst: 3, Budget: time.Minute}, s)
+	r := extRig(t, calibration{Burst: 3, Budget: time.Minute}, s)
 	before := r.g.Stats().Calibrations
 	for round := 1; round <= 2; round++ {
 		if err := r.g.Calibrate(); err != nil {
@@ -79,7 +79,7 @@ func TestCalibrationRoundStopsAtBurst(t *testing.T) {
 // third or fourth: however loaded the machine, no fifth call may start.
 func TestCalibrationRoundStopsAtBudget(t *testing.T) {
 	s := &scripted{delay: 100 * time.Microsecond}
-	r := extRig(t, CalibrationOptions{Burst: 100, Budget: 300 * time.Microsecond}, s)
+	r := extRig(t, calibration{Burst: 100, Budget: 300 * time.Microsecond}, s)
 	if err := r.g.Calibrate(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestCalibrationRoundStopsAtBudget(t *testing.T) {
 
 func TestCalibrationRoundKeepsSmallestDeviation(t *testing.T) {
 	s := &scripted{devs: []uint64{5000, 3000, 700, 900, 700}}
-	r := extRig(t, CalibrationOptions{Burst: 5, Budget: time.Minute}, s)
+	r := extRig(t, calibration{Burst: 5, Budget: time.Minute}, s)
 	c := r.g.cal
 	c.mu.Lock()
 	got, err := c.sampleExt()
@@ -111,7 +111,7 @@ func TestCalibrationRoundErrors(t *testing.T) {
 	boom := errors.New("device lost")
 	t.Run("first call fails", func(t *testing.T) {
 		s := &scripted{errAt: map[int]error{0: boom}}
-		r := extRig(t, CalibrationOptions{Burst: 4, Budget: time.Minute}, s)
+		r := extRig(t, calibration{Burst: 4, Budget: time.Minute}, s)
 		st := r.g.Stats()
 		if err := r.g.Calibrate(); !errors.Is(err, boom) {
 			t.Errorf("Calibrate: %v, want %v", err, boom)
@@ -126,7 +126,7 @@ func TestCalibrationRoundErrors(t *testing.T) {
 	})
 	t.Run("later call fails", func(t *testing.T) {
 		s := &scripted{devs: []uint64{3000, 800, 600}, errAt: map[int]error{2: boom}}
-		r := extRig(t, CalibrationOptions{Burst: 5, Budget: time.Minute}, s)
+		r := extRig(t, calibration{Burst: 5, Budget: time.Minute}, s)
 		c := r.g.cal
 		c.mu.Lock()
 		got, err := c.sampleExt()
@@ -169,7 +169,7 @@ func TestNextCalibration(t *testing.T) {
 // The background loop calibrates on its own: the count grows. Polled with a
 // generous deadline; no timing is asserted.
 func TestBackgroundCalibration(t *testing.T) {
-	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, Calibration: CalibrationOptions{Interval: 50 * time.Millisecond}})
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, CalibrateEvery: 50 * time.Millisecond})
 	if !r.g.cal.useExt {
 		t.Skipf("%s has no calibrated timestamps with the DEVICE and CLOCK_MONOTONIC domains", r.q.Dev.Caps.Name)
 	}
@@ -204,7 +204,7 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 	p := New(Options{})
 	var submits sync.Mutex // held around the test's own submissions to the queue
 	g, err := p.GPU(&Device{d: q.Dev}, *fq, GPUOptions{FramesInFlight: 1,
-		Calibration: CalibrationOptions{FallbackQueue: fq, FallbackLock: &submits, Interval: 50 * time.Millisecond}})
+		FallbackQueue: fq, FallbackLock: &submits, CalibrateEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestBackgroundFallbackCalibration(t *testing.T) {
 // frame, the timeline holds a Calibration record for the queue's track
 // with the model's error bound, and a new one after the next round.
 func TestCalibrationRecordsInDump(t *testing.T) {
-	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, Calibration: CalibrationOptions{Interval: -1}})
+	r := newRig(t, vk.Config{}, GPUOptions{FramesInFlight: 1, CalibrateEvery: -1})
 	name := r.p.Name("z")
 	var seen []timeline.Calibration
 	for round := 1; round <= 2; round++ {

@@ -93,7 +93,7 @@ func TestNoCalibrationAfterDeviceClose(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				g, err := p.GPU(dev, q(dev), GPUOptions{Calibration: CalibrationOptions{Interval: time.Millisecond}})
+				g, err := p.GPU(dev, q(dev), GPUOptions{CalibrateEvery: time.Millisecond})
 				if err == nil {
 					g.Close()
 				}
@@ -112,7 +112,7 @@ func TestNoCalibrationAfterDeviceClose(t *testing.T) {
 			w := watchCloses(t)
 			dev := wrapForTest(t, d)
 			p := New(Options{})
-			g, err := p.GPU(dev, q(dev), GPUOptions{Calibration: CalibrationOptions{Interval: time.Millisecond}})
+			g, err := p.GPU(dev, q(dev), GPUOptions{CalibrateEvery: time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}

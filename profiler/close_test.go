@@ -19,11 +19,11 @@ import (
 func liveContext(t *testing.T, d *vk.Device, dev *Device, tq *vktest.Queue, fallback bool) (*Profiler, *GPU, Zone, Name) {
 	t.Helper()
 	q := Queue{Handle: tq.Q.Handle, Family: tq.Q.Family, Flags: QueueFlags(tq.Q.Bits), ValidBits: tq.Q.ValidBits}
-	o := GPUOptions{FramesInFlight: 2, DebugLabels: d.HasLabels(), Calibration: CalibrationOptions{Interval: time.Millisecond}}
+	o := GPUOptions{FramesInFlight: 2, DebugLabels: d.HasLabels(), CalibrateEvery: time.Millisecond}
 	if fallback {
-		o.Calibration.FallbackQueue = &q // the calibrator submits from its goroutine, under the lock
+		o.FallbackQueue = &q // the calibrator submits from its goroutine, under the lock
 		tq.Lock = new(sync.Mutex)
-		o.Calibration.FallbackLock = tq.Lock
+		o.FallbackLock = tq.Lock
 	}
 	p := New(Options{})
 	name := p.Name("live")

@@ -49,7 +49,7 @@ func (g *GPU) Collect(dst []ZoneResult) []ZoneResult {
 
 // Err returns the first lasting fault the context met, or nil: zones read
 // back before any calibration (wrapping [ErrNoCalibration]: call
-// [GPU.Calibrate], or give CalibrationOptions.FallbackQueue), a
+// [GPU.Calibrate], or give GPUOptions.FallbackQueue), a
 // BeginFrame without the command buffer its queue needs, a readback the
 // driver failed, or the device closed under the context
 // ([ErrDeviceClosed]). Refusals and losses are counted in [Stats], not
@@ -113,7 +113,7 @@ func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]q
 		err = derr
 	}
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
-		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Drops.Uncalibrated): call GPU.Calibrate, or give CalibrationOptions.FallbackQueue", ErrNoCalibration, u)
+		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Drops.Uncalibrated): call GPU.Calibrate, or give GPUOptions.FallbackQueue", ErrNoCalibration, u)
 	}
 	g.src.Settle(g.pool.Settled())
 	return dst, err

@@ -26,7 +26,7 @@ func collectAllocs(t *testing.T, boundary bool) {
 	r := &rig{t: t, q: q, dev: &Device{d: q.Dev}, p: New(Options{WindowFrames: 4})}
 	var err error
 	r.g, err = r.p.GPU(r.dev, Queue{Handle: q.Q.Handle, Family: q.Q.Family, Flags: QueueFlags(q.Q.Bits), ValidBits: q.Q.ValidBits},
-		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * (zones + 1), Calibration: CalibrationOptions{Interval: -1}})
+		GPUOptions{FramesInFlight: 1, QueriesPerFrame: 2 * (zones + 1), CalibrateEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ type Existing struct {
 	HostQueryReset bool
 	// CalibratedTimestamps: VK_KHR_calibrated_timestamps or
 	// VK_EXT_calibrated_timestamps was enabled on the device. Without it,
-	// see CalibrationOptions.FallbackQueue.
+	// see GPUOptions.FallbackQueue.
 	CalibratedTimestamps bool
 	// DebugUtils: VK_EXT_debug_utils was enabled on the instance (needed by
 	// GPUOptions.DebugLabels).

@@ -92,8 +92,8 @@
 // was not created with or whose family has no timestamps, and the library
 // calls no externally synchronized command (vkQueueSubmit, vkQueueWaitIdle)
 // on an application queue from a goroutine of its own, except the
-// submit-and-wait calibration on [CalibrationOptions].FallbackQueue, under
-// [CalibrationOptions].FallbackLock, the lock the application holds around its
+// submit-and-wait calibration on [GPUOptions].FallbackQueue, under
+// [GPUOptions].FallbackLock, the lock the application holds around its
 // own submissions. vkDeviceWaitIdle, which covers every queue, runs only in
 // [Device.Close], on the caller's goroutine.
 package profiler

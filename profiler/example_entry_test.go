@@ -101,19 +101,3 @@ func ExampleProfiler_CPUTrack() {
 type discard struct{}
 
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
-
-// ClockCheck watches the device and host clocks and judges the clock
-// model on samples it never saw, as `framescope clockcheck` does.
-func ExampleClockCheck() {
-	dev, err := profiler.OpenDevice(profiler.DeviceOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer dev.Close()
-	q, _ := dev.Queue(0, 0)
-	r, err := profiler.ClockCheck(dev, q, profiler.ClockCheckOptions{Duration: 5 * time.Second})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(r.Residual.Max, r.OutsideBound, r.CausalityViolations)
-}

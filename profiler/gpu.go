@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/querypool"
@@ -50,8 +51,51 @@ type GPUOptions struct {
 	// on the instance (for WrapDevice, Existing.DebugUtils): without it GPU
 	// fails with ErrNoDebugLabels rather than leave the labels out.
 	DebugLabels bool
-	// Calibration configures the clock calibration.
-	Calibration CalibrationOptions
+
+	// CalibrateEvery is the interval of the background rounds that
+	// sample the device clock against the host's to feed the clock model
+	// (default 1s, at least 1ms). Negative: no background rounds; the
+	// application calls [GPU.Calibrate] itself.
+	CalibrateEvery time.Duration
+	// FallbackQueue is a queue the profiler may submit to from its own
+	// goroutine for submit-and-wait sampling, on a device without
+	// calibrated timestamps. vkQueueSubmit needs the queue externally
+	// synchronized, so it comes with FallbackLock, the lock the
+	// application holds around everything it does to that queue that
+	// Vulkan wants synchronized (vkQueueSubmit, vkQueueWaitIdle,
+	// vkQueuePresentKHR, vkDeviceWaitIdle...); GPU refuses one without
+	// the other. The profiler holds it around each of its own
+	// submissions, never while waiting for the GPU, and so does
+	// GPU.Calibrate: do not call Calibrate holding it. Without
+	// FallbackQueue, such a device is calibrated only when the
+	// application calls GPU.Calibrate from the goroutine that owns the
+	// context's queue.
+	FallbackQueue *Queue
+	FallbackLock  sync.Locker
+	// Clock is the host clock GPU time is placed on (default
+	// ClockMonotonic).
+	Clock HostClock
+
+	calib calibration // what the above leaves at its defaults, for tests and the clock check
+}
+
+// calibration returns the context's calibration settings: o.calib with
+// the public fields over it.
+func (o GPUOptions) calibration() calibration {
+	c := o.calib
+	if o.CalibrateEvery != 0 {
+		c.Interval = o.CalibrateEvery
+	}
+	if o.FallbackQueue != nil {
+		c.FallbackQueue = o.FallbackQueue
+	}
+	if o.FallbackLock != nil {
+		c.FallbackLock = o.FallbackLock
+	}
+	if o.Clock != ClockMonotonic {
+		c.Clock = o.Clock
+	}
+	return c
 }
 
 // Stats counts what a GPU context did and everything it had to drop.
@@ -161,7 +205,7 @@ func (o GPUOptions) check() error {
 	if o.MaxQueriesPerFrame != 0 && o.QueriesPerFrame > o.MaxQueriesPerFrame {
 		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d exceeds MaxQueriesPerFrame %d", o.QueriesPerFrame, o.MaxQueriesPerFrame)
 	}
-	return o.Calibration.check()
+	return o.calibration().check()
 }
 
 // GPU.state values.
@@ -191,18 +235,19 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if err := checkReset("queue", q, dev.d.HostQueryReset); err != nil {
 		return nil, err
 	}
-	if fq := o.Calibration.FallbackQueue; fq != nil {
-		if o.Calibration.FallbackLock == nil {
-			return nil, errors.New("profiler: CalibrationOptions.FallbackQueue needs FallbackLock, the lock the application holds around its own submissions to that queue")
+	cal := o.calibration()
+	if fq := cal.FallbackQueue; fq != nil {
+		if cal.FallbackLock == nil {
+			return nil, errors.New("profiler: GPUOptions.FallbackQueue needs FallbackLock, the lock the application holds around its own submissions to that queue")
 		}
 		rq, err := dev.resolve(*fq)
 		if err != nil {
-			return nil, fmt.Errorf("CalibrationOptions.FallbackQueue: %w", err)
+			return nil, fmt.Errorf("GPUOptions.FallbackQueue: %w", err)
 		}
-		if err := checkReset("CalibrationOptions.FallbackQueue", rq, dev.d.HostQueryReset); err != nil {
+		if err := checkReset("GPUOptions.FallbackQueue", rq, dev.d.HostQueryReset); err != nil {
 			return nil, err
 		}
-		o.Calibration.FallbackQueue = &rq
+		cal.FallbackQueue = &rq
 	}
 	if o.BeginStage == 0 {
 		o.BeginStage = vkg.PipelineStageTopOfPipeBit
@@ -230,7 +275,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		// path is kept to graphics and compute queues.
 		NoCopy:         !q.Flags.Has(QueueGraphics) && !q.Flags.Has(QueueCompute),
 		FramesInFlight: o.FramesInFlight,
-		Now:            o.Calibration.Clock.now,
+		Now:            cal.Clock.now,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
 	})
@@ -257,7 +302,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.src = p.rec.GPUSource(g.track)
-	g.ownClock = o.Calibration.Clock != ClockMonotonic
+	g.ownClock = cal.Clock != ClockMonotonic
 	// Closing the device closes the context first: the calibrator stops
 	// before the device goes idle, its objects go after. The context is
 	// on the device's list before its calibrator first calls into the
@@ -272,7 +317,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		pool.Close()
 		return nil, ErrDeviceClosed
 	}
-	g.cal, err = newCalibrator(g, o.Calibration)
+	g.cal, err = newCalibrator(g, cal)
 	if err != nil {
 		g.unreg()
 		g.state.Store(stateClosed)

@@ -29,9 +29,9 @@ func TestOptionsBeyondLimits(t *testing.T) {
 		{GPUOptions{QueriesPerFrame: 1024, MaxQueriesPerFrame: 512}, "exceeds MaxQueriesPerFrame"},
 		{GPUOptions{FramesInFlight: 1 << 20}, "GPUOptions.FramesInFlight 1048576: must be 1 to 16"},
 		{GPUOptions{FramesInFlight: -1}, "GPUOptions.FramesInFlight -1"},
-		{GPUOptions{Calibration: CalibrationOptions{Interval: time.Nanosecond}}, "CalibrationOptions.Interval 1ns: at least 1ms"},
-		{GPUOptions{Calibration: CalibrationOptions{Burst: 1 << 30}}, "CalibrationOptions.Burst 1073741824: at most 256"},
-		{GPUOptions{Calibration: CalibrationOptions{FallbackTimeout: time.Hour}}, "CalibrationOptions.FallbackTimeout 1h0m0s: at most 10s"},
+		{GPUOptions{CalibrateEvery: time.Nanosecond}, "GPUOptions.CalibrateEvery 1ns: at least 1ms"},
+		{GPUOptions{calib: calibration{Burst: 1 << 30}}, "calibration burst 1073741824: at most 256"},
+		{GPUOptions{calib: calibration{FallbackTimeout: time.Hour}}, "calibration fallback timeout 1h0m0s: at most 10s"},
 	} {
 		g, err := p.GPU(dev, gq, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

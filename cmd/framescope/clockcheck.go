@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/framescope/framescope/internal/clockcheck"
 	"github.com/framescope/framescope/profiler"
 )
 
@@ -67,11 +68,11 @@ func runClockCheck(args []string, stdout, stderr io.Writer) int {
 	if !*asJSON {
 		fmt.Fprintf(stdout, "watching %s, queue family %d (%s), for %.0f s...\n", dev.Name(), q.Family, q.Flags, *seconds)
 	}
-	o := profiler.ClockCheckOptions{Duration: time.Duration(*seconds * float64(time.Second)), FitEvery: *fitEvery, Fallback: *fallback, Clock: hc}
+	o := clockcheck.Options{Duration: time.Duration(*seconds * float64(time.Second)), FitEvery: *fitEvery, Fallback: *fallback, Clock: hc}
 	if !*asJSON {
 		o.Progress = stdout
 	}
-	rep, err := profiler.ClockCheck(dev, q, o)
+	rep, err := clockcheck.Run(dev, q, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "framescope clockcheck:", err)
 		return 1

@@ -138,7 +138,7 @@ func (r *run) contexts() error {
 		o := profiler.GPUOptions{FramesInFlight: r.l.Declared, QueriesPerFrame: r.l.Queries, MaxQueriesPerFrame: r.l.MaxQueries,
 			DebugLabels: r.l.Labels && r.a.debugUtils}
 		if !r.l.Calibrated && r.l.Calibrate == 0 {
-			o.Calibration.FallbackQueue, o.Calibration.FallbackLock = &gq, &r.queue
+			o.FallbackQueue, o.FallbackLock = &gq, &r.queue
 		}
 		g, err := r.p.GPU(r.dev, gq, o)
 		if err != nil {

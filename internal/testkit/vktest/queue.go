@@ -21,7 +21,7 @@ type Queue struct {
 	gone   bool // Destroy ran
 	// Lock, when set, is held around every call that Vulkan wants the
 	// queue externally synchronized for (vkQueueSubmit, vkDeviceWaitIdle):
-	// the lock the test gives the profiler as CalibrationOptions.FallbackLock.
+	// the lock the test gives the profiler as GPUOptions.FallbackLock.
 	Lock sync.Locker
 }
 

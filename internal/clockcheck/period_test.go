@@ -1,4 +1,4 @@
-package profiler
+package clockcheck
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"github.com/framescope/framescope/clock"
 )
 
-// ClockCheck's period figures from simulated samples of a counter with
+// Run's period figures from simulated samples of a counter with
 // few valid bits, as submit-and-wait reads it from a query pool: the span
 // must count the wraps, or the effective period, its ppm error and the
 // naive error come out wrong once the counter wraps.
@@ -42,7 +42,7 @@ func TestClockCheckPeriodFiguresCountWraps(t *testing.T) {
 			if got := tickSpan(first.Device, last.Device, uint(c.bits), elapsed, c.period); got != want {
 				t.Errorf("tickSpan = %d, want %d (%d wraps)", got, want, want>>min(c.bits, 63))
 			}
-			r := &ClockCheckReport{PeriodNs: c.period, ValidBits: c.bits}
+			r := &Report{PeriodNs: c.period, ValidBits: c.bits}
 			r.periodFigures(first, last)
 			if math.Abs(r.Seconds-c.seconds) > 1e-9 {
 				t.Errorf("Seconds %v, want %v", r.Seconds, c.seconds)
