@@ -16,9 +16,9 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/live"
 	"github.com/framescope/framescope/profiler"
-	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/timeline"
 )
 
