@@ -40,10 +40,10 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultWindow          = 32
-	DefaultWindowDur       = 20 * time.Second
-	DefaultWanderPPMPerMin = 0.5
-	DefaultMaxDriftPPM     = 500
+	defaultWindow          = 32
+	defaultWindowDur       = 20 * time.Second
+	defaultWanderPPMPerMin = 0.5
+	defaultMaxDriftPPM     = 500
 )
 
 // Quality is how good the clock model is now.
@@ -126,25 +126,25 @@ func New(cfg Options) (*Model, error) {
 	}
 	switch {
 	case cfg.Window == 0:
-		cfg.Window = DefaultWindow
+		cfg.Window = defaultWindow
 	case cfg.Window < 2 || cfg.Window > 1024:
 		return nil, fmt.Errorf("%w: Window %d, want 2..1024", ErrInvalidOptions, cfg.Window)
 	}
 	switch {
 	case cfg.WindowDur == 0:
-		cfg.WindowDur = DefaultWindowDur
+		cfg.WindowDur = defaultWindowDur
 	case cfg.WindowDur < 0:
 		return nil, fmt.Errorf("%w: WindowDur %v, want > 0", ErrInvalidOptions, cfg.WindowDur)
 	}
 	switch {
 	case cfg.WanderPPMPerMin == 0:
-		cfg.WanderPPMPerMin = DefaultWanderPPMPerMin
+		cfg.WanderPPMPerMin = defaultWanderPPMPerMin
 	case !(cfg.WanderPPMPerMin > 0) || cfg.WanderPPMPerMin > 1e6:
 		return nil, fmt.Errorf("%w: WanderPPMPerMin %v, want 0..1e6", ErrInvalidOptions, cfg.WanderPPMPerMin)
 	}
 	switch {
 	case cfg.MaxDriftPPM == 0:
-		cfg.MaxDriftPPM = DefaultMaxDriftPPM
+		cfg.MaxDriftPPM = defaultMaxDriftPPM
 	case !(cfg.MaxDriftPPM > 0) || cfg.MaxDriftPPM > 1e5:
 		return nil, fmt.Errorf("%w: MaxDriftPPM %v, want 0..1e5", ErrInvalidOptions, cfg.MaxDriftPPM)
 	}

@@ -102,7 +102,7 @@ func TestCaptureWholeFrames(t *testing.T) {
 
 func wholeFrames(t *testing.T, o profiler.Options) {
 	a := startGPUAppWith(t, o, 200*time.Microsecond, 3)
-	hh, _ := New(a.p, Options{PollEvery: MinPollEvery})
+	hh, _ := New(a.p, Options{PollEvery: minPollEvery})
 	base := serve(t, hh)
 	waitView(t, base)
 	var wg sync.WaitGroup
@@ -203,7 +203,7 @@ func (r *counted) release() {}
 // capture of the same seconds, what one has the other has or counts.
 func TestSlowCaptureCounted(t *testing.T) {
 	a := startGPUApp(t, 100*time.Microsecond, 2)
-	hh, _ := New(a.p, Options{PollEvery: MinPollEvery})
+	hh, _ := New(a.p, Options{PollEvery: minPollEvery})
 	w := hh.(*handler).w
 	w.touch()
 	if err := w.waitSeeded(context.Background(), 5*time.Second); err != nil {
@@ -246,7 +246,7 @@ func TestSlowCaptureCounted(t *testing.T) {
 // holds about a second of frames.
 func TestCaptureStartsAtOnce(t *testing.T) {
 	a := startGPUApp(t, 200*time.Microsecond, 2)
-	hh, _ := New(a.p, Options{PollEvery: MaxPollEvery})
+	hh, _ := New(a.p, Options{PollEvery: maxPollEvery})
 	base := serve(t, hh)
 	get(t, base+"json") // the poller started, and its first poll done
 	t0 := time.Now()
@@ -307,7 +307,7 @@ func TestPollerKeepsUp(t *testing.T) {
 // the poller, all end, and the poller goes on.
 func TestCapturesChurn(t *testing.T) {
 	a := startGPUApp(t, 200*time.Microsecond, 2)
-	hh, _ := New(a.p, Options{PollEvery: MinPollEvery, MaxCaptures: 64})
+	hh, _ := New(a.p, Options{PollEvery: minPollEvery, MaxCaptures: 64})
 	base := serve(t, hh)
 	get(t, base+"json")
 	deadline := time.Now().Add(3 * time.Second)

@@ -30,7 +30,7 @@
 //     refused, bad_requests).
 //   - /trace?frames=N is a Perfetto trace of the last N settled frames of the
 //     window (N from 1 to [Options].WindowFrames); /trace?seconds=S of the
-//     frames that settle in the next S seconds (1 to [MaxSeconds]), sent
+//     frames that settle in the next S seconds (1 to 60), sent
 //     as they settle.
 //   - /gpu?seconds=S is a pprof profile of GPU and CPU zone time over the
 //     next S seconds (default 10), so that
@@ -57,9 +57,9 @@
 // the next batch, and counts it. A trace or profile from the view counts
 // in its Drops what it lacks: what never reached the recorder's memory,
 // and what the view could not deliver (copied too late, a slow client,
-// [MaxCaptureSpans], flows with one end outside it). How the poller,
-// batches and captures are bounded, and what exactly each count holds,
-// is in docs/design.md of the repository.
+// over 4Mi spans in one capture, flows with one end outside it). How the
+// poller, batches and captures are bounded, and what exactly each count
+// holds, is in docs/design.md of the repository.
 //
 // A client that stops reading fails its request 10 s after its last write
 // began, so that it holds no capture or viewer slot longer; HEAD on a

@@ -15,43 +15,43 @@ import (
 
 // Limits of the options and parameters.
 const (
-	MaxWindowFrames = 3600    // Options.WindowFrames at most
-	MaxWindowSpans  = 1 << 18 // spans the window holds at most
-	MaxCaptureSpans = 1 << 22 // spans one trace capture sends at most
-	MaxSeconds      = 60      // ?seconds at most
-	MaxMaxViewers   = 1024    // Options.MaxViewers at most
-	MaxMaxCaptures  = 64      // Options.MaxCaptures at most
-	MinPollEvery    = 50 * time.Millisecond
-	MaxPollEvery    = 5 * time.Second
+	maxWindowFrames = 3600    // Options.WindowFrames at most
+	maxWindowSpans  = 1 << 18 // spans the window holds at most
+	maxCaptureSpans = 1 << 22 // spans one trace capture sends at most
+	maxSeconds      = 60      // ?seconds at most
+	maxMaxViewers   = 1024    // Options.MaxViewers at most
+	maxMaxCaptures  = 64      // Options.MaxCaptures at most
+	minPollEvery    = 50 * time.Millisecond
+	maxPollEvery    = 5 * time.Second
 )
 
 // Options configure a handler. The zero Options are the defaults.
 type Options struct {
 	// WindowFrames is how many of the last frames the page shows and
-	// /trace?frames can take (default 300, at most MaxWindowFrames).
+	// /trace?frames can take (default 300, at most 3600).
 	WindowFrames int
 	// MaxViewers caps the page, json and frames requests served at once
-	// (default 64, at most MaxMaxViewers).
+	// (default 64, at most 1024).
 	MaxViewers int
 	// MaxCaptures caps the ?seconds captures running at once (default 4,
-	// at most MaxMaxCaptures).
+	// at most 64).
 	MaxCaptures int
 	// PollEvery is how often the handler copies what is new from the
 	// recorder while someone is watching (default 250ms, from
-	// MinPollEvery to MaxPollEvery).
+	// 50ms to 5s).
 	PollEvery time.Duration
 }
 
 func (o *Options) check() error {
 	switch {
-	case o.WindowFrames < 0 || o.WindowFrames > MaxWindowFrames:
-		return fmt.Errorf("live: WindowFrames %d: want 0 (default 300) to %d", o.WindowFrames, MaxWindowFrames)
-	case o.MaxViewers < 0 || o.MaxViewers > MaxMaxViewers:
-		return fmt.Errorf("live: MaxViewers %d: want 0 (default 64) to %d", o.MaxViewers, MaxMaxViewers)
-	case o.MaxCaptures < 0 || o.MaxCaptures > MaxMaxCaptures:
-		return fmt.Errorf("live: MaxCaptures %d: want 0 (default 4) to %d", o.MaxCaptures, MaxMaxCaptures)
-	case o.PollEvery != 0 && (o.PollEvery < MinPollEvery || o.PollEvery > MaxPollEvery):
-		return fmt.Errorf("live: PollEvery %v: want 0 (default 250ms) or %v to %v", o.PollEvery, MinPollEvery, MaxPollEvery)
+	case o.WindowFrames < 0 || o.WindowFrames > maxWindowFrames:
+		return fmt.Errorf("live: WindowFrames %d: want 0 (default 300) to %d", o.WindowFrames, maxWindowFrames)
+	case o.MaxViewers < 0 || o.MaxViewers > maxMaxViewers:
+		return fmt.Errorf("live: MaxViewers %d: want 0 (default 64) to %d", o.MaxViewers, maxMaxViewers)
+	case o.MaxCaptures < 0 || o.MaxCaptures > maxMaxCaptures:
+		return fmt.Errorf("live: MaxCaptures %d: want 0 (default 4) to %d", o.MaxCaptures, maxMaxCaptures)
+	case o.PollEvery != 0 && (o.PollEvery < minPollEvery || o.PollEvery > maxPollEvery):
+		return fmt.Errorf("live: PollEvery %v: want 0 (default 250ms) or %v to %v", o.PollEvery, minPollEvery, maxPollEvery)
 	}
 	if o.WindowFrames == 0 {
 		o.WindowFrames = 300
@@ -201,7 +201,7 @@ func (h *handler) trace(rw http.ResponseWriter, r *http.Request) {
 	case hasFrames && hasSeconds:
 		h.badRequest(rw, "live: trace takes frames=N or seconds=S, not both")
 	case hasSeconds:
-		s, ok := h.intParam(rw, r, "seconds", 1, MaxSeconds, 0)
+		s, ok := h.intParam(rw, r, "seconds", 1, maxSeconds, 0)
 		if ok {
 			h.capture(rw, r, s, false)
 		}
@@ -222,10 +222,10 @@ func (h *handler) trace(rw http.ResponseWriter, r *http.Request) {
 
 func (h *handler) gpu(rw http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Has("frames") {
-		h.badRequest(rw, "live: gpu takes seconds=S (1 to %d)", MaxSeconds)
+		h.badRequest(rw, "live: gpu takes seconds=S (1 to %d)", maxSeconds)
 		return
 	}
-	s, ok := h.intParam(rw, r, "seconds", 1, MaxSeconds, 10)
+	s, ok := h.intParam(rw, r, "seconds", 1, maxSeconds, 10)
 	if ok {
 		h.capture(rw, r, s, true)
 	}
@@ -250,7 +250,7 @@ func (h *handler) capture(rw http.ResponseWriter, r *http.Request, seconds int, 
 		return
 	}
 	var out captureOut = &traceOut{rw: rw}
-	limit := MaxCaptureSpans
+	limit := maxCaptureSpans
 	if profile {
 		out, limit = &profileOut{rw: rw, b: pprof.NewBuilder(pprof.Options{OmitFrames: true})}, 0
 	}

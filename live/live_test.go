@@ -217,8 +217,8 @@ func TestBadRequests(t *testing.T) {
 func TestOptions(t *testing.T) {
 	p := profiler.New(profiler.Options{})
 	defer p.Close()
-	for _, o := range []Options{{WindowFrames: -1}, {WindowFrames: MaxWindowFrames + 1}, {MaxViewers: -1},
-		{MaxViewers: MaxMaxViewers + 1}, {MaxCaptures: MaxMaxCaptures + 1}, {PollEvery: time.Millisecond}, {PollEvery: time.Hour}} {
+	for _, o := range []Options{{WindowFrames: -1}, {WindowFrames: maxWindowFrames + 1}, {MaxViewers: -1},
+		{MaxViewers: maxMaxViewers + 1}, {MaxCaptures: maxMaxCaptures + 1}, {PollEvery: time.Millisecond}, {PollEvery: time.Hour}} {
 		if _, err := New(p, o); err == nil || !strings.HasPrefix(err.Error(), "live: ") {
 			t.Errorf("%+v: %v", o, err)
 		}
@@ -277,7 +277,7 @@ func TestPollerLifecycle(t *testing.T) {
 	a := startApp(t)
 	time.Sleep(20 * time.Millisecond)
 	g0 := runtime.NumGoroutine()
-	hh, _ := New(a.p, Options{PollEvery: MinPollEvery})
+	hh, _ := New(a.p, Options{PollEvery: minPollEvery})
 	h := hh.(*handler)
 	h.w.idle = 300 * time.Millisecond
 	if runtime.NumGoroutine() != g0 {

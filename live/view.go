@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -29,13 +30,13 @@ type view struct {
 	// Clocks are the GPU queues' clock models.
 	Clocks []clockView `json:"clocks"`
 	// Drops are the recorder's drop counters by cause
-	// (timeline.DropCause names), Missed the spans this view copied too
+	// (books.Cause names), Missed the spans this view copied too
 	// late to show (they had left the recorder's memory), and CaptureLost
 	// the spans of batches that ?seconds captures had no room for (their
 	// clients read too slowly), since the view's poller started.
 	Drops  map[string]uint64 `json:"drops"`
 	Missed uint64            `json:"missed"`
-	// Books are the recorder's ledger, by book (timeline.BookKind names):
+	// Books are the recorder's ledger, by book (books.Kind names):
 	// what it was handed, delivered to a Dump or sink, holds open, and
 	// lost (the book's part of Drops).
 	Books       map[string]bookView `json:"books"`
@@ -179,12 +180,12 @@ func (w *watcher) makeShared(c *viewCache) {
 	v.BudgetCPUMs, v.BudgetGPUMs = float64(o.CPUBudget)/ms, float64(o.GPUBudget)/ms
 	v.Missed, v.CaptureLost, v.Settled, v.Open = wn.missed, wn.capLost, wn.settled, wn.open
 	v.Drops = map[string]uint64{}
-	for dc := range timeline.NumDropCauses {
-		v.Drops[dc.String()] = *wn.drops.Count(dc)
+	for dc := range books.NumCauses {
+		v.Drops[dc.String()] = *books.Count(&wn.drops, dc)
 	}
 	v.Books = map[string]bookView{}
-	for k := range timeline.NumBooks {
-		b, lost := wn.ledger.Book(k), wn.ledger.Lost(k, wn.drops).Total()
+	for k := range books.NumKinds {
+		b, lost := books.Of(&wn.ledger, k), books.Lost(&wn.ledger, k, wn.drops).Total()
 		v.Books[k.String()] = bookView{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Lost: lost,
 			Balanced: b.Issued == b.Delivered+b.Open+lost}
 	}

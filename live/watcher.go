@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/reach"
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/profiler"
@@ -333,7 +334,7 @@ func (w *watcher) merge(p *record.Peeked, c record.PeekCursor) {
 
 // trim keeps the last WindowFrames frames, the spans of those frames (and
 // spans of no frame that end after the oldest began), at most
-// MaxWindowSpans, and the flows between spans kept. Caller holds mu.
+// maxWindowSpans, and the flows between spans kept. Caller holds mu.
 func (w *watcher) trim() {
 	wn := &w.win
 	if over := len(wn.frames) - w.opt.WindowFrames; over > 0 {
@@ -351,7 +352,7 @@ func (w *watcher) trim() {
 			k++
 		}
 	}
-	if over := k - MaxWindowSpans; over > 0 {
+	if over := k - maxWindowSpans; over > 0 {
 		copy(wn.spans, wn.spans[over:k])
 		copy(wn.seqs, wn.seqs[over:k])
 		k -= over
@@ -442,7 +443,7 @@ func (w *watcher) serve(ctx context.Context, k *capture, out captureOut, maxSpan
 	drops := func() timeline.Drops {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return recorder.Sub(k.base).Add(own).Add(k.lost)
+		return books.Add(books.Add(books.Sub(recorder, k.base), own), k.lost)
 	}
 	var t timeline.Trace // b.t with the capture's own Drops
 	write := func(b *batch) error {

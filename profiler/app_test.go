@@ -14,6 +14,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/testkit/leakcheck"
 	"github.com/framescope/framescope/internal/testkit/vktest"
@@ -308,7 +309,7 @@ func checkBooks(t *testing.T, tr *timeline.Trace, st profiler.Stats) {
 	}
 	c := countTrace(tr)
 	l := tr.Ledger
-	if u := l.Unbalanced(tr.Drops); len(u) > 0 || l.Zones.Open+l.Spans.Open+l.Flows.Open != 0 {
+	if u := books.Unbalanced(&l, tr.Drops); len(u) > 0 || l.Zones.Open+l.Spans.Open+l.Flows.Open != 0 {
 		t.Errorf("the trace's books %v do not balance or are open: %+v against %+v", u, l, tr.Drops)
 	}
 	if l.Zones.Delivered != uint64(c.GPU) || l.Spans.Delivered != uint64(c.CPU) || l.Flows.Delivered != uint64(c.Flows) {

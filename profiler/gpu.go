@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/clock"
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/vk"
@@ -27,7 +28,7 @@ type GPUOptions struct {
 	BeginStage, EndStage vkg.PipelineStageFlagBits
 	// FramesInFlight: by the time the application begins frame N it has
 	// waited for frame N-FramesInFlight's GPU work (its fences). 1 to
-	// [MaxFramesInFlight]; 0 means 3. The recorder waits for the zones of
+	// 16; 0 means 3. The recorder waits for the zones of
 	// each frame as long as this makes them late, so nothing else needs
 	// raising with it. It must not be less than the frames the
 	// application really keeps in flight: a query slot is reset for reuse
@@ -37,7 +38,7 @@ type GPUOptions struct {
 	FramesInFlight int
 	// QueriesPerFrame is the initial query budget of a frame (two per
 	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512 and 32768;
-	// at most [MaxQueriesPerFrame]; odd values are rounded up. Each frame
+	// at most 65536; odd values are rounded up. Each frame
 	// in flight holds up to 40 bytes a query (query pool, host copy,
 	// results, names). With host query reset, a frame that needs more
 	// gets them in the frame: the Zone that finds it full makes a query
@@ -187,20 +188,20 @@ type GPU struct {
 
 // Limits of GPUOptions.
 const (
-	MaxFramesInFlight  = 16
-	MaxQueriesPerFrame = 1 << 16
+	maxFramesInFlight  = 16
+	maxQueriesPerFrame = 1 << 16
 )
 
 // check validates o against the limits, naming the option.
 func (o GPUOptions) check() error {
-	if o.FramesInFlight < 0 || o.FramesInFlight > MaxFramesInFlight {
-		return fmt.Errorf("profiler: GPUOptions.FramesInFlight %d: must be 1 to %d (0 for the default 3)", o.FramesInFlight, MaxFramesInFlight)
+	if o.FramesInFlight < 0 || o.FramesInFlight > maxFramesInFlight {
+		return fmt.Errorf("profiler: GPUOptions.FramesInFlight %d: must be 1 to %d (0 for the default 3)", o.FramesInFlight, maxFramesInFlight)
 	}
-	if o.QueriesPerFrame > MaxQueriesPerFrame {
-		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d: at most %d", o.QueriesPerFrame, MaxQueriesPerFrame)
+	if o.QueriesPerFrame > maxQueriesPerFrame {
+		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d: at most %d", o.QueriesPerFrame, maxQueriesPerFrame)
 	}
-	if o.MaxQueriesPerFrame > MaxQueriesPerFrame {
-		return fmt.Errorf("profiler: GPUOptions.MaxQueriesPerFrame %d: at most %d", o.MaxQueriesPerFrame, MaxQueriesPerFrame)
+	if o.MaxQueriesPerFrame > maxQueriesPerFrame {
+		return fmt.Errorf("profiler: GPUOptions.MaxQueriesPerFrame %d: at most %d", o.MaxQueriesPerFrame, maxQueriesPerFrame)
 	}
 	if o.MaxQueriesPerFrame != 0 && o.QueriesPerFrame > o.MaxQueriesPerFrame {
 		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d exceeds MaxQueriesPerFrame %d", o.QueriesPerFrame, o.MaxQueriesPerFrame)
@@ -447,7 +448,7 @@ func (g *GPU) Stats() Stats {
 // Balanced reports whether the context's books add up: every zone begun
 // was delivered, is open, or was lost under one cause.
 func (s Stats) Balanced() bool {
-	return s.Issued == s.Delivered+s.Open+s.Drops.GPUZones()
+	return s.Issued == s.Delivered+s.Open+books.GPUZones(s.Drops)
 }
 
 // Close stops calibration, collects into the timeline every zone the GPU

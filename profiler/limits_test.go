@@ -42,7 +42,7 @@ func TestOptionsBeyondLimits(t *testing.T) {
 		}
 	}
 	// The largest allowed budget works.
-	g, err := p.GPU(dev, gq, GPUOptions{QueriesPerFrame: MaxQueriesPerFrame, MaxQueriesPerFrame: MaxQueriesPerFrame, FramesInFlight: MaxFramesInFlight})
+	g, err := p.GPU(dev, gq, GPUOptions{QueriesPerFrame: maxQueriesPerFrame, MaxQueriesPerFrame: maxQueriesPerFrame, FramesInFlight: maxFramesInFlight})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
 package timeline
 
 // Drops counts, by cause, what never reached the timeline, and the misuse
-// that lost nothing. Every exporter writes every count (see [DropCause])
-// and every reader restores them, so that a trace says what it lacks.
+// that lost nothing. Every exporter writes every count, under the field's
+// name in snake case ("query_limit", "no_frame", ...), and every reader
+// restores them, so that a trace says what it lacks.
 type Drops struct {
 	QueryLimit  uint64 // GPU zones refused: their frame had spent its queries (MaxQueriesPerFrame)
 	NoFrame     uint64 // GPU zones refused: their queue had no frame with queries (no BeginFrame, or every slot still in flight)
@@ -39,138 +40,10 @@ type Drops struct {
 	Misuse uint64
 }
 
-// DropCause is one count of [Drops].
-type DropCause int
-
-// The causes, in the order exporters write them.
-const (
-	DropQueryLimit DropCause = iota
-	DropNoFrame
-	DropClosed
-	DropUnended
-	DropUnsubmitted
-	DropPending
-	DropUncalibrated
-	DropGPUSpans
-	DropSpans
-	DropEvicted
-	DropUntimed
-	DropFlows
-	DropFrames
-	DropSamples
-	DropSink
-	DropMisuse
-	NumDropCauses
-)
-
-var dropKeys = [NumDropCauses]string{
-	DropQueryLimit: "query_limit", DropNoFrame: "no_frame", DropClosed: "closed", DropUnended: "unended",
-	DropUnsubmitted: "unsubmitted", DropPending: "pending", DropUncalibrated: "uncalibrated",
-	DropGPUSpans: "gpu_spans", DropSpans: "spans",
-	DropEvicted: "evicted", DropUntimed: "untimed", DropFlows: "flows",
-	DropFrames: "frames", DropSamples: "samples", DropSink: "sink", DropMisuse: "misuse",
-}
-
-// String is the cause's key in every trace format and in framescope stats:
-// "query_limit", "no_frame", "closed", ...
-func (c DropCause) String() string {
-	if c < 0 || c >= NumDropCauses {
-		return "unknown"
-	}
-	return dropKeys[c]
-}
-
-// DropCauseOf returns the cause whose key is s. It also reads the keys of
-// traces written before the causes had their present names ("zones",
-// "no_slot", "unmatched", "unwritten", "unconverted").
-func DropCauseOf(s string) (DropCause, bool) {
-	for c, k := range dropKeys {
-		if k == s {
-			return DropCause(c), true
-		}
-	}
-	c, ok := formerKeys[s]
-	return c, ok
-}
-
-var formerKeys = map[string]DropCause{
-	"zones": DropQueryLimit, "no_slot": DropNoFrame, "unmatched": DropUnended,
-	"unwritten": DropUnsubmitted, "unconverted": DropUncalibrated,
-}
-
-// Loss reports whether the cause counts data lost: every cause but
-// DropMisuse.
-func (c DropCause) Loss() bool { return c != DropMisuse }
-
-// Count returns the count of cause c, for reading and setting.
-func (d *Drops) Count(c DropCause) *uint64 {
-	switch c {
-	case DropQueryLimit:
-		return &d.QueryLimit
-	case DropNoFrame:
-		return &d.NoFrame
-	case DropClosed:
-		return &d.Closed
-	case DropUnended:
-		return &d.Unended
-	case DropUnsubmitted:
-		return &d.Unsubmitted
-	case DropPending:
-		return &d.Pending
-	case DropUncalibrated:
-		return &d.Uncalibrated
-	case DropGPUSpans:
-		return &d.GPUSpans
-	case DropSpans:
-		return &d.Spans
-	case DropEvicted:
-		return &d.Evicted
-	case DropUntimed:
-		return &d.Untimed
-	case DropFlows:
-		return &d.Flows
-	case DropFrames:
-		return &d.Frames
-	case DropSamples:
-		return &d.Samples
-	case DropSink:
-		return &d.Sink
-	case DropMisuse:
-		return &d.Misuse
-	}
-	return new(uint64)
-}
-
-// Add returns the sum of two Drops.
-func (d Drops) Add(o Drops) Drops {
-	for c := range NumDropCauses {
-		*d.Count(c) += *o.Count(c)
-	}
-	return d
-}
-
-// Sub returns d minus o, count by count (the change since o).
-func (d Drops) Sub(o Drops) Drops {
-	for c := range NumDropCauses {
-		*d.Count(c) -= *o.Count(c)
-	}
-	return d
-}
-
 // Total is the sum of every loss, Untimed included (its zones are on the
 // timeline, but their time is missing from a counter); Misuse is not a
 // loss and not in it.
 func (d Drops) Total() uint64 {
-	var n uint64
-	for c := range NumDropCauses {
-		if c.Loss() {
-			n += *d.Count(c)
-		}
-	}
-	return n
-}
-
-// GPUZones is the number of GPU zones that never reached the timeline.
-func (d Drops) GPUZones() uint64 {
-	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated + d.GPUSpans
+	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated +
+		d.GPUSpans + d.Spans + d.Evicted + d.Untimed + d.Flows + d.Frames + d.Samples + d.Sink
 }

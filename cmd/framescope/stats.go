@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/timeline"
 )
@@ -122,9 +123,9 @@ type dropsJSON struct {
 func (d dropsJSON) MarshalJSON() ([]byte, error) {
 	b := []byte(`{"total":`)
 	b = strconv.AppendUint(b, d.Total, 10)
-	for c := range timeline.NumDropCauses {
+	for c := range books.NumCauses {
 		b = append(b, `,"`+c.String()+`":`...)
-		b = strconv.AppendUint(b, *d.Count(c), 10)
+		b = strconv.AppendUint(b, *books.Count(&d.Drops, c), 10)
 	}
 	return append(b, '}'), nil
 }
@@ -213,8 +214,8 @@ func dropsLine(d dropsJSON) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dropped: %d", d.Total)
 	sep := " ("
-	for c := range timeline.NumDropCauses {
-		if n := *d.Count(c); n > 0 {
+	for c := range books.NumCauses {
+		if n := *books.Count(&d.Drops, c); n > 0 {
 			fmt.Fprintf(&b, "%s%s %d", sep, c, n)
 			sep = ", "
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -23,24 +24,24 @@ type bookJSON struct {
 type ledgerJSON map[string]bookJSON
 
 func ledgerOf(t *timeline.Trace) ledgerJSON {
-	if t.Ledger.Empty() {
+	if (t.Ledger == timeline.Ledger{}) {
 		return nil
 	}
 	kinds := trackKinds(t)
-	var in [timeline.NumBooks]int
+	var in [books.NumKinds]int
 	for _, s := range t.Spans {
 		switch kinds[s.Track] {
 		case "gpu":
-			in[timeline.BookZones]++
+			in[books.ZoneBook]++
 		case "cpu":
-			in[timeline.BookSpans]++
+			in[books.SpanBook]++
 		}
 	}
-	in[timeline.BookFlows] = len(t.Flows)
+	in[books.FlowBook] = len(t.Flows)
 	out := ledgerJSON{}
-	for k := range timeline.NumBooks {
-		b := t.Ledger.Book(k)
-		lost := t.Ledger.Lost(k, t.Drops)
+	for k := range books.NumKinds {
+		b := books.Of(&t.Ledger, k)
+		lost := books.Lost(&t.Ledger, k, t.Drops)
 		out[k.String()] = bookJSON{
 			Issued: b.Issued, Delivered: b.Delivered, InTrace: in[k], Open: b.Open, Lost: dropsOf(lost),
 			Balanced: b.Issued == b.Delivered+b.Open+lost.Total(),
@@ -58,7 +59,7 @@ func ledgerLines(l ledgerJSON) []string {
 		return []string{"ledger: none (the trace does not come from a Framescope recorder, or is a live capture)"}
 	}
 	var out []string
-	for k := range timeline.NumBooks {
+	for k := range books.NumKinds {
 		b := l[k.String()]
 		lost, causes, _ := strings.Cut(strings.TrimPrefix(dropsLine(b.Lost), "dropped: "), " ")
 		line := fmt.Sprintf("ledger %s: %d issued = %d delivered (%d in this trace) + %d open + %s lost",

@@ -16,6 +16,7 @@ import (
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/live"
 	"github.com/framescope/framescope/profiler"
@@ -43,21 +44,21 @@ func snake(s string) string {
 // added later is checked without a change here.
 func TestLossVocabulary(t *testing.T) {
 	dt := reflect.TypeFor[timeline.Drops]()
-	if dt.NumField() != int(timeline.NumDropCauses) {
-		t.Fatalf("Drops has %d fields and %d causes", dt.NumField(), timeline.NumDropCauses)
+	if dt.NumField() != int(books.NumCauses) {
+		t.Fatalf("Drops has %d fields and %d causes", dt.NumField(), books.NumCauses)
 	}
 	var d timeline.Drops
 	causes := map[string]bool{}
-	for c := range timeline.NumDropCauses {
+	for c := range books.NumCauses {
 		f := dt.Field(int(c))
 		causes[f.Name] = true
 		if key := c.String(); key != snake(f.Name) {
 			t.Errorf("cause %d: key %q, field %s", c, key, f.Name)
 		}
-		if back, ok := timeline.DropCauseOf(c.String()); !ok || back != c {
-			t.Errorf("DropCauseOf(%q) = %d, %v", c.String(), back, ok)
+		if back, ok := books.CauseOf(c.String()); !ok || back != c {
+			t.Errorf("books.CauseOf(%q) = %d, %v", c.String(), back, ok)
 		}
-		*d.Count(c) = uint64(100 + c) // distinct, so that a swap shows
+		*books.Count(&d, c) = uint64(100 + c) // distinct, so that a swap shows
 		if got := reflect.ValueOf(d).Field(int(c)).Uint(); got != uint64(100+c) {
 			t.Errorf("Count(%s) is not the field %s", c, f.Name)
 		}
@@ -82,7 +83,7 @@ func TestLossVocabulary(t *testing.T) {
 		Spans: []timeline.Span{{Track: 1, Name: 1, Start: 10, End: 20}}, Drops: d}
 	dir := t.TempDir()
 	comments := strings.Join(pprof.Build(tr).Comments, "\n")
-	for c := range timeline.NumDropCauses {
+	for c := range books.NumCauses {
 		if want := fmt.Sprintf("%s %d", c, 100+int(c)); !strings.Contains(comments, want) {
 			t.Errorf("pprof: the comments lack %q: %s", want, comments)
 		}
@@ -90,7 +91,7 @@ func TestLossVocabulary(t *testing.T) {
 	for _, f := range []traceFormat{formatPerfetto, formatChrome} {
 		path := writeFile(t, dir, "t."+f.String(), tr, f, false)
 		raw := mustRead(t, path)
-		for c := range timeline.NumDropCauses {
+		for c := range books.NumCauses {
 			want := c.String() // Perfetto: a counter track's field, its value checked by Read below
 			if f == formatChrome {
 				want = fmt.Sprintf(`"%s":%d`, c, 100+int(c))
@@ -114,7 +115,7 @@ func TestLossVocabulary(t *testing.T) {
 		if err := json.Unmarshal([]byte(js), &r); err != nil {
 			t.Fatalf("%s: stats --json: %v", f, err)
 		}
-		for c := range timeline.NumDropCauses {
+		for c := range books.NumCauses {
 			key, n := c.String(), uint64(100+int(c))
 			if !strings.Contains(out, fmt.Sprintf("%s %d", key, n)) {
 				t.Errorf("%s: framescope stats lacks %q:\n%s", f, fmt.Sprintf("%s %d", key, n), out)
@@ -158,8 +159,8 @@ func TestLossVocabulary(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 		t.Fatalf("live json: %v: %s", err, rec.Body.String())
 	}
-	for c := range timeline.NumDropCauses {
-		if _, ok := v.Drops[c.String()]; !ok || len(v.Drops) != int(timeline.NumDropCauses) {
+	for c := range books.NumCauses {
+		if _, ok := v.Drops[c.String()]; !ok || len(v.Drops) != int(books.NumCauses) {
 			t.Errorf("live view drops %v lack %q or have others", v.Drops, c.String())
 		}
 	}

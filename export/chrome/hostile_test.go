@@ -41,7 +41,7 @@ func (spaces) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestReadObjectTooLarge: an event longer than MaxObjectBytes fails with
+// TestReadObjectTooLarge: an event longer than maxObjectBytes fails with
 // an error naming the limit, before it is buffered whole; whitespace in
 // strings is kept.
 func TestReadObjectTooLarge(t *testing.T) {
@@ -50,8 +50,8 @@ func TestReadObjectTooLarge(t *testing.T) {
 	in := io.MultiReader(strings.NewReader(`[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":1,"name":"`),
 		io.LimitReader(spaces{}, objectLimit+1), strings.NewReader(`"}]`))
 	_, err := Read(in)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "MaxObjectBytes") {
-		t.Errorf("got %v, want an error naming MaxObjectBytes", err)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "limit on one object") {
+		t.Errorf("got %v, want an error naming the limit on one object", err)
 	}
 	tr, err := Read(strings.NewReader("[ {\"ph\":\"X\",  \"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"name\":\"a  \\\"  b\\\\\"}\n\n ]"))
 	if err != nil || tr.Name(tr.Spans[0].Name) != `a  "  b\` {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -119,8 +120,8 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		}
 		rd.t.Drops = timeline.Drops{}
 		for k, v := range a {
-			if c, ok := timeline.DropCauseOf(k); ok {
-				*rd.t.Drops.Count(c) = v
+			if c, ok := books.CauseOf(k); ok {
+				*books.Count(&rd.t.Drops, c) = v
 			}
 		}
 		rd.dropsOK = true
@@ -133,8 +134,8 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		}
 		rd.t.Ledger = timeline.Ledger{}
 		for k, v := range a {
-			if i, ok := timeline.LedgerKeyOf(k); ok {
-				*rd.t.Ledger.Count(i) = v
+			if i, ok := books.LedgerKeyOf(k); ok {
+				*books.LedgerCount(&rd.t.Ledger, i) = v
 			}
 		}
 	}

@@ -183,7 +183,7 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 		w.held += len(ts.held)
 		lo = hi
 	}
-	if w.held > MaxHeld {
+	if w.held > maxHeld {
 		for _, ts := range w.order {
 			if len(ts.held) > 0 {
 				w.invalid.Forced += uint64(len(ts.held))

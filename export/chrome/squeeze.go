@@ -5,16 +5,16 @@ import (
 	"io"
 )
 
-// MaxObjectBytes bounds one JSON object inside the trace's top-level array
+// maxObjectBytes bounds one JSON object inside the trace's top-level array
 // or object (an event, or a top-level value such as "metadata"):
 // encoding/json buffers a whole value before it decodes it.
-const MaxObjectBytes = 64 << 20
+const maxObjectBytes = 64 << 20
 
-// objectLimit is MaxObjectBytes, lowered by tests.
-var objectLimit int64 = MaxObjectBytes
+// objectLimit is maxObjectBytes, lowered by tests.
+var objectLimit int64 = maxObjectBytes
 
 // squeezer passes JSON through with every run of whitespace outside
-// strings cut to one byte, and fails on an object over MaxObjectBytes.
+// strings cut to one byte, and fails on an object over maxObjectBytes.
 // encoding/json's Decoder rescans the whitespace it has buffered each
 // time it reads more, so a gigabyte of spaces between two events took it
 // time quadratic in their length.
@@ -78,7 +78,7 @@ func (s *squeezer) Read(p []byte) (int, error) {
 			w++
 		}
 		if s.objDepth != 0 && s.off-s.objStart > objectLimit {
-			return w, fmt.Errorf("%w: a JSON object at byte %d longer than %d bytes (MaxObjectBytes)", ErrTooLarge, s.objStart, objectLimit)
+			return w, fmt.Errorf("%w: a JSON object at byte %d longer than %d bytes, the reader's limit on one object", ErrTooLarge, s.objStart, objectLimit)
 		}
 		if w > 0 || err != nil {
 			return w, err

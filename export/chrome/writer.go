@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -28,14 +29,14 @@ const (
 // A Writer is a recorder's sink.
 var _ timeline.Sink = (*Writer)(nil)
 
-// MaxHeld bounds the spans a Writer holds back waiting for their parent
+// maxHeld bounds the spans a Writer holds back waiting for their parent
 // (see WriteBatch). Past it the held spans are written at once, in order.
 // A span waits while its parent is still open, so the children of one
 // long-lived span (a whole-run "main" span, say) pile up until the bound.
 // Past it, a child written early nests wrongly in viewers only if its
 // parent, when it comes, starts at the very same nanosecond. Invalid.Forced
 // counts them.
-const MaxHeld = 1 << 16
+const maxHeld = 1 << 16
 
 // ErrClosed is returned by a Writer used after Close.
 var ErrClosed = errors.New("chrome: writer closed")
@@ -47,7 +48,7 @@ type Invalid struct {
 	Spans   uint64 // unknown track, End < Start, or overlapping a sibling
 	Flows   uint64 // a span index out of range, an end dropped, or an arrow back in time
 	Samples uint64 // not on a counter track, or a value that is NaN or infinite
-	Forced  uint64 // spans written before their parent arrived (MaxHeld hit)
+	Forced  uint64 // spans written before their parent arrived (over 64Ki waiting)
 }
 
 // Writer streams a trace as Chrome JSON. Make one with NewWriter, give it
@@ -213,11 +214,11 @@ func (w *Writer) Close() error {
 	d := w.total()
 	w.beginEvent('M')
 	w.buf = append(w.buf, `,"name":"`+metaDrops+`","args":{`...)
-	for c := range timeline.NumDropCauses {
+	for c := range books.NumCauses {
 		w.buf = append(w.buf, '"')
 		w.buf = append(w.buf, c.String()...)
 		w.buf = append(w.buf, `":`...)
-		w.buf = strconv.AppendUint(w.buf, *d.Count(c), 10)
+		w.buf = strconv.AppendUint(w.buf, *books.Count(&d, c), 10)
 		w.buf = append(w.buf, ',')
 	}
 	w.buf = append(w.buf, `"invalid_flows":`...)
@@ -227,7 +228,7 @@ func (w *Writer) Close() error {
 	w.buf = append(w.buf, `,"held_overflow":`...)
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Forced, 10)
 	w.buf = append(w.buf, "}}"...)
-	if !w.ledger.Empty() {
+	if !(w.ledger == timeline.Ledger{}) {
 		w.writeLedger()
 	}
 	w.buf = append(w.buf, "\n]\n"...)
@@ -240,14 +241,14 @@ func (w *Writer) Close() error {
 func (w *Writer) writeLedger() {
 	w.beginEvent('M')
 	w.buf = append(w.buf, `,"name":"`+metaLedger+`","args":{`...)
-	for i := range timeline.NumLedgerCounts {
+	for i := range books.NumLedgerCounts {
 		if i > 0 {
 			w.buf = append(w.buf, ',')
 		}
 		w.buf = append(w.buf, '"')
-		w.buf = append(w.buf, timeline.LedgerKey(i)...)
+		w.buf = append(w.buf, books.LedgerKey(i)...)
 		w.buf = append(w.buf, `":`...)
-		w.buf = strconv.AppendUint(w.buf, *w.ledger.Count(i), 10)
+		w.buf = strconv.AppendUint(w.buf, *books.LedgerCount(&w.ledger, i), 10)
 	}
 	w.buf = append(w.buf, "}}"...)
 }

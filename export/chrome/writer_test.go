@@ -202,10 +202,10 @@ func TestCrashLeftovers(t *testing.T) {
 }
 
 // TestHeldBound streams the children of one run-long span, which a
-// recorder sends last: the Writer holds no more than MaxHeld of them and
+// recorder sends last: the Writer holds no more than maxHeld of them and
 // the trace still reads back whole.
 func TestHeldBound(t *testing.T) {
-	const n = MaxHeld + MaxHeld/2
+	const n = maxHeld + maxHeld/2
 	names := []string{"", "run", "frame"}
 	tracks := []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}}
 	var buf bytes.Buffer
@@ -217,7 +217,7 @@ func TestHeldBound(t *testing.T) {
 			if err := w.WriteBatch(b); err != nil {
 				t.Fatal(err)
 			}
-			if w.held > MaxHeld {
+			if w.held > maxHeld {
 				t.Fatalf("%d spans held", w.held)
 			}
 			b.Spans = b.Spans[:0]

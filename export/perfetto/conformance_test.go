@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
 )
@@ -255,7 +256,7 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 	want = nil
 	for i, v := range ledgerValues(x.ledger) {
 		if v != 0 {
-			want = append(want, fmt.Sprintf("framescope ledger | framescope ledger: %s | %v", timeline.LedgerKey(i), float64(v)))
+			want = append(want, fmt.Sprintf("framescope ledger | framescope ledger: %s | %v", books.LedgerKey(i), float64(v)))
 		}
 	}
 	got = rows(t, s, `select p.name as grp, t.name, c.value from counter c join track t on c.track_id = t.id

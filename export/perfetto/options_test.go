@@ -18,12 +18,12 @@ func TestOptionExtremes(t *testing.T) {
 		{FlushBytes: 1, MaxSequences: 1},
 	} {
 		c := o.Clamp()
-		if c.FlushBytes < 1 || c.FlushBytes > MaxFlushBytes || c.MaxSequences < 1 || c.MaxSequences > MaxMaxSequences {
+		if c.FlushBytes < 1 || c.FlushBytes > maxFlushBytes || c.MaxSequences < 1 || c.MaxSequences > maxMaxSequences {
 			t.Errorf("%+v clamps to %+v, out of bounds", o, c)
 		}
 		var buf bytes.Buffer
 		w := NewWriter(&buf, o)
-		if cap(w.e.buf) > MaxFlushBytes+4096 {
+		if cap(w.e.buf) > maxFlushBytes+4096 {
 			t.Errorf("%+v: buffer of %d bytes", o, cap(w.e.buf))
 		}
 		for _, b := range tracecases.All()[1].Batches {

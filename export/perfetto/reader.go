@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -42,22 +43,22 @@ type Limits struct {
 
 // Defaults and bounds of Limits.
 const (
-	DefaultMaxBytes = 4 << 30
-	DefaultMaxSpans = 64 << 20
+	defaultMaxBytes = 4 << 30
+	defaultMaxSpans = 64 << 20
 	maxMaxSpans     = 1 << 30
-	DefaultMaxDepth = math.MaxUint16
+	defaultMaxDepth = math.MaxUint16
 )
 
 func (l Limits) clamp() Limits {
-	if l.MaxBytes <= 0 || l.MaxBytes > DefaultMaxBytes {
-		l.MaxBytes = DefaultMaxBytes
+	if l.MaxBytes <= 0 || l.MaxBytes > defaultMaxBytes {
+		l.MaxBytes = defaultMaxBytes
 	}
 	if l.MaxSpans <= 0 {
-		l.MaxSpans = DefaultMaxSpans
+		l.MaxSpans = defaultMaxSpans
 	}
 	l.MaxSpans = min(l.MaxSpans, maxMaxSpans)
-	if l.MaxDepth <= 0 || l.MaxDepth > DefaultMaxDepth {
-		l.MaxDepth = DefaultMaxDepth
+	if l.MaxDepth <= 0 || l.MaxDepth > defaultMaxDepth {
+		l.MaxDepth = defaultMaxDepth
 	}
 	return l
 }
@@ -640,12 +641,12 @@ func (rd *reader) descriptor(b []byte) error {
 		rt.id, rt.kind = tr.ID, tr.Kind
 	case "drops":
 		rt.field = slices.Index(dropFields[:], attrs["field"])
-		if c, ok := timeline.DropCauseOf(attrs["field"]); ok && rt.field < 0 {
+		if c, ok := books.CauseOf(attrs["field"]); ok && rt.field < 0 {
 			rt.field = int(c) // a key of an older trace
 		}
 	case "ledger":
 		rt.field = -1
-		if i, ok := timeline.LedgerKeyOf(attrs["field"]); ok {
+		if i, ok := books.LedgerKeyOf(attrs["field"]); ok {
 			rt.field = i
 		}
 	case "calibration":
@@ -910,12 +911,12 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 		if v > 0 && v < math.MaxUint64 {
 			n = uint64(v)
 		}
-		if c, ok := timeline.DropCauseOf(dropFields[rt.field]); ok {
-			*rd.t.Drops.Count(c) = n
+		if c, ok := books.CauseOf(dropFields[rt.field]); ok {
+			*books.Count(&rd.t.Drops, c) = n
 		}
 	case "ledger":
 		if rt.field >= 0 && v >= 0 && v < math.MaxUint64 {
-			*rd.t.Ledger.Count(rt.field) = uint64(v)
+			*books.LedgerCount(&rd.t.Ledger, rt.field) = uint64(v)
 		}
 	case "calibration":
 		key := [2]int64{int64(rt.of), ts}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -59,27 +60,27 @@ func queueString(q timeline.Queue) string {
 
 // dropFields name the counts of timeline.Drops, and the writer's own count
 // of invalid input, in the order of their counter tracks.
-var dropFields = func() (f [timeline.NumDropCauses + 1]string) {
-	for c := range timeline.NumDropCauses {
+var dropFields = func() (f [books.NumCauses + 1]string) {
+	for c := range books.NumCauses {
 		f[c] = c.String()
 	}
-	f[timeline.NumDropCauses] = "invalid"
+	f[books.NumCauses] = "invalid"
 	return f
 }()
 
 func dropValues(d timeline.Drops, invalid uint64) (v [len(dropFields)]uint64) {
-	for c := range timeline.NumDropCauses {
-		v[c] = *d.Count(c)
+	for c := range books.NumCauses {
+		v[c] = *books.Count(&d, c)
 	}
-	v[timeline.NumDropCauses] = invalid
+	v[books.NumCauses] = invalid
 	return v
 }
 
 // ledgerValues are the counts of a timeline.Ledger, in the order of
-// timeline.LedgerKey, each the value of a counter track.
-func ledgerValues(l timeline.Ledger) (v [timeline.NumLedgerCounts]uint64) {
+// books.LedgerKey, each the value of a counter track.
+func ledgerValues(l timeline.Ledger) (v [books.NumLedgerCounts]uint64) {
 	for i := range v {
-		v[i] = *l.Count(i)
+		v[i] = *books.LedgerCount(&l, i)
 	}
 	return v
 }
@@ -333,8 +334,8 @@ func (w *Writer) describeLedger() {
 	}
 	w.ledgerDone = true
 	w.simpleTrack(uuidLedger, uuidProcess, "framescope ledger", "framescope kind=ledger-group", band*2+64, false, 0, "")
-	for i := range timeline.NumLedgerCounts {
-		k := timeline.LedgerKey(i)
+	for i := range books.NumLedgerCounts {
+		k := books.LedgerKey(i)
 		w.simpleTrack(uint64(uuidLedger+1+i), uuidLedger, "framescope ledger: "+k,
 			"framescope kind=ledger field="+k, int32(i), true, unitCount, "")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -12,11 +13,11 @@ import (
 // no option can make the Writer allocate more than its bound.
 type Options struct {
 	// FlushBytes is how much the writer buffers before it hands whole
-	// packets to the io.Writer (default 64 KiB, at most [MaxFlushBytes]).
+	// packets to the io.Writer (default 64 KiB, at most 64 MiB).
 	// It also flushes at the end of every batch.
 	FlushBytes int
 	// MaxSequences caps the packet sequences kept open for reuse by later
-	// batches (default 8, at most [MaxMaxSequences]); see the package
+	// batches (default 8, at most 1024); see the package
 	// comment.
 	MaxSequences int
 }
@@ -24,8 +25,8 @@ type Options struct {
 // Bounds of Options: the writer's buffer is FlushBytes plus one packet,
 // and each open sequence keeps a bitset of the names interned on it.
 const (
-	MaxFlushBytes   = 64 << 20
-	MaxMaxSequences = 1024
+	maxFlushBytes   = 64 << 20
+	maxMaxSequences = 1024
 )
 
 // Clamp returns o with zero or negative fields set to their defaults and
@@ -34,11 +35,11 @@ func (o Options) Clamp() Options {
 	if o.FlushBytes <= 0 {
 		o.FlushBytes = 64 << 10
 	}
-	o.FlushBytes = min(o.FlushBytes, MaxFlushBytes)
+	o.FlushBytes = min(o.FlushBytes, maxFlushBytes)
 	if o.MaxSequences <= 0 {
 		o.MaxSequences = 8
 	}
-	o.MaxSequences = min(o.MaxSequences, MaxMaxSequences)
+	o.MaxSequences = min(o.MaxSequences, maxMaxSequences)
 	return o
 }
 
@@ -81,7 +82,7 @@ type Writer struct {
 
 	names      []string
 	lastDrops  [len(dropFields)]uint64
-	lastLedger [timeline.NumLedgerCounts]uint64
+	lastLedger [books.NumLedgerCounts]uint64
 	flowID     uint64
 	stats      Stats
 

@@ -24,22 +24,22 @@ type Options struct {
 
 // Bounds of a Builder's memory besides the profile itself.
 const (
-	// MaxPending bounds the spans a Builder holds back while it waits
+	// maxPending bounds the spans a Builder holds back while it waits
 	// for the span that encloses them (a later batch may bring it). Past
-	// it, the oldest go under OrphanName, as do those still waiting when
+	// it, the oldest go under orphanName, as do those still waiting when
 	// the profile is made.
-	MaxPending = 1 << 14
-	// OrphanName names the frame that stands for an enclosing zone that
+	maxPending = 1 << 14
+	// orphanName names the frame that stands for an enclosing zone that
 	// never reached the Builder: its Depth said it had one.
-	OrphanName = "(enclosing zone not in the profile)"
+	orphanName = "(enclosing zone not in the profile)"
 	// recentPerDepth is how many spans of each depth of a track a
 	// Builder keeps, for the children that come in a later batch than
 	// their parent.
 	recentPerDepth = 256
 )
 
-// pendingLimit is MaxPending, lowered by tests.
-var pendingLimit = MaxPending
+// pendingLimit is maxPending, lowered by tests.
+var pendingLimit = maxPending
 
 // ErrFinished is returned by [Builder.WriteBatch] after [Builder.Profile].
 var ErrFinished = errors.New("pprof: the profile is already made")
@@ -52,8 +52,8 @@ var ErrFinished = errors.New("pprof: the profile is already made")
 // stream. A span is placed under its parent, the span of Depth one less
 // on its track that encloses it ([timeline.Encloses]), which may come in
 // an earlier batch or a later one; a span whose parent has not come is
-// held back until it does, at most [MaxPending] of them, and placed
-// under [OrphanName] when it never does. A Builder keeps the last 256
+// held back until it does, at most 16Ki of them, and placed under a
+// frame named "(enclosing zone not in the profile)" when it never does. A Builder keeps the last 256
 // spans of each depth of a track for the children still to come: a child
 // that comes after its parent has gone from those leaves its time with
 // the parent, which took it whole. The profile's comments count both. The
@@ -198,8 +198,8 @@ func (pb *Builder) tree(t *timeline.Trace, id timeline.TrackID) *trackTree {
 
 // add places s, or holds it back until its parent comes.
 func (pb *Builder) add(tt *trackTree, s *timeline.Span) {
-	if s.Depth > MaxStackDepth {
-		// Its time is already in its ancestor at MaxStackDepth, whose
+	if s.Depth > maxStackDepth {
+		// Its time is already in its ancestor at maxStackDepth, whose
 		// folded frame takes all time below it.
 		pb.b.folded++
 		return
@@ -266,8 +266,8 @@ func (tt *trackTree) parentOf(s *timeline.Span) *placed {
 // parent's sample, and keeps s for the children still to come.
 func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSmp *profile.Sample) {
 	var nd int32
-	if s.Depth == MaxStackDepth {
-		nd = pb.b.node(parent, pb.b.loc(FoldedName, tt.gpu))
+	if s.Depth == maxStackDepth {
+		nd = pb.b.node(parent, pb.b.loc(foldedName, tt.gpu))
 		pb.b.folded++
 	} else {
 		nd = pb.b.node(parent, pb.b.loc(pb.name(s.Name), tt.gpu))
@@ -284,7 +284,7 @@ func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSm
 			parentSmp.Value[tt.value()] -= d
 		}
 	}
-	if s.Depth >= MaxStackDepth {
+	if s.Depth >= maxStackDepth {
 		return // no child of it needs it: they are folded
 	}
 	for int(s.Depth) >= len(tt.recent) {
@@ -361,7 +361,7 @@ func (pb *Builder) name(id timeline.NameID) string {
 	return ""
 }
 
-// orphanOldest places the span held back longest under OrphanName.
+// orphanOldest places the span held back longest under orphanName.
 func (pb *Builder) orphanOldest() {
 	for pb.head < len(pb.fifo) {
 		w := pb.fifo[pb.head]
@@ -383,7 +383,7 @@ func (pb *Builder) orphanOldest() {
 	}
 }
 
-// orphan places s, whose parent never came, under OrphanName; or, when
+// orphan places s, whose parent never came, under orphanName; or, when
 // its parent may have come and been let go already (recentPerDepth), it
 // leaves s's time with that parent, which took it whole.
 func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
@@ -396,16 +396,17 @@ func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
 		return
 	}
 	pb.orphans++
-	pb.place(tt, s, pb.b.node(tt.root, pb.b.loc(OrphanName, tt.gpu)), nil)
+	pb.place(tt, s, pb.b.node(tt.root, pb.b.loc(orphanName, tt.gpu)), nil)
 }
 
-// Profile places the spans still held back under OrphanName and returns
+// Profile places the spans still held back under their stand-in parent
+// (see Builder) and returns
 // the profile. It ends the stream: later batches are refused.
 func (pb *Builder) Profile() *profile.Profile {
 	if !pb.finished {
 		pb.finished = true
 		// What still waits, shallowest first: a span placed here may
-		// take in deeper ones (adopt), and the rest go under OrphanName.
+		// take in deeper ones (adopt), and the rest go under orphanName.
 		for _, w := range pb.fifo[pb.head:] {
 			if !w.placed {
 				pb.scratchW = append(pb.scratchW, w)
@@ -445,7 +446,7 @@ func (pb *Builder) Profile() *profile.Profile {
 		}
 		pb.b.finish(pb.drops, pb.ledger)
 		if pb.orphans > 0 {
-			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope placed %d spans under %q: the zone enclosing them was not in the stream", pb.orphans, OrphanName))
+			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope placed %d spans under %q: the zone enclosing them was not in the stream", pb.orphans, orphanName))
 		}
 		if pb.late > 0 {
 			pb.b.p.Comments = append(pb.b.p.Comments, commentf("framescope left the time of %d spans with the zone enclosing them: they came after the Builder had let it go", pb.late))

@@ -107,7 +107,7 @@ func TestBuilderMatchesBuild(t *testing.T) {
 		reversed := slices.Clone(ident)
 		slices.Reverse(reversed)
 		if n > 1000 {
-			reversed = nil // a child would wait past MaxPending... or its parent leave the recent spans
+			reversed = nil // a child would wait past maxPending... or its parent leave the recent spans
 		}
 		for _, c := range []struct {
 			name string
@@ -171,8 +171,8 @@ func orphans(n int) *timeline.Trace {
 }
 
 // TestBuilderOrphans: a span whose enclosing zone never comes keeps its
-// time, under OrphanName, and a comment counts it; no more than
-// MaxPending wait at once.
+// time, under orphanName, and a comment counts it; no more than
+// maxPending wait at once.
 func TestBuilderOrphans(t *testing.T) {
 	defer func(n int) { pendingLimit = n }(pendingLimit)
 	pendingLimit = 100
@@ -190,7 +190,7 @@ func TestBuilderOrphans(t *testing.T) {
 	got := stacks(p)
 	var sum int64
 	for k, v := range got {
-		if !strings.HasPrefix(k, "child;"+OrphanName+";main") {
+		if !strings.HasPrefix(k, "child;"+orphanName+";main") {
 			t.Errorf("stack %q", k)
 		}
 		sum += v[1]
@@ -270,7 +270,7 @@ func ExampleBuilder() {
 // of 30 frames, as a recorder's sink gets them; "orphans-reversed" is
 // hostile input,
 // spans that name a parent that never comes, one a batch, latest first,
-// which waits at MaxPending and costs a bounded amount a span.
+// which waits at maxPending and costs a bounded amount a span.
 func BenchmarkBuilder(b *testing.B) {
 	whole := benchspans.Trace(30*60, 9) // 30 frames
 	b.Run("frames", func(b *testing.B) {
@@ -330,7 +330,7 @@ func TestBuilderLateChild(t *testing.T) {
 	if got != want {
 		t.Errorf("cpu_time %d, Build's %d", got, want)
 	}
-	if c := strings.Join(p.Comments, "\n"); !strings.Contains(c, "left the time of 2 spans") || strings.Contains(c, OrphanName) {
+	if c := strings.Join(p.Comments, "\n"); !strings.Contains(c, "left the time of 2 spans") || strings.Contains(c, orphanName) {
 		t.Errorf("comments %q", p.Comments)
 	}
 }

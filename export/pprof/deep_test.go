@@ -24,7 +24,7 @@ func chain(n int) *timeline.Trace {
 // TestBuildDeepLinear: a chain of nested spans costs the profile a
 // bounded stack per sample, not its whole depth (8,000 deep once
 // allocated 600 MB, each span copying its ancestors' stack); the spans
-// past MaxStackDepth are folded, counted in a comment, and keep their
+// past maxStackDepth are folded, counted in a comment, and keep their
 // time.
 func TestBuildDeepLinear(t *testing.T) {
 	n := 8000
@@ -47,8 +47,8 @@ func TestBuildDeepLinear(t *testing.T) {
 	}
 	var sum int64
 	for _, s := range p.Sample {
-		if len(s.Location) > MaxStackDepth+2 { // the zones, the folded frame, the track
-			t.Fatalf("a stack of %d frames, want at most %d", len(s.Location), MaxStackDepth+2)
+		if len(s.Location) > maxStackDepth+2 { // the zones, the folded frame, the track
+			t.Fatalf("a stack of %d frames, want at most %d", len(s.Location), maxStackDepth+2)
 		}
 		sum += s.Value[1]
 	}
@@ -56,13 +56,13 @@ func TestBuildDeepLinear(t *testing.T) {
 		t.Errorf("cpu_time %d, want the busy time %d", sum, cpu)
 	}
 	if c := strings.Join(p.Comments, "\n"); !strings.Contains(c, "folded 7872 spans") && n == 8000 ||
-		!strings.Contains(c, FoldedName) {
+		!strings.Contains(c, foldedName) {
 		t.Errorf("comments %q, want the folded spans counted", p.Comments)
 	}
 }
 
 // TestBuildWideBounded: spans side by side, every one with a name and a
-// frame of its own, make at most MaxFunctions functions and MaxSamples
+// frame of its own, make at most maxFunctions functions and maxSamples
 // samples; the rest is counted in comments and keeps its time.
 func TestBuildWideBounded(t *testing.T) {
 	defer func(f, s int) { functionLimit, sampleLimit = f, s }(functionLimit, sampleLimit)
@@ -85,7 +85,7 @@ func TestBuildWideBounded(t *testing.T) {
 		t.Errorf("cpu_time %d, want %d", sum, n)
 	}
 	c := strings.Join(p.Comments, "\n")
-	if !strings.Contains(c, OtherName) || !strings.Contains(c, "self time of 1000 spans") {
+	if !strings.Contains(c, otherName) || !strings.Contains(c, "self time of 1000 spans") {
 		t.Errorf("comments %q", p.Comments)
 	}
 }

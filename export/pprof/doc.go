@@ -30,12 +30,12 @@
 // in nanoseconds; labels carry the frame, the track and the GPU queue.
 //
 // Build takes time and memory linear in the spans: stacks are interned
-// and shared by their samples, and bounded. Zones nested deeper than
-// MaxStackDepth fold into one FoldedName frame under their ancestor at
-// that depth, which takes their time; past MaxStackFrames frames in all,
-// new stacks are cut to FoldedName under their track. Past MaxFunctions
-// zone names, further names count as OtherName; past MaxSamples samples,
-// further spans give their time to their track's own sample. The profile's
+// and shared by their samples, and bounded. Zones nested deeper than 128
+// fold into one "(deeper zones folded)" frame under their ancestor at
+// that depth, which takes their time; past 16Mi frames in all, new stacks
+// are cut to that frame under their track. Past 256Ki zone names, further
+// names count as "(other zones)"; past 512Ki samples, further spans give
+// their time to their track's own sample. The profile's
 // comments (`go tool pprof -comments`) count both, as they do the trace's
 // drops.
 package pprof

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -60,29 +61,29 @@ type sampleKey struct {
 // its samples' stack depths: the stacks of deeply nested spans would
 // otherwise make it quadratic in the input.
 const (
-	// MaxStackDepth is the most zones in a sample's stack. Spans nested
-	// deeper are folded into a frame named FoldedName under their
+	// maxStackDepth is the most zones in a sample's stack. Spans nested
+	// deeper are folded into a frame named foldedName under their
 	// ancestor at that depth, which takes their self time.
-	MaxStackDepth = 128
-	// MaxStackFrames bounds the frames of all samples' stacks together.
-	// Past it, a new sample's stack is cut to FoldedName under its track.
-	MaxStackFrames = 16 << 20
-	// FoldedName names the frame that stands for zones folded away.
-	FoldedName = "(deeper zones folded)"
-	// MaxFunctions bounds the distinct zone names: the spans of further
-	// names count under OtherName.
-	MaxFunctions = 1 << 18
-	// OtherName names the function of the zones past MaxFunctions.
-	OtherName = "(other zones)"
-	// MaxSamples bounds the samples (distinct stack, track and frame).
+	maxStackDepth = 128
+	// maxStackFrames bounds the frames of all samples' stacks together.
+	// Past it, a new sample's stack is cut to foldedName under its track.
+	maxStackFrames = 16 << 20
+	// foldedName names the frame that stands for zones folded away.
+	foldedName = "(deeper zones folded)"
+	// maxFunctions bounds the distinct zone names: the spans of further
+	// names count under otherName.
+	maxFunctions = 1 << 18
+	// otherName names the function of the zones past maxFunctions.
+	otherName = "(other zones)"
+	// maxSamples bounds the samples (distinct stack, track and frame).
 	// Past it, the self time of a span that would make a new sample goes
 	// to its track's own sample.
-	MaxSamples = 1 << 19
+	maxSamples = 1 << 19
 )
 
-// functionLimit and sampleLimit are MaxFunctions and MaxSamples, lowered
+// functionLimit and sampleLimit are maxFunctions and maxSamples, lowered
 // by tests.
-var functionLimit, sampleLimit = MaxFunctions, MaxSamples
+var functionLimit, sampleLimit = maxFunctions, maxSamples
 
 // node is a stack, interned: its leaf and the stack it is called from.
 type node struct {
@@ -107,7 +108,7 @@ type builder struct {
 	frames      int   // stack frames of all samples
 	folded      int64 // spans folded for depth
 	cut         int64 // samples whose stacks were cut for size
-	others      int64 // spans whose names went to OtherName
+	others      int64 // spans whose names went to otherName
 	merged      int64 // spans whose time went to their track's sample
 }
 
@@ -144,13 +145,13 @@ func (b *builder) stack(id int32) []*profile.Location {
 	if n.stack != nil {
 		return n.stack
 	}
-	if b.frames+int(n.depth)+1 > MaxStackFrames {
+	if b.frames+int(n.depth)+1 > maxStackFrames {
 		b.cut++
 		root := id
 		for b.nodes[root].parent >= 0 {
 			root = b.nodes[root].parent
 		}
-		return []*profile.Location{b.loc(FoldedName, false), b.nodes[root].loc}
+		return []*profile.Location{b.loc(foldedName, false), b.nodes[root].loc}
 	}
 	st := make([]*profile.Location, 0, n.depth+1)
 	for i := id; i >= 0; i = b.nodes[i].parent {
@@ -166,9 +167,9 @@ func (b *builder) loc(name string, gpu bool) *profile.Location {
 	if l := b.locs[k]; l != nil {
 		return l
 	}
-	if len(b.p.Function) >= functionLimit && name != OtherName && name != FoldedName {
+	if len(b.p.Function) >= functionLimit && name != otherName && name != foldedName {
 		b.others++
-		return b.loc(OtherName, gpu)
+		return b.loc(otherName, gpu)
 	}
 	file := "cpu"
 	if gpu {
@@ -236,20 +237,20 @@ func (b *builder) finish(d timeline.Drops, l timeline.Ledger) {
 	if d.Total() > 0 || d.Misuse > 0 {
 		cs = append(cs, DropsComment(d))
 	}
-	if !l.Empty() {
+	if !(l == timeline.Ledger{}) {
 		cs = append(cs, LedgerComment(l, d))
 	}
 	if b.folded > 0 {
-		cs = append(cs, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, MaxStackDepth, FoldedName))
+		cs = append(cs, fmt.Sprintf("framescope folded %d spans nested deeper than %d zones into %q", b.folded, maxStackDepth, foldedName))
 	}
 	if b.others > 0 {
-		cs = append(cs, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, OtherName, functionLimit))
+		cs = append(cs, fmt.Sprintf("framescope counted %d spans under %q: their names were past %d", b.others, otherName, functionLimit))
 	}
 	if b.merged > 0 {
 		cs = append(cs, fmt.Sprintf("framescope gave the self time of %d spans to their track: the samples were past %d", b.merged, sampleLimit))
 	}
 	if b.cut > 0 {
-		cs = append(cs, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, FoldedName, MaxStackFrames))
+		cs = append(cs, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, foldedName, maxStackFrames))
 	}
 	b.p.Comments = append(cs, b.p.Comments...)
 }
@@ -353,10 +354,10 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		}
 		var nd int32
 		switch {
-		case len(stack) < MaxStackDepth:
+		case len(stack) < maxStackDepth:
 			nd = b.node(parent, b.loc(t.Name(s.Name), gpu))
-		case len(stack) == MaxStackDepth:
-			nd = b.node(parent, b.loc(FoldedName, gpu))
+		case len(stack) == maxStackDepth:
+			nd = b.node(parent, b.loc(foldedName, gpu))
 			b.folded++
 		default:
 			nd = parent // already the folded frame
@@ -377,13 +378,13 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 func LedgerComment(l timeline.Ledger, d timeline.Drops) string {
 	var b strings.Builder
 	b.WriteString("framescope ledger:")
-	for k := range timeline.NumBooks {
+	for k := range books.NumKinds {
 		if k > 0 {
 			b.WriteByte(';')
 		}
-		bk := l.Book(k)
-		fmt.Fprintf(&b, " %s %d = %d delivered + %d open + %d lost", k, bk.Issued, bk.Delivered, bk.Open, l.Lost(k, d).Total())
-		if bk.Issued != bk.Delivered+bk.Open+l.Lost(k, d).Total() {
+		bk := books.Of(&l, k)
+		fmt.Fprintf(&b, " %s %d = %d delivered + %d open + %d lost", k, bk.Issued, bk.Delivered, bk.Open, books.Lost(&l, k, d).Total())
+		if bk.Issued != bk.Delivered+bk.Open+books.Lost(&l, k, d).Total() {
 			b.WriteString(" (does not balance)")
 		}
 	}
@@ -395,11 +396,11 @@ func LedgerComment(l timeline.Ledger, d timeline.Drops) string {
 func DropsComment(d timeline.Drops) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "framescope dropped %d:", d.Total())
-	for c := range timeline.NumDropCauses {
+	for c := range books.NumCauses {
 		if c > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, " %s %d", c, *d.Count(c))
+		fmt.Fprintf(&b, " %s %d", c, *books.Count(&d, c))
 	}
 	return b.String()
 }

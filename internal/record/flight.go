@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -162,7 +163,7 @@ func (r *Recorder) appendFlow(from, to uint64) {
 		r.popFlow()
 	}
 	r.flows.push(flowItem{from: from, to: to})
-	r.items[timeline.BookFlows].stored++
+	r.items[books.FlowBook].stored++
 	r.added++
 }
 
@@ -456,12 +457,12 @@ func (r *Recorder) dumpAt(now int64) *timeline.Trace {
 			tr.Flows = append(tr.Flows, timeline.Flow{From: from, To: to})
 			switch {
 			case f.lost: // delivered after all
-				unlost(&r.items[timeline.BookFlows])
+				unlost(&r.items[books.FlowBook])
 			case f.split:
-				r.items[timeline.BookFlows].delivered++
+				r.items[books.FlowBook].delivered++
 				r.stats.FlowsSplit--
 			case !f.sent && !f.streamed:
-				r.items[timeline.BookFlows].delivered++
+				r.items[books.FlowBook].delivered++
 			}
 			f.sent, f.lost, f.split = true, false, false
 		}

@@ -3,6 +3,7 @@ package record
 import (
 	"slices"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -104,7 +105,7 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	r.settleGPUFrames(false)
 	// GPU zones that never reached the timeline: the profiler's counts
 	// and the recorder's own.
-	if g := r.drops.GPUZones(); g != r.lastGPUDrops {
+	if g := books.GPUZones(r.drops); g != r.lastGPUDrops {
 		r.lastGPUDrops = g
 		r.builtin(&r.droppedTrack, "GPU zones dropped", timeline.TrackCounter, timeline.UnitCount)
 		r.appendSample(timeline.Sample{Track: r.droppedTrack, Time: now, Value: float64(g)})

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -81,9 +82,9 @@ type ledgerRun struct {
 	zones, spans uint64 // handed out, counted on the side
 	names        []timeline.NameID
 
-	seen     [timeline.NumBooks]map[[4]int64]bool // distinct items delivered
-	failing  bool                                 // the sink fails now
-	now      int64                                // a clock of our own for GPU spans
+	seen     [books.NumKinds]map[[4]int64]bool // distinct items delivered
+	failing  bool                              // the sink fails now
+	now      int64                             // a clock of our own for GPU spans
 	keys     []uint64
 	nextKey  uint64
 	openSpan [3][]OpenSpan
@@ -134,16 +135,16 @@ func (x *ledgerRun) collect(tr *timeline.Trace) {
 	}
 	for _, f := range tr.Flows {
 		a, b := tr.Spans[f.From], tr.Spans[f.To]
-		x.seen[timeline.BookFlows][[4]int64{a.Start, a.End, b.Start, b.End}] = true
+		x.seen[books.FlowBook][[4]int64{a.Start, a.End, b.Start, b.End}] = true
 	}
 }
 
-func bookOfKind(k timeline.TrackKind) (timeline.BookKind, bool) {
+func bookOfKind(k timeline.TrackKind) (books.Kind, bool) {
 	switch k {
 	case timeline.TrackCPU:
-		return timeline.BookSpans, true
+		return books.SpanBook, true
 	case timeline.TrackGPUQueue, timeline.TrackGPULane:
-		return timeline.BookZones, true
+		return books.ZoneBook, true
 	}
 	return 0, false
 }
@@ -188,8 +189,8 @@ func (x *ledgerRun) run() error {
 			before := r.Stats()
 			x.collect(r.Dump())
 			after := r.Stats()
-			for k := range timeline.NumBooks {
-				x.redelivered += before.Ledger.Book(k).Sink - after.Ledger.Book(k).Sink
+			for k := range books.NumKinds {
+				x.redelivered += books.Of(&before.Ledger, k).Sink - books.Of(&after.Ledger, k).Sink
 			}
 			x.redelivered += before.FlowsSplit - after.FlowsSplit
 		case op < 17:
@@ -220,11 +221,11 @@ func (x *ledgerRun) run() error {
 	x.collect(r.Dump())
 	st := r.Stats()
 	l, d := st.Ledger, st.Drops
-	if u := l.Unbalanced(d); len(u) > 0 {
+	if u := books.Unbalanced(&l, d); len(u) > 0 {
 		return fmt.Errorf("books %v do not balance: %+v against %+v", u, l, d)
 	}
-	for k := range timeline.NumBooks {
-		b := l.Book(k)
+	for k := range books.NumKinds {
+		b := books.Of(&l, k)
 		if b.Open != 0 {
 			return fmt.Errorf("%v: %d open after Close and Dump: %+v", k, b.Open, l)
 		}
@@ -373,14 +374,14 @@ func (x *ledgerRun) scan() error {
 	r := x.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var held [timeline.NumBooks]uint64
+	var held [books.NumKinds]uint64
 	for i := range r.spans.len() {
 		it := r.spans.at(i)
 		if k, ok := r.bookOfTrack(it.Track); ok && it.flags&sentFlag == 0 {
 			held[k]++
 		}
 	}
-	for k := range timeline.BookFlows {
+	for k := range books.FlowBook {
 		if c := r.items[k]; c.held() != held[k] {
 			return fmt.Errorf("%v: the counts hold %d, the store %d", k, c.held(), held[k])
 		}

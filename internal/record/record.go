@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -283,7 +284,7 @@ func (r *Recorder) LastFrame() uint64 { return r.last.Load() }
 // pools, uncalibrated zones) to the Drops every Trace reports.
 func (r *Recorder) AddDrops(d timeline.Drops) {
 	r.mu.Lock()
-	r.drops = r.drops.Add(d)
+	r.drops = books.Add(r.drops, d)
 	r.mu.Unlock()
 }
 

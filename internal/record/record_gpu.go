@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -88,9 +89,9 @@ func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 	r.srcZones.Issued += rep.Issued - old.Issued
 	r.srcZones.Open += rep.Open - old.Open
 	r.srcUnlinked += rep.Unlinked - old.Unlinked
-	d := rep.Lost.Sub(old.Lost)
+	d := books.Sub(rep.Lost, old.Lost)
 	d.Flows += rep.Unlinked - old.Unlinked
-	r.drops = r.drops.Add(d)
+	r.drops = books.Add(r.drops, d)
 	if len(spans) == 0 {
 		return nil
 	}

@@ -1,6 +1,9 @@
 package record
 
-import "github.com/framescope/framescope/timeline"
+import (
+	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/timeline"
+)
 
 // ledgerState is the recorder's side of its Ledger: counts kept at each
 // step an item takes, never derived from what is held. Guarded by mu.
@@ -8,7 +11,7 @@ type ledgerState struct {
 	// items follows the spans of the Zones and Spans books, and the
 	// flows of the Flows book (whose evictions and splits are the
 	// recorder's Evicted.Flows and Stats.FlowsSplit).
-	items [timeline.NumBooks]itemCount
+	items [books.NumKinds]itemCount
 
 	cpuTaken uint64 // CPU span records collected from the tracks
 	handed   uint64 // GPU spans handed to AddGPUSpans, on a queue with no source
@@ -31,15 +34,15 @@ func (c itemCount) held() uint64 { return c.stored - c.delivered - c.evicted - c
 // bookOfTrack returns the book of the spans of track id: CPU spans or GPU
 // zones; ok is false for the recorder's own spans (frames). The caller
 // holds mu.
-func (r *Recorder) bookOfTrack(id timeline.TrackID) (timeline.BookKind, bool) {
+func (r *Recorder) bookOfTrack(id timeline.TrackID) (books.Kind, bool) {
 	if id == 0 || int(id) > len(r.tracks) {
 		return 0, false
 	}
 	switch r.tracks[id-1].Kind {
 	case timeline.TrackCPU:
-		return timeline.BookSpans, true
+		return books.SpanBook, true
 	case timeline.TrackGPUQueue, timeline.TrackGPULane:
-		return timeline.BookZones, true
+		return books.ZoneBook, true
 	}
 	return 0, false
 }
@@ -64,7 +67,7 @@ func unlost(c *itemCount) { c.sink--; c.delivered++ }
 // ledger returns the books, against d, the running total of drops taken
 // with them. The caller holds mu.
 func (r *Recorder) ledger(d timeline.Drops) timeline.Ledger {
-	z, c, f := r.items[timeline.BookZones], r.items[timeline.BookSpans], r.items[timeline.BookFlows]
+	z, c, f := r.items[books.ZoneBook], r.items[books.SpanBook], r.items[books.FlowBook]
 	return timeline.Ledger{
 		Zones: timeline.Book{
 			Issued:    r.handed + r.srcZones.Issued,
@@ -93,7 +96,7 @@ func (r *Recorder) ledger(d timeline.Drops) timeline.Ledger {
 // batchCount counts what a sink batch delivers for the first time, by
 // book, and which items those are, so that a failure can mark them.
 type batchCount struct {
-	n     [timeline.NumBooks]uint64
+	n     [books.NumKinds]uint64
 	spans []uint64 // sequence numbers
 	flows []uint64 // absolute indexes
 }
@@ -101,7 +104,7 @@ type batchCount struct {
 // deliverBatch counts a batch's first deliveries as delivered, as they
 // are once the sink has it. The caller holds mu.
 func (r *Recorder) deliverBatch(c *batchCount) {
-	for k := range timeline.NumBooks {
+	for k := range books.NumKinds {
 		r.items[k].delivered += c.n[k]
 	}
 }
@@ -113,10 +116,10 @@ func (r *Recorder) deliverBatch(c *batchCount) {
 // as a change of Drops.Sink alone makes none; the next batch carries it.
 // The caller holds mu.
 func (r *Recorder) failBatch(c *batchCount) {
-	for k := range timeline.NumBooks {
+	for k := range books.NumKinds {
 		r.items[k].delivered -= c.n[k]
 		r.items[k].sink += c.n[k]
-		b := r.sentLedger.Book(k)
+		b := books.Of(&r.sentLedger, k)
 		b.Delivered -= c.n[k]
 		b.Sink += c.n[k]
 	}

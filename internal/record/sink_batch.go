@@ -1,6 +1,9 @@
 package record
 
-import "github.com/framescope/framescope/timeline"
+import (
+	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/timeline"
+)
 import "fmt"
 
 // sinkState is the recorder's record of sink errors not yet returned.
@@ -96,7 +99,7 @@ func (r *Recorder) sinkErrLocked() error {
 // it delivers for the first time. The caller holds mu.
 func (r *Recorder) batch() (*timeline.Trace, *batchCount) {
 	first := &r.firstScratch
-	first.n = [timeline.NumBooks]uint64{}
+	first.n = [books.NumKinds]uint64{}
 	first.spans, first.flows = first.spans[:0], first.flows[:0]
 	b := r.header()
 	b.Spans = make([]timeline.Span, 0, r.spans.len()-r.spanCur)
@@ -140,7 +143,7 @@ func (r *Recorder) batch() (*timeline.Trace, *batchCount) {
 		case ok1 && ok2:
 			b.Flows = append(b.Flows, timeline.Flow{From: from, To: to})
 			if !f.sent {
-				first.n[timeline.BookFlows]++
+				first.n[books.FlowBook]++
 				first.flows = append(first.flows, a)
 			}
 			f.streamed = true

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
@@ -168,7 +169,7 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	if s.Files, err = tf.close(); err != nil {
 		return s, fmt.Errorf("writing traces: %w", err)
 	}
-	s.ZonesDropped = tf.drops.GPUZones()
+	s.ZonesDropped = books.GPUZones(tf.drops)
 	s.SpansDropped = tf.drops.Spans + tf.drops.Evicted
 	s.GPULanes = tf.lanes
 	if cfg.png != "" {

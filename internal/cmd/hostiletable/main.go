@@ -247,7 +247,8 @@ func measure(name string, args ...string) result {
 // their types, and reads it back.
 func extremeOptions() int {
 	var buf bytes.Buffer
-	w := perfetto.NewWriter(&buf, perfetto.Options{FlushBytes: math.MaxInt, MaxSequences: math.MaxInt})
+	o := perfetto.Options{FlushBytes: math.MaxInt, MaxSequences: math.MaxInt}
+	w := perfetto.NewWriter(&buf, o)
 	for _, c := range tracecases.All() {
 		for _, b := range c.Batches {
 			w.Write(b)
@@ -257,7 +258,7 @@ func extremeOptions() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	fmt.Fprintf(os.Stderr, "ok: %d bytes written (options clamped to FlushBytes %d, MaxSequences %d)\n", buf.Len(), perfetto.MaxFlushBytes, perfetto.MaxMaxSequences)
+	fmt.Fprintf(os.Stderr, "ok: %d bytes written (options clamped to FlushBytes %d, MaxSequences %d)\n", buf.Len(), o.Clamp().FlushBytes, o.Clamp().MaxSequences)
 	return 0
 }
 

@@ -43,6 +43,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/timeline"
 )
@@ -229,8 +230,8 @@ func main() {
 		fmt.Println(runText(i+1, r))
 		if r.lost > 0 || r.missed > 0 || r.capLost > 0 {
 			fmt.Printf("run %d view missed %d, capture queues full %d; lost by cause:", i+1, r.missed, r.capLost)
-			for c := range timeline.NumDropCauses {
-				if n := *r.drops.Count(c); n > 0 {
+			for c := range books.NumCauses {
+				if n := *books.Count(&r.drops, c); n > 0 {
 					fmt.Printf(" %s %d", c, n)
 				}
 			}
@@ -363,7 +364,7 @@ func run(demo string, args []string, d time.Duration, loaded bool, viewers, capt
 		r.traces++
 		r.spans += len(t.Spans)
 		r.lost += t.Drops.Total()
-		r.drops = r.drops.Add(t.Drops)
+		r.drops = books.Add(r.drops, t.Drops)
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	get := func(u string) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/framescope/framescope/export/chrome"
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -85,11 +86,11 @@ func (r *run) checkChrome(tr *timeline.Trace, p *problems) {
 // holds.
 func (r *run) checkBooks(tr *timeline.Trace, p *problems) {
 	l, d := tr.Ledger, tr.Drops
-	if u := l.Unbalanced(d); len(u) > 0 {
+	if u := books.Unbalanced(&l, d); len(u) > 0 {
 		p.add("books", "%v do not balance: %+v against %+v", u, l, d)
 	}
-	for k := range timeline.NumBooks {
-		if b := l.Book(k); b.Open != 0 {
+	for k := range books.NumKinds {
+		if b := books.Of(&l, k); b.Open != 0 {
 			p.add("books", "%v: %d open after Close", k, b.Open)
 		}
 	}

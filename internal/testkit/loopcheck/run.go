@@ -366,7 +366,7 @@ type liveView struct {
 }
 
 func startLive(p *profiler.Profiler) *liveView {
-	h, err := live.New(p, live.Options{PollEvery: live.MinPollEvery, WindowFrames: 60})
+	h, err := live.New(p, live.Options{PollEvery: 50 * time.Millisecond, WindowFrames: 60})
 	v := &liveView{quit: make(chan struct{}), done: make(chan struct{}), err: err}
 	if err != nil {
 		close(v.done)
