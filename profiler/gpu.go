@@ -27,14 +27,14 @@ type GPUOptions struct {
 	// from WrapDevice those last are the application's to know.
 	BeginStage, EndStage vkg.PipelineStageFlagBits
 	// FramesInFlight: by the time the application begins frame N it has
-	// waited for frame N-FramesInFlight's GPU work (its fences). 1 to
-	// 16; 0 means 3. The recorder waits for the zones of
-	// each frame as long as this makes them late, so nothing else needs
-	// raising with it. It must not be less than the frames the
-	// application really keeps in flight: a query slot is reset for reuse
-	// that many frames after its frame, and the validation layer reports
-	// a reset that races GPU work still pending (a readback copy not yet
-	// run is read again later, so its zones still arrive).
+	// waited for frame N-FramesInFlight's GPU work (its fences). 1 to 16;
+	// 0 means 3. The profiler waits for each frame's zones as long as this
+	// makes them late, so nothing else needs raising with it. It must not
+	// be less than the frames the application really keeps in flight: a
+	// query slot is reset for reuse that many frames after its frame, and
+	// the validation layer reports a reset that races GPU work still
+	// pending (a readback copy not yet run is read again later, so its
+	// zones still arrive).
 	FramesInFlight int
 	// QueriesPerFrame is the initial query budget of a frame (two per
 	// zone); MaxQueriesPerFrame bounds its growth. Defaults 512 and 32768;

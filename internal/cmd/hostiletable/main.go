@@ -92,7 +92,7 @@ func rows() []row {
 		{"packet size: Perfetto, one 65 MiB packet (past MaxPacket), gzipped", "bigpkt.pftrace.gz", gz(huge(65 << 20)), "stats IN"},
 		{"packet size: Chrome JSON, one event with a 60 MiB name", "bigevent.json", bigEvent(60 << 20), "convert IN OUT.pftrace"},
 		{"packet size: Chrome JSON, one event with a 60 MiB name", "bigevent.json", bigEvent(60 << 20), "stats IN"},
-		{"packet size: Chrome JSON, one event of 65 MiB (past MaxObjectBytes), gzipped", "bigevent.json.gz", gz(bigEvent(65 << 20)), "stats IN"},
+		{"packet size: Chrome JSON, one event of 65 MiB (past the 64 MiB object limit), gzipped", "bigevent.json.gz", gz(bigEvent(65 << 20)), "stats IN"},
 		{"compression: Perfetto, 3,000,000 alike slices, gzipped", "bomb3.pftrace.gz", gz(pfBomb(3_000_000)), "stats IN"},
 		{"compression: Perfetto, 20,000,000 alike slices (past the span limit), gzipped", "bomb.pftrace.gz", gz(pfBomb(20_000_000)), "stats IN"},
 		{"compression: Chrome JSON, 1,500,000 alike slices, gzipped", "bomb1.json.gz", gz(jsBomb(1_500_000)), "stats IN"},
