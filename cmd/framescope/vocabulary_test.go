@@ -63,6 +63,17 @@ func TestLossVocabulary(t *testing.T) {
 			t.Errorf("Count(%s) is not the field %s", c, f.Name)
 		}
 	}
+	// Drops.Total sums the losses as books counts them: every cause but
+	// misuse.
+	var losses uint64
+	for c := range books.NumCauses {
+		if c.Loss() {
+			losses += *books.Count(&d, c)
+		}
+	}
+	if d.Total() != losses {
+		t.Errorf("Drops.Total() = %d, the causes that are losses sum to %d", d.Total(), losses)
+	}
 
 	// Stats: the context's and the recorder's carry a Drops, and name no
 	// cause again.
