@@ -36,7 +36,9 @@ type DeviceOptions struct {
 
 // OpenDevice creates an instance and a device set up for profiling (one
 // queue per family, calibrated timestamps and host query reset where
-// offered), for headless programs and tools.
+// offered), for headless programs and tools. vulkan-go is initialized for
+// its instance (vk.Init, vk.InitInstance): the handles [Device.Handle] and
+// [Device.Instance] return are ready for the application's own calls.
 func OpenDevice(o DeviceOptions) (*Device, error) {
 	d, err := vk.Open(vk.Config{
 		InstanceConfig:   vk.InstanceConfig{AppName: o.AppName, Validation: o.Validation},

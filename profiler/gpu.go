@@ -26,9 +26,9 @@ type GPUOptions struct {
 	// geometry and tessellation stages and extension stages. On a device
 	// from WrapDevice those last are the application's to know.
 	BeginStage, EndStage vkg.PipelineStageFlagBits
-	// FramesInFlight: by the time the application begins frame N it has
-	// waited for frame N-FramesInFlight's GPU work (its fences). 1 to 16;
-	// 0 means 3. The profiler waits for each frame's zones as long as this
+	// FramesInFlight: by the time the application begins frame N
+	// (Profiler.BeginFrame) it has waited for frame N-FramesInFlight's GPU
+	// work (its fences). 1 to 16; 0 means 3. The profiler waits for each frame's zones as long as this
 	// makes them late, so nothing else needs raising with it. It must not
 	// be less than the frames the application really keeps in flight: a
 	// query slot is reset for reuse that many frames after its frame, and
@@ -385,17 +385,18 @@ func (g *GPU) poolErr(err error) error {
 }
 
 // EndFrame closes the frame on this queue: zones begun later belong to no
-// frame until the next BeginFrame, and are refused and counted.
+// frame until the next BeginFrame, and are refused and counted. With no
+// frame begun on the queue it does nothing.
 //
 // cmd should be the last command buffer the queue runs in this frame,
 // still recording and outside a render pass: the copy of the frame's
 // timestamps into host memory is recorded there, and Collect reads them
 // from that memory, with no driver call, once the application has waited
-// for the frame (FramesInFlight later). On transfer-only queues cmd is not
-// used (see GPU's NoCopy note in the source). With a nil cmd the results are
-// read through vkGetQueryPoolResults on a goroutine of the context's own,
-// which is fine on most drivers but waits for the whole device to go idle
-// on lavapipe.
+// for the frame (FramesInFlight later). With a nil cmd, and on a
+// transfer-only queue (which may not record vkCmdCopyQueryPoolResults),
+// the results are read through vkGetQueryPoolResults on a goroutine of the
+// context's own, which is fine on most drivers but waits for the whole
+// device to go idle on lavapipe.
 func (g *GPU) EndFrame(cmd vkg.CommandBuffer) {
 	if g.state.Load() != stateOpen {
 		return

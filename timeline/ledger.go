@@ -43,3 +43,13 @@ type Book struct {
 	Evicted uint64
 	Sink    uint64
 }
+
+// Balanced reports whether every book adds up against the trace's drops
+// d: Issued = Delivered + Open + its own causes + its Evicted and Sink.
+func (l Ledger) Balanced(d Drops) bool {
+	zones := d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated + d.GPUSpans
+	return l.Zones.adds(zones) && l.Spans.adds(d.Spans) && l.Flows.adds(d.Flows)
+}
+
+// adds reports whether b adds up with own items lost to its own causes.
+func (b Book) adds(own uint64) bool { return b.Issued == b.Delivered+b.Open+own+b.Evicted+b.Sink }

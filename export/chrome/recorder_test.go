@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/timeline"
@@ -100,7 +99,7 @@ func TestRecorderSink(t *testing.T) {
 	diffCanon(t, canon(got), canon(want))
 	// The books came through, and a closed recorder's balance: all
 	// delivered, in the file.
-	if l := got.Ledger; l != want.Ledger || !books.Balanced(&l, got.Drops) || l.Zones.Open+l.Spans.Open+l.Flows.Open != 0 ||
+	if l := got.Ledger; l != want.Ledger || !l.Balanced(got.Drops) || l.Zones.Open+l.Spans.Open+l.Flows.Open != 0 ||
 		l.Zones.Delivered != 24 || l.Spans.Delivered != 24 || l.Flows.Delivered != uint64(len(got.Flows)) {
 		t.Errorf("ledger read back %+v, want %+v, balanced, nothing open, 24 zones, 24 spans and every flow delivered", got.Ledger, want.Ledger)
 	}

@@ -29,16 +29,30 @@ func (k Kind) String() string {
 // its share), Untimed loses a zone's time, not the zone, and Frames,
 // Samples and Misuse belong to no book.
 func KindOf(c Cause) (Kind, bool) {
-	switch c {
-	case QueryLimit, NoFrame, Closed, Unended, Unsubmitted, Pending, Uncalibrated, GPUSpans:
-		return ZoneBook, true
-	case Spans:
-		return SpanBook, true
-	case Flows:
-		return FlowBook, true
+	if c < 0 || c >= NumCauses || kindOf[c] < 0 {
+		return 0, false
 	}
-	return 0, false
+	return kindOf[c], true
 }
+
+// kindOf is the book of each cause, as timeline.Ledger.Balanced, the
+// rule's one owner, says: a cause is book k's own when one item issued to
+// k alone and lost to the cause balances.
+var kindOf = func() (t [NumCauses]Kind) {
+	for c := range NumCauses {
+		t[c] = -1
+		for k := range NumKinds {
+			var l timeline.Ledger
+			var d timeline.Drops
+			Of(&l, k).Issued = 1
+			*Count(&d, c) = 1
+			if l.Balanced(d) {
+				t[c] = k
+			}
+		}
+	}
+	return t
+}()
 
 // Of returns l's book k.
 func Of(l *timeline.Ledger, k Kind) *timeline.Book {
@@ -65,12 +79,6 @@ func Lost(l *timeline.Ledger, k Kind, d timeline.Drops) timeline.Drops {
 	b := Of(l, k)
 	lost.Evicted, lost.Sink = b.Evicted, b.Sink
 	return lost
-}
-
-// Balanced reports whether every book of l adds up against the
-// trace-wide drops d: Issued = Delivered + Open + Lost(l, k, d).Total().
-func Balanced(l *timeline.Ledger, d timeline.Drops) bool {
-	return len(Unbalanced(l, d)) == 0
 }
 
 // Unbalanced returns the books of l that do not add up against d.

@@ -32,8 +32,8 @@ type Config struct {
 	// MaxQueries bounds a slot's growth. Default 32768.
 	MaxQueries uint32
 	// NoCopy ignores EndFrame's command buffer: results are read through
-	// vkGetQueryPoolResults on the reader goroutine. For queues where the
-	// copy is not safe (see the profiler's use).
+	// vkGetQueryPoolResults on the reader goroutine: for transfer-only
+	// queues, which may not record vkCmdCopyQueryPoolResults.
 	NoCopy bool
 	// Now, when set, is read when a frame begins: Result.Host carries it.
 	Now func() int64
