@@ -411,3 +411,19 @@ func (p *Pool) Settled() uint64 {
 	}
 	return oldest - 1
 }
+
+// Copied returns the host copy of frame's results that Collect will read
+// (value and availability of each query of the frame's first block, in
+// query order), or nil when frame has no closed slot with a copy. It is
+// for the floor the Collect benchmarks are measured against: reading the
+// same memory and converting the same ticks, and nothing else.
+func (p *Pool) Copied(frame uint64) []uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.ring {
+		if s.frame == frame && s.state.Load() == slotClosed && s.copyAt != 0 {
+			return s.block.buf.Uint64s()[:2*s.block.used(s.usedNow())]
+		}
+	}
+	return nil
+}
