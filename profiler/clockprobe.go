@@ -27,5 +27,5 @@ func openClockProbe(dev, q any, fallback bool, hostClock int) (reach.ClockProbe,
 		dv, err := d.d.CalibratedTimestamps(c.doms[:], c.ts[:])
 		return clock.Sample{Device: c.ts[0], Host: int64(c.ts[1]), Deviation: max(int64(dv), 1)}, err
 	}
-	return reach.ClockProbe{GPU: g, Device: d.d, Ext: c.useExt, Sample: sample, Now: c.o.Clock.now}, nil
+	return reach.ClockProbe{GPU: g, Device: d.d, Ext: c.useExt, Sample: sample, Now: c.o.Clock.now, NextRound: nextCalibration}, nil
 }

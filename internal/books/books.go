@@ -65,9 +65,19 @@ var formerKeys = map[string]Cause{
 	"unwritten": Unsubmitted, "unconverted": Uncalibrated,
 }
 
-// Loss reports whether the cause counts data lost: every cause but Misuse
-// (as timeline.Drops.Total counts them).
-func (c Cause) Loss() bool { return c != Misuse }
+// Loss reports whether the cause counts data lost (every cause but
+// Misuse), as timeline.Drops.Total, the rule's one owner, says.
+func (c Cause) Loss() bool { return c >= 0 && c < NumCauses && loss[c] }
+
+// loss is Loss of each cause: whether one item of it is in Drops.Total.
+var loss = func() (t [NumCauses]bool) {
+	for c := range NumCauses {
+		var d timeline.Drops
+		*Count(&d, c) = 1
+		t[c] = d.Total() == 1
+	}
+	return t
+}()
 
 // Count returns d's count of cause c, for reading and setting.
 func Count(d *timeline.Drops, c Cause) *uint64 {

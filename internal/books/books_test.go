@@ -7,8 +7,14 @@ import (
 )
 
 // The books each cause belongs to, as timeline.Ledger's doc
-// states them: derived from Ledger.Balanced, they must read so.
+// states them, and which causes are losses: derived from Ledger.Balanced
+// and Drops.Total, they must read so.
 func TestKindOf(t *testing.T) {
+	for c := range NumCauses {
+		if c.Loss() != (c != Misuse) {
+			t.Errorf("%s.Loss() = %v: every cause but misuse is a loss", c, c.Loss())
+		}
+	}
 	want := map[Cause]Kind{QueryLimit: ZoneBook, NoFrame: ZoneBook, Closed: ZoneBook, Unended: ZoneBook,
 		Unsubmitted: ZoneBook, Pending: ZoneBook, Uncalibrated: ZoneBook, GPUSpans: ZoneBook,
 		Spans: SpanBook, Flows: FlowBook}

@@ -90,7 +90,7 @@ func Run(dev *profiler.Device, q profiler.Queue, o Options) (*Report, error) {
 				return nil, fmt.Errorf("calibration round: %w", err)
 			}
 			rep.Fits++
-			nextFit = timeline.Now() + int64(fitInterval(time.Duration(now-start), o.FitEvery))
+			nextFit = timeline.Now() + int64(pr.NextRound(time.Duration(now-start), o.FitEvery))
 		}
 		s, cost, err := sample()
 		if err != nil {
@@ -146,16 +146,4 @@ func Run(dev *profiler.Device, q profiler.Queue, o Options) (*Report, error) {
 	rep.CausalityLag = summarize(lags)
 	rep.Model = g.Clock().Quality()
 	return rep, nil
-}
-
-// warmupEvery and fitInterval pace the rounds fed to the model as a GPU
-// context paces its background rounds: every warmupEvery during the first
-// interval, then every interval.
-const warmupEvery = 20 * time.Millisecond
-
-func fitInterval(age, interval time.Duration) time.Duration {
-	if age < interval && warmupEvery < interval {
-		return warmupEvery
-	}
-	return interval
 }

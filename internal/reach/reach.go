@@ -5,6 +5,8 @@
 package reach
 
 import (
+	"time"
+
 	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/internal/vk"
@@ -23,6 +25,10 @@ type ClockProbe struct {
 	Ext    bool       // Sample uses calibrated timestamps, else submit-and-wait
 	Sample func() (clock.Sample, error)
 	Now    func() int64 // reads the host clock the context calibrates against
+	// NextRound is how long after a round at age (the context's time
+	// since it began) a context with interval between rounds calibrates
+	// next: denser while it is young.
+	NextRound func(age, interval time.Duration) time.Duration
 }
 
 // OpenClockProbe opens a ClockProbe on dev (a *profiler.Device) and q (a
