@@ -21,12 +21,7 @@ func (r *benchRig) recorders(n int, queries uint32) []recorder {
 	h := r.dev.Handle
 	rs := make([]recorder, n)
 	for i := range rs {
-		vkg.CreateCommandPool(h, &vkg.CommandPoolCreateInfo{SType: vkg.StructureTypeCommandPoolCreateInfo,
-			Flags: vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit), QueueFamilyIndex: r.q.Family}, nil, &rs[i].pool)
-		cmds := make([]vkg.CommandBuffer, 1)
-		vkg.AllocateCommandBuffers(h, &vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
-			CommandPool: rs[i].pool, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}, cmds)
-		rs[i].cmd = cmds[0]
+		rs[i].pool, rs[i].cmd = r.commandBuffer()
 		vkg.CreateQueryPool(h, &vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo,
 			QueryType: vkg.QueryTypeTimestamp, QueryCount: queries}, nil, &rs[i].raw)
 	}

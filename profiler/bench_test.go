@@ -41,25 +41,29 @@ func newBenchRig(b *testing.B) *benchRig {
 		q = d.Queues[0]
 	}
 	r := &benchRig{b: b, dev: d, q: q}
-	pci := vkg.CommandPoolCreateInfo{SType: vkg.StructureTypeCommandPoolCreateInfo,
-		Flags: vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit), QueueFamilyIndex: q.Family}
-	var cp vkg.CommandPool
-	vkg.CreateCommandPool(d.Handle, &pci, nil, &cp)
-	r.pool = cp
-	cmds := make([]vkg.CommandBuffer, 1)
-	vkg.AllocateCommandBuffers(d.Handle, &vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
-		CommandPool: cp, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}, cmds)
-	r.cmd = cmds[0]
+	r.pool, r.cmd = r.commandBuffer()
 	var f vkg.Fence
 	vkg.CreateFence(d.Handle, &vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}, nil, &f)
 	r.fen = f
 	b.Cleanup(func() {
 		vkg.DeviceWaitIdle(d.Handle)
 		vkg.DestroyFence(d.Handle, f, nil)
-		vkg.DestroyCommandPool(d.Handle, cp, nil)
+		vkg.DestroyCommandPool(d.Handle, r.pool, nil)
 		d.Close()
 	})
 	return r
+}
+
+// commandBuffer makes a command pool on the rig's queue family and one
+// primary command buffer from it.
+func (r *benchRig) commandBuffer() (vkg.CommandPool, vkg.CommandBuffer) {
+	var cp vkg.CommandPool
+	vkg.CreateCommandPool(r.dev.Handle, &vkg.CommandPoolCreateInfo{SType: vkg.StructureTypeCommandPoolCreateInfo,
+		Flags: vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit), QueueFamilyIndex: r.q.Family}, nil, &cp)
+	cmds := make([]vkg.CommandBuffer, 1)
+	vkg.AllocateCommandBuffers(r.dev.Handle, &vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
+		CommandPool: cp, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}, cmds)
+	return cp, cmds[0]
 }
 
 func (r *benchRig) begin() {

@@ -105,8 +105,7 @@ func New(o Options) *Profiler { return newProfiler(o.recorderOptions()) }
 
 // newProfiler makes a Profiler whose recorder runs with o.
 func newProfiler(o record.Options) *Profiler {
-	p := &Profiler{rec: record.NewRecorder(o), done: make(chan struct{})}
-	return p
+	return &Profiler{rec: record.NewRecorder(o), done: make(chan struct{})}
 }
 
 func init() {

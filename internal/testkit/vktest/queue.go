@@ -95,16 +95,7 @@ func Graphics(tb testing.TB, cfg vk.Config) *Queue {
 // Cmds allocates n primary command buffers, each begun for one-time submit.
 func (q *Queue) Cmds(n int) []vkg.CommandBuffer {
 	q.tb.Helper()
-	ai := vkg.CommandBufferAllocateInfo{
-		SType:              vkg.StructureTypeCommandBufferAllocateInfo,
-		CommandPool:        q.pool,
-		Level:              vkg.CommandBufferLevelPrimary,
-		CommandBufferCount: uint32(n),
-	}
-	cmds := make([]vkg.CommandBuffer, n)
-	if r := vkg.AllocateCommandBuffers(q.Dev.Handle, &ai, cmds); r != vkg.Success {
-		q.tb.Fatalf("vkAllocateCommandBuffers: %v", vkg.Error(r))
-	}
+	cmds := q.alloc(vkg.CommandBufferLevelPrimary, n)
 	for _, c := range cmds {
 		q.Begin(c)
 	}
@@ -115,10 +106,16 @@ func (q *Queue) Cmds(n int) []vkg.CommandBuffer {
 // BeginSecondary.
 func (q *Queue) Secondaries(n int) []vkg.CommandBuffer {
 	q.tb.Helper()
+	return q.alloc(vkg.CommandBufferLevelSecondary, n)
+}
+
+// alloc allocates n command buffers of level from the queue's pool.
+func (q *Queue) alloc(level vkg.CommandBufferLevel, n int) []vkg.CommandBuffer {
+	q.tb.Helper()
 	ai := vkg.CommandBufferAllocateInfo{
 		SType:              vkg.StructureTypeCommandBufferAllocateInfo,
 		CommandPool:        q.pool,
-		Level:              vkg.CommandBufferLevelSecondary,
+		Level:              level,
 		CommandBufferCount: uint32(n),
 	}
 	cmds := make([]vkg.CommandBuffer, n)
