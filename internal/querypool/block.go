@@ -20,7 +20,8 @@ type block struct {
 	base    uint32 // the frame's index of its first query
 	cap     uint32 // queries
 	meta    []pairMeta
-	results []uint64       // value, availability per query
+	written uint32         // queries handed out since its last reset (host reset only)
+	results []uint64       // value, availability per query, as the driver read them
 	buf     *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
 }
 
@@ -59,6 +60,16 @@ func newBlock(dev *vk.Device, base, n uint32, reset bool) (*block, error) {
 		}
 	}
 	return b, nil
+}
+
+// values returns the block's results as the reader has them, value and
+// availability per query: its host copy, read in place, or what the
+// driver last wrote into results.
+func (b *block) values(fromCopy bool) []uint64 {
+	if fromCopy {
+		return b.buf.Uint64s()
+	}
+	return b.results
 }
 
 // destroy destroys the block's query pool and host buffer.

@@ -43,10 +43,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	wake := p.uncopied
 	p.mu.Unlock()
 	if wake {
-		select {
-		case p.wake <- struct{}{}:
-		default:
-		}
+		p.wakeReader()
 	}
 	return dst, err
 }
@@ -81,17 +78,28 @@ func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
 	return dst, err
 }
 
+// reader is the pool's goroutine: it reads slots without a copy through
+// the driver and resets spent slots on the host, when Collect wakes it,
+// until the pool is closed (Stop wakes it too). It waits on one channel:
+// the runtime's wait records it takes are reused, so that waking it every
+// frame allocates nothing.
 func (p *Pool) reader() {
 	defer close(p.done)
-	for {
-		select {
-		case <-p.stop:
+	for range p.wake {
+		if p.closed.Load() {
 			return
-		case <-p.wake:
-			p.readMu.Lock()
-			p.readPass(readDriver)
-			p.readMu.Unlock()
 		}
+		p.readMu.Lock()
+		p.readPass(readDriver)
+		p.readMu.Unlock()
+	}
+}
+
+// wakeReader wakes the pool's goroutine, unless a wake is pending.
+func (p *Pool) wakeReader() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -174,14 +182,9 @@ func (p *Pool) readPass(mode readMode) {
 	for _, s := range order {
 		s.used = s.usedNow()
 		s.rc = vkg.Success
-		if s.fromCopy {
-			s.each(func(b *block) {
-				n := b.used(s.used)
-				copy(b.results[:2*n], b.buf.Uint64s())
-			})
-			continue
+		if !s.fromCopy {
+			s.rc = p.readDriver(s)
 		}
-		s.rc = p.readDriver(s)
 	}
 
 	p.mu.Lock()
@@ -239,44 +242,45 @@ func (p *Pool) readPass(mode readMode) {
 		s.each(func(b *block) {
 			clear(b.buf.Uint64s()[:2*b.used(s.used)]) // a copy that never runs must not look complete next time
 		})
-		s.renew()
+		s.renew(s.used)
+		s.each(func(b *block) { b.written = b.used(s.used) })
 		s.next.Store(0)
 		s.dirty = true
 		s.state.Store(slotSpent)
 	}
-	// Spent slots whose frame the application has waited for are reset:
-	// on the host here, or by BeginFrame's command buffer.
+	resets := p.resetsLocked()
+	p.mu.Unlock()
+	// Each slot is free as soon as it is reset: a BeginFrame that found
+	// no other waits for it (see BeginFrame). The state's store publishes
+	// dirty to the BeginFrame that loads it.
+	for _, s := range resets {
+		if p.resetHost(s) == nil {
+			s.dirty = false
+		}
+		s.state.Store(slotFree)
+	}
+}
+
+// resetsLocked returns the spent slots whose frame the application has
+// waited for, marked resetting, for the caller to reset on the host. Without
+// host query reset it frees them instead: BeginFrame records their reset in
+// its command buffer. The caller holds p.mu.
+func (p *Pool) resetsLocked() []*Slot {
+	f := uint64(p.cfg.FramesInFlight)
 	p.order = p.order[:0]
 	for _, s := range p.ring {
 		if s.state.Load() != slotSpent || p.frames-s.begun < f {
 			continue
 		}
-		if !p.dev.HostQueryReset {
+		switch {
+		case !p.dev.HostQueryReset:
 			s.state.Store(slotFree) // dirty: BeginFrame records the reset
-			continue
-		}
-		s.state.Store(slotResetting)
-		p.order = append(p.order, s)
-	}
-	resets := p.order
-	p.mu.Unlock()
-	if len(resets) == 0 {
-		return
-	}
-	for _, s := range resets {
-		s.rc = vkg.Success
-		if err := p.resetHost(s); err != nil {
-			s.rc = vkg.ErrorInitializationFailed
+		default:
+			s.state.Store(slotResetting)
+			p.order = append(p.order, s)
 		}
 	}
-	p.mu.Lock()
-	for _, s := range resets {
-		if s.rc == vkg.Success {
-			s.dirty = false
-		}
-		s.state.Store(slotFree)
-	}
-	p.mu.Unlock()
+	return p.order
 }
 
 // unwritable reports whether what an incomplete readback of s lacks can
@@ -312,15 +316,19 @@ func (p *Pool) harvestFinal(s *Slot) {
 
 // harvest moves a taken slot's complete pairs to p.ready and counts each
 // of the others under one cause: every pair handed out ends in one place.
+// The caller holds p.mu, so the counts change at once for Account.
 func (p *Pool) harvest(s *Slot) {
+	g := s.gen.Load()
+	var collected, unsubmitted, unended uint64
 	s.each(func(b *block) {
-		for j := uint32(0); j < b.used(s.used)/2; j++ {
+		vals := b.values(s.fromCopy)
+		for j, n := uint32(0), b.used(s.used)/2; j < n; j++ {
 			m := &b.meta[j]
-			switch b.pairState(j) {
+			switch b.pairState(j, g) {
 			case pairEnded, pairEnding:
-				r := b.results[4*j : 4*j+4]
+				r := vals[4*j : 4*j+4]
 				if r[1] == 0 || r[3] == 0 {
-					p.unsubmitted.Add(1)
+					unsubmitted++
 					break
 				}
 				p.ready = append(p.ready, Result{
@@ -328,14 +336,17 @@ func (p *Pool) harvest(s *Slot) {
 					Begin: r[0] & p.mask, End: r[2] & p.mask,
 					Key: s.keyOf(m.cmd), Submitted: s.submitted,
 				})
-				p.collected.Add(1)
+				collected++
 			default:
 				// Given up (void), or, should a slot ever be taken with
 				// a pair still open, never ended: either way counted.
-				p.unended.Add(1)
+				unended++
 			}
 		}
 	})
+	p.collected.Add(collected)
+	p.unsubmitted.Add(unsubmitted)
+	p.unended.Add(unended)
 }
 
 // readDriver reads the first s.used queries of s through
@@ -361,8 +372,9 @@ func (p *Pool) readDriver(s *Slot) vkg.Result {
 func (s *Slot) anyAvailable() bool {
 	any := false
 	s.each(func(b *block) {
+		r := b.values(s.fromCopy)
 		for q := uint32(0); q < b.used(s.used) && !any; q++ {
-			any = b.results[2*q+1] != 0
+			any = r[2*q+1] != 0
 		}
 	})
 	return any
@@ -370,13 +382,14 @@ func (s *Slot) anyAvailable() bool {
 
 // complete reports whether every ended pair has both values available.
 func (s *Slot) complete() bool {
-	ok := true
+	ok, g := true, s.gen.Load()
 	s.each(func(b *block) {
-		for j := uint32(0); j < b.used(s.used)/2 && ok; j++ {
-			if st := b.pairState(j); st != pairEnded && st != pairEnding {
+		r := b.values(s.fromCopy)
+		for j, n := uint32(0), b.used(s.used)/2; j < n && ok; j++ {
+			if st := b.pairState(j, g); st != pairEnded && st != pairEnding {
 				continue
 			}
-			ok = b.results[4*j+1] != 0 && b.results[4*j+3] != 0
+			ok = r[4*j+1] != 0 && r[4*j+3] != 0
 		}
 	})
 	return ok

@@ -14,4 +14,19 @@
 // complain: further pairs are refused and counted as dropped, and slots
 // grow for later frames, up to a limit. Nothing is dropped silently: Stats
 // counts every pair refused, abandoned or never written.
+//
+// # Generations
+//
+// Each pair's record carries the generation of its slot when it was last
+// written, and a Pair the generation it was handed out in, so that an End
+// meant for an earlier use of a slot is refused rather than written into a
+// later frame. Recycling a slot costs nothing per pair: it bumps the
+// slot's generation, and a record of an earlier generation reads as open
+// in the current one. That is sound because only pairs below the slot's
+// next index are handed out, and each of those was ended or given up (in
+// its own generation) before the slot was recycled; a stale End finds its
+// own generation's ended or void record, or a later one, and is refused.
+// Once every 2^28 generations a recycle writes every record, so that no
+// record is old enough for the 30-bit comparison to wrap. A recycled slot
+// is reset on the host only over the queries its frame handed out.
 package querypool

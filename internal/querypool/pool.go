@@ -1,9 +1,11 @@
 package querypool
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -169,7 +171,6 @@ type Pool struct {
 
 	readMu sync.Mutex    // one readback pass at a time
 	wake   chan struct{} // Collect -> reader
-	stop   chan struct{}
 	done   chan struct{} // closed when the reader exits
 
 	life     sync.Mutex // Close and the device's close, one at a time
@@ -195,7 +196,7 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{dev: dev, cfg: cfg, wantCap: cfg.Queries,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	p.mask = ^uint64(0)
 	if cfg.ValidBits < 64 {
 		p.mask = 1<<cfg.ValidBits - 1
@@ -249,13 +250,19 @@ func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
 	return s, nil
 }
 
-// resetHost resets every block of s on the host.
+// resetHost resets on the host the queries of every block of s that its
+// last frame wrote: those it handed out, the only ones a frame writes.
 func (p *Pool) resetHost(s *Slot) error {
 	var err error
 	s.each(func(b *block) {
-		if e := p.dev.ResetQueryPool(b.pool, 0, b.cap); e != nil && err == nil {
-			err = e
+		if b.written == 0 {
+			return
 		}
+		if e := p.dev.ResetQueryPool(b.pool, 0, b.written); e != nil {
+			err = cmp.Or(err, e)
+			return
+		}
+		b.written = 0
 	})
 	return err
 }
@@ -300,6 +307,9 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 				break
 			}
 		}
+	}
+	if s == nil {
+		s = p.awaitReset()
 	}
 	if s == nil && len(p.ring) < p.cfg.MaxSlots {
 		n, err := p.newSlot(len(p.ring), p.wantCap)
@@ -349,6 +359,26 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.refused.Store(0)
 	s.state.Store(slotRecording)
 	p.cur.Store(s)
+	return nil
+}
+
+// awaitReset waits for a slot the pool's goroutine is resetting on the
+// host, and returns it, free; nil when none is being reset. The reset was
+// due: its frame the application has waited for, so BeginFrame would
+// have reset it itself. The caller holds p.mu, which the goroutine does
+// not take to free a slot.
+func (p *Pool) awaitReset() *Slot {
+	for _, c := range p.ring {
+		if c.state.Load() != slotResetting {
+			continue
+		}
+		for c.state.Load() == slotResetting {
+			runtime.Gosched()
+		}
+		if c.state.Load() == slotFree {
+			return c
+		}
+	}
 	return nil
 }
 
@@ -544,8 +574,8 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 	// The pair is ending while its timestamp is recorded: nothing renews
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
-	if !m.state.CompareAndSwap(pairWord(pr.gen, pairOpen), pairWord(pr.gen, pairEnding)) {
-		if m.state.Load()>>2 == pr.gen&(1<<30-1) && s.state.Load() != slotDead && m.state.Load()&3 != pairVoid {
+	if !m.take(pr.gen) {
+		if w := m.state.Load(); w>>2 == pr.gen&genMask && w&3 != pairVoid && s.gen.Load() == pr.gen && s.state.Load() != slotDead {
 			p.misuse.Add(1) // ended already
 		} else {
 			p.lateEnds.Add(1) // the slot was given up, or the pool closed
@@ -680,7 +710,7 @@ func (p *Pool) stopLocked() {
 	p.closed.Store(true)
 	p.endFrameLocked()
 	p.mu.Unlock()
-	close(p.stop)
+	p.wakeReader() // one pending or this: either way it sees closed
 	<-p.done
 }
 
@@ -712,6 +742,7 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 	var err error
 	for _, s := range order {
 		s.used = s.usedNow()
+		s.fromCopy = false
 		s.abandon(s.used)
 		if rc := p.readDriver(s); rc != vkg.Success && rc != vkg.NotReady {
 			s.each(func(b *block) { clear(b.results[:2*b.used(s.used)]) })
@@ -754,16 +785,20 @@ func (p *Pool) releaseLocked() {
 		s.waitWriters()
 		if st == slotClosed || st == slotReading || st == slotRecycling {
 			s.used = s.usedNow()
+			s.fromCopy = false
 			s.abandon(s.used)
 			s.each(func(b *block) { clear(b.results[:2*b.used(s.used)]) })
 			p.harvestFinal(s)
 		}
-		s.renew() // waits for Ends recording; later ones are refused
+		// Later Ends are refused, and those recording now finish first.
+		s.abandon(s.usedNow())
+		s.renew(s.usedNow())
 		s.destroy(p.dev)
 	}
 	for _, s := range p.retired {
 		s.waitWriters()
-		s.renew()
+		s.abandon(s.usedNow())
+		s.renew(s.usedNow())
 		s.destroy(p.dev)
 	}
 	p.retired = nil

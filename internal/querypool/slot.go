@@ -11,9 +11,19 @@ import (
 )
 
 // Pair states: the low two bits of a pair's state word, whose upper bits
-// are the slot's generation, so that an End meant for an earlier use of
-// the slot can never touch a later one. A pair below the slot's next index
-// in state pairOpen was handed out and not ended.
+// are the generation of the slot that last wrote it, so that an End meant
+// for an earlier use of the slot can never touch a later one.
+//
+// Generations are lazy: recycling a slot bumps its generation and writes
+// no pair. A word from an earlier generation than the slot's reads as
+// pairOpen in the slot's generation (stateIn), since only pairs below the
+// slot's next index are handed out and each of those, when its slot was
+// last recycled, was ended or void in the generation it was handed out
+// in. So an End meant for a pair handed out now finds a word of an
+// earlier generation (or its own, open) and takes it; a stale End finds
+// its own generation's ended or void word, or a later generation's, and
+// is refused. The age of a word is bounded (renew writes every pair once
+// every genStamp generations), so the comparison never wraps.
 const (
 	pairOpen   uint32 = iota // handed out (or not yet), end not written
 	pairEnded                // End recorded its end timestamp
@@ -21,7 +31,29 @@ const (
 	pairEnding               // End is recording its end timestamp now
 )
 
+const (
+	genBits  = 30
+	genMask  = 1<<genBits - 1
+	genStamp = 1 << (genBits - 2) // renew writes every pair once every genStamp generations
+)
+
 func pairWord(gen, st uint32) uint32 { return gen<<2 | st }
+
+// older reports whether a word of generation w was written before
+// generation g began.
+func older(w, g uint32) bool {
+	d := (g - w) & genMask
+	return d != 0 && d < 1<<(genBits-1)
+}
+
+// stateIn returns the state that word w means in generation g: a word of
+// an earlier generation is open in g.
+func stateIn(w, g uint32) uint32 {
+	if older(w>>2, g&genMask) {
+		return pairOpen
+	}
+	return w & 3
+}
 
 // Slot states.
 const (
@@ -40,6 +72,21 @@ type pairMeta struct {
 	state atomic.Uint32
 	name  uint32 // caller's name handle
 	cmd   uint64 // the command buffer the pair began in
+}
+
+// take moves the pair, handed out in generation gen, from open to ending,
+// and reports whether it did: false when it is not open in gen (ended
+// already, given up, or its slot recycled since).
+func (m *pairMeta) take(gen uint32) bool {
+	for {
+		w := m.state.Load()
+		if w != pairWord(gen, pairOpen) && !older(w>>2, gen&genMask) {
+			return false
+		}
+		if m.state.CompareAndSwap(w, pairWord(gen, pairEnding)) {
+			return true
+		}
+	}
 }
 
 // Slot is one frame's query pool. Its exported identity is the pointer;
@@ -97,9 +144,17 @@ type Slot struct {
 }
 
 // renew starts a new generation: every pair open again, and an End meant
-// for an earlier generation refused. It waits for an End recording now.
-func (s *Slot) renew() {
+// for an earlier generation refused. It writes no pair (see pairOpen),
+// except once every genStamp generations, when it writes every pair of
+// every block so that no word is ever genStamp generations old. It waits
+// for an End recording now among the first used queries of the frame.
+func (s *Slot) renew(used uint32) {
+	old := s.gen.Load()
+	s.waitEnding(used, old)
 	g := s.gen.Add(1)
+	if g&(genStamp-1) != 0 {
+		return
+	}
 	s.each(func(b *block) {
 		for k := range b.meta {
 			st := &b.meta[k].state
@@ -112,6 +167,19 @@ func (s *Slot) renew() {
 				if st.CompareAndSwap(w, pairWord(g, pairOpen)) {
 					break
 				}
+			}
+		}
+	})
+}
+
+// waitEnding waits until no pair among the first used queries of the
+// frame is ending in generation g: every End that took a pair has
+// recorded its timestamp.
+func (s *Slot) waitEnding(used, g uint32) {
+	s.each(func(b *block) {
+		for j, n := uint32(0), b.used(used)/2; j < n; j++ {
+			for b.meta[j].state.Load() == pairWord(g&genMask, pairEnding) {
+				runtime.Gosched()
 			}
 		}
 	})
@@ -130,17 +198,16 @@ func (s *Slot) destroy(dev *vk.Device) {
 	s.each(func(b *block) { b.destroy(dev) })
 }
 
-// pairState is the state of a block's pair j in the slot's current
-// generation.
-func (b *block) pairState(j uint32) uint32 { return b.meta[j].state.Load() & 3 }
+// pairState is the state of a block's pair j in generation g.
+func (b *block) pairState(j, g uint32) uint32 { return stateIn(b.meta[j].state.Load(), g) }
 
 // settled reports whether no pair of the slot's frame is open or ending:
 // each has ended or was given up.
 func (s *Slot) settled() bool {
-	used, ok := s.usedNow(), true
+	used, ok, g := s.usedNow(), true, s.gen.Load()
 	s.each(func(b *block) {
-		for j := uint32(0); j < b.used(used)/2 && ok; j++ {
-			if st := b.pairState(j); st == pairOpen || st == pairEnding {
+		for j, n := uint32(0), b.used(used)/2; j < n && ok; j++ {
+			if st := b.pairState(j, g); st == pairOpen || st == pairEnding {
 				ok = false
 			}
 		}
@@ -153,7 +220,7 @@ func (s *Slot) settled() bool {
 func (s *Slot) allIn(cmd uint64) bool {
 	used, ok := s.usedNow(), true
 	s.each(func(b *block) {
-		for j := uint32(0); j < b.used(used)/2 && ok; j++ {
+		for j, n := uint32(0), b.used(used)/2; j < n && ok; j++ {
 			ok = b.meta[j].cmd == cmd
 		}
 	})
@@ -165,8 +232,13 @@ func (s *Slot) allIn(cmd uint64) bool {
 func (s *Slot) abandon(used uint32) {
 	g := s.gen.Load()
 	s.each(func(b *block) {
-		for j := uint32(0); j < b.used(used)/2; j++ {
-			b.meta[j].state.CompareAndSwap(pairWord(g, pairOpen), pairWord(g, pairVoid))
+		for j, n := uint32(0), b.used(used)/2; j < n; j++ {
+			st := &b.meta[j].state
+			for w := st.Load(); stateIn(w, g) == pairOpen; w = st.Load() {
+				if st.CompareAndSwap(w, pairWord(g, pairVoid)) {
+					break
+				}
+			}
 		}
 	})
 }

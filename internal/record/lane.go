@@ -1,7 +1,11 @@
 package record
 
-import "github.com/framescope/framescope/timeline"
-import "sort"
+import (
+	"slices"
+	"sort"
+
+	"github.com/framescope/framescope/timeline"
+)
 
 // laneHistory is how many placed spans a lane remembers before it forgets
 // the older half of them (keeping the ancestors of what it keeps).
@@ -19,15 +23,51 @@ type laneSpan struct {
 // track itself, lanes 1.. its overflow tracks. A placed span never moves
 // and its depth never changes: a new span goes on a lane only where it
 // fits inside or beside what is there, never around it.
+//
+// Zones mostly come in start order, each after every span placed: spine
+// keeps the last span and its ancestors, so that such a zone finds its
+// parent by walking up from the last span without a search.
 type lane struct {
 	track timeline.TrackID
 	spans []laneSpan // sorted by start, then by end descending
-	floor int64      // spans starting before floor cannot be checked here
+	// spine is the last span of spans and its ancestors, outermost
+	// first, as fitSearch's walk from the last span finds them.
+	spine []laneSpan
+	floor int64 // spans starting before floor cannot be checked here
 }
 
 // fit reports whether [s, e] can go on the lane, and if so where in spans
 // and as what (depth and parent bounds).
 func (l *lane) fit(s, e int64) (pos int, ls laneSpan, ok bool) {
+	if s < l.floor {
+		return 0, laneSpan{start: s, end: e}, false
+	}
+	if n := len(l.spans); n == 0 || l.spans[n-1].start < s || (l.spans[n-1].start == s && l.spans[n-1].end >= e) {
+		ls, ok = fitSpine(l.spine, s, e)
+		return n, ls, ok
+	}
+	return l.fitSearch(s, e)
+}
+
+// fitSpine is fit for a span that sorts after every placed span: its
+// parent, if any, is on the spine.
+func fitSpine(spine []laneSpan, s, e int64) (laneSpan, bool) {
+	ls := laneSpan{start: s, end: e}
+	for d := len(spine) - 1; d >= 0; d-- {
+		p := &spine[d]
+		if p.end > s || p.start == s { // p covers the start of the new span
+			if p.end < e || p.depth == ^uint16(0) {
+				return ls, false // they cross
+			}
+			ls.depth, ls.pstart, ls.pend = p.depth+1, p.start, p.end
+			return ls, true
+		}
+	}
+	return ls, true
+}
+
+// fitSearch is fit anywhere on the lane, by binary search.
+func (l *lane) fitSearch(s, e int64) (pos int, ls laneSpan, ok bool) {
 	ls = laneSpan{start: s, end: e}
 	if s < l.floor {
 		return 0, ls, false
@@ -54,23 +94,53 @@ func (l *lane) fit(s, e int64) (pos int, ls laneSpan, ok bool) {
 		}
 		// Only an ancestor of p can cover s: jump to p's parent, the last
 		// span with its bounds.
-		ps, pe := p.pstart, p.pend
-		j := sort.Search(i, func(k int) bool {
-			return sp[k].start > ps || (sp[k].start == ps && sp[k].end < pe)
-		})
-		i = j - 1
+		i = parentOf(sp, i)
 	}
 	return pos, ls, true
 }
 
+// parentOf returns the index of the parent of sp[i] (depth > 0): the last
+// span with its parent's bounds.
+func parentOf(sp []laneSpan, i int) int {
+	ps, pe := sp[i].pstart, sp[i].pend
+	return sort.Search(i, func(k int) bool {
+		return sp[k].start > ps || (sp[k].start == ps && sp[k].end < pe)
+	}) - 1
+}
+
 // insert places ls at pos, as fit said.
 func (l *lane) insert(pos int, ls laneSpan) {
-	l.spans = append(l.spans, laneSpan{})
-	copy(l.spans[pos+1:], l.spans[pos:])
-	l.spans[pos] = ls
+	if pos == len(l.spans) {
+		l.spans = append(l.spans, ls)
+		for n := len(l.spine); n > 0 && l.spine[n-1].depth >= ls.depth; n-- {
+			l.spine = l.spine[:n-1]
+		}
+		l.spine = append(l.spine, ls)
+	} else {
+		// Not last, and containing no placed span: not on the spine.
+		l.spans = append(l.spans, laneSpan{})
+		copy(l.spans[pos+1:], l.spans[pos:])
+		l.spans[pos] = ls
+	}
 	if len(l.spans) > laneHistory {
 		l.forget()
+		l.buildSpine()
 	}
+}
+
+// buildSpine makes the spine again from spans: the last span and the
+// ancestors the search finds for it.
+func (l *lane) buildSpine() {
+	l.spine = l.spine[:0]
+	i := len(l.spans) - 1
+	for i >= 0 {
+		l.spine = append(l.spine, l.spans[i])
+		if l.spans[i].depth == 0 {
+			break
+		}
+		i = parentOf(l.spans, i)
+	}
+	slices.Reverse(l.spine)
 }
 
 // forget drops the older half of the history, keeping the spans that

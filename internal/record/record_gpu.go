@@ -235,7 +235,9 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 		return fmt.Errorf("%w %d for %d GPU spans", ErrUnknownTrack, track, len(spans))
 	}
 	buf := append(r.gpuScratch[:0], spans...)
-	slices.SortFunc(buf, cmpGPUSpan)
+	if !slices.IsSortedFunc(buf, cmpGPUSpan) { // mostly they come sorted
+		slices.SortFunc(buf, cmpGPUSpan)
+	}
 	var bad, full int
 	for i := range buf {
 		g := &buf[i]

@@ -18,7 +18,10 @@ type HostBuffer struct {
 	Ptr    unsafe.Pointer
 }
 
-// HostBuffer makes a mapped buffer of size bytes with the given usage.
+// HostBuffer makes a mapped buffer of size bytes with the given usage, in
+// host-visible, host-coherent memory, cached on the host where the device
+// has such a type: the host reads it (query results), and reading
+// uncached memory costs a trip over the bus for every line.
 func (d *Device) HostBuffer(size uint64, usage vk.BufferUsageFlagBits) (*HostBuffer, error) {
 	bci := vk.BufferCreateInfo{
 		SType:       vk.StructureTypeBufferCreateInfo,
@@ -41,15 +44,7 @@ func (d *Device) HostBuffer(size uint64, usage vk.BufferUsageFlagBits) (*HostBuf
 	vk.GetPhysicalDeviceMemoryProperties(d.Physical, &props)
 	props.Deref()
 	props.Free()
-	want := vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
-	typ := -1
-	for i := uint32(0); i < props.MemoryTypeCount; i++ {
-		props.MemoryTypes[i].Deref()
-		if req.MemoryTypeBits&(1<<i) != 0 && props.MemoryTypes[i].PropertyFlags&want == want {
-			typ = int(i)
-			break
-		}
-	}
+	typ := hostType(&props, req.MemoryTypeBits)
 	if typ < 0 {
 		hb.Destroy()
 		return nil, errors.New("vk: no host-visible, host-coherent memory type for a buffer")
@@ -102,4 +97,25 @@ func (b *HostBuffer) Destroy() {
 		vk.FreeMemory(b.dev, b.Memory, nil)
 		b.Memory = vk.NullDeviceMemory
 	}
+}
+
+// hostType returns the memory type, among those allowed by bits, that is
+// host-visible and host-coherent, preferring one also host-cached; -1 for
+// none.
+func hostType(props *vk.PhysicalDeviceMemoryProperties, bits uint32) int {
+	want := vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+	cached := want | vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit)
+	typ := -1
+	for i := uint32(0); i < props.MemoryTypeCount; i++ {
+		props.MemoryTypes[i].Deref()
+		f := props.MemoryTypes[i].PropertyFlags
+		switch {
+		case bits&(1<<i) == 0 || f&want != want:
+		case f&cached == cached:
+			return int(i)
+		case typ < 0:
+			typ = int(i)
+		}
+	}
+	return typ
 }
