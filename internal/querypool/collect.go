@@ -78,11 +78,9 @@ func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
 	return dst, err
 }
 
-// reader is the pool's goroutine: it reads slots without a copy through
-// the driver and resets spent slots on the host, when Collect wakes it,
-// until the pool is closed (Stop wakes it too). It waits on one channel:
-// the runtime's wait records it takes are reused, so that waking it every
-// frame allocates nothing.
+// reader is the pool's goroutine: when Collect wakes it, it reads the
+// slots without a copy through the driver (and resets the spent ones, as
+// every pass does), until the pool is closed; Stop wakes it to see that.
 func (p *Pool) reader() {
 	defer close(p.done)
 	for range p.wake {

@@ -362,11 +362,12 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	return nil
 }
 
-// awaitReset waits for a slot the pool's goroutine is resetting on the
-// host, and returns it, free; nil when none is being reset. The reset was
-// due: its frame the application has waited for, so BeginFrame would
-// have reset it itself. The caller holds p.mu, which the goroutine does
-// not take to free a slot.
+// awaitReset waits for a slot that a readback pass on another goroutine
+// (a Collect, a Drain, the pool's own) is resetting on the host, and
+// returns it, free; nil when none is being reset. The reset was due: the
+// application has waited for the slot's frame, so BeginFrame would have
+// reset it itself. The caller holds p.mu, which a pass does not take to
+// free a slot it reset.
 func (p *Pool) awaitReset() *Slot {
 	for _, c := range p.ring {
 		if c.state.Load() != slotResetting {

@@ -63,7 +63,7 @@ const (
 	slotReading                 // the reader is reading its results
 	slotRecycling               // the reader is harvesting it
 	slotSpent                   // harvested; waiting until its frame is FramesInFlight old
-	slotResetting               // the reader is resetting it on the host
+	slotResetting               // a readback pass is resetting it on the host
 	slotDead                    // the pool is closed
 )
 
