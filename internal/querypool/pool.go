@@ -780,26 +780,17 @@ func (p *Pool) releaseLocked() {
 	defer p.mu.Unlock()
 	for _, s := range p.ring {
 		st := s.state.Load()
-		s.state.Store(slotDead) // a Begin from now on refuses
-		// A Begin in flight finishes first: one that read the generation
-		// after renew would hand out a pair whose End renew cannot refuse.
-		s.waitWriters()
+		used := s.quiesce()
 		if st == slotClosed || st == slotReading || st == slotRecycling {
-			s.used = s.usedNow()
+			s.used = used
 			s.fromCopy = false
-			s.abandon(s.used)
 			s.each(func(b *block) { clear(b.results[:2*b.used(s.used)]) })
 			p.harvestFinal(s)
 		}
-		// Later Ends are refused, and those recording now finish first.
-		s.abandon(s.usedNow())
-		s.renew(s.usedNow())
 		s.destroy(p.dev)
 	}
 	for _, s := range p.retired {
-		s.waitWriters()
-		s.abandon(s.usedNow())
-		s.renew(s.usedNow())
+		s.quiesce()
 		s.destroy(p.dev)
 	}
 	p.retired = nil

@@ -185,6 +185,20 @@ func (s *Slot) waitEnding(used, g uint32) {
 	})
 }
 
+// quiesce refuses every later Begin and End on s, for the pool's
+// release, and waits for those in flight: a Begin first (one that read the
+// generation after renew would hand out a pair whose End renew cannot
+// refuse), then an End recording its timestamp. It returns the queries
+// the slot's frame handed out; its open pairs are void.
+func (s *Slot) quiesce() uint32 {
+	s.state.Store(slotDead)
+	s.waitWriters()
+	used := s.usedNow()
+	s.abandon(used)
+	s.renew(used)
+	return used
+}
+
 // waitWriters waits for the Begin calls in progress on s.
 func (s *Slot) waitWriters() {
 	for s.writers.Load() != 0 {
