@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -673,6 +674,11 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	recorded := 0
+	// Both goroutines submit until the library has calibrated twice more
+	// (on a loaded machine its goroutine may wait for many frames), at
+	// most maxFrames frames each.
+	const maxFrames = 2000
+	var calibrated atomic.Bool
 	for w := range 2 {
 		wq := q // each goroutine has its own command pool and fences
 		if w > 0 {
@@ -682,7 +688,10 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range 20 {
+			for range maxFrames {
+				if calibrated.Load() {
+					return
+				}
 				// The second goroutine submits plain work: no frame of its own.
 				cmd := wq.Cmd() // begun
 				if w == 0 {
@@ -705,12 +714,13 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 					if _, err := g.Collect(nil), g.Err(); err != nil {
 						t.Error(err)
 					}
+					calibrated.Store(g.Stats().Calibrations >= 3)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if st := g.Stats(); st.Calibrations < 2 {
+	if st := g.Stats(); st.Calibrations < 3 {
 		t.Errorf("stats %+v: the library did not calibrate meanwhile", st)
 	}
 	q.Lock.Lock()
