@@ -29,4 +29,27 @@
 // Once every 2^28 generations a recycle writes every record, so that no
 // record is old enough for the 30-bit comparison to wrap. A recycled slot
 // is reset on the host only over the queries its frame handed out.
+//
+// # The zone path
+//
+// Begin and End are each one cgo call, into C that records the timestamp
+// through the device's own vkCmdWriteTimestamp and keeps the books with
+// C11 orderings: Begin takes its pair with one compare-and-swap on the
+// slot's next index, End takes its pair's record with one and marks it
+// ended with a plain (release) store. Where a Begin would take a pair
+// past the slot's first block, C hands it to Go's path, which grows the
+// frame and counts its Begins in flight on the slot.
+//
+// A frame's end, and a slot's release, must know every Begin that read
+// the slot as recording: they count the frame's pairs and, at release,
+// destroy its query pool. A Begin says so without a locked instruction:
+// each thread has a record whose busy word it sets around the Begin with
+// plain stores, and the closer, after changing the slot's state, calls
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (every running thread of
+// the process executes a full barrier) and waits until no busy word is
+// set. So either the closer sees a Begin's busy word, or the Begin sees
+// the new state and refuses. Where membarrier is missing (not Linux, or
+// a kernel or sandbox without it) each Begin fences instead, and the
+// argument is the usual one for sequentially consistent accesses. A
+// thread's record goes back to a free list when it exits.
 package querypool

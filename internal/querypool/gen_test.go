@@ -1,7 +1,10 @@
 package querypool
 
 import (
+	"errors"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/framescope/framescope/internal/testkit/vktest"
@@ -19,6 +22,9 @@ func TestOlder(t *testing.T) {
 			want := back != 0 && back < 1<<(genBits-1)
 			if got := older(w, g); got != want {
 				t.Errorf("older(%d, %d) = %v, want %v (%d generations back)", w, g, got, want, back)
+			}
+			if got := olderC(w, g); got != want {
+				t.Errorf("C's older(%d, %d) = %v, want %v (%d generations back)", w, g, got, want, back)
 			}
 		}
 	}
@@ -94,5 +100,100 @@ func lazyFrames(t *testing.T, p *Pool, q *vktest.Queue, start uint32) {
 	}
 	if g := p.ring[0].gen.Load(); g-start < 7 {
 		t.Errorf("generation %d: the slot was recycled %d times, want 7 or more", start, g-start)
+	}
+}
+
+// Frames end, and the pool closes, while goroutines hand out pairs on
+// their own command buffers (never submitted: their slots go stale and
+// are given up): every Begin that returned a pair is counted once in
+// Pairs, none lost to a frame that ended under it, and each is accounted
+// for by a cause once the pool has closed. The zone path's C half runs
+// here (a device with vkCmdWriteTimestamp loaded). A stress test: each of
+// about 1,500 frames ends while the goroutines are inside Begin; with
+// fs_guard_sync made to return at once, most runs lose a pair and fail.
+func TestFramesEndUnderBegins(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	if !q.Dev.HostQueryReset {
+		t.Skipf("no host query reset on %s", q.Dev.Caps.Name)
+	}
+	for round := range 4 {
+		p, err := New(q.Dev, Config{ValidBits: q.Q.ValidBits, FramesInFlight: 1, StaleFrames: 1, Queries: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.writeTS == 0 {
+			t.Fatal("the zone path's C half is not in use: no vkCmdWriteTimestamp loaded")
+		}
+		if err := p.BeginFrame(1, nil); err != nil {
+			t.Fatal(err)
+		}
+		const workers, zones = 4, 6000
+		var wg sync.WaitGroup
+		var begun [workers]uint64
+		stop := make(chan struct{})
+		for w := range workers {
+			cmd := vktest.NewQueue(t, q.Dev, q.Q).Cmd()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for begun[w] < zones {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					pr, ok := p.Begin(cmd, vkg.PipelineStageTopOfPipeBit, uint32(begun[w]))
+					if !ok {
+						runtime.Gosched()
+						continue
+					}
+					begun[w]++
+					p.End(pr, cmd, vkg.PipelineStageBottomOfPipeBit)
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		closing := round%2 == 1 // close while a frame records and goroutines begin
+	frames:
+		for frame := uint64(2); frame < 2000; frame++ {
+			// End the frame while the goroutines are handing out pairs.
+			for i := 0; i < 1e4; i++ {
+				if s := p.cur.Load(); s == nil || s.next.Load() >= 16 {
+					break
+				}
+				runtime.Gosched()
+			}
+			if closing && frame == 40 {
+				break
+			}
+			p.EndFrame(nil)
+			if _, err := p.Drain(nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.BeginFrame(frame, nil); err != nil && !errors.Is(err, ErrNoFreeSlot) {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+				break frames
+			default:
+			}
+		}
+		p.Close()
+		close(stop)
+		<-done
+		var n uint64
+		for _, b := range begun {
+			n += b
+		}
+		st := p.Stats()
+		if st.Pairs != n || n == 0 {
+			t.Fatalf("round %d: %d pairs handed out, Stats.Pairs %d: %+v", round, n, st.Pairs, st)
+		}
+		if causes := st.Collected + st.Unended + st.Unsubmitted + st.Pending; causes != n {
+			t.Fatalf("round %d: %d pairs handed out, %d accounted for: %+v", round, n, causes, st)
+		}
+		t.Logf("round %d: %+v", round, st)
 	}
 }

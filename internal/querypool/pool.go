@@ -184,6 +184,10 @@ type Pool struct {
 
 	growMu sync.Mutex // one Begin at a time makes a slot's extra blocks
 
+	// writeTS is the device's vkCmdWriteTimestamp, which the zone path's
+	// C half calls; 0: Begin and End take Go's path.
+	writeTS uintptr
+
 	pairs, collected, queryLimit, noFrame, unended, unsubmitted atomic.Uint64
 	lateEnds, misuse, grown, behind, pending, extended          atomic.Uint64
 	refusedClosed                                               atomic.Uint64
@@ -197,6 +201,8 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	}
 	p := &Pool{dev: dev, cfg: cfg, wantCap: cfg.Queries,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	initGuard()
+	p.writeTS = dev.WriteTimestampProc()
 	p.mask = ^uint64(0)
 	if cfg.ValidBits < 64 {
 		p.mask = 1<<cfg.ValidBits - 1
@@ -243,6 +249,7 @@ func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
 		return nil, err
 	}
 	s := &Slot{block: *b, index: index, dirty: !p.dev.HostQueryReset}
+	s.qcap, s.qpool = b.cap, uint64(uintptr(unsafe.Pointer(b.pool)))
 	s.limit = queries
 	if p.dev.HostQueryReset {
 		s.limit = max(queries, p.cfg.MaxQueries)
@@ -461,7 +468,7 @@ func (p *Pool) endFrameLocked() {
 	s.state.Store(slotClosed)
 	// A Begin that saw the slot recording may still be taking a pair:
 	// count them once they are all taken.
-	s.waitWriters()
+	s.waitBegins()
 	p.pairs.Add(uint64(s.usedNow() / 2))
 	if r := s.refused.Load(); r > 0 || s.size() > s.cap {
 		want := uint64(s.size()) + 2*r // what the frame asked for
@@ -527,6 +534,22 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	if s == nil {
 		return p.refuseNoFrame()
 	}
+	if p.writeTS != 0 {
+		q, gen, noFrame, slow := beginC(s, cmd, stage, name, p.writeTS)
+		switch {
+		case noFrame:
+			return p.refuseNoFrame()
+		case !slow:
+			return Pair{s: s, q: q, gen: gen}, true
+		}
+	}
+	return p.beginSlow(s, cmd, stage, name)
+}
+
+// beginSlow is Begin's path for a pair past the slot's first block (the
+// frame grows), or where the C half cannot run: Begins in flight are
+// counted in s.writers.
+func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
 	s.writers.Add(1)
 	if s.state.Load() != slotRecording {
 		s.writers.Add(-1)
@@ -575,7 +598,7 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 	// The pair is ending while its timestamp is recorded: nothing renews
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
-	if !m.take(pr.gen) {
+	if !p.end(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base) {
 		if w := m.state.Load(); w>>2 == pr.gen&genMask && w&3 != pairVoid && s.gen.Load() == pr.gen && s.state.Load() != slotDead {
 			p.misuse.Add(1) // ended already
 		} else {
@@ -583,11 +606,30 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		}
 		return false
 	}
-	vkg.CmdWriteTimestamp(cmd, stage, b.pool, pr.q+1-b.base)
 	if uint64(uintptr(unsafe.Pointer(cmd))) != m.cmd && !s.endsElsewhere.Load() {
 		s.endsElsewhere.Store(true)
 	}
-	m.state.Store(pairWord(pr.gen, pairEnded))
+	return true
+}
+
+// end takes the pair whose record is m from open to ending in generation
+// gen, records its end timestamp as query of pool, and marks it ended:
+// false, recording nothing, when it is not open in gen.
+func (p *Pool) end(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32) bool {
+	if p.writeTS != 0 {
+		return endC(m, gen, cmd, stage, pool, query, p.writeTS)
+	}
+	for {
+		w := m.state.Load()
+		if w != pairWord(gen, pairOpen) && !older(w>>2, gen&genMask) {
+			return false
+		}
+		if m.state.CompareAndSwap(w, pairWord(gen, pairEnding)) {
+			break
+		}
+	}
+	vkg.CmdWriteTimestamp(cmd, stage, pool, query)
+	m.state.Store(pairWord(gen, pairEnded))
 	return true
 }
 

@@ -32,8 +32,7 @@ const (
 )
 
 const (
-	genBits  = 30
-	genMask  = 1<<genBits - 1
+	genMask  = 1<<genBits - 1     // genBits: guard.h's FS_GEN_BITS
 	genStamp = 1 << (genBits - 2) // renew writes every pair once every genStamp generations
 )
 
@@ -74,19 +73,14 @@ type pairMeta struct {
 	cmd   uint64 // the command buffer the pair began in
 }
 
-// take moves the pair, handed out in generation gen, from open to ending,
-// and reports whether it did: false when it is not open in gen (ended
-// already, given up, or its slot recycled since).
-func (m *pairMeta) take(gen uint32) bool {
-	for {
-		w := m.state.Load()
-		if w != pairWord(gen, pairOpen) && !older(w>>2, gen&genMask) {
-			return false
-		}
-		if m.state.CompareAndSwap(w, pairWord(gen, pairEnding)) {
-			return true
-		}
-	}
+// slotHot is what the zone path's C half reads and writes of a slot
+// (guard.h's fsSlotHot): no Go pointers, so that it passes to C as is.
+type slotHot struct {
+	state atomic.Uint32
+	gen   atomic.Uint32 // bumped on every recycle; stale Pairs are refused
+	next  atomic.Uint32 // next free query index (even)
+	qcap  uint32        // the first block's queries (block.cap)
+	qpool uint64        // the first block's query pool (block.pool)
 }
 
 // Slot is one frame's query pool. Its exported identity is the pointer;
@@ -96,10 +90,8 @@ type Slot struct {
 	blocks     // the extra ones of a frame that outgrew the first
 	index  int // position in the ring
 
-	gen     atomic.Uint32 // bumped on every recycle; stale Pairs are refused
-	state   atomic.Uint32
-	writers atomic.Int32  // Begin calls in progress
-	next    atomic.Uint32 // next free query index (even)
+	slotHot
+	writers atomic.Int32  // Begin calls in progress on Go's path
 	refused atomic.Uint64 // Begin calls refused in its frame for want of queries
 	frame   uint64        // frame id the slot records
 	begun   uint64        // Pool.frames when its frame began
@@ -192,15 +184,18 @@ func (s *Slot) waitEnding(used, g uint32) {
 // the slot's frame handed out; its open pairs are void.
 func (s *Slot) quiesce() uint32 {
 	s.state.Store(slotDead)
-	s.waitWriters()
+	s.waitBegins()
 	used := s.usedNow()
 	s.abandon(used)
 	s.renew(used)
 	return used
 }
 
-// waitWriters waits for the Begin calls in progress on s.
-func (s *Slot) waitWriters() {
+// waitBegins waits for the Begin calls that may have read s's state
+// before the caller changed it: those of the C half (guardSync) and those
+// on Go's path.
+func (s *Slot) waitBegins() {
+	guardSync()
 	for s.writers.Load() != 0 {
 		runtime.Gosched()
 	}

@@ -81,6 +81,7 @@ type Device struct {
 	copyQueries  proc
 	submit       proc
 	waitEvents   proc
+	writeTS      proc
 
 	// CountLabels makes CmdBeginLabel and CmdEndLabel count what they
 	// record (LabelCounts), for tests: off, recording a label costs no
@@ -322,6 +323,7 @@ func (d *Device) loadProcs(hostReset, calibrated bool) {
 	d.barrier, _ = deviceProc(in.Handle, d.Handle, "vkCmdPipelineBarrier")
 	d.submit, _ = deviceProc(in.Handle, d.Handle, "vkQueueSubmit")
 	d.waitEvents, _ = deviceProc(in.Handle, d.Handle, "vkCmdWaitEvents")
+	d.writeTS, _ = deviceProc(in.Handle, d.Handle, "vkCmdWriteTimestamp")
 	d.copyQueries, _ = deviceProc(in.Handle, d.Handle, "vkCmdCopyQueryPoolResults")
 	if in.DebugUtils {
 		d.beginLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdBeginDebugUtilsLabelEXT")
@@ -469,6 +471,18 @@ func NewLabel(name string) Label { return Label{C.CString(name)} }
 
 // HasLabels reports whether debug-utils labels can be recorded.
 func (d *Device) HasLabels() bool { return d.beginLabel != nil && d.endLabel != nil }
+
+// WriteTimestampProc returns the device's vkCmdWriteTimestamp, for C code
+// that records timestamps itself; 0 when it was not loaded.
+func (d *Device) WriteTimestampProc() uintptr { return uintptr(unsafe.Pointer(d.writeTS)) }
+
+// CmdWriteTimestamp records vkCmdWriteTimestamp through the device's own
+// entry point (not the loader's), as the zone path does: the benchmarks'
+// floor beside vulkan-go's call.
+func (d *Device) CmdWriteTimestamp(cmd vk.CommandBuffer, stage vk.PipelineStageFlagBits, pool vk.QueryPool, query uint32) {
+	C.fs_cmd_write_timestamp(C.fsPFN(d.writeTS), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
+		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query))
+}
 
 // CmdBeginLabel records vkCmdBeginDebugUtilsLabelEXT; a no-op without the extension.
 func (d *Device) CmdBeginLabel(cmd vk.CommandBuffer, l Label) {

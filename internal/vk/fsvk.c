@@ -103,6 +103,12 @@ void fs_reset_query_pool(fsPFN fn, fsVkDevice dev, fsVkQueryPool pool, uint32_t 
 }
 
 typedef void (*fsPFN_CmdBeginLabel)(fsVkCommandBuffer, const fsDebugUtilsLabel *);
+typedef void (*fsPFN_CmdWriteTimestamp)(fsVkCommandBuffer, uint32_t, fsVkQueryPool, uint32_t);
+
+void fs_cmd_write_timestamp(fsPFN fn, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query) {
+	((fsPFN_CmdWriteTimestamp)fn)((fsVkCommandBuffer)cmd, stage, pool, query);
+}
+
 void fs_cmd_begin_label(fsPFN fn, fsVkCommandBuffer cmd, const char *name) {
 	fsDebugUtilsLabel l;
 	memset(&l, 0, sizeof l);

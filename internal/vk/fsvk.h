@@ -62,6 +62,7 @@ fsCalibrated fs_calibrated(fsPFN fn, fsVkDevice dev, uint32_t count, int32_t d0,
 void fs_reset_query_pool(fsPFN fn, fsVkDevice dev, fsVkQueryPool pool, uint32_t first, uint32_t count);
 void fs_cmd_begin_label(fsPFN fn, fsVkCommandBuffer cmd, const char *name);
 void fs_cmd_end_label(fsPFN fn, fsVkCommandBuffer cmd);
+void fs_cmd_write_timestamp(fsPFN fn, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query);
 int fs_host_query_reset_supported(fsPFN features2, fsVkPhysicalDevice pd);
 
 // VkPhysicalDeviceDriverProperties read through vkGetPhysicalDeviceProperties2.

@@ -1,0 +1,83 @@
+package querypool
+
+/*
+#include "guard.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// The C half of the zone path keeps these in step with Go's.
+const (
+	genBits       = C.FS_GEN_BITS
+	cSlotRecord   = C.FS_SLOT_RECORDING
+	cPairOpen     = C.FS_PAIR_OPEN
+	cPairEnded    = C.FS_PAIR_ENDED
+	cPairEnding   = C.FS_PAIR_ENDING
+	cBeginNoFrame = C.FS_BEGIN_NOFRAME
+	cBeginSlow    = C.FS_BEGIN_SLOW
+)
+
+// Compile-time checks: the states and layouts C reads are Go's.
+var (
+	_ [cSlotRecord - slotRecording]struct{}
+	_ [slotRecording - cSlotRecord]struct{}
+	_ [cPairOpen - pairOpen]struct{}
+	_ [pairOpen - cPairOpen]struct{}
+	_ [cPairEnded - pairEnded]struct{}
+	_ [pairEnded - cPairEnded]struct{}
+	_ [cPairEnding - pairEnding]struct{}
+	_ [pairEnding - cPairEnding]struct{}
+	_ [unsafe.Sizeof(pairMeta{}) - C.sizeof_fsPairMeta]struct{}
+	_ [C.sizeof_fsPairMeta - unsafe.Sizeof(pairMeta{})]struct{}
+	_ [unsafe.Sizeof(slotHot{}) - C.sizeof_fsSlotHot]struct{}
+	_ [C.sizeof_fsSlotHot - unsafe.Sizeof(slotHot{})]struct{}
+	_ [unsafe.Offsetof(pairMeta{}.cmd) - 8]struct{}
+	_ [8 - unsafe.Offsetof(pairMeta{}.cmd)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.qpool) - 16]struct{}
+	_ [16 - unsafe.Offsetof(slotHot{}.qpool)]struct{}
+)
+
+var guardOnce sync.Once
+
+// initGuard sets the guard up once per process, before a pool hands out
+// its first pair; fenceless reports whether Begin goes without a fence.
+func initGuard() (fenceless bool) {
+	var r C.int
+	guardOnce.Do(func() { r = C.fs_guard_init() })
+	return r > 0
+}
+
+// guardSync returns once every Begin that may have read a slot's state
+// before the caller changed it has finished.
+func guardSync() { C.fs_guard_sync() }
+
+// beginC hands out a pair of s's first block and records its begin
+// timestamp (see fs_zone_begin): ok with the query and generation, or
+// noFrame, or slow for Go's path.
+func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32, fn uintptr) (q, gen uint32, noFrame, slow bool) {
+	r := C.fs_zone_begin((*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)), (*C.fsPairMeta)(unsafe.Pointer(&s.block.meta[0])),
+		C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(fn))
+	switch r {
+	case cBeginNoFrame:
+		return 0, 0, true, false
+	case cBeginSlow:
+		return 0, 0, false, true
+	}
+	return uint32(r), uint32(r >> 32), false, false
+}
+
+// endC ends the pair whose record is m, handed out in generation gen (see
+// fs_zone_end); false when it was not open in gen.
+func endC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32, fn uintptr) bool {
+	return C.fs_zone_end((*C.fsPairMeta)(unsafe.Pointer(m)), C.uint32_t(gen), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
+		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), C.uintptr_t(fn)) != 0
+}
+
+// olderC is C's older, for the test that both agree.
+func olderC(w, g uint32) bool { return C.fs_older(C.uint32_t(w), C.uint32_t(g)) != 0 }

@@ -1,0 +1,40 @@
+// The zone path's C half: a Begin or End is one call here, which records
+// its timestamp through the device's vkCmdWriteTimestamp and keeps the
+// pool's books with C11 orderings (see the package doc, "The zone path").
+#ifndef FS_GUARD_H
+#define FS_GUARD_H
+
+#include <stdint.h>
+
+#define FS_GEN_BITS 30
+
+// Slot states shared with Go (slot.go's slotRecording).
+#define FS_SLOT_RECORDING 1
+
+// Pair states (slot.go's pairOpen ... pairEnding).
+#define FS_PAIR_OPEN 0
+#define FS_PAIR_ENDED 1
+#define FS_PAIR_ENDING 3
+
+// fs_zone_begin's refusals; a result >= 0 is gen<<32 | query.
+#define FS_BEGIN_NOFRAME (-1) // the slot is not recording
+#define FS_BEGIN_SLOW (-2)    // past the first block, or no guard: Go's path
+
+// The layouts of Go's slotHot and pairMeta (checked in guard.go).
+typedef struct {
+	uint32_t state, gen, next, cap;
+	uint64_t pool;
+} fsSlotHot;
+
+typedef struct {
+	uint32_t state, name;
+	uint64_t cmd;
+} fsPairMeta;
+
+int fs_guard_init(void);
+void fs_guard_sync(void);
+int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn);
+int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn);
+int fs_older(uint32_t w, uint32_t g);
+
+#endif
