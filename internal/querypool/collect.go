@@ -323,6 +323,7 @@ func (p *Pool) harvest(s *Slot) {
 		for j, n := uint32(0), b.used(s.used)/2; j < n; j++ {
 			m := &b.meta[j]
 			switch b.pairState(j, g) {
+			case pairUnused: // never handed out
 			case pairEnded, pairEnding:
 				r := vals[4*j : 4*j+4]
 				if r[1] == 0 || r[3] == 0 {

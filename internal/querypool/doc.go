@@ -26,19 +26,28 @@
 // next index are handed out, and each of those was ended or given up (in
 // its own generation) before the slot was recycled; a stale End finds its
 // own generation's ended or void record, or a later one, and is refused.
-// Once every 2^28 generations a recycle writes every record, so that no
-// record is old enough for the 30-bit comparison to wrap. A recycled slot
+// Once every 2^27 generations a recycle writes every record, so that no
+// record is old enough for the 29-bit comparison to wrap. A recycled slot
 // is reset on the host only over the queries its frame handed out.
 //
 // # The zone path
 //
 // Begin and End are each one cgo call, into C that records the timestamp
 // through the device's own vkCmdWriteTimestamp and keeps the books with
-// C11 orderings: Begin takes its pair with one compare-and-swap on the
-// slot's next index, End takes its pair's record with one and marks it
-// ended with a plain (release) store. Where a Begin would take a pair
-// past the slot's first block, C hands it to Go's path, which grows the
-// frame and counts its Begins in flight on the slot.
+// C11 orderings. Begin hands out pairs from a cursor per command buffer
+// (up to 64 a frame): the cursor takes blocks of 1, 2, 4 ... 16 pairs from
+// the slot with one compare-and-swap a block, and, as Vulkan has one
+// thread record a command buffer at a time, hands them out with plain
+// stores; goroutines recording their own command buffers share no cache
+// line. End takes its pair's record with one compare-and-swap and marks it
+// ended with a plain (release) store. A frame's end marks what the
+// cursors took and did not hand out as unused: neither handed out nor
+// lost. When the slot's first block has nothing left to give a cursor,
+// Begin takes Go's path: its first call freezes the cursors, waits for
+// the Begins in flight and hands out what the cursors held before it
+// grows the frame, so a frame whose zones fit the first block never grows
+// for the cursors' sake. Go's path counts its Begins in flight on the
+// slot.
 //
 // A frame's end, and a slot's release, must know every Begin that read
 // the slot as recording: they count the frame's pairs and, at release,

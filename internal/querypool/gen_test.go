@@ -197,3 +197,32 @@ func TestFramesEndUnderBegins(t *testing.T) {
 		t.Logf("round %d: %+v", round, st)
 	}
 }
+
+// A pool closed with a frame's results unread counts each pair under what
+// happened to it: ended ones as Pending, one never ended as Unended (the
+// slot's release keeps the frame's generation for that count).
+func TestCloseCountsEndedAsPending(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p, err := New(q.Dev, Config{ValidBits: q.Q.ValidBits, FramesInFlight: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := q.Cmd()
+	if err := p.BeginFrame(1, cmd); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		pr, ok := p.Begin(cmd, vkg.PipelineStageTopOfPipeBit, uint32(i))
+		if !ok {
+			t.Fatal("refused")
+		}
+		if i < 2 {
+			p.End(pr, cmd, vkg.PipelineStageBottomOfPipeBit)
+		}
+	}
+	p.EndFrame(nil) // never submitted
+	p.Close()
+	if st := p.Stats(); st.Pairs != 3 || st.Pending != 2 || st.Unended != 1 || st.Collected+st.Unsubmitted != 0 {
+		t.Fatalf("stats %+v: want 3 pairs, 2 pending, 1 unended", st)
+	}
+}

@@ -137,12 +137,48 @@ void fs_guard_sync(void) {
 	}
 }
 
-// fs_zone_begin hands out the slot's next pair when it lies in the first
-// block and records its begin timestamp into cmd. It returns gen<<32 |
-// query, or FS_BEGIN_NOFRAME, or FS_BEGIN_SLOW for Go's path (a pair
-// past the first block, or a thread without a record): it never claims a
-// pair it does not record.
-int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn) {
+// fs_cursor returns the slot's cursor of command buffer cmd, taking a
+// free one on its first zone in the frame; NULL when the probe finds
+// neither.
+static fsCursor *fs_cursor(fsCursor *cs, uint64_t cmd) {
+	uint32_t h = (uint32_t)(((cmd >> 4) * 0x9E3779B97F4A7C15ull) >> 58);
+	for (uint32_t i = 0; i < FS_CURSOR_PROBES; i++) {
+		fsCursor *c = &cs[(h + i) & (FS_CURSORS - 1)];
+		uint64_t k = __atomic_load_n(&c->cmd, __ATOMIC_ACQUIRE);
+		if (k == 0 && __atomic_compare_exchange_n(&c->cmd, &k, cmd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			return c;
+		}
+		if (k == cmd) { // a failed exchange left k the command buffer that took it
+			return c;
+		}
+	}
+	return NULL;
+}
+
+// fs_claim takes up to want queries (even) of the slot's first block: it
+// returns the first, with *got, or -1 when fewer than two are left.
+static int64_t fs_claim(fsSlotHot *s, uint32_t want, uint32_t *got) {
+	uint32_t n = __atomic_load_n(&s->next, __ATOMIC_RELAXED);
+	for (;;) {
+		if ((uint64_t)n + 2 > s->cap) {
+			return -1;
+		}
+		uint32_t take = s->cap - n < want ? (s->cap - n) & ~1u : want;
+		if (__atomic_compare_exchange_n(&s->next, &n, n + take, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			*got = take;
+			return n;
+		}
+	}
+}
+
+// fs_zone_begin hands out a pair of the slot's first block and records its
+// begin timestamp into cmd. The pair comes from cmd's cursor, which takes
+// blocks of 2, 4, ... FS_CURSOR_BLOCK queries (one atomic a block), or,
+// where the slot has no cursor left for cmd, from the slot itself. It
+// returns gen<<32 | query, or FS_BEGIN_NOFRAME, or FS_BEGIN_SLOW for Go's
+// path (no query left in the first block, or a thread without a record):
+// it never takes a pair it does not record or leave in a cursor.
+int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn) {
 	fsReader *r = fs_me;
 	if (!r && !(r = fs_register())) {
 		return FS_BEGIN_SLOW;
@@ -158,15 +194,33 @@ int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, uintptr_t cmd, uint32_t st
 	}
 	int64_t res = FS_BEGIN_NOFRAME;
 	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == FS_SLOT_RECORDING) {
-		uint32_t q = __atomic_load_n(&s->next, __ATOMIC_RELAXED);
-		for (;;) {
-			if ((uint64_t)q + 2 > s->cap) {
+		uint32_t q, got;
+		if (__atomic_load_n(&s->frozen, __ATOMIC_RELAXED)) {
+			res = FS_BEGIN_SLOW; // the cursors' pairs are Go's (Pool.spare)
+			goto out;
+		}
+		fsCursor *c = fs_cursor(cursors, (uint64_t)cmd);
+		if (c && c->next == c->end) {
+			uint32_t want = c->grow ? c->grow : 2;
+			int64_t first = fs_claim(s, want, &got);
+			if (first < 0) {
 				res = FS_BEGIN_SLOW;
 				goto out;
 			}
-			if (__atomic_compare_exchange_n(&s->next, &q, q + 2, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-				break;
+			c->next = (uint32_t)first;
+			c->end = (uint32_t)first + got;
+			c->grow = want < FS_CURSOR_BLOCK ? 2 * want : want;
+		}
+		if (c) {
+			q = c->next;
+			c->next = q + 2;
+		} else {
+			int64_t first = fs_claim(s, 2, &got);
+			if (first < 0) {
+				res = FS_BEGIN_SLOW;
+				goto out;
 			}
+			q = (uint32_t)first;
 		}
 		fsPairMeta *m = &meta[q / 2];
 		m->name = name;
@@ -191,17 +245,17 @@ int fs_older(uint32_t w, uint32_t g) {
 // ending, records its end timestamp and marks it ended; 0 when the pair
 // is not open in gen (ended already, given up, or its slot recycled).
 int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn) {
-	uint32_t open = gen << 2 | FS_PAIR_OPEN;
+	uint32_t open = gen << FS_STATE_BITS | FS_PAIR_OPEN;
 	uint32_t w = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
 	for (;;) {
-		if (w != open && !fs_older(w >> 2, gen & FS_GEN_MASK)) {
+		if (w != open && !fs_older(w >> FS_STATE_BITS, gen & FS_GEN_MASK)) {
 			return 0;
 		}
-		if (__atomic_compare_exchange_n(&m->state, &w, gen << 2 | FS_PAIR_ENDING, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		if (__atomic_compare_exchange_n(&m->state, &w, gen << FS_STATE_BITS | FS_PAIR_ENDING, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			break;
 		}
 	}
 	((fsWriteTimestamp)fn)((void *)cmd, stage, pool, query);
-	__atomic_store_n(&m->state, gen << 2 | FS_PAIR_ENDED, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->state, gen << FS_STATE_BITS | FS_PAIR_ENDED, __ATOMIC_RELEASE);
 	return 1;
 }

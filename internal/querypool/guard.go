@@ -15,10 +15,14 @@ import (
 // The C half of the zone path keeps these in step with Go's.
 const (
 	genBits       = C.FS_GEN_BITS
+	stateBits     = C.FS_STATE_BITS
+	cursorSlots   = C.FS_CURSORS
+	cursorBlock   = C.FS_CURSOR_BLOCK
 	cSlotRecord   = C.FS_SLOT_RECORDING
 	cPairOpen     = C.FS_PAIR_OPEN
 	cPairEnded    = C.FS_PAIR_ENDED
 	cPairEnding   = C.FS_PAIR_ENDING
+	cPairUnused   = C.FS_PAIR_UNUSED
 	cBeginNoFrame = C.FS_BEGIN_NOFRAME
 	cBeginSlow    = C.FS_BEGIN_SLOW
 )
@@ -33,14 +37,20 @@ var (
 	_ [pairEnded - cPairEnded]struct{}
 	_ [cPairEnding - pairEnding]struct{}
 	_ [pairEnding - cPairEnding]struct{}
+	_ [cPairUnused - pairUnused]struct{}
+	_ [pairUnused - cPairUnused]struct{}
+	_ [unsafe.Sizeof(cursor{}) - C.sizeof_fsCursor]struct{}
+	_ [C.sizeof_fsCursor - unsafe.Sizeof(cursor{})]struct{}
 	_ [unsafe.Sizeof(pairMeta{}) - C.sizeof_fsPairMeta]struct{}
 	_ [C.sizeof_fsPairMeta - unsafe.Sizeof(pairMeta{})]struct{}
 	_ [unsafe.Sizeof(slotHot{}) - C.sizeof_fsSlotHot]struct{}
 	_ [C.sizeof_fsSlotHot - unsafe.Sizeof(slotHot{})]struct{}
 	_ [unsafe.Offsetof(pairMeta{}.cmd) - 8]struct{}
 	_ [8 - unsafe.Offsetof(pairMeta{}.cmd)]struct{}
-	_ [unsafe.Offsetof(slotHot{}.qpool) - 16]struct{}
-	_ [16 - unsafe.Offsetof(slotHot{}.qpool)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.qpool) - 24]struct{}
+	_ [24 - unsafe.Offsetof(slotHot{}.qpool)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.frozen) - 16]struct{}
+	_ [16 - unsafe.Offsetof(slotHot{}.frozen)]struct{}
 )
 
 var guardOnce sync.Once
@@ -62,7 +72,7 @@ func guardSync() { C.fs_guard_sync() }
 // noFrame, or slow for Go's path.
 func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32, fn uintptr) (q, gen uint32, noFrame, slow bool) {
 	r := C.fs_zone_begin((*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)), (*C.fsPairMeta)(unsafe.Pointer(&s.block.meta[0])),
-		C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(fn))
+		(*C.fsCursor)(unsafe.Pointer(&s.cursors[0])), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(fn))
 	switch r {
 	case cBeginNoFrame:
 		return 0, 0, true, false

@@ -6,7 +6,8 @@
 
 #include <stdint.h>
 
-#define FS_GEN_BITS 30
+#define FS_GEN_BITS 29
+#define FS_STATE_BITS 3
 
 // Slot states shared with Go (slot.go's slotRecording).
 #define FS_SLOT_RECORDING 1
@@ -15,6 +16,15 @@
 #define FS_PAIR_OPEN 0
 #define FS_PAIR_ENDED 1
 #define FS_PAIR_ENDING 3
+#define FS_PAIR_UNUSED 4
+
+// A slot's cursors: one per command buffer that records zones in its
+// frame, FS_CURSORS at most (a probe of FS_CURSOR_PROBES finds one), each
+// handing out the pairs of the blocks it took, of up to FS_CURSOR_BLOCK
+// queries.
+#define FS_CURSORS 64
+#define FS_CURSOR_PROBES 8
+#define FS_CURSOR_BLOCK 32
 
 // fs_zone_begin's refusals; a result >= 0 is gen<<32 | query.
 #define FS_BEGIN_NOFRAME (-1) // the slot is not recording
@@ -23,6 +33,7 @@
 // The layouts of Go's slotHot and pairMeta (checked in guard.go).
 typedef struct {
 	uint32_t state, gen, next, cap;
+	uint32_t frozen, pad;
 	uint64_t pool;
 } fsSlotHot;
 
@@ -31,9 +42,17 @@ typedef struct {
 	uint64_t cmd;
 } fsPairMeta;
 
+// fsCursor is Go's cursor: a cache line, written by the thread recording
+// its command buffer (which Vulkan synchronizes externally).
+typedef struct {
+	uint64_t cmd; // the command buffer; 0: free
+	uint32_t next, end, grow;
+	char pad[44];
+} fsCursor;
+
 int fs_guard_init(void);
 void fs_guard_sync(void);
-int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn);
+int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn);
 int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn);
 int fs_older(uint32_t w, uint32_t g);
 

@@ -250,6 +250,8 @@ func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
 	}
 	s := &Slot{block: *b, index: index, dirty: !p.dev.HostQueryReset}
 	s.qcap, s.qpool = b.cap, uint64(uintptr(unsafe.Pointer(b.pool)))
+	s.cursors = make([]cursor, cursorSlots)
+	s.spares = make([]uint32, 0, cursorSlots*cursorBlock/2)
 	s.limit = queries
 	if p.dev.HostQueryReset {
 		s.limit = max(queries, p.cfg.MaxQueries)
@@ -363,6 +365,10 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.settledAt = 0
 	s.needCopy = false
 	s.next.Store(0)
+	s.unused = 0
+	clear(s.cursors) // no Begin holds one: the slot was not recording
+	s.spares = s.spares[:0]
+	s.frozen.Store(0)
 	s.refused.Store(0)
 	s.state.Store(slotRecording)
 	p.cur.Store(s)
@@ -469,7 +475,8 @@ func (p *Pool) endFrameLocked() {
 	// A Begin that saw the slot recording may still be taking a pair:
 	// count them once they are all taken.
 	s.waitBegins()
-	p.pairs.Add(uint64(s.usedNow() / 2))
+	s.sealCursors()
+	p.pairs.Add(uint64(s.handedOut()))
 	if r := s.refused.Load(); r > 0 || s.size() > s.cap {
 		want := uint64(s.size()) + 2*r // what the frame asked for
 		if want > uint64(p.cfg.MaxQueries) {
@@ -555,13 +562,16 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 		s.writers.Add(-1)
 		return p.refuseNoFrame()
 	}
-	// The load keeps next from counting on past the limit (and wrapping)
-	// however many zones a frame is refused: it overshoots by at most two
-	// a concurrent Begin.
-	if s.next.Load() >= s.limit {
-		return p.refuse(s)
+	q, ok := p.spare(s)
+	if !ok {
+		// The load keeps next from counting on past the limit (and
+		// wrapping) however many zones a frame is refused: it overshoots
+		// by at most two a concurrent Begin.
+		if s.next.Load() >= s.limit {
+			return p.refuse(s)
+		}
+		q = s.next.Add(2) - 2
 	}
-	q := s.next.Add(2) - 2
 	b := &s.block
 	if q >= s.cap {
 		// Past the first block: with host query reset, the frame grows
@@ -578,6 +588,38 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 	vkg.CmdWriteTimestamp(cmd, stage, b.pool, q-b.base)
 	s.writers.Add(-1)
 	return Pair{s: s, q: q, gen: gen}, true
+}
+
+// spare hands out a pair of the first block that a cursor took and did
+// not hand out, once the block has no other left: the first call of the
+// frame freezes the cursors (Begin takes Go's path from then on), waits
+// for the Begins in flight, and moves what they hold to s.spare. So a
+// frame whose zones fit the first block never grows for the cursors'
+// sake. False when none is left, or C's path is not in use.
+func (p *Pool) spare(s *Slot) (uint32, bool) {
+	if p.writeTS == 0 {
+		return 0, false
+	}
+	p.growMu.Lock()
+	defer p.growMu.Unlock()
+	if s.frozen.Load() == 0 {
+		s.frozen.Store(1)
+		guardSync()
+		for i := range s.cursors {
+			c := &s.cursors[i]
+			for q := c.next; q < c.end; q += 2 {
+				s.spares = append(s.spares, q)
+			}
+			c.next = c.end
+		}
+	}
+	n := len(s.spares)
+	if n == 0 {
+		return 0, false
+	}
+	q := s.spares[n-1]
+	s.spares = s.spares[:n-1]
+	return q, true
 }
 
 // End records the pair's end timestamp into cmd at stage: the command
@@ -599,7 +641,7 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
 	if !p.end(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base) {
-		if w := m.state.Load(); w>>2 == pr.gen&genMask && w&3 != pairVoid && s.gen.Load() == pr.gen && s.state.Load() != slotDead {
+		if w := m.state.Load(); w>>stateBits == pr.gen&genMask && w&stateMask != pairVoid && s.gen.Load() == pr.gen && s.state.Load() != slotDead {
 			p.misuse.Add(1) // ended already
 		} else {
 			p.lateEnds.Add(1) // the slot was given up, or the pool closed
@@ -621,7 +663,7 @@ func (p *Pool) end(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.Pip
 	}
 	for {
 		w := m.state.Load()
-		if w != pairWord(gen, pairOpen) && !older(w>>2, gen&genMask) {
+		if w != pairWord(gen, pairOpen) && !older(w>>stateBits, gen&genMask) {
 			return false
 		}
 		if m.state.CompareAndSwap(w, pairWord(gen, pairEnding)) {
@@ -692,7 +734,7 @@ func (p *Pool) Account() (st Stats, inFlight, ready uint64) {
 	for _, s := range p.ring {
 		switch s.state.Load() {
 		case slotClosed, slotReading, slotRecycling:
-			inFlight += uint64(s.usedNow() / 2)
+			inFlight += uint64(s.handedOut())
 		}
 	}
 	return p.Stats(), inFlight, uint64(len(p.ready))

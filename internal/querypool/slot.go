@@ -10,33 +10,35 @@ import (
 	vkg "github.com/vulkan-go/vulkan"
 )
 
-// Pair states: the low two bits of a pair's state word, whose upper bits
-// are the generation of the slot that last wrote it, so that an End meant
-// for an earlier use of the slot can never touch a later one.
+// Pair states: the low stateBits bits of a pair's state word, whose upper
+// bits are the generation of the slot that last wrote it, so that an End
+// meant for an earlier use of the slot can never touch a later one.
 //
 // Generations are lazy: recycling a slot bumps its generation and writes
 // no pair. A word from an earlier generation than the slot's reads as
 // pairOpen in the slot's generation (stateIn), since only pairs below the
 // slot's next index are handed out and each of those, when its slot was
-// last recycled, was ended or void in the generation it was handed out
-// in. So an End meant for a pair handed out now finds a word of an
-// earlier generation (or its own, open) and takes it; a stale End finds
-// its own generation's ended or void word, or a later generation's, and
-// is refused. The age of a word is bounded (renew writes every pair once
+// last recycled, was ended, void or unused in the generation it was
+// handed out in. So an End meant for a pair handed out now finds a word of
+// an earlier generation (or its own, open) and takes it; a stale End
+// finds its own generation's word, or a later generation's, and is
+// refused. The age of a word is bounded (renew writes every pair once
 // every genStamp generations), so the comparison never wraps.
 const (
 	pairOpen   uint32 = iota // handed out (or not yet), end not written
 	pairEnded                // End recorded its end timestamp
 	pairVoid                 // abandoned: its end will never be written
 	pairEnding               // End is recording its end timestamp now
+	pairUnused               // taken by a cursor, never handed out (sealCursors)
 )
 
 const (
-	genMask  = 1<<genBits - 1     // genBits: guard.h's FS_GEN_BITS
-	genStamp = 1 << (genBits - 2) // renew writes every pair once every genStamp generations
+	genMask   = 1<<genBits - 1     // genBits: guard.h's FS_GEN_BITS
+	genStamp  = 1 << (genBits - 2) // renew writes every pair once every genStamp generations
+	stateMask = 1<<stateBits - 1
 )
 
-func pairWord(gen, st uint32) uint32 { return gen<<2 | st }
+func pairWord(gen, st uint32) uint32 { return gen<<stateBits | st }
 
 // older reports whether a word of generation w was written before
 // generation g began.
@@ -48,10 +50,10 @@ func older(w, g uint32) bool {
 // stateIn returns the state that word w means in generation g: a word of
 // an earlier generation is open in g.
 func stateIn(w, g uint32) uint32 {
-	if older(w>>2, g&genMask) {
+	if older(w>>stateBits, g&genMask) {
 		return pairOpen
 	}
-	return w & 3
+	return w & stateMask
 }
 
 // Slot states.
@@ -80,8 +82,48 @@ type slotHot struct {
 	gen   atomic.Uint32 // bumped on every recycle; stale Pairs are refused
 	next  atomic.Uint32 // next free query index (even)
 	qcap  uint32        // the first block's queries (block.cap)
-	qpool uint64        // the first block's query pool (block.pool)
+	// frozen: Begin takes Go's path, which hands out the pairs the
+	// cursors held (Pool.spare).
+	frozen atomic.Uint32
+	_      uint32
+	qpool  uint64 // the first block's query pool (block.pool)
 }
+
+// cursor is one command buffer's block of a slot's frame (guard.h's
+// fsCursor): it hands out pairs [next, end) and takes its next block of
+// grow queries. Only the thread recording its command buffer writes it
+// during the frame; sealCursors reads it after the frame's end.
+type cursor struct {
+	cmd             atomic.Uint64
+	next, end, grow uint32
+	_               [44]byte
+}
+
+// sealCursors marks the pairs the frame's cursors took and never handed
+// out as unused, once no Begin is in flight (waitBegins), and counts them
+// in s.unused.
+func (s *Slot) sealCursors() {
+	g := s.gen.Load()
+	for i := range s.cursors {
+		c := &s.cursors[i]
+		if c.cmd.Load() == 0 {
+			continue
+		}
+		for q := c.next; q < c.end; q += 2 {
+			s.block.meta[q/2].state.Store(pairWord(g, pairUnused))
+			s.unused++
+		}
+		c.next = c.end
+	}
+	for _, q := range s.spares {
+		s.block.meta[q/2].state.Store(pairWord(g, pairUnused))
+		s.unused++
+	}
+	s.spares = s.spares[:0]
+}
+
+// handedOut returns the pairs the slot's frame handed out so far.
+func (s *Slot) handedOut() uint32 { return s.usedNow()/2 - s.unused }
 
 // Slot is one frame's query pool. Its exported identity is the pointer;
 // callers hold it only inside a Pair.
@@ -91,7 +133,13 @@ type Slot struct {
 	index  int // position in the ring
 
 	slotHot
-	writers atomic.Int32  // Begin calls in progress on Go's path
+	writers atomic.Int32 // Begin calls in progress on Go's path
+	// cursors hand out the pairs of the first block, by command buffer
+	// (guard.c); unused is how many pairs they took and never handed out
+	// in the frame, once it ended (sealCursors).
+	cursors []cursor
+	unused  uint32
+	spares  []uint32      // pairs the cursors held once frozen, by query (Pool.spare); under Pool.growMu
 	refused atomic.Uint64 // Begin calls refused in its frame for want of queries
 	frame   uint64        // frame id the slot records
 	begun   uint64        // Pool.frames when its frame began
@@ -152,7 +200,7 @@ func (s *Slot) renew(used uint32) {
 			st := &b.meta[k].state
 			for {
 				w := st.Load()
-				if w&3 == pairEnding {
+				if w&stateMask == pairEnding {
 					runtime.Gosched()
 					continue
 				}
@@ -178,16 +226,18 @@ func (s *Slot) waitEnding(used, g uint32) {
 }
 
 // quiesce refuses every later Begin and End on s, for the pool's
-// release, and waits for those in flight: a Begin first (one that read the
-// generation after renew would hand out a pair whose End renew cannot
-// refuse), then an End recording its timestamp. It returns the queries
-// the slot's frame handed out; its open pairs are void.
+// release, and waits for those in flight: the Begins first, then an End
+// recording its timestamp. It returns the queries the slot's frame handed
+// out; its open pairs are void, so that a later End finds none open. The
+// generation stays: the pairs' states are still those of the frame, for
+// harvestFinal to count (a new generation would read them all as open).
 func (s *Slot) quiesce() uint32 {
 	s.state.Store(slotDead)
 	s.waitBegins()
+	s.sealCursors()
 	used := s.usedNow()
 	s.abandon(used)
-	s.renew(used)
+	s.waitEnding(used, s.gen.Load())
 	return used
 }
 
@@ -227,10 +277,10 @@ func (s *Slot) settled() bool {
 // allIn reports whether every pair handed out in the slot's frame began
 // in command buffer cmd.
 func (s *Slot) allIn(cmd uint64) bool {
-	used, ok := s.usedNow(), true
+	used, ok, g := s.usedNow(), true, s.gen.Load()
 	s.each(func(b *block) {
 		for j, n := uint32(0), b.used(used)/2; j < n && ok; j++ {
-			ok = b.meta[j].cmd == cmd
+			ok = b.meta[j].cmd == cmd || b.pairState(j, g) == pairUnused
 		}
 	})
 	return ok
