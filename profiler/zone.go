@@ -23,6 +23,12 @@ type Zone struct {
 // It never blocks and allocates nothing. When no query is free (the frame's
 // budget is spent, no frame begun, the context closed) it records nothing,
 // counts the zone as dropped and returns a Zone whose End does nothing.
+//
+// Zones may begin on any goroutine, each recording its own command buffers;
+// as Vulkan requires of every command recorded into cmd, one goroutine at
+// a time records into it. The context keeps its place in cmd's queries
+// without atomics on that condition, so goroutines recording their own
+// command buffers share nothing.
 func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 	if g == nil {
 		return Zone{}

@@ -59,6 +59,9 @@
 // set. So either the closer sees a Begin's busy word, or the Begin sees
 // the new state and refuses. Where membarrier is missing (not Linux, or
 // a kernel or sandbox without it) each Begin fences instead, and the
-// argument is the usual one for sequentially consistent accesses. A
-// thread's record goes back to a free list when it exits.
+// argument is the usual one for sequentially consistent accesses;
+// FRAMESCOPE_GUARD_FENCE=1 in the environment makes every Begin fence
+// where membarrier works too, which is how the tests run that path. A
+// thread's record goes back to a free list when the thread exits, so
+// there are never more records than threads alive at once.
 package querypool

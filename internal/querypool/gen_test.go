@@ -1,8 +1,11 @@
 package querypool
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"testing"
@@ -224,5 +227,67 @@ func TestCloseCountsEndedAsPending(t *testing.T) {
 	p.Close()
 	if st := p.Stats(); st.Pairs != 3 || st.Pending != 2 || st.Unended != 1 || st.Collected+st.Unsubmitted != 0 {
 		t.Fatalf("stats %+v: want 3 pairs, 2 pending, 1 unended", st)
+	}
+}
+
+// Threads that record a zone and then end leave their guard record for the
+// next thread (a goroutine that ends locked to its thread ends the
+// thread), so the records never outnumber the threads alive at once.
+func TestGuardRecordsReused(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p, err := New(q.Dev, Config{ValidBits: q.Q.ValidBits, FramesInFlight: 1, Queries: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cmd := q.Cmd()
+	if err := p.BeginFrame(1, cmd); err != nil {
+		t.Fatal(err)
+	}
+	zone := func() {
+		if pr, ok := p.Begin(cmd, vkg.PipelineStageTopOfPipeBit, 0); ok {
+			p.End(pr, cmd, vkg.PipelineStageBottomOfPipeBit)
+		}
+	}
+	zone()
+	before, _ := guardRecords()
+	const threads = 64
+	for range threads {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			zone()
+		}()
+		<-done // cmd is recorded by one goroutine at a time
+	}
+	after, used := guardRecords()
+	t.Logf("guard records: %d before, %d after %d threads ended (%d held); membarrier: %v", before, after, threads, used, guardFenceless)
+	if after-before > 8 {
+		t.Fatalf("%d guard records after %d threads ended, %d before: an ended thread's record is not reused", after, threads, before)
+	}
+}
+
+// The guard's path where membarrier is missing: every Begin fences. The
+// test runs the stress test and the concurrent recording tests again in a
+// process with GuardFenceEnv set.
+func TestGuardFenceMode(t *testing.T) {
+	initGuard()
+	if os.Getenv(GuardFenceEnv) == "1" {
+		if guardFenceless {
+			t.Fatalf("%s=1, and Begin goes without a fence", GuardFenceEnv)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^(TestFramesEndUnderBegins|TestConcurrentRecording|TestGuardFenceMode)$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), GuardFenceEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("with %s=1: %v\n%s", GuardFenceEnv, err, out)
+	}
+	for _, name := range []string{"TestFramesEndUnderBegins", "TestConcurrentRecording", "TestGuardFenceMode"} {
+		if !bytes.Contains(out, []byte("--- PASS: "+name)) {
+			t.Errorf("with %s=1, %s did not pass:\n%s", GuardFenceEnv, name, out)
+		}
 	}
 }

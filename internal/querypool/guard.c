@@ -59,14 +59,15 @@ static int fs_membarrier(int cmd) {
 }
 
 // fs_guard_init runs once, before any Begin (guard.go's sync.Once). It
-// reports whether readers go without a fence.
-int fs_guard_init(void) {
+// reports whether readers go without a fence; with fence set they fence
+// even where membarrier works.
+int fs_guard_init(int fence) {
 	if (pthread_key_create(&fs_key, fs_release) != 0) {
 		return -1;
 	}
 	int want = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
 	int have = fs_membarrier(MEMBARRIER_CMD_QUERY);
-	if (have >= 0 && (have & want) == want && fs_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0) {
+	if (!fence && have >= 0 && (have & want) == want && fs_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0) {
 		fs_fence = 0;
 	}
 	__atomic_store_n(&fs_ready, 1, __ATOMIC_RELEASE);
@@ -103,6 +104,18 @@ static fsReader *fs_register(void) {
 	}
 	fs_me = r;
 	return r;
+}
+
+// fs_guard_records returns how many thread records exist, and in *used
+// how many a live thread holds.
+int fs_guard_records(int *used) {
+	int n = 0;
+	*used = 0;
+	for (fsReader *r = __atomic_load_n(&fs_readers, __ATOMIC_ACQUIRE); r; r = r->next) {
+		n++;
+		*used += __atomic_load_n(&r->used, __ATOMIC_ACQUIRE) != 0;
+	}
+	return n;
 }
 
 // fs_guard_sync returns once no thread is inside a Begin that began

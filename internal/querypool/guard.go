@@ -6,6 +6,7 @@ package querypool
 import "C"
 
 import (
+	"os"
 	"sync"
 	"unsafe"
 
@@ -53,14 +54,34 @@ var (
 	_ [16 - unsafe.Offsetof(slotHot{}.frozen)]struct{}
 )
 
-var guardOnce sync.Once
+var (
+	guardOnce sync.Once
+	// guardFenceless: Begin goes without a fence (membarrier works).
+	guardFenceless bool
+)
+
+// GuardFenceEnv, set to 1, makes every Begin fence where membarrier would
+// spare it: the path taken where membarrier is missing, for its tests.
+const GuardFenceEnv = "FRAMESCOPE_GUARD_FENCE"
 
 // initGuard sets the guard up once per process, before a pool hands out
-// its first pair; fenceless reports whether Begin goes without a fence.
-func initGuard() (fenceless bool) {
-	var r C.int
-	guardOnce.Do(func() { r = C.fs_guard_init() })
-	return r > 0
+// its first pair.
+func initGuard() {
+	guardOnce.Do(func() {
+		fence := C.int(0)
+		if os.Getenv(GuardFenceEnv) == "1" {
+			fence = 1
+		}
+		guardFenceless = C.fs_guard_init(fence) > 0
+	})
+}
+
+// guardRecords returns how many thread records the guard has, and how
+// many live threads hold one.
+func guardRecords() (n, used int) {
+	var u C.int
+	n = int(C.fs_guard_records(&u))
+	return n, int(u)
 }
 
 // guardSync returns once every Begin that may have read a slot's state

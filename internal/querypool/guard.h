@@ -50,7 +50,8 @@ typedef struct {
 	char pad[44];
 } fsCursor;
 
-int fs_guard_init(void);
+int fs_guard_init(int fence);
+int fs_guard_records(int *used);
 void fs_guard_sync(void);
 int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn);
 int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn);
