@@ -57,7 +57,11 @@
 // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (every running thread of
 // the process executes a full barrier) and waits until no busy word is
 // set. So either the closer sees a Begin's busy word, or the Begin sees
-// the new state and refuses. Where membarrier is missing (not Linux, or
+// the new state and refuses. A closer calls membarrier only where another
+// thread began zones since the last closer looked (each thread's first
+// Begin after that says so with a full barrier), so a render loop that
+// records every zone on one thread never pays it; closers wait one at a
+// time. Where membarrier is missing (not Linux, or
 // a kernel or sandbox without it) each Begin fences instead, and the
 // argument is the usual one for sequentially consistent accesses;
 // FRAMESCOPE_GUARD_FENCE=1 in the environment makes every Begin fence

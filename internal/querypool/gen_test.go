@@ -110,95 +110,118 @@ func lazyFrames(t *testing.T, p *Pool, q *vktest.Queue, start uint32) {
 // their own command buffers (never submitted: their slots go stale and
 // are given up): every Begin that returned a pair is counted once in
 // Pairs, none lost to a frame that ended under it, and each is accounted
-// for by a cause once the pool has closed. The zone path's C half runs
-// here (a device with vkCmdWriteTimestamp loaded). A stress test: each of
-// about 1,500 frames ends while the goroutines are inside Begin; with
-// fs_guard_sync made to return at once, most runs lose a pair and fail.
+// for by a cause once the pool has closed. Two pools on one device run at
+// once, so that their frames' ends wait for Begins at the same time. The
+// zone path's C half runs here (a device with vkCmdWriteTimestamp
+// loaded). A stress test: each of about 1,500 frames ends while the
+// goroutines are inside Begin; with fs_guard_sync made to return at once,
+// most runs lose a pair and fail.
 func TestFramesEndUnderBegins(t *testing.T) {
 	q := vktest.Graphics(t, vk.Config{})
 	if !q.Dev.HostQueryReset {
 		t.Skipf("no host query reset on %s", q.Dev.Caps.Name)
 	}
 	for round := range 4 {
-		p, err := New(q.Dev, Config{ValidBits: q.Q.ValidBits, FramesInFlight: 1, StaleFrames: 1, Queries: 64})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.writeTS == 0 {
-			t.Fatal("the zone path's C half is not in use: no vkCmdWriteTimestamp loaded")
-		}
-		if err := p.BeginFrame(1, nil); err != nil {
-			t.Fatal(err)
-		}
-		const workers, zones = 4, 6000
 		var wg sync.WaitGroup
-		var begun [workers]uint64
-		stop := make(chan struct{})
-		for w := range workers {
-			cmd := vktest.NewQueue(t, q.Dev, q.Q).Cmd()
+		for pool := range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for begun[w] < zones {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					pr, ok := p.Begin(cmd, vkg.PipelineStageTopOfPipeBit, uint32(begun[w]))
-					if !ok {
-						runtime.Gosched()
-						continue
-					}
-					begun[w]++
-					p.End(pr, cmd, vkg.PipelineStageBottomOfPipeBit)
-				}
+				framesEndUnderBegins(t, q, round, pool)
 			}()
 		}
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		closing := round%2 == 1 // close while a frame records and goroutines begin
-	frames:
-		for frame := uint64(2); frame < 2000; frame++ {
-			// End the frame while the goroutines are handing out pairs.
-			for i := 0; i < 1e4; i++ {
-				if s := p.cur.Load(); s == nil || s.next.Load() >= 16 {
-					break
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func framesEndUnderBegins(t *testing.T, q *vktest.Queue, round, pool int) {
+	p, err := New(q.Dev, Config{ValidBits: q.Q.ValidBits, FramesInFlight: 1, StaleFrames: 1, Queries: 64})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer p.Close()
+	if p.writeTS == 0 {
+		t.Error("the zone path's C half is not in use: no vkCmdWriteTimestamp loaded")
+		return
+	}
+	if err := p.BeginFrame(1, nil); err != nil {
+		t.Error(err)
+		return
+	}
+	const workers, zones = 3, 5000
+	var wg sync.WaitGroup
+	var begun [workers]uint64
+	stop := make(chan struct{})
+	for w := range workers {
+		cmd := vktest.NewQueue(t, q.Dev, q.Q).Cmd()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for begun[w] < zones {
+				select {
+				case <-stop:
+					return
+				default:
 				}
-				runtime.Gosched()
+				pr, ok := p.Begin(cmd, vkg.PipelineStageTopOfPipeBit, uint32(begun[w]))
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				begun[w]++
+				p.End(pr, cmd, vkg.PipelineStageBottomOfPipeBit)
 			}
-			if closing && frame == 40 {
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	closing := round%2 == 1 // close while a frame records and goroutines begin
+frames:
+	for frame := uint64(2); frame < 2000; frame++ {
+		// End the frame while the goroutines are handing out pairs.
+		for i := 0; i < 1e4; i++ {
+			if s := p.cur.Load(); s == nil || s.next.Load() >= 16 {
 				break
 			}
-			p.EndFrame(nil)
-			if _, err := p.Drain(nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.BeginFrame(frame, nil); err != nil && !errors.Is(err, ErrNoFreeSlot) {
-				t.Fatal(err)
-			}
-			select {
-			case <-done:
-				break frames
-			default:
-			}
+			runtime.Gosched()
 		}
-		p.Close()
-		close(stop)
-		<-done
-		var n uint64
-		for _, b := range begun {
-			n += b
+		if closing && frame == 40 {
+			break
 		}
-		st := p.Stats()
-		if st.Pairs != n || n == 0 {
-			t.Fatalf("round %d: %d pairs handed out, Stats.Pairs %d: %+v", round, n, st.Pairs, st)
+		p.EndFrame(nil)
+		if _, err := p.Drain(nil); err != nil {
+			t.Error(err)
+			break
 		}
-		if causes := st.Collected + st.Unended + st.Unsubmitted + st.Pending; causes != n {
-			t.Fatalf("round %d: %d pairs handed out, %d accounted for: %+v", round, n, causes, st)
+		if err := p.BeginFrame(frame, nil); err != nil && !errors.Is(err, ErrNoFreeSlot) {
+			t.Error(err)
+			break
 		}
-		t.Logf("round %d: %+v", round, st)
+		select {
+		case <-done:
+			break frames
+		default:
+		}
 	}
+	p.Close()
+	close(stop)
+	<-done
+	var n uint64
+	for _, b := range begun {
+		n += b
+	}
+	st := p.Stats()
+	if st.Pairs != n || n == 0 {
+		t.Errorf("round %d, pool %d: %d pairs handed out, Stats.Pairs %d: %+v", round, pool, n, st.Pairs, st)
+	}
+	if causes := st.Collected + st.Unended + st.Unsubmitted + st.Pending; causes != n {
+		t.Errorf("round %d, pool %d: %d pairs handed out, %d accounted for: %+v", round, pool, n, causes, st)
+	}
+	t.Logf("round %d, pool %d: %+v", round, pool, st)
 }
 
 // A pool closed with a frame's results unread counts each pair under what

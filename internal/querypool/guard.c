@@ -43,6 +43,7 @@ static __thread fsReader *fs_me;
 static pthread_key_t fs_key;
 static int fs_fence = 1; // readers fence: no membarrier (set once, before any reader)
 static int fs_ready;
+static pthread_mutex_t fs_sync_mu = PTHREAD_MUTEX_INITIALIZER; // one fs_guard_sync at a time
 
 static void fs_release(void *p) {
 	fsReader *r = p;
@@ -122,32 +123,38 @@ int fs_guard_records(int *used) {
 // before it was called. The caller has changed a slot's state with a
 // sequentially consistent store: a Begin after this call sees it.
 //
-// Only threads that began a zone since the last call can be inside one:
-// a thread's first Begin after a call sets its active word with a full
-// barrier before it reads a slot's state, so either this call sees the
-// word set or that Begin sees the new state. This call clears the words
-// before it looks at the busy ones; where no other thread's was set (one
-// thread records every zone, or none did), it needs no membarrier.
+// Only threads that began a zone since the last call can be inside one. A
+// Begin sets its busy word, then reads its active word, and where that is
+// clear sets it with a full barrier before it reads a slot's state; this
+// call clears the active words before it looks at the busy ones, and calls
+// membarrier only where another thread's was set (where one thread records
+// every zone, or none did, it needs none). So a Begin that read its active
+// word set before a call cleared it had set its busy word first: the call's
+// membarrier makes that visible and the call waits for the Begin. A Begin
+// that read it clear set it with a barrier: a later call sees it set, or
+// the Begin sees that call's state. Calls are serialized (fs_sync_mu), so
+// that one never clears a word another is relying on.
 void fs_guard_sync(void) {
+	pthread_mutex_lock(&fs_sync_mu);
 	int others = 0;
 	for (fsReader *r = __atomic_load_n(&fs_readers, __ATOMIC_ACQUIRE); r; r = r->next) {
 		if (__atomic_load_n(&r->active, __ATOMIC_ACQUIRE) && __atomic_exchange_n(&r->active, 0, __ATOMIC_SEQ_CST) && r != fs_me) {
 			others = 1;
 		}
 	}
-	if (!others) {
-		return;
-	}
-	if (!fs_fence) {
-		fs_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-	} else {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	}
-	for (fsReader *r = __atomic_load_n(&fs_readers, __ATOMIC_ACQUIRE); r; r = r->next) {
-		while (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) {
-			sched_yield();
+	if (others) {
+		if (!fs_fence) {
+			fs_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+		} else {
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		}
+		for (fsReader *r = __atomic_load_n(&fs_readers, __ATOMIC_ACQUIRE); r; r = r->next) {
+			while (__atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) {
+				sched_yield();
+			}
 		}
 	}
+	pthread_mutex_unlock(&fs_sync_mu);
 }
 
 // fs_cursor returns the slot's cursor of command buffer cmd, taking a
@@ -196,14 +203,14 @@ int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr
 	if (!r && !(r = fs_register())) {
 		return FS_BEGIN_SLOW;
 	}
-	if (!__atomic_load_n(&r->active, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&r->active, 1, __ATOMIC_SEQ_CST); // a full barrier, once per fs_guard_sync
-	}
 	__atomic_store_n(&r->busy, 1, __ATOMIC_RELAXED);
 	if (fs_fence) {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	} else {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); // membarrier orders the store before the loads
+	}
+	if (!__atomic_load_n(&r->active, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&r->active, 1, __ATOMIC_SEQ_CST); // a full barrier, once per fs_guard_sync
 	}
 	int64_t res = FS_BEGIN_NOFRAME;
 	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == FS_SLOT_RECORDING) {
