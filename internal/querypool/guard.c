@@ -26,8 +26,8 @@
 typedef void (*fsWriteTimestamp)(void *cmd, uint32_t stage, uint64_t pool, uint32_t query);
 
 // fsReader is one thread's record, a cache line of its own. Records are
-// never freed: a thread's exit frees its record for the next new thread,
-// so there are at most as many as threads ever ran at once.
+// never freed: a thread's exit leaves its record to the next thread that
+// records a zone, so there are at most as many as threads alive at once.
 typedef struct fsReader {
 	uint32_t busy;
 	uint32_t used;
