@@ -23,6 +23,7 @@ type block struct {
 	written uint32         // queries handed out since its last reset (host reset only)
 	results []uint64       // value, availability per query, as the driver read them
 	buf     *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
+	gone    bool           // destroyed (its pool handle stays, stale)
 }
 
 // maxBlocks bounds a slot's extra blocks: the first block holds at least 2
@@ -72,12 +73,14 @@ func (b *block) values(fromCopy bool) []uint64 {
 	return b.results
 }
 
-// destroy destroys the block's query pool and host buffer.
+// destroy destroys the block's query pool and host buffer. The pool's
+// handle stays as it was: an End reads it, racing with nothing, before it
+// finds its pair given up and records nothing.
 func (b *block) destroy(dev *vk.Device) {
-	if b.pool != vkg.NullQueryPool {
+	if !b.gone && b.pool != vkg.NullQueryPool {
 		vkg.DestroyQueryPool(dev.Handle, b.pool, nil)
-		b.pool = vkg.NullQueryPool
 	}
+	b.gone = true
 	b.buf.Destroy()
 	b.buf = nil
 }
