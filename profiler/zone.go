@@ -28,7 +28,7 @@ type Zone struct {
 // as Vulkan requires of every command recorded into cmd, one goroutine at
 // a time records into it. The context keeps its place in cmd's queries
 // without atomics on that condition, so goroutines recording their own
-// command buffers share nothing.
+// command buffers share little: one atomic for each block of their zones.
 func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 	if g == nil {
 		return Zone{}

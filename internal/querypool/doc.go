@@ -38,8 +38,8 @@
 // (up to 64 a frame): the cursor takes blocks of 1, 2, 4 ... 16 pairs from
 // the slot with one compare-and-swap a block, and, as Vulkan has one
 // thread record a command buffer at a time, hands them out with plain
-// stores; goroutines recording their own command buffers share no cache
-// line. End takes its pair's record with one compare-and-swap and marks it
+// stores; goroutines recording their own command buffers share only the
+// slot's next index, once a block. End takes its pair's record with one compare-and-swap and marks it
 // ended with a plain (release) store. A frame's end marks what the
 // cursors took and did not hand out as unused: neither handed out nor
 // lost. When the slot's first block has nothing left to give a cursor,
