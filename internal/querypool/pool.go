@@ -185,7 +185,7 @@ type Pool struct {
 	growMu sync.Mutex // one Begin at a time makes a slot's extra blocks
 
 	// writeTS is the device's vkCmdWriteTimestamp, which the zone path's
-	// C half calls; 0: Begin and End take Go's path.
+	// C half calls.
 	writeTS uintptr
 
 	pairs, collected, queryLimit, noFrame, unended, unsubmitted atomic.Uint64
@@ -202,7 +202,9 @@ func New(dev *vk.Device, cfg Config) (*Pool, error) {
 	p := &Pool{dev: dev, cfg: cfg, wantCap: cfg.Queries,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	initGuard()
-	p.writeTS = dev.WriteTimestampProc()
+	if p.writeTS = dev.WriteTimestampProc(); p.writeTS == 0 {
+		return nil, fmt.Errorf("querypool: the device has no vkCmdWriteTimestamp")
+	}
 	p.mask = ^uint64(0)
 	if cfg.ValidBits < 64 {
 		p.mask = 1<<cfg.ValidBits - 1
@@ -541,21 +543,20 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	if s == nil {
 		return p.refuseNoFrame()
 	}
-	if p.writeTS != 0 {
-		q, gen, noFrame, slow := beginC(s, cmd, stage, name, p.writeTS)
-		switch {
-		case noFrame:
-			return p.refuseNoFrame()
-		case !slow:
-			return Pair{s: s, q: q, gen: gen}, true
-		}
+	q, gen, noFrame, slow := beginC(s, cmd, stage, name, p.writeTS)
+	switch {
+	case noFrame:
+		return p.refuseNoFrame()
+	case slow:
+		return p.beginSlow(s, cmd, stage, name)
 	}
-	return p.beginSlow(s, cmd, stage, name)
+	return Pair{s: s, q: q, gen: gen}, true
 }
 
 // beginSlow is Begin's path for a pair past the slot's first block (the
-// frame grows), or where the C half cannot run: Begins in flight are
-// counted in s.writers.
+// frame grows, or the cursors were frozen), or for a thread the C half
+// could not give a guard record: Begins in flight are counted in
+// s.writers.
 func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
 	s.writers.Add(1)
 	if s.state.Load() != slotRecording {
@@ -595,23 +596,14 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 // frame freezes the cursors (Begin takes Go's path from then on), waits
 // for the Begins in flight, and moves what they hold to s.spare. So a
 // frame whose zones fit the first block never grows for the cursors'
-// sake. False when none is left, or C's path is not in use.
+// sake. False when none is left.
 func (p *Pool) spare(s *Slot) (uint32, bool) {
-	if p.writeTS == 0 {
-		return 0, false
-	}
 	p.growMu.Lock()
 	defer p.growMu.Unlock()
 	if s.frozen.Load() == 0 {
 		s.frozen.Store(1)
 		guardSync()
-		for i := range s.cursors {
-			c := &s.cursors[i]
-			for q := c.next; q < c.end; q += 2 {
-				s.spares = append(s.spares, q)
-			}
-			c.next = c.end
-		}
+		s.takeTails(func(q uint32) { s.spares = append(s.spares, q) })
 	}
 	n := len(s.spares)
 	if n == 0 {
@@ -640,7 +632,7 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 	// The pair is ending while its timestamp is recorded: nothing renews
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
-	if !p.end(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base) {
+	if !endC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS) {
 		if w := m.state.Load(); w>>stateBits == pr.gen&genMask && w&stateMask != pairVoid && s.gen.Load() == pr.gen && s.state.Load() != slotDead {
 			p.misuse.Add(1) // ended already
 		} else {
@@ -651,27 +643,6 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 	if uint64(uintptr(unsafe.Pointer(cmd))) != m.cmd && !s.endsElsewhere.Load() {
 		s.endsElsewhere.Store(true)
 	}
-	return true
-}
-
-// end takes the pair whose record is m from open to ending in generation
-// gen, records its end timestamp as query of pool, and marks it ended:
-// false, recording nothing, when it is not open in gen.
-func (p *Pool) end(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32) bool {
-	if p.writeTS != 0 {
-		return endC(m, gen, cmd, stage, pool, query, p.writeTS)
-	}
-	for {
-		w := m.state.Load()
-		if w != pairWord(gen, pairOpen) && !older(w>>stateBits, gen&genMask) {
-			return false
-		}
-		if m.state.CompareAndSwap(w, pairWord(gen, pairEnding)) {
-			break
-		}
-	}
-	vkg.CmdWriteTimestamp(cmd, stage, pool, query)
-	m.state.Store(pairWord(gen, pairEnded))
 	return true
 }
 

@@ -104,22 +104,28 @@ type cursor struct {
 // in s.unused.
 func (s *Slot) sealCursors() {
 	g := s.gen.Load()
-	for i := range s.cursors {
-		c := &s.cursors[i]
-		if c.cmd.Load() == 0 {
-			continue
-		}
-		for q := c.next; q < c.end; q += 2 {
-			s.block.meta[q/2].state.Store(pairWord(g, pairUnused))
-			s.unused++
-		}
-		c.next = c.end
-	}
-	for _, q := range s.spares {
+	unused := func(q uint32) {
 		s.block.meta[q/2].state.Store(pairWord(g, pairUnused))
 		s.unused++
 	}
+	s.takeTails(unused)
+	for _, q := range s.spares {
+		unused(q)
+	}
 	s.spares = s.spares[:0]
+}
+
+// takeTails empties the cursors, calling fn with the first query of each
+// pair they took and did not hand out. No Begin may be using them
+// (waitBegins, or frozen and guardSync).
+func (s *Slot) takeTails(fn func(q uint32)) {
+	for i := range s.cursors {
+		c := &s.cursors[i]
+		for q := c.next; q < c.end; q += 2 {
+			fn(q)
+		}
+		c.next = c.end
+	}
 }
 
 // handedOut returns the pairs the slot's frame handed out so far.
