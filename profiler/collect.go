@@ -43,7 +43,7 @@ func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
 // Profiler.BeginFrame leaves that context to it.
 func (g *GPU) Collect(dst []ZoneResult) []ZoneResult {
 	g.manual.Store(true)
-	dst, _ = g.collect(dst, g.pool.Collect)
+	dst, _ = g.collect(dst, true, g.pool.Collect)
 	return dst
 }
 
@@ -81,24 +81,25 @@ func (g *GPU) keep(err error) {
 // command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	g.manual.Store(true)
-	return g.collect(dst, g.pool.Drain)
+	return g.collect(dst, true, g.pool.Drain)
 }
 
 // collect reads pairs with read (the pool's Collect or Drain), converts
-// them, and adds them to the timeline; a fault is kept for Err too.
-func (g *GPU) collect(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
+// them, and adds them to the timeline, and, if keep, appends them to dst;
+// a fault is kept for Err too.
+func (g *GPU) collect(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	if g.state.Load() != stateOpen {
 		return dst, g.refusal()
 	}
 	g.mu.Lock()
-	dst, err := g.collectLocked(dst, read)
+	dst, err := g.collectLocked(dst, keep, read)
 	g.mu.Unlock()
 	g.keep(err)
 	return dst, err
 }
 
 // collectLocked is collect for a caller holding g.mu, open or closing.
-func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
+func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	// The application has waited for frame LastFrame-FramesInFlight,
 	// whether or not this context recorded in the frames since.
 	g.pool.Advance(g.p.rec.LastFrame())
@@ -108,7 +109,7 @@ func (g *GPU) collectLocked(dst []ZoneResult, read func([]querypool.Result) ([]q
 		return dst, err
 	}
 	n := g.unconv.Load()
-	dst, spans := g.convert(raw, dst)
+	dst, spans := g.convert(raw, dst, keep)
 	if derr := g.deliverLocked(spans); derr != nil && err == nil {
 		err = derr
 	}
@@ -124,12 +125,13 @@ type cmdStack struct {
 	ends []int64
 }
 
-// convert turns raw pairs into results and timeline spans. The caller
-// holds g.mu.
-func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, []record.GPUSpan) {
+// convert turns raw pairs into timeline spans and, if keep, results
+// appended to dst. The caller holds g.mu. Results and spans are set field
+// by field in place: a whole-struct copy of a value just built stalls the
+// store buffer on x86, at a cost that was most of convert's.
+func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]ZoneResult, []record.GPUSpan) {
 	spans := g.spans[:0]
-	var stacks []cmdStack // small: one per command buffer of a frame
-	stacks = g.stacks[:0]
+	stacks := g.stacks[:0] // small: one per command buffer of a frame
 	var frame uint64
 	var unlinked, delivered uint64
 	for i := range raw {
@@ -141,9 +143,12 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 			}
 			stacks = stacks[:0]
 		}
-		z := ZoneResult{
-			Name: Name(r.Name), Frame: r.Frame, Family: g.queue.Family, Index: g.queue.Index,
-			Begin: r.Begin, End: r.End, Key: r.Key,
+		var z *ZoneResult
+		if keep {
+			dst = append(dst, ZoneResult{})
+			z = &dst[len(dst)-1]
+			z.Name, z.Frame, z.Family, z.Index = Name(r.Name), r.Frame, g.queue.Family, g.queue.Index
+			z.Begin, z.End, z.Key = r.Begin, r.End, r.Key
 		}
 		hint := r.Host
 		if hint == 0 {
@@ -151,48 +156,56 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult) ([]ZoneResult, [
 		}
 		s, e1, ok1 := g.clock.Convert(r.Begin, hint)
 		e, e2, ok2 := g.clock.Convert(r.End, hint)
-		if ok1 && ok2 && e >= s {
-			delivered++
-			z.Start, z.Stop, z.Converted = s, e, true
-			z.ErrNs = max(e1, e2)
-			// Depth within the command buffer: zones of one command buffer
-			// come in recording order.
-			k := 0
-			for k < len(stacks) && stacks[k].cmd != r.Cmd {
-				k++
-			}
-			if k == len(stacks) {
-				if k < cap(stacks) {
-					stacks = stacks[:k+1]
-					stacks[k].cmd = r.Cmd
-					stacks[k].ends = stacks[k].ends[:0]
-				} else {
-					stacks = append(stacks, cmdStack{cmd: r.Cmd})
-				}
-			}
-			st := &stacks[k]
-			for len(st.ends) > 0 && st.ends[len(st.ends)-1] < s {
-				st.ends = st.ends[:len(st.ends)-1]
-			}
-			z.Depth = uint16(min(len(st.ends), math.MaxUint16))
-			st.ends = append(st.ends, e)
-			spans = append(spans, record.GPUSpan{
-				Name: z.Name, Start: s, End: e, Frame: z.Frame,
-				ErrNs: uint32(min(z.ErrNs, math.MaxUint32)), Depth: z.Depth, Key: z.Key,
-			})
-			if r.Key == 0 && r.Submitted && !g.ownClock {
-				unlinked++ // on the timeline, without its arrow
-			}
-		} else {
+		if !ok1 || !ok2 || e < s {
 			g.unconv.Add(1)
+			continue
 		}
-		dst = append(dst, z)
+		delivered++
+		var depth uint16
+		stacks, depth = nest(stacks, r.Cmd, s, e)
+		errNs := max(e1, e2)
+		if keep {
+			z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = s, e, true, errNs, depth
+		}
+		spans = append(spans, record.GPUSpan{})
+		sp := &spans[len(spans)-1]
+		sp.Name, sp.Start, sp.End, sp.Frame = timeline.NameID(r.Name), s, e, r.Frame
+		sp.ErrNs, sp.Depth, sp.Key = uint32(min(errNs, math.MaxUint32)), depth, r.Key
+		if r.Key == 0 && r.Submitted && !g.ownClock {
+			unlinked++ // on the timeline, without its arrow
+		}
 	}
 	g.stacks = stacks
 	g.spans = spans[:0]
 	g.unlinked.Add(unlinked)
 	g.delivered.Add(delivered)
 	return dst, spans
+}
+
+// nest returns the depth of the zone [s, e] of command buffer cmd within
+// that command buffer, whose zones come in recording order, and records
+// it on the command buffer's stack of open ends.
+func nest(stacks []cmdStack, cmd uint64, s, e int64) ([]cmdStack, uint16) {
+	k := 0
+	for k < len(stacks) && stacks[k].cmd != cmd {
+		k++
+	}
+	if k == len(stacks) {
+		if k < cap(stacks) {
+			stacks = stacks[:k+1]
+			stacks[k].cmd = cmd
+			stacks[k].ends = stacks[k].ends[:0]
+		} else {
+			stacks = append(stacks, cmdStack{cmd: cmd})
+		}
+	}
+	st := &stacks[k]
+	for len(st.ends) > 0 && st.ends[len(st.ends)-1] < s {
+		st.ends = st.ends[:len(st.ends)-1]
+	}
+	depth := uint16(min(len(st.ends), math.MaxUint16))
+	st.ends = append(st.ends, e)
+	return stacks, depth
 }
 
 // deliverLocked hands the recorder the zones converted since the last

@@ -181,7 +181,6 @@ type GPU struct {
 	unlinked  atomic.Uint64         // zones whose command buffer no Submit of their frame named
 	delivered atomic.Uint64         // zones converted: handed to the timeline, or returned by Collect
 	manual    atomic.Bool           // the application collects: Profiler.BeginFrame leaves the context to it
-	auto      []ZoneResult          // under Profiler.frameMu: the results Profiler.BeginFrame collects, dropped
 	err       atomic.Pointer[error] // the first lasting fault (Err)
 
 }
@@ -487,7 +486,7 @@ func (g *GPU) Close() {
 func (g *GPU) finish() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.collectLocked(nil, g.pool.Finish)
+	g.collectLocked(nil, false, g.pool.Finish)
 	g.src.Close()
 }
 

@@ -141,7 +141,7 @@ func (p *Profiler) BeginFrame() uint64 {
 	p.mu.Unlock()
 	for _, g := range gpus {
 		if !g.manual.Load() {
-			g.auto, _ = g.collect(g.auto[:0], g.pool.Collect) // a buffer reused: no allocation once warm
+			g.collect(nil, false, g.pool.Collect) // the timeline's alone: no results kept
 		}
 	}
 	clear(gpus)

@@ -71,8 +71,14 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 // takeLocked appends the pairs read back to dst and returns the first
 // readback error since the last call. The caller holds p.mu.
 func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
-	dst = append(dst, p.ready...)
-	p.ready = p.ready[:0]
+	if len(dst) == 0 && cap(p.ready) >= cap(dst) {
+		// Hand over the pool's buffer and keep dst's: no copy. Both grow
+		// to the largest frame and stay there.
+		dst, p.ready = p.ready, dst[:0]
+	} else {
+		dst = append(dst, p.ready...)
+		p.ready = p.ready[:0]
+	}
 	err := p.readErr
 	p.readErr = nil
 	return dst, err
@@ -330,11 +336,13 @@ func (p *Pool) harvest(s *Slot) {
 					unsubmitted++
 					break
 				}
-				p.ready = append(p.ready, Result{
-					Frame: s.frame, Host: s.host, Name: m.name, Seq: b.base/2 + j, Cmd: m.cmd,
-					Begin: r[0] & p.mask, End: r[2] & p.mask,
-					Key: s.keyOf(m.cmd), Submitted: s.submitted,
-				})
+				// Set field by field: a whole-struct copy of a value just
+				// built stalls the store buffer on x86.
+				p.ready = append(p.ready, Result{})
+				x := &p.ready[len(p.ready)-1]
+				x.Frame, x.Host, x.Name, x.Seq, x.Cmd = s.frame, s.host, m.name, b.base/2+j, m.cmd
+				x.Begin, x.End = r[0]&p.mask, r[2]&p.mask
+				x.Key, x.Submitted = s.keyOf(m.cmd), s.submitted
 				collected++
 			default:
 				// Given up (void), or, should a slot ever be taken with

@@ -55,6 +55,22 @@ func (q *deque[T]) push(v T) {
 	q.n++
 }
 
+// pushSlot appends a zero item at the back and returns it, for the
+// caller to set field by field.
+func (q *deque[T]) pushSlot() *T {
+	j := q.head + q.n
+	if j/blockLen == len(q.blocks) {
+		b := q.spare
+		q.spare = nil
+		if b == nil {
+			b = new([blockLen]T)
+		}
+		q.blocks = append(q.blocks, b)
+	}
+	q.n++
+	return &q.blocks[j/blockLen][j%blockLen]
+}
+
 // popFront removes the front item; the deque must not be empty.
 func (q *deque[T]) popFront() {
 	var zero T

@@ -134,14 +134,24 @@ type store struct {
 // appendSpan stores s and returns its sequence number, first letting the
 // oldest span go when Options.MaxSpans are held. The caller holds mu.
 func (r *Recorder) appendSpan(s timeline.Span) uint64 {
+	it := r.newSpan()
+	it.Span = s
+	r.countSpan(s.Track, stored)
+	return it.seq
+}
+
+// newSpan stores a zero span with the next sequence number, first letting
+// the oldest span go when Options.MaxSpans are held, and returns it for
+// the caller to fill and count (countSpan). The caller holds mu.
+func (r *Recorder) newSpan() *spanItem {
 	if r.spans.len() >= r.opt.MaxSpans {
 		r.popSpan()
 	}
 	r.seq++
-	r.spans.push(spanItem{Span: s, seq: r.seq})
-	r.countSpan(s.Track, stored)
 	r.added++
-	return r.seq
+	it := r.spans.pushSlot()
+	it.seq = r.seq
+	return it
 }
 
 // popSpan lets the oldest span go. The caller holds mu.

@@ -19,6 +19,10 @@ type frameState struct {
 	gpuSettled    uint64               // frames up to this one have had their GPU time sampled
 	settleScratch []uint64
 	gpuFree       []*gpuFrame // settled frames kept for reuse
+	// gpuLast is gpuFrames[gpuLastID], the frame the last outermost span
+	// went to, so that a frame's spans look it up in the map once.
+	gpuLastID uint64
+	gpuLast   *gpuFrame
 
 	framesTrack  timeline.TrackID
 	frameName    timeline.NameID
@@ -146,7 +150,10 @@ func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
 		r.drops.Untimed++
 		return
 	}
-	g := r.gpuFrames[frame]
+	g := r.gpuLast
+	if frame != r.gpuLastID || g == nil {
+		g = r.gpuFrames[frame]
+	}
 	if g == nil {
 		if n := len(r.gpuFree); n > 0 {
 			g, r.gpuFree = r.gpuFree[n-1], r.gpuFree[:n-1]
@@ -155,11 +162,14 @@ func (r *Recorder) noteGPUFrame(frame uint64, start, end int64) {
 		}
 		r.gpuFrames[frame] = g
 	}
+	r.gpuLastID, r.gpuLast = frame, g
 	if len(g.ivs) >= maxFrameIntervals {
 		r.drops.Untimed++
 		return
 	}
-	g.ivs = append(g.ivs, [2]int64{start, end})
+	g.ivs = append(g.ivs, [2]int64{})
+	iv := &g.ivs[len(g.ivs)-1] // set one by one: see lane.fit
+	iv[0], iv[1] = start, end
 }
 
 // settleGPUFrames samples, oldest first, the GPU busy time of every frame
@@ -191,6 +201,7 @@ func (r *Recorder) settleGPUFrames(all bool) {
 		}
 	}
 	slices.Sort(ids)
+	r.gpuLastID, r.gpuLast = 0, nil
 	for _, id := range ids {
 		g := r.gpuFrames[id]
 		delete(r.gpuFrames, id)

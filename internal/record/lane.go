@@ -36,58 +36,68 @@ type lane struct {
 	floor int64 // spans starting before floor cannot be checked here
 }
 
-// fit reports whether [s, e] can go on the lane, and if so where in spans
-// and as what (depth and parent bounds).
-func (l *lane) fit(s, e int64) (pos int, ls laneSpan, ok bool) {
+// fit reports whether [s, e] can go on the lane, and if so where in spans;
+// it sets ls to the span as it would be placed there (its depth and its
+// parent's bounds). ls is set field by field, here and wherever a
+// laneSpan moves on the placement path: a whole-struct copy of one just
+// written stalls the store buffer on x86, at a cost the size of the rest
+// of placement.
+func (l *lane) fit(s, e int64, ls *laneSpan) (pos int, ok bool) {
 	if s < l.floor {
-		return 0, laneSpan{start: s, end: e}, false
+		ls.set(s, e, 0, 0, 0)
+		return 0, false
 	}
 	if n := len(l.spans); n == 0 || l.spans[n-1].start < s || (l.spans[n-1].start == s && l.spans[n-1].end >= e) {
-		ls, ok = fitSpine(l.spine, s, e)
-		return n, ls, ok
+		return n, fitSpine(l.spine, s, e, ls)
 	}
-	return l.fitSearch(s, e)
+	return l.fitSearch(s, e, ls)
+}
+
+// set sets the span's fields one by one (see fit).
+func (ls *laneSpan) set(s, e int64, depth uint16, pstart, pend int64) {
+	ls.start, ls.end, ls.depth, ls.pstart, ls.pend = s, e, depth, pstart, pend
 }
 
 // fitSpine is fit for a span that sorts after every placed span: its
 // parent, if any, is on the spine.
-func fitSpine(spine []laneSpan, s, e int64) (laneSpan, bool) {
-	ls := laneSpan{start: s, end: e}
+func fitSpine(spine []laneSpan, s, e int64, ls *laneSpan) bool {
 	for d := len(spine) - 1; d >= 0; d-- {
 		p := &spine[d]
 		if p.end > s || p.start == s { // p covers the start of the new span
 			if p.end < e || p.depth == ^uint16(0) {
-				return ls, false // they cross
+				ls.set(s, e, 0, 0, 0)
+				return false // they cross
 			}
-			ls.depth, ls.pstart, ls.pend = p.depth+1, p.start, p.end
-			return ls, true
+			ls.set(s, e, p.depth+1, p.start, p.end)
+			return true
 		}
 	}
-	return ls, true
+	ls.set(s, e, 0, 0, 0)
+	return true
 }
 
 // fitSearch is fit anywhere on the lane, by binary search.
-func (l *lane) fitSearch(s, e int64) (pos int, ls laneSpan, ok bool) {
-	ls = laneSpan{start: s, end: e}
+func (l *lane) fitSearch(s, e int64, ls *laneSpan) (pos int, ok bool) {
+	ls.set(s, e, 0, 0, 0)
 	if s < l.floor {
-		return 0, ls, false
+		return 0, false
 	}
 	sp := l.spans
 	pos = sort.Search(len(sp), func(i int) bool {
 		return sp[i].start > s || (sp[i].start == s && sp[i].end < e)
 	})
 	if pos < len(sp) && sp[pos].start < e {
-		return 0, ls, false // it would contain or cross a placed span
+		return 0, false // it would contain or cross a placed span
 	}
 	i := pos - 1
 	for i >= 0 {
 		p := &sp[i]
 		if p.end > s || p.start == s { // p covers the start of the new span
 			if p.end < e || p.depth == ^uint16(0) {
-				return 0, ls, false // they cross
+				return 0, false // they cross
 			}
-			ls.depth, ls.pstart, ls.pend = p.depth+1, p.start, p.end
-			return pos, ls, true
+			ls.set(s, e, p.depth+1, p.start, p.end)
+			return pos, true
 		}
 		if p.depth == 0 {
 			break
@@ -96,7 +106,7 @@ func (l *lane) fitSearch(s, e int64) (pos int, ls laneSpan, ok bool) {
 		// span with its bounds.
 		i = parentOf(sp, i)
 	}
-	return pos, ls, true
+	return pos, true
 }
 
 // parentOf returns the index of the parent of sp[i] (depth > 0): the last
@@ -109,23 +119,35 @@ func parentOf(sp []laneSpan, i int) int {
 }
 
 // insert places ls at pos, as fit said.
-func (l *lane) insert(pos int, ls laneSpan) {
+func (l *lane) insert(pos int, ls *laneSpan) {
 	if pos == len(l.spans) {
-		l.spans = append(l.spans, ls)
-		for n := len(l.spine); n > 0 && l.spine[n-1].depth >= ls.depth; n-- {
-			l.spine = l.spine[:n-1]
+		l.spans = appendLaneSpan(l.spans, ls)
+		n := len(l.spine)
+		for n > 0 && l.spine[n-1].depth >= ls.depth {
+			n--
 		}
-		l.spine = append(l.spine, ls)
+		l.spine = appendLaneSpan(l.spine[:n], ls)
 	} else {
 		// Not last, and containing no placed span: not on the spine.
 		l.spans = append(l.spans, laneSpan{})
 		copy(l.spans[pos+1:], l.spans[pos:])
-		l.spans[pos] = ls
+		l.spans[pos].set(ls.start, ls.end, ls.depth, ls.pstart, ls.pend)
 	}
 	if len(l.spans) > laneHistory {
 		l.forget()
 		l.buildSpine()
 	}
+}
+
+// appendLaneSpan appends a copy of ls made field by field (see fit).
+func appendLaneSpan(to []laneSpan, ls *laneSpan) []laneSpan {
+	if len(to) < cap(to) {
+		to = to[:len(to)+1]
+	} else {
+		to = append(to, laneSpan{})
+	}
+	to[len(to)-1].set(ls.start, ls.end, ls.depth, ls.pstart, ls.pend)
+	return to
 }
 
 // buildSpine makes the spine again from spans: the last span and the
@@ -144,17 +166,29 @@ func (l *lane) buildSpine() {
 }
 
 // forget drops the older half of the history, keeping the spans that
-// still cover where the kept half begins (the ancestors of what is kept).
+// still cover where the kept half begins: the ancestors of its first
+// span, which are the spans before it that end after it begins. The kept
+// half moves down in one copy, its ancestors ahead of it.
 func (l *lane) forget() {
 	k := len(l.spans) / 2
 	x := l.spans[k].start
-	kept := l.spans[:0]
-	for i, p := range l.spans {
-		if i >= k || p.end > x {
-			kept = append(kept, p)
+	anc := 0
+	for i := k - 1; i >= 0; i-- {
+		p := &l.spans[i]
+		if p.end > x {
+			anc++
 		} else if p.end > l.floor {
 			l.floor = p.end
 		}
 	}
-	l.spans = kept
+	// The ancestors, in order, go just before the kept half.
+	w := k
+	for i := k - 1; i >= 0 && w > k-anc; i-- {
+		if p := l.spans[i]; p.end > x {
+			w--
+			l.spans[w] = p
+		}
+	}
+	n := copy(l.spans, l.spans[w:])
+	l.spans = l.spans[:n]
 }

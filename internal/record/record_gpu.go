@@ -234,9 +234,11 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 		r.drops.GPUSpans += uint64(len(spans))
 		return fmt.Errorf("%w %d for %d GPU spans", ErrUnknownTrack, track, len(spans))
 	}
-	buf := append(r.gpuScratch[:0], spans...)
-	if !slices.IsSortedFunc(buf, cmpGPUSpan) { // mostly they come sorted
+	buf := spans // mostly they come sorted: then placed as they are
+	if !gpuSorted(spans) {
+		buf = append(r.gpuScratch[:0], spans...)
 		slices.SortFunc(buf, cmpGPUSpan)
+		r.gpuScratch = buf[:0]
 	}
 	var bad, full int
 	for i := range buf {
@@ -249,7 +251,6 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 			full++
 		}
 	}
-	r.gpuScratch = buf[:0]
 	r.drops.GPUSpans += uint64(bad + full)
 	r.maybeEvict()
 	if bad > 0 || full > 0 {
@@ -265,10 +266,12 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	var l *lane
 	var pos int
-	var ls laneSpan
+	var buf [2]laneSpan // the best fit so far and the next lane's, swapped
+	ls, try := &buf[0], &buf[1]
 	for _, c := range qs.lanes {
-		if p, s, ok := c.fit(g.Start, g.End); ok && (l == nil || s.depth > ls.depth) {
-			l, pos, ls = c, p, s
+		if p, ok := c.fit(g.Start, g.End, try); ok && (l == nil || try.depth > ls.depth) {
+			l, pos = c, p
+			ls, try = try, ls
 		}
 	}
 	if l == nil {
@@ -281,15 +284,16 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 			Parent: qs.lanes[0].track, Order: int32(n), Queue: qs.q, Lane: int32(n),
 		})}
 		qs.lanes = append(qs.lanes, l)
-		pos, ls = 0, laneSpan{start: g.Start, end: g.End}
+		pos = 0
+		ls.set(g.Start, g.End, 0, 0, 0)
 	}
 	l.insert(pos, ls)
-	seq := r.appendSpan(timeline.Span{
-		Track: l.track, Name: g.Name, Start: g.Start, End: g.End,
-		Frame: g.Frame, Depth: ls.depth, ErrNs: g.ErrNs,
-	})
+	it := r.newSpan()
+	it.Track, it.Name, it.Start, it.End = l.track, g.Name, g.Start, g.End
+	it.Frame, it.Depth, it.ErrNs = g.Frame, ls.depth, g.ErrNs
+	r.countSpan(it.Track, stored)
 	if g.Key != 0 {
-		r.linkGPU(g.Key, seq)
+		r.linkGPU(g.Key, it.seq)
 	}
 	if ls.depth == 0 {
 		r.noteGPUFrame(g.Frame, g.Start, g.End)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One GPU-machine call for issue 22: the hot-path benchmarks of this tree
+# against .gpubin/old/profiler.test (scripts/gpu/build.sh OLD=<commit>),
+# interleaved ROUNDS times (default 3): BENCH (default ZoneVsRaw,
+# ZoneParallel, FrameCost) for 1s each, and Collect for COLLECT frames
+# (default 2000: its untimed frames make a 1s benchtime run for minutes).
+# Then CPU profiles of Collect, old and new; the outside-application tests;
+# the render-loop checker on SEEDS seeds (default 60) from FIRST, with the
+# validation layer. Run from the repository root with .gl and .gpubin carried.
+set -u
+. scripts/gpu/setup.sh
+lib=/usr/lib/x86_64-linux-gnu
+[ -e $lib/libvulkan.so ] || ln -s libvulkan.so.1 $lib/libvulkan.so
+root=$PWD
+cat "$out/machine.txt"
+bench() { # binary, -test.bench, -test.benchtime, extra flags
+	(cd profiler && timeout 120 "$root/$1" -test.run '^$' -test.bench "$2" -test.benchmem -test.benchtime "$3" "${@:4}") 2>&1 | grep -E '^Benchmark'
+}
+for i in $(seq "${ROUNDS:-3}"); do
+	for v in old new; do
+		b=.gpubin/profiler.test
+		[ $v = old ] && b=.gpubin/old/profiler.test
+		{ bench $b "${BENCH:-ZoneVsRaw\$|ZoneParallel|FrameCost}" 1s; bench $b 'Collect$' "${COLLECT:-2000}x"; } | sed "s/^/$v /"
+	done
+done | tee "$out/bench.txt"
+bench .gpubin/profiler.test 'Collect$' "${COLLECT:-2000}x" -test.cpuprofile "$out/collect-new.prof"
+bench .gpubin/old/profiler.test 'Collect$' "${COLLECT:-2000}x" -test.cpuprofile "$out/collect-old.prof"
+(cd profiler && FRAMESCOPE_REQUIRE_VULKAN=1 timeout 150 "$root/.gpubin/profiler.test" -test.run 'TestApp' -test.count=1 -test.v) 2>&1 |
+	grep -v '^=== RUN' > "$out/test-apps.txt"
+echo "profiler TestApp*: $(grep -c -- '--- PASS' "$out/test-apps.txt") passed, $(grep -c -- '--- FAIL' "$out/test-apps.txt") failed"
+if [ "${SEEDS:-60}" -gt 0 ]; then
+	(cd internal/testkit/loopcheck && timeout "${LIMIT:-150}" "$root/.gpubin/internal_testkit_loopcheck.test" -test.run TestLoops -test.v -test.timeout 0 \
+		-loops.tp=false -loops.seeds="${SEEDS:-60}" -loops.first="${FIRST:-1}" -loops.log) > "$out/loops-${FIRST:-1}.txt" 2>&1
+	echo "loopcheck seeds ${FIRST:-1}..: rc=$?"
+	grep -E 'seeds ran|replay:' "$out/loops-${FIRST:-1}.txt" | tail -5
+fi
