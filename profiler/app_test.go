@@ -396,6 +396,45 @@ func TestAppCloseWithoutDrain(t *testing.T) {
 	a.expect(a.finish(), 0, timeline.Drops{})
 }
 
+// Zones begun and ended after the context's Close reach the trace's books
+// as they reach the context's Stats: each begun one under Drops.Closed,
+// each ended one (a zone begun before Close) under Drops.Misuse. The
+// context made its last delivery at Close; what it refuses later still
+// gets to the recorder.
+func TestAppZonesAfterCloseCounted(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	for range 4 {
+		a.frame(a.work)
+	}
+	var open profiler.Zone
+	a.frame(func(cmd vkg.CommandBuffer) {
+		a.work(cmd)
+		open = a.g.Zone(cmd, a.draw) // ended after Close
+	})
+	vkg.DeviceWaitIdle(a.q.Dev.Handle)
+	a.g.Close()
+	before := a.g.Stats()
+	const late = 3 * 5
+	for range 3 {
+		a.frame(func(cmd vkg.CommandBuffer) {
+			for range 5 {
+				a.g.Zone(cmd, a.draw).End()
+			}
+		})
+	}
+	open.End()
+	tr := a.finish()
+	st := a.g.Stats()
+	if st.Drops.Closed-before.Drops.Closed != late || st.Drops.Misuse-before.Drops.Misuse != 1 {
+		t.Fatalf("context counted %d refusals and %d misuse after Close, want %d and 1 (%+v)",
+			st.Drops.Closed-before.Drops.Closed, st.Drops.Misuse-before.Drops.Misuse, late, st.Drops)
+	}
+	if tr.Drops.Closed != st.Drops.Closed || tr.Drops.Misuse != st.Drops.Misuse {
+		t.Errorf("trace counts %d closed, %d misuse; the context %d, %d", tr.Drops.Closed, tr.Drops.Misuse, st.Drops.Closed, st.Drops.Misuse)
+	}
+	checkBooks(t, tr, st)
+}
+
 // One zone left open every 10th frame costs that zone alone: later frames
 // keep all theirs, and the open zones are counted as never ended.
 func TestAppUnendedZones(t *testing.T) {

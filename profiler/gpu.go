@@ -182,7 +182,7 @@ type GPU struct {
 	delivered atomic.Uint64         // zones converted: handed to the timeline, or returned by Collect
 	manual    atomic.Bool           // the application collects: Profiler.BeginFrame leaves the context to it
 	err       atomic.Pointer[error] // the first lasting fault (Err)
-
+	final     bool                  // under mu: finish made the context's last delivery; refusals since are reported by reportLate
 }
 
 // Limits of GPUOptions.
@@ -460,7 +460,8 @@ func (s Stats) Balanced() bool {
 // closes its contexts itself. Zone, Zone.End and the rest may run on other
 // goroutines meanwhile: Close waits for the calls in progress before it
 // destroys anything, and every later call on the context is refused and
-// counted; none panics, none calls Vulkan.
+// counted, in [GPU.Stats] and in the timeline's books alike; none panics,
+// none calls Vulkan.
 func (g *GPU) Close() {
 	g.life.Lock()
 	defer g.life.Unlock()
@@ -488,6 +489,19 @@ func (g *GPU) finish() {
 	defer g.mu.Unlock()
 	g.collectLocked(nil, false, g.pool.Finish)
 	g.src.Close()
+	g.final = true
+}
+
+// reportLate hands the recorder the context's books once more, after its
+// last delivery: a zone refused (or ended) after the context closed is
+// counted in the trace as in [GPU.Stats] (Drops.Closed, Drops.Misuse).
+// Only refusals of a closed context call it, so the hot path never does.
+func (g *GPU) reportLate() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.final { // before, finish's own delivery counts the refusal
+		_ = g.deliverLocked(nil)
+	}
 }
 
 // deviceStop and deviceRelease close the context for the device's Close

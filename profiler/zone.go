@@ -35,6 +35,9 @@ func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 	}
 	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
 	if !ok {
+		if g.state.Load() != stateOpen {
+			g.reportLate()
+		}
 		return Zone{}
 	}
 	if g.labels {
@@ -61,8 +64,13 @@ func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if z.g == nil {
 		return
 	}
-	if z.g.pool.End(z.pair, cmd, z.g.end) && z.g.labels && cmd == z.cmd {
-		z.g.dev.CmdEndLabel(cmd)
+	switch {
+	case z.g.pool.End(z.pair, cmd, z.g.end):
+		if z.g.labels && cmd == z.cmd {
+			z.g.dev.CmdEndLabel(cmd)
+		}
+	case z.g.state.Load() != stateOpen:
+		z.g.reportLate() // ended after the context closed: misuse
 	}
 }
 

@@ -206,7 +206,8 @@ func (r *run) checkFlows(tr *timeline.Trace, slices map[*zoneRec]*timeline.Span,
 // checkLosses, for an exact loop: every zone that should arrive did, and
 // each cause counts what the application did.
 func (r *run) checkLosses(tr *timeline.Trace, slices map[*zoneRec]*timeline.Span, p *problems) {
-	var refused, unended, unsubmitted, unlinked uint64
+	var unended, unsubmitted, unlinked uint64
+	refused := r.j.afterClose
 	for _, z := range r.j.zones {
 		switch {
 		case !z.valid:

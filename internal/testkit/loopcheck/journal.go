@@ -5,10 +5,13 @@ package loopcheck
 // when that was submitted and waited for. The checks hold the trace to
 // it, never to the library's own counts.
 type journal struct {
-	zones    []*zoneRec
-	submits  []*submitRec
-	calls    uint64 // GPU.Zone calls
-	cpuSpans uint64 // CPU spans ended
+	zones   []*zoneRec
+	submits []*submitRec
+	calls   uint64 // GPU.Zone calls
+	// afterClose counts the GPU.Zone calls on a closed context (in calls
+	// too): each refused, and not in zones, having no command buffer.
+	afterClose uint64
+	cpuSpans   uint64 // CPU spans ended
 }
 
 // zoneRec is one GPU.Zone call.

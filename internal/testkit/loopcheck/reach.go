@@ -19,7 +19,7 @@ func (r *run) reach() Reach {
 		"queues > 1": l.Queues > 1, "goroutines > 1": l.Goroutines > 1, "labels": l.Labels, "window": l.Window > 0,
 		"MaxSpans": l.MaxSpans > 0, "sink": l.Sink, "live view": l.Live, "no Collect stretch": l.NoCollectTo > 0,
 		"frames without Submitted": l.NoSubmittedEvery > 0, "sparse GPU work": l.SparseEvery > 0,
-		"frame boundary only": l.Boundary,
+		"frame boundary only": l.Boundary, "zones after close": r.j.afterClose > 0,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true

@@ -248,6 +248,7 @@ func (r *run) again(kind Recreate) error {
 	for _, g := range r.gpus {
 		g.Close()
 	}
+	r.zonesAfterClose()
 	r.faults()
 	switch kind {
 	case RecreateContexts:
@@ -265,6 +266,21 @@ func (r *run) again(kind Recreate) error {
 		return err
 	}
 	return r.makeSlots()
+}
+
+// zonesAfterClose, in a loop with misuse, begins and ends a zone on each
+// context just closed, as a renderer's straggling thread might: each is
+// refused, and counted as Drops.Closed in the context and in the trace.
+// It names no command buffer: a closed context touches none.
+func (r *run) zonesAfterClose() {
+	if r.l.MisuseEvery == 0 {
+		return
+	}
+	for _, g := range r.gpus {
+		g.Zone(nil, r.name("after close")).End()
+		r.j.calls++
+		r.j.afterClose++
+	}
 }
 
 // collect collects every context: Collect, or Drain.
