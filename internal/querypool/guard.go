@@ -48,10 +48,14 @@ var (
 	_ [C.sizeof_fsSlotHot - unsafe.Sizeof(slotHot{})]struct{}
 	_ [unsafe.Offsetof(pairMeta{}.cmd) - 8]struct{}
 	_ [8 - unsafe.Offsetof(pairMeta{}.cmd)]struct{}
-	_ [unsafe.Offsetof(slotHot{}.qpool) - 24]struct{}
-	_ [24 - unsafe.Offsetof(slotHot{}.qpool)]struct{}
-	_ [unsafe.Offsetof(slotHot{}.frozen) - 16]struct{}
-	_ [16 - unsafe.Offsetof(slotHot{}.frozen)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.qcap) - C.FS_HOT_CAP]struct{}
+	_ [C.FS_HOT_CAP - unsafe.Offsetof(slotHot{}.qcap)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.frozen) - C.FS_HOT_FROZEN]struct{}
+	_ [C.FS_HOT_FROZEN - unsafe.Offsetof(slotHot{}.frozen)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.qpool) - C.FS_HOT_POOL]struct{}
+	_ [C.FS_HOT_POOL - unsafe.Offsetof(slotHot{}.qpool)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.next) - C.FS_HOT_NEXT]struct{}
+	_ [C.FS_HOT_NEXT - unsafe.Offsetof(slotHot{}.next)]struct{}
 )
 
 var (

@@ -4,6 +4,7 @@
 #ifndef FS_GUARD_H
 #define FS_GUARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FS_GEN_BITS 29
@@ -32,10 +33,20 @@
 
 // The layouts of Go's slotHot and pairMeta (checked in guard.go).
 typedef struct {
-	uint32_t state, gen, next, cap;
-	uint32_t frozen, pad;
+	uint32_t state, gen, cap, frozen;
 	uint64_t pool;
+	char pad0[72]; // next, written once a block, on a cache line apart
+	uint32_t next;
+	char pad1[60];
 } fsSlotHot;
+
+// Its offsets, for guard.go's checks against Go's slotHot.
+enum {
+	FS_HOT_CAP = offsetof(fsSlotHot, cap),
+	FS_HOT_FROZEN = offsetof(fsSlotHot, frozen),
+	FS_HOT_POOL = offsetof(fsSlotHot, pool),
+	FS_HOT_NEXT = offsetof(fsSlotHot, next),
+};
 
 typedef struct {
 	uint32_t state, name;

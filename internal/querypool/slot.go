@@ -80,13 +80,17 @@ type pairMeta struct {
 type slotHot struct {
 	state atomic.Uint32
 	gen   atomic.Uint32 // bumped on every recycle; stale Pairs are refused
-	next  atomic.Uint32 // next free query index (even)
 	qcap  uint32        // the first block's queries (block.cap)
 	// frozen: Begin takes Go's path, which hands out the pairs the
 	// cursors held (Pool.spare).
 	frozen atomic.Uint32
-	_      uint32
 	qpool  uint64 // the first block's query pool (block.pool)
+	// next is written once a block by every recording thread: a cache
+	// line away from the fields every Begin reads, so that taking a
+	// block does not take those from the other threads' caches.
+	_    [72]byte
+	next atomic.Uint32 // next free query index (even)
+	_    [60]byte
 }
 
 // cursor is one command buffer's block of a slot's frame (guard.h's

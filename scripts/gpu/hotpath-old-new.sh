@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One GPU-machine call for issue 22: the hot-path benchmarks of this tree
 # against .gpubin/old/profiler.test (scripts/gpu/build.sh OLD=<commit>),
-# interleaved ROUNDS times (default 3): BENCH (default ZoneVsRaw,
+# interleaved ROUNDS times (default 3), with any other VARIANTS built
+# into .gpubin/NAME/: BENCH (default ZoneVsRaw,
 # ZoneParallel, FrameCost) for 1s each, and Collect for COLLECT frames
 # (default 2000: its untimed frames make a 1s benchtime run for minutes).
-# Then CPU profiles of Collect, old and new; the outside-application tests;
+# Then a CPU profile of this tree's Collect over PROFILE frames (0: none);
+# the outside-application tests;
 # the render-loop checker on SEEDS seeds (default 60) from FIRST, with the
 # validation layer. Run from the repository root with .gl and .gpubin carried.
 set -u
@@ -17,14 +19,15 @@ bench() { # binary, -test.bench, -test.benchtime, extra flags
 	(cd profiler && timeout 120 "$root/$1" -test.run '^$' -test.bench "$2" -test.benchmem -test.benchtime "$3" "${@:4}") 2>&1 | grep -E '^Benchmark'
 }
 for i in $(seq "${ROUNDS:-3}"); do
-	for v in old new; do
+	for v in ${VARIANTS:-old new}; do # new: .gpubin/profiler.test; any other v: .gpubin/v/profiler.test
 		b=.gpubin/profiler.test
-		[ $v = old ] && b=.gpubin/old/profiler.test
+		[ $v = new ] || b=.gpubin/$v/profiler.test
 		{ bench $b "${BENCH:-ZoneVsRaw\$|ZoneParallel|FrameCost}" 1s; bench $b 'Collect$' "${COLLECT:-2000}x"; } | sed "s/^/$v /"
 	done
 done | tee "$out/bench.txt"
-bench .gpubin/profiler.test 'Collect$' "${COLLECT:-2000}x" -test.cpuprofile "$out/collect-new.prof"
-bench .gpubin/old/profiler.test 'Collect$' "${COLLECT:-2000}x" -test.cpuprofile "$out/collect-old.prof"
+if [ "${PROFILE:-0}" -gt 0 ]; then
+	bench .gpubin/profiler.test 'Collect$' "${PROFILE}x" -test.cpuprofile "$out/collect-new.prof"
+fi
 (cd profiler && FRAMESCOPE_REQUIRE_VULKAN=1 timeout 150 "$root/.gpubin/profiler.test" -test.run 'TestApp' -test.count=1 -test.v) 2>&1 |
 	grep -v '^=== RUN' > "$out/test-apps.txt"
 echo "profiler TestApp*: $(grep -c -- '--- PASS' "$out/test-apps.txt") passed, $(grep -c -- '--- FAIL' "$out/test-apps.txt") failed"
