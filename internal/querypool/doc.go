@@ -39,8 +39,10 @@
 // the slot with one compare-and-swap a block, and, as Vulkan has one
 // thread record a command buffer at a time, hands them out with plain
 // stores; goroutines recording their own command buffers share only the
-// slot's next index, once a block. End takes its pair's record with one compare-and-swap and marks it
-// ended with a plain (release) store. A frame's end marks what the
+// slot's next index, once a block, on a cache line apart from the fields
+// every Begin reads (taking a block would otherwise evict them from every
+// other recording thread's cache). End takes its pair's record with one
+// compare-and-swap and marks it ended with a plain (release) store. A frame's end marks what the
 // cursors took and did not hand out as unused: neither handed out nor
 // lost. When the slot's first block has nothing left to give a cursor,
 // Begin takes Go's path: its first call freezes the cursors, waits for

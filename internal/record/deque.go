@@ -41,19 +41,7 @@ func (q *deque[T]) abs(a uint64) *T { return q.at(int(a - q.base)) }
 func (q *deque[T]) last() *T { return q.at(q.n - 1) }
 
 // push appends v at the back.
-func (q *deque[T]) push(v T) {
-	j := q.head + q.n
-	if j/blockLen == len(q.blocks) {
-		b := q.spare
-		q.spare = nil
-		if b == nil {
-			b = new([blockLen]T)
-		}
-		q.blocks = append(q.blocks, b)
-	}
-	q.blocks[j/blockLen][j%blockLen] = v
-	q.n++
-}
+func (q *deque[T]) push(v T) { *q.pushSlot() = v }
 
 // pushSlot appends a zero item at the back and returns it, for the
 // caller to set field by field.
