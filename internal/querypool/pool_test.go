@@ -579,3 +579,49 @@ func TestDrainLeavesFramesNotWaitedFor(t *testing.T) {
 	p.Advance(2)
 	collectAll(t, p, 1)
 }
+
+// The results a caller holds are never written by the pool, whatever
+// buffer it hands the next call: the last result (as GPU does), none, or
+// an array it passed before, which the pool may have taken for itself.
+func TestCollectBuffersNotShared(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{FramesInFlight: 1})
+	frame := func(id uint64) {
+		cmd := q.Cmd()
+		if err := p.BeginFrame(id, cmd); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			pr, _ := p.Begin(cmd, top, 1)
+			p.End(pr, cmd, bottom)
+		}
+		p.EndFrame(nil)
+		f := q.Fence()
+		q.Submit(f, cmd)
+		q.Wait(f)
+	}
+	held := map[uint64][]querypool.Result{} // by frame: what the caller holds
+	var last, given []querypool.Result
+	for id := uint64(1); id <= 12; id++ {
+		frame(id)
+		var buf []querypool.Result
+		switch id % 3 {
+		case 0:
+			buf = last[:0] // the caller lets its last result go
+			delete(held, id-1)
+			given = buf
+		case 1:
+			buf = given[:0] // passed last time: the pool's own now
+		}
+		rs, err := p.Drain(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[id], last = rs, rs
+		for f, rs := range held {
+			if len(rs) != 3 || rs[0].Frame != f || rs[1].Frame != f || rs[2].Frame != f {
+				t.Fatalf("after frame %d, frame %d's results read %+v: the pool wrote what the caller holds", id, f, rs)
+			}
+		}
+	}
+}
