@@ -127,8 +127,8 @@ type cmdStack struct {
 
 // convert turns raw pairs into timeline spans and, if keep, results
 // appended to dst. The caller holds g.mu. Results and spans are set field
-// by field in place: a whole-struct copy of a value just built stalls the
-// store buffer on x86, at a cost that was most of convert's.
+// by field in place, not built and then copied: on x86 a whole-struct copy
+// of a value just written waits for its stores to drain.
 func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]ZoneResult, []record.GPUSpan) {
 	spans := g.spans[:0]
 	stacks := g.stacks[:0] // small: one per command buffer of a frame
