@@ -30,8 +30,6 @@ const (
 // StaleFrames frames old, when it is given up and what it lacked is
 // counted. Collect allocates only when dst must grow. The error is the
 // first readback failure since the last call (VK_ERROR_DEVICE_LOST, say).
-// An empty dst's array may become the pool's, for later pairs: pass one
-// that nothing else holds, such as the last call's result.
 func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
@@ -56,7 +54,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 // still pending. A slot reset in a command buffer (no host query reset) is
 // read only once the application has waited for its frame
 // (FramesInFlight): before, its queries may still hold an older frame's
-// values. Finish, at Close, reads those. dst is as for Collect.
+// values. Finish, at Close, reads those.
 func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
@@ -71,35 +69,13 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 }
 
 // takeLocked appends the pairs read back to dst and returns the first
-// readback error since the last call. The caller holds p.mu. An empty dst
-// and the pool's buffer trade places rather than copy: the caller gets
-// the pool's, and the pool keeps dst's array for the next pairs (see
-// Collect). A dst within the pool's own buffer gets its pairs copied, and
-// the pool lets that buffer go.
+// readback error since the last call. The caller holds p.mu.
 func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
-	switch {
-	case overlap(dst, p.ready):
-		dst = append(dst, p.ready...)
-		p.ready = nil
-	case len(dst) == 0 && cap(p.ready) >= cap(dst):
-		dst, p.ready = p.ready, dst[:0]
-	default:
-		dst = append(dst, p.ready...)
-		p.ready = p.ready[:0]
-	}
+	dst = append(dst, p.ready...)
+	p.ready = p.ready[:0]
 	err := p.readErr
 	p.readErr = nil
 	return dst, err
-}
-
-// overlap reports whether the arrays under a and b share memory.
-func overlap(a, b []Result) bool {
-	if cap(a) == 0 || cap(b) == 0 {
-		return false
-	}
-	size := unsafe.Sizeof(Result{})
-	a0, b0 := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return a0 < b0+uintptr(cap(b))*size && b0 < a0+uintptr(cap(a))*size
 }
 
 // reader is the pool's goroutine: when Collect wakes it, it reads the
