@@ -270,8 +270,10 @@ func concurrentRecording(t *testing.T, workers, zones int, queries uint32, copie
 	if copied {
 		// Frames with no zones follow, each with its copy: a copy that
 		// ran before the workers' last timestamps landed (lavapipe runs
-		// bottom-of-pipe timestamps late) is copied again.
-		for frame := uint64(2); frame < 6 && len(rs) < workers*zones; frame++ {
+		// bottom-of-pipe timestamps late) is copied again, and one that
+		// still lacks them is read by the pool's goroutine, which a
+		// loaded machine may run only frames later: up to 200 frames.
+		for frame := uint64(2); frame < 200 && len(rs) < workers*zones; frame++ {
 			if err := p.BeginFrame(frame, nil); err != nil {
 				t.Fatal(err)
 			}
