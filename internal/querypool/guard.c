@@ -157,6 +157,23 @@ void fs_guard_sync(void) {
 	pthread_mutex_unlock(&fs_sync_mu);
 }
 
+// fs_enter marks the calling thread, whose record is r, inside a Begin or
+// an End, before it reads a pair's or a slot's state; fs_leave marks it
+// out once it wrote what it does (see fs_guard_sync).
+static inline void fs_enter(fsReader *r) {
+	__atomic_store_n(&r->busy, 1, __ATOMIC_RELAXED);
+	if (fs_fence) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	} else {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); // membarrier orders the store before the loads
+	}
+	if (!__atomic_load_n(&r->active, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&r->active, 1, __ATOMIC_SEQ_CST); // a full barrier, once per fs_guard_sync
+	}
+}
+
+static inline void fs_leave(fsReader *r) { __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE); }
+
 // fs_cursor returns the slot's cursor of command buffer cmd, taking a
 // free one on its first zone in the frame; NULL when the probe finds
 // neither.
@@ -203,15 +220,7 @@ int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr
 	if (!r && !(r = fs_register())) {
 		return FS_BEGIN_SLOW;
 	}
-	__atomic_store_n(&r->busy, 1, __ATOMIC_RELAXED);
-	if (fs_fence) {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	} else {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST); // membarrier orders the store before the loads
-	}
-	if (!__atomic_load_n(&r->active, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&r->active, 1, __ATOMIC_SEQ_CST); // a full barrier, once per fs_guard_sync
-	}
+	fs_enter(r);
 	int64_t res = FS_BEGIN_NOFRAME;
 	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == FS_SLOT_RECORDING) {
 		uint32_t q, got;
@@ -250,7 +259,7 @@ int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr
 		res = (int64_t)gen << 32 | q;
 	}
 out:
-	__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
+	fs_leave(r);
 	return res;
 }
 
@@ -261,19 +270,55 @@ int fs_older(uint32_t w, uint32_t g) {
 	return d != 0 && d < (1u << (FS_GEN_BITS - 1));
 }
 
-// fs_zone_end takes the pair, handed out in generation gen, from open to
-// ending, records its end timestamp and marks it ended; 0 when the pair
-// is not open in gen (ended already, given up, or its slot recycled).
+// fs_end_open reports whether a pair whose state word is w may be ended
+// by an End of generation gen: open in gen, or a word of an earlier one.
+static inline int fs_end_open(uint32_t w, uint32_t gen) {
+	return w == (gen << FS_STATE_BITS | FS_PAIR_OPEN) || fs_older(w >> FS_STATE_BITS, gen & FS_GEN_MASK);
+}
+
+// fs_zone_end ends the pair whose record is m, handed out in generation
+// gen: it takes it from open to ending, records its end timestamp into
+// cmd and marks it ended; 0 when the pair is not open in gen (ended
+// already, given up, or its slot recycled).
+//
+// An End in the command buffer that began the pair, by a thread with a
+// guard record, takes it with plain stores inside the guard: any other
+// End of the pair in that command buffer is ordered with it by the
+// application (Vulkan has one thread record a command buffer at a time),
+// and whatever else changes the pair's state, an End in another command
+// buffer or a reader giving it up, changes it first and then waits
+// (fs_guard_sync) for every End that may have read it open. Such an End
+// (the slow path here) takes the pair with a compare-and-swap, waits so,
+// and records its timestamp only if the pair is still the one it took.
 int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn) {
-	uint32_t open = gen << FS_STATE_BITS | FS_PAIR_OPEN;
-	uint32_t w = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-	for (;;) {
-		if (w != open && !fs_older(w >> FS_STATE_BITS, gen & FS_GEN_MASK)) {
+	uint32_t ending = gen << FS_STATE_BITS | FS_PAIR_ENDING;
+	fsReader *r = fs_me;
+	if (r && __atomic_load_n(&m->cmd, __ATOMIC_RELAXED) == (uint64_t)cmd) {
+		fs_enter(r);
+		if (!fs_end_open(__atomic_load_n(&m->state, __ATOMIC_RELAXED), gen)) {
+			fs_leave(r);
 			return 0;
 		}
-		if (__atomic_compare_exchange_n(&m->state, &w, gen << FS_STATE_BITS | FS_PAIR_ENDING, 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&m->state, ending, __ATOMIC_RELAXED);
+		((fsWriteTimestamp)fn)((void *)cmd, stage, pool, query);
+		__atomic_store_n(&m->state, gen << FS_STATE_BITS | FS_PAIR_ENDED, __ATOMIC_RELEASE);
+		fs_leave(r);
+		return 1;
+	}
+	uint32_t w = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+	for (;;) {
+		if (!fs_end_open(w, gen)) {
+			return 0;
+		}
+		if (__atomic_compare_exchange_n(&m->state, &w, ending, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
 			break;
 		}
+	}
+	// An End in the pair's own command buffer that read it open before
+	// the exchange has marked it ended once this returns.
+	fs_guard_sync();
+	if (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != ending) {
+		return 0;
 	}
 	((fsWriteTimestamp)fn)((void *)cmd, stage, pool, query);
 	__atomic_store_n(&m->state, gen << FS_STATE_BITS | FS_PAIR_ENDED, __ATOMIC_RELEASE);

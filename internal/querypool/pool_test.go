@@ -2,6 +2,7 @@ package querypool_test
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -627,5 +628,76 @@ func TestCollectBuffersNotShared(t *testing.T) {
 				t.Fatalf("after frame %d, frame %d's results read %+v: the pool wrote what the caller holds", id, f, rs)
 			}
 		}
+	}
+}
+
+// TestEndsRacingAcrossCommandBuffers ends every pair twice at once: on one
+// thread in the command buffer it began in (End's path without a locked
+// instruction) and on another in a second command buffer (EndIn's, with
+// one). Exactly one of each two records its timestamp, the other is
+// misuse, and the frame reads back whole.
+func TestEndsRacingAcrossCommandBuffers(t *testing.T) {
+	const pairs = 4000
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{Queries: 2 * pairs, FramesInFlight: 1})
+	f := q.Fence()
+	own := q.Cmd()
+	other := vktest.NewQueue(t, q.Dev, q.Q).Cmd() // its own command pool: recorded on another thread
+	if err := p.BeginFrame(1, own); err != nil {
+		t.Fatal(err)
+	}
+	prs := make([]querypool.Pair, pairs)
+	for i := range prs {
+		pr, ok := p.Begin(own, top, uint32(i))
+		if !ok {
+			t.Fatalf("pair %d refused", i)
+		}
+		prs[i] = pr
+	}
+	var wins [2][pairs]bool
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for k, cmd := range []vkg.CommandBuffer{own, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			start.Wait()
+			for i := range prs {
+				wins[k][i] = p.End(prs[i], cmd, bottom)
+			}
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	both, neither, elsewhere := 0, 0, 0
+	for i := range prs {
+		switch {
+		case wins[0][i] && wins[1][i]:
+			both++
+		case !wins[0][i] && !wins[1][i]:
+			neither++
+		case wins[1][i]:
+			elsewhere++
+		}
+	}
+	if both != 0 || neither != 0 {
+		t.Fatalf("of %d pairs, %d recorded twice and %d not at all", pairs, both, neither)
+	}
+	t.Logf("%d of %d pairs ended in the other command buffer", elsewhere, pairs)
+	p.EndFrame(nil)
+	q.Submit(f, own, other)
+	q.Wait(f)
+	rs := collectAll(t, p, pairs)
+	seen := make(map[uint32]bool, pairs)
+	for _, r := range rs {
+		if seen[r.Name] || r.End < r.Begin {
+			t.Fatalf("zone %d read back twice, or ending before it began: %+v", r.Name, r)
+		}
+		seen[r.Name] = true
+	}
+	if st := p.Stats(); st.Misuse != pairs {
+		t.Errorf("stats %+v: want Misuse %d, one End of each pair", st, pairs)
 	}
 }

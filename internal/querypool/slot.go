@@ -297,19 +297,28 @@ func (s *Slot) allIn(cmd uint64) bool {
 }
 
 // abandon voids the open pairs among the first used queries of a slot
-// given up, so that a late End records nothing.
+// given up, so that a late End records nothing. An End in the pair's own
+// command buffer takes it without a locked instruction (see the package
+// doc): one that read it open before it was voided may still mark it
+// ended, so where it voided any, abandon waits for the Ends in flight
+// (guardSync), and each pair's state is final when it returns.
 func (s *Slot) abandon(used uint32) {
 	g := s.gen.Load()
+	voided := false
 	s.each(func(b *block) {
 		for j, n := uint32(0), b.used(used)/2; j < n; j++ {
 			st := &b.meta[j].state
 			for w := st.Load(); stateIn(w, g) == pairOpen; w = st.Load() {
 				if st.CompareAndSwap(w, pairWord(g, pairVoid)) {
+					voided = true
 					break
 				}
 			}
 		}
 	})
+	if voided {
+		guardSync()
+	}
 }
 
 // submission is a command buffer submitted in a slot's frame, and the key
