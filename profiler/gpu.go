@@ -495,7 +495,7 @@ func (g *GPU) finish() {
 // reportLate hands the recorder the context's books once more, after its
 // last delivery: a zone refused (or ended) after the context closed is
 // counted in the trace as in [GPU.Stats] (Drops.Closed, Drops.Misuse).
-// Only refusals of a closed context call it, so the hot path never does.
+// Only zones of a closed context call it, so the hot path never does.
 func (g *GPU) reportLate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()

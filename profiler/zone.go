@@ -61,16 +61,20 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 // their own stack of labels) corrupt memory when a command buffer ends a
 // region it did not begin, and crash at its next label.
 func (z Zone) EndIn(cmd vkg.CommandBuffer) {
-	if z.g == nil {
+	g := z.g
+	if g == nil {
 		return
 	}
 	switch {
-	case z.g.pool.End(z.pair, cmd, z.g.end):
-		if z.g.labels && cmd == z.cmd {
-			z.g.dev.CmdEndLabel(cmd)
+	case !g.labels:
+		g.pool.EndQuiet(z.pair, cmd, g.end) // the pool counts a refusal
+	case g.pool.End(z.pair, cmd, g.end):
+		if cmd == z.cmd {
+			g.dev.CmdEndLabel(cmd)
 		}
-	case z.g.state.Load() != stateOpen:
-		z.g.reportLate() // ended after the context closed: misuse
+	}
+	if g.state.Load() != stateOpen {
+		g.reportLate() // ended after the context closed: misuse, to the trace's books too
 	}
 }
 

@@ -122,15 +122,15 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		stale := p.frames-s.closed >= p.cfg.StaleFrames
-		if p.frames-s.closed >= f && s.writers.Load() == 0 {
+		settled := s.settledAt != 0 // then no pair is open or ending, nor can be again
+		if !settled && p.frames-s.closed >= f && s.writers.Load() == 0 {
 			// The application has waited for the frame: a zone still open
 			// was never ended in it. It alone is given up (Unended), so
 			// that it holds no slot from later frames.
 			s.abandon(s.usedNow())
 		}
-		settled := s.writers.Load() == 0 && s.settled()
-		if settled && s.settledAt == 0 {
-			s.settledAt = p.frames
+		if !settled && s.writers.Load() == 0 && s.settled() {
+			settled, s.settledAt = true, p.frames
 		}
 		if !stale && !settled {
 			continue

@@ -276,7 +276,7 @@ static inline int fs_end_open(uint32_t w, uint32_t gen) {
 	return w == (gen << FS_STATE_BITS | FS_PAIR_OPEN) || fs_older(w >> FS_STATE_BITS, gen & FS_GEN_MASK);
 }
 
-// fs_zone_end ends the pair whose record is m, handed out in generation
+// zone_end ends the pair whose record is m, handed out in generation
 // gen: it takes it from open to ending, records its end timestamp into
 // cmd and marks it ended; 0 when the pair is not open in gen (ended
 // already, given up, or its slot recycled).
@@ -290,7 +290,7 @@ static inline int fs_end_open(uint32_t w, uint32_t gen) {
 // (fs_guard_sync) for every End that may have read it open. Such an End
 // (the slow path here) takes the pair with a compare-and-swap, waits so,
 // and records its timestamp only if the pair is still the one it took.
-int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn) {
+static inline int zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn) {
 	uint32_t ending = gen << FS_STATE_BITS | FS_PAIR_ENDING;
 	fsReader *r = fs_me;
 	if (r && __atomic_load_n(&m->cmd, __ATOMIC_RELAXED) == (uint64_t)cmd) {
@@ -323,4 +323,49 @@ int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint
 	((fsWriteTimestamp)fn)((void *)cmd, stage, pool, query);
 	__atomic_store_n(&m->state, gen << FS_STATE_BITS | FS_PAIR_ENDED, __ATOMIC_RELEASE);
 	return 1;
+}
+
+// zone_end_books is zone_end with the books kept: an End in another
+// command buffer than its pair's notes so on the slot (endsElsewhere), and
+// a refused End is counted in refused[FS_END_LATE] (its pair given up, its
+// slot recycled or the pool closed) or refused[FS_END_MISUSE] (ended
+// already, in its generation).
+static inline int zone_end_books(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
+	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
+	if (zone_end(m, gen, cmd, stage, pool, query, fn)) {
+		if (__atomic_load_n(&m->cmd, __ATOMIC_RELAXED) != (uint64_t)cmd && !__atomic_load_n(elsewhere, __ATOMIC_RELAXED)) {
+			__atomic_store_n(elsewhere, 1, __ATOMIC_SEQ_CST);
+		}
+		return 1;
+	}
+	uint32_t w = __atomic_load_n(&m->state, __ATOMIC_SEQ_CST);
+	int misuse = w >> FS_STATE_BITS == (gen & FS_GEN_MASK) && (w & ((1u << FS_STATE_BITS) - 1)) != FS_PAIR_VOID &&
+		__atomic_load_n(&s->gen, __ATOMIC_SEQ_CST) == gen && __atomic_load_n(&s->state, __ATOMIC_SEQ_CST) != FS_SLOT_DEAD;
+	__atomic_fetch_add(&refused[misuse ? FS_END_MISUSE : FS_END_LATE], 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+// fs_zone_end is End's one cgo call: zone_end_books, reporting whether it
+// recorded. fs_zone_end_quiet is the same for a caller that needs no
+// answer, which spares the call a result: cgo's wrapper of a C function
+// that returns one asks the runtime where the Go stack is twice a call.
+int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
+	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
+	return zone_end_books(m, gen, cmd, stage, pool, query, fn, s, elsewhere, refused);
+}
+
+void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
+	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
+	zone_end_books(m, gen, cmd, stage, pool, query, fn, s, elsewhere, refused);
+}
+
+// fs_noop_timestamp has vkCmdWriteTimestamp's signature and does nothing:
+// the stand-in for the driver in the benchmark that times the zone path
+// alone; fs_call_timestamp calls fn as that benchmark's floor does.
+void fs_noop_timestamp(void *cmd, uint32_t stage, uint64_t pool, uint32_t query) {
+	(void)cmd, (void)stage, (void)pool, (void)query;
+}
+
+void fs_call_timestamp(uintptr_t fn, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query) {
+	((fsWriteTimestamp)fn)((void *)cmd, stage, pool, query);
 }

@@ -8,6 +8,7 @@ import "C"
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	vkg "github.com/vulkan-go/vulkan"
@@ -20,6 +21,10 @@ const (
 	cursorSlots   = C.FS_CURSORS
 	cursorBlock   = C.FS_CURSOR_BLOCK
 	cSlotRecord   = C.FS_SLOT_RECORDING
+	cSlotDead     = C.FS_SLOT_DEAD
+	cPairVoid     = C.FS_PAIR_VOID
+	cEndLate      = C.FS_END_LATE
+	cEndMisuse    = C.FS_END_MISUSE
 	cPairOpen     = C.FS_PAIR_OPEN
 	cPairEnded    = C.FS_PAIR_ENDED
 	cPairEnding   = C.FS_PAIR_ENDING
@@ -32,6 +37,16 @@ const (
 var (
 	_ [cSlotRecord - slotRecording]struct{}
 	_ [slotRecording - cSlotRecord]struct{}
+	_ [cSlotDead - slotDead]struct{}
+	_ [slotDead - cSlotDead]struct{}
+	_ [cPairVoid - pairVoid]struct{}
+	_ [pairVoid - cPairVoid]struct{}
+	_ [unsafe.Offsetof(endRefusals{}.late) - cEndLate*8]struct{}
+	_ [cEndLate*8 - unsafe.Offsetof(endRefusals{}.late)]struct{}
+	_ [unsafe.Offsetof(endRefusals{}.misuse) - cEndMisuse*8]struct{}
+	_ [cEndMisuse*8 - unsafe.Offsetof(endRefusals{}.misuse)]struct{}
+	_ [unsafe.Sizeof(atomic.Bool{}) - 4]struct{}
+	_ [4 - unsafe.Sizeof(atomic.Bool{})]struct{}
 	_ [cPairOpen - pairOpen]struct{}
 	_ [pairOpen - cPairOpen]struct{}
 	_ [cPairEnded - pairEnded]struct{}
@@ -107,12 +122,33 @@ func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	return uint32(r), uint32(r >> 32), false, false
 }
 
-// endC ends the pair whose record is m, handed out in generation gen (see
-// fs_zone_end); false when it was not open in gen.
-func endC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32, fn uintptr) bool {
+// endC ends the pair whose record is m, handed out in generation gen in
+// slot s (see fs_zone_end), and keeps the books: s.endsElsewhere, and
+// refused, where it returns false because the pair was not open in gen.
+func endC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32, fn uintptr,
+	s *Slot, refused *endRefusals) bool {
 	return C.fs_zone_end((*C.fsPairMeta)(unsafe.Pointer(m)), C.uint32_t(gen), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
-		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), C.uintptr_t(fn)) != 0
+		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), C.uintptr_t(fn), (*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)),
+		(*C.uint32_t)(unsafe.Pointer(&s.endsElsewhere)), (*C.uint64_t)(unsafe.Pointer(refused))) != 0
+}
+
+// endQuietC is endC without its answer (fs_zone_end_quiet).
+func endQuietC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32, fn uintptr,
+	s *Slot, refused *endRefusals) {
+	C.fs_zone_end_quiet((*C.fsPairMeta)(unsafe.Pointer(m)), C.uint32_t(gen), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
+		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), C.uintptr_t(fn), (*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)),
+		(*C.uint32_t)(unsafe.Pointer(&s.endsElsewhere)), (*C.uint64_t)(unsafe.Pointer(refused)))
 }
 
 // olderC is C's older, for the test that both agree.
 func olderC(w, g uint32) bool { return C.fs_older(C.uint32_t(w), C.uint32_t(g)) != 0 }
+
+// noopTimestamp is a C function with vkCmdWriteTimestamp's signature that
+// does nothing, and callTimestamp calls such a function from Go: the
+// driver's stand-in and the floor of BenchmarkZonePath, which times the
+// zone path alone.
+func noopTimestamp() uintptr { return uintptr(C.fs_noop_timestamp) }
+
+func callTimestamp(fn uintptr, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, query uint32) {
+	C.fs_call_timestamp(C.uintptr_t(fn), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), 0, C.uint32_t(query))
+}

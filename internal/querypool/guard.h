@@ -10,12 +10,14 @@
 #define FS_GEN_BITS 29
 #define FS_STATE_BITS 3
 
-// Slot states shared with Go (slot.go's slotRecording).
+// Slot states shared with Go (slot.go's slotRecording, slotDead).
 #define FS_SLOT_RECORDING 1
+#define FS_SLOT_DEAD 7
 
 // Pair states (slot.go's pairOpen ... pairEnding).
 #define FS_PAIR_OPEN 0
 #define FS_PAIR_ENDED 1
+#define FS_PAIR_VOID 2
 #define FS_PAIR_ENDING 3
 #define FS_PAIR_UNUSED 4
 
@@ -26,6 +28,10 @@
 #define FS_CURSORS 64
 #define FS_CURSOR_PROBES 8
 #define FS_CURSOR_BLOCK 32
+
+// The counts of refused Ends (Go's endRefusals), by cause.
+#define FS_END_LATE 0
+#define FS_END_MISUSE 1
 
 // fs_zone_begin's refusals; a result >= 0 is gen<<32 | query.
 #define FS_BEGIN_NOFRAME (-1) // the slot is not recording
@@ -65,7 +71,12 @@ int fs_guard_init(int fence);
 int fs_guard_records(int *used);
 void fs_guard_sync(void);
 int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn);
-int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn);
+int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
+	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused);
+void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
+	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused);
 int fs_older(uint32_t w, uint32_t g);
+void fs_noop_timestamp(void *cmd, uint32_t stage, uint64_t pool, uint32_t query);
+void fs_call_timestamp(uintptr_t fn, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query);
 
 #endif

@@ -189,8 +189,16 @@ type Pool struct {
 	writeTS uintptr
 
 	pairs, collected, queryLimit, noFrame, unended, unsubmitted atomic.Uint64
-	lateEnds, misuse, grown, behind, pending, extended          atomic.Uint64
-	refusedClosed                                               atomic.Uint64
+	grown, behind, pending, extended, refusedClosed             atomic.Uint64
+	refusedEnds                                                 endRefusals
+}
+
+// endRefusals counts the Ends refused, by cause: late (the pair was given
+// up, its slot recycled, or the pool closed) and misuse (ended already, or
+// the zero Pair). The zone path's C half counts into it (FS_END_LATE,
+// FS_END_MISUSE).
+type endRefusals struct {
+	late, misuse atomic.Uint64
 }
 
 // New creates a Pool on dev. Closing dev closes the pool first (see
@@ -621,29 +629,32 @@ func (p *Pool) spare(s *Slot) (uint32, bool) {
 func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits) bool {
 	s := pr.s
 	if s == nil {
-		p.misuse.Add(1)
+		p.refusedEnds.misuse.Add(1)
 		return false
 	}
 	b := &s.block
 	if pr.q >= s.cap {
 		b = s.blockOf(pr.q)
 	}
-	m := &b.meta[(pr.q-b.base)/2]
 	// The pair is ending while its timestamp is recorded: nothing renews
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
-	if !endC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS) {
-		if w := m.state.Load(); w>>stateBits == pr.gen&genMask && w&stateMask != pairVoid && s.gen.Load() == pr.gen && s.state.Load() != slotDead {
-			p.misuse.Add(1) // ended already
-		} else {
-			p.lateEnds.Add(1) // the slot was given up, or the pool closed
-		}
-		return false
+	return endC(&b.meta[(pr.q-b.base)/2], pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
+}
+
+// EndQuiet is End for a caller that needs no answer: it records and
+// counts the same, a little cheaper.
+func (p *Pool) EndQuiet(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits) {
+	s := pr.s
+	if s == nil {
+		p.refusedEnds.misuse.Add(1)
+		return
 	}
-	if uint64(uintptr(unsafe.Pointer(cmd))) != m.cmd && !s.endsElsewhere.Load() {
-		s.endsElsewhere.Store(true)
+	b := &s.block
+	if pr.q >= s.cap {
+		b = s.blockOf(pr.q)
 	}
-	return true
+	endQuietC(&b.meta[(pr.q-b.base)/2], pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
 }
 
 // refuse counts a Begin refused for a full slot, and how much more the
@@ -689,7 +700,7 @@ func (p *Pool) Stats() Stats {
 	return Stats{
 		Pairs: p.pairs.Load(), Collected: p.collected.Load(), QueryLimit: p.queryLimit.Load(),
 		NoFrame: p.noFrame.Load(), Closed: p.refusedClosed.Load(), Unended: p.unended.Load(), Unsubmitted: p.unsubmitted.Load(),
-		LateEnds: p.lateEnds.Load(), Misuse: p.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
+		LateEnds: p.refusedEnds.late.Load(), Misuse: p.refusedEnds.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
 		Pending: p.pending.Load(), Extended: p.extended.Load(),
 	}
 }

@@ -197,10 +197,13 @@ type Slot struct {
 // for an earlier generation refused. It writes no pair (see pairOpen),
 // except once every genStamp generations, when it writes every pair of
 // every block so that no word is ever genStamp generations old. It waits
-// for an End recording now among the first used queries of the frame.
+// for an End recording now among the first used queries of the frame,
+// unless the slot was seen settled (settledAt): then none is.
 func (s *Slot) renew(used uint32) {
 	old := s.gen.Load()
-	s.waitEnding(used, old)
+	if s.settledAt == 0 {
+		s.waitEnding(used, old)
+	}
 	g := s.gen.Add(1)
 	if g&(genStamp-1) != 0 {
 		return

@@ -252,6 +252,7 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 		}
 	}
 	r.drops.GPUSpans += uint64(bad + full)
+	r.items[books.ZoneBook].stored += uint64(len(buf) - bad - full) // placeGPU's, counted at once
 	r.maybeEvict()
 	if bad > 0 || full > 0 {
 		return fmt.Errorf("timeline: %d GPU spans dropped on %q: %d with End < Start or an unknown name, %d with no free lane", bad+full, qs.name, bad, full)
@@ -262,7 +263,7 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 // placeGPU puts g on a lane of qs where it nests properly: the lane where
 // it nests deepest, so that a zone stays with the zone containing it, and
 // the first such lane on a tie; a new lane when none fits and one is
-// allowed. The caller holds mu.
+// allowed. The caller holds mu, and counts the span stored.
 func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	var l *lane
 	var pos int
@@ -291,7 +292,6 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	it := r.newSpan()
 	it.Track, it.Name, it.Start, it.End = l.track, g.Name, g.Start, g.End
 	it.Frame, it.Depth, it.ErrNs = g.Frame, ls.depth, g.ErrNs
-	r.countSpan(it.Track, stored)
 	if g.Key != 0 {
 		r.linkGPU(g.Key, it.seq)
 	}

@@ -4,7 +4,8 @@
 # interleaved ROUNDS times (default 3), with any other VARIANTS built
 # into .gpubin/NAME/: BENCH (default ZoneVsRaw,
 # ZoneParallel, FrameCost) for 1s each, and Collect for COLLECT frames
-# (default 2000: its untimed frames make a 1s benchtime run for minutes).
+# (default 2000: its untimed frames make a 1s benchtime run for minutes),
+# and BenchmarkZonePath where the variant has querypool.test beside it.
 # Then a CPU profile of this tree's Collect over PROFILE frames (0: none);
 # the outside-application tests;
 # the render-loop checker on SEEDS seeds (default 60) from FIRST, with the
@@ -22,7 +23,12 @@ for i in $(seq "${ROUNDS:-3}"); do
 	for v in ${VARIANTS:-old new}; do # new: .gpubin/profiler.test; any other v: .gpubin/v/profiler.test
 		b=.gpubin/profiler.test
 		[ $v = new ] || b=.gpubin/$v/profiler.test
-		{ bench $b "${BENCH:-ZoneVsRaw\$|ZoneParallel|FrameCost}" 1s; bench $b 'Collect$' "${COLLECT:-2000}x"; } | sed "s/^/$v /"
+		q=${b%profiler.test}querypool.test # the zone path alone, where built
+		{
+			bench $b "${BENCH:-ZoneVsRaw\$|ZoneParallel|FrameCost}" 1s
+			bench $b 'Collect$' "${COLLECT:-2000}x"
+			[ -x "$q" ] && (cd internal/querypool && timeout 60 "$root/$q" -test.run '^$' -test.bench ZonePath -test.benchtime 1s) 2>&1 | grep -E '^Benchmark'
+		} | sed "s/^/$v /"
 	done
 done | tee "$out/bench.txt"
 if [ "${PROFILE:-0}" -gt 0 ]; then
