@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/record"
@@ -130,7 +131,12 @@ type cmdStack struct {
 // by field in place, not built and then copied: on x86 a whole-struct copy
 // of a value just written waits for its stores to drain.
 func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]ZoneResult, []record.GPUSpan) {
-	spans := g.spans[:0]
+	// Room for every zone first: each result and span is then written
+	// once, every field set, rather than zeroed by append and set again.
+	spans := slices.Grow(g.spans[:0], len(raw))
+	if keep {
+		dst = slices.Grow(dst, len(raw))
+	}
 	stacks := g.stacks[:0] // small: one per command buffer of a frame
 	var frame uint64
 	var unlinked, delivered uint64
@@ -145,7 +151,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		}
 		var z *ZoneResult
 		if keep {
-			dst = append(dst, ZoneResult{})
+			dst = dst[:len(dst)+1]
 			z = &dst[len(dst)-1]
 			z.Name, z.Frame, z.Family, z.Index = Name(r.Name), r.Frame, g.queue.Family, g.queue.Index
 			z.Begin, z.End, z.Key = r.Begin, r.End, r.Key
@@ -157,6 +163,9 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		s, e1, ok1 := g.clock.Convert(r.Begin, hint)
 		e, e2, ok2 := g.clock.Convert(r.End, hint)
 		if !ok1 || !ok2 || e < s {
+			if keep {
+				z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = 0, 0, false, 0, 0
+			}
 			g.unconv.Add(1)
 			continue
 		}
@@ -167,7 +176,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		if keep {
 			z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = s, e, true, errNs, depth
 		}
-		spans = append(spans, record.GPUSpan{})
+		spans = spans[:len(spans)+1]
 		sp := &spans[len(spans)-1]
 		sp.Name, sp.Start, sp.End, sp.Frame = timeline.NameID(r.Name), s, e, r.Frame
 		sp.ErrNs, sp.Depth, sp.Key = uint32(min(errNs, math.MaxUint32)), depth, r.Key

@@ -2,6 +2,7 @@ package querypool
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	vkg "github.com/vulkan-go/vulkan"
@@ -318,6 +319,9 @@ func (p *Pool) harvestFinal(s *Slot) {
 func (p *Pool) harvest(s *Slot) {
 	g := s.gen.Load()
 	var collected, unsubmitted, unended uint64
+	// Room for every pair first: each Result is then written once, every
+	// field set, rather than zeroed by append and set again.
+	p.ready = slices.Grow(p.ready, int(s.used/2))
 	s.each(func(b *block) {
 		vals := b.values(s.fromCopy)
 		for j, n := uint32(0), b.used(s.used)/2; j < n; j++ {
@@ -332,7 +336,7 @@ func (p *Pool) harvest(s *Slot) {
 				}
 				// Set field by field: a whole-struct copy of a value just
 				// built stalls the store buffer on x86.
-				p.ready = append(p.ready, Result{})
+				p.ready = p.ready[:len(p.ready)+1]
 				x := &p.ready[len(p.ready)-1]
 				x.Frame, x.Host, x.Name, x.Seq, x.Cmd = s.frame, s.host, m.name, b.base/2+j, m.cmd
 				x.Begin, x.End = r[0]&p.mask, r[2]&p.mask
