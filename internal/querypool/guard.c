@@ -77,7 +77,7 @@ int fs_guard_init(int fence) {
 
 // fs_register gives the calling thread a record: a free one, else a new
 // one pushed on the list. NULL when none could be made.
-static fsReader *fs_register(void) {
+static __attribute__((noinline, cold)) fsReader *fs_register(void) {
 	if (!__atomic_load_n(&fs_ready, __ATOMIC_ACQUIRE)) {
 		return NULL;
 	}
@@ -174,11 +174,15 @@ static inline void fs_enter(fsReader *r) {
 
 static inline void fs_leave(fsReader *r) { __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE); }
 
-// fs_cursor returns the slot's cursor of command buffer cmd, taking a
-// free one on its first zone in the frame; NULL when the probe finds
-// neither.
-static fsCursor *fs_cursor(fsCursor *cs, uint64_t cmd) {
-	uint32_t h = (uint32_t)(((cmd >> 4) * 0x9E3779B97F4A7C15ull) >> 58);
+// fs_cursor_hash is where cmd's cursor is first looked for.
+static inline uint32_t fs_cursor_hash(uint64_t cmd) { return (uint32_t)(((cmd >> 4) * 0x9E3779B97F4A7C15ull) >> 58); }
+
+// fs_cursor_probe returns the slot's cursor of command buffer cmd, taking
+// a free one on its first zone in the frame; NULL when the probe finds
+// neither. fs_cursor looks where the probe starts first: a command
+// buffer's later zones find it there, unless another took that place.
+static __attribute__((noinline)) fsCursor *fs_cursor_probe(fsCursor *cs, uint64_t cmd) {
+	uint32_t h = fs_cursor_hash(cmd);
 	for (uint32_t i = 0; i < FS_CURSOR_PROBES; i++) {
 		fsCursor *c = &cs[(h + i) & (FS_CURSORS - 1)];
 		uint64_t k = __atomic_load_n(&c->cmd, __ATOMIC_ACQUIRE);
@@ -190,6 +194,14 @@ static fsCursor *fs_cursor(fsCursor *cs, uint64_t cmd) {
 		}
 	}
 	return NULL;
+}
+
+static inline __attribute__((always_inline)) fsCursor *fs_cursor(fsCursor *cs, uint64_t cmd) {
+	fsCursor *c = &cs[fs_cursor_hash(cmd)];
+	if (__builtin_expect(__atomic_load_n(&c->cmd, __ATOMIC_ACQUIRE) == cmd, 1)) {
+		return c;
+	}
+	return fs_cursor_probe(cs, cmd);
 }
 
 // fs_claim takes up to want queries (even) of the slot's first block: it
@@ -208,6 +220,26 @@ static int64_t fs_claim(fsSlotHot *s, uint32_t want, uint32_t *got) {
 	}
 }
 
+// fs_take returns the query of the pair a Begin hands out: the next of
+// cmd's cursor c, which first takes its next block of the slot where it
+// has none left, or, with no cursor, a pair of the slot itself; -1 when
+// the slot's first block has none left.
+static __attribute__((noinline)) int64_t fs_take(fsSlotHot *s, fsCursor *c) {
+	uint32_t got;
+	if (!c) {
+		return fs_claim(s, 2, &got);
+	}
+	uint32_t want = c->grow ? c->grow : 2;
+	int64_t first = fs_claim(s, want, &got);
+	if (first < 0) {
+		return -1;
+	}
+	c->next = (uint32_t)first + 2;
+	c->end = (uint32_t)first + got;
+	c->grow = want < FS_CURSOR_BLOCK ? 2 * want : want;
+	return first;
+}
+
 // fs_zone_begin hands out a pair of the slot's first block and records its
 // begin timestamp into cmd. The pair comes from cmd's cursor, which takes
 // blocks of 2, 4, ... FS_CURSOR_BLOCK queries (one atomic a block), or,
@@ -217,45 +249,29 @@ static int64_t fs_claim(fsSlotHot *s, uint32_t want, uint32_t *got) {
 // it never takes a pair it does not record or leave in a cursor.
 int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn) {
 	fsReader *r = fs_me;
-	if (!r && !(r = fs_register())) {
+	if (__builtin_expect(!r, 0) && !(r = fs_register())) {
 		return FS_BEGIN_SLOW;
 	}
 	fs_enter(r);
 	int64_t res = FS_BEGIN_NOFRAME;
-	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == FS_SLOT_RECORDING) {
-		uint32_t q, got;
+	if (__builtin_expect(__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == FS_SLOT_RECORDING, 1)) {
+		res = FS_BEGIN_SLOW; // the cursors' pairs are Go's (Pool.spare), or none is left
 		if (__atomic_load_n(&s->frozen, __ATOMIC_RELAXED)) {
-			res = FS_BEGIN_SLOW; // the cursors' pairs are Go's (Pool.spare)
 			goto out;
 		}
 		fsCursor *c = fs_cursor(cursors, (uint64_t)cmd);
-		if (c && c->next == c->end) {
-			uint32_t want = c->grow ? c->grow : 2;
-			int64_t first = fs_claim(s, want, &got);
-			if (first < 0) {
-				res = FS_BEGIN_SLOW;
-				goto out;
-			}
-			c->next = (uint32_t)first;
-			c->end = (uint32_t)first + got;
-			c->grow = want < FS_CURSOR_BLOCK ? 2 * want : want;
-		}
-		if (c) {
+		int64_t q;
+		if (__builtin_expect(c && c->next != c->end, 1)) {
 			q = c->next;
-			c->next = q + 2;
-		} else {
-			int64_t first = fs_claim(s, 2, &got);
-			if (first < 0) {
-				res = FS_BEGIN_SLOW;
-				goto out;
-			}
-			q = (uint32_t)first;
+			c->next = (uint32_t)q + 2;
+		} else if ((q = fs_take(s, c)) < 0) {
+			goto out;
 		}
 		fsPairMeta *m = &meta[q / 2];
 		m->name = name;
 		m->cmd = (uint64_t)cmd;
 		uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
-		((fsWriteTimestamp)fn)((void *)cmd, stage, s->pool, q);
+		((fsWriteTimestamp)fn)((void *)cmd, stage, s->pool, (uint32_t)q);
 		res = (int64_t)gen << 32 | q;
 	}
 out:
@@ -276,10 +292,16 @@ static inline int fs_end_open(uint32_t w, uint32_t gen) {
 	return w == (gen << FS_STATE_BITS | FS_PAIR_OPEN) || fs_older(w >> FS_STATE_BITS, gen & FS_GEN_MASK);
 }
 
-// zone_end ends the pair whose record is m, handed out in generation
-// gen: it takes it from open to ending, records its end timestamp into
-// cmd and marks it ended; 0 when the pair is not open in gen (ended
-// already, given up, or its slot recycled).
+static int zone_end_elsewhere(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn);
+static int zone_end_refused(fsPairMeta *m, uint32_t gen, fsSlotHot *s, uint64_t *refused);
+
+// zone_end_books ends the pair whose record is m, handed out in
+// generation gen in slot s: it takes it from open to ending, records its
+// end timestamp into cmd and marks it ended, and returns 1; or, where the
+// pair is not open in gen (ended already, given up, or its slot
+// recycled), counts the End in refused[FS_END_MISUSE] (ended already, in
+// its generation) or refused[FS_END_LATE] and returns 0. An End in
+// another command buffer than its pair's notes so on the slot (elsewhere).
 //
 // An End in the command buffer that began the pair, by a thread with a
 // guard record, takes it with plain stores inside the guard: any other
@@ -288,23 +310,37 @@ static inline int fs_end_open(uint32_t w, uint32_t gen) {
 // and whatever else changes the pair's state, an End in another command
 // buffer or a reader giving it up, changes it first and then waits
 // (fs_guard_sync) for every End that may have read it open. Such an End
-// (the slow path here) takes the pair with a compare-and-swap, waits so,
+// (zone_end_elsewhere) takes the pair with a compare-and-swap, waits so,
 // and records its timestamp only if the pair is still the one it took.
-static inline int zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn) {
-	uint32_t ending = gen << FS_STATE_BITS | FS_PAIR_ENDING;
+static inline __attribute__((always_inline)) int zone_end_books(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool,
+	uint32_t query, uintptr_t fn, fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
 	fsReader *r = fs_me;
 	if (r && __atomic_load_n(&m->cmd, __ATOMIC_RELAXED) == (uint64_t)cmd) {
 		fs_enter(r);
 		if (!fs_end_open(__atomic_load_n(&m->state, __ATOMIC_RELAXED), gen)) {
 			fs_leave(r);
-			return 0;
+			return zone_end_refused(m, gen, s, refused);
 		}
-		__atomic_store_n(&m->state, ending, __ATOMIC_RELAXED);
+		__atomic_store_n(&m->state, gen << FS_STATE_BITS | FS_PAIR_ENDING, __ATOMIC_RELAXED);
 		((fsWriteTimestamp)fn)((void *)cmd, stage, pool, query);
 		__atomic_store_n(&m->state, gen << FS_STATE_BITS | FS_PAIR_ENDED, __ATOMIC_RELEASE);
 		fs_leave(r);
 		return 1;
 	}
+	if (!zone_end_elsewhere(m, gen, cmd, stage, pool, query, fn)) {
+		return zone_end_refused(m, gen, s, refused);
+	}
+	if (__atomic_load_n(&m->cmd, __ATOMIC_RELAXED) != (uint64_t)cmd && !__atomic_load_n(elsewhere, __ATOMIC_RELAXED)) {
+		__atomic_store_n(elsewhere, 1, __ATOMIC_SEQ_CST);
+	}
+	return 1;
+}
+
+// zone_end_elsewhere is zone_end's path for an End in another command
+// buffer than its pair's, or by a thread without a guard record.
+static __attribute__((noinline, cold)) int zone_end_elsewhere(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool,
+	uint32_t query, uintptr_t fn) {
+	uint32_t ending = gen << FS_STATE_BITS | FS_PAIR_ENDING;
 	uint32_t w = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
 	for (;;) {
 		if (!fs_end_open(w, gen)) {
@@ -325,19 +361,8 @@ static inline int zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t 
 	return 1;
 }
 
-// zone_end_books is zone_end with the books kept: an End in another
-// command buffer than its pair's notes so on the slot (endsElsewhere), and
-// a refused End is counted in refused[FS_END_LATE] (its pair given up, its
-// slot recycled or the pool closed) or refused[FS_END_MISUSE] (ended
-// already, in its generation).
-static inline int zone_end_books(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
-	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
-	if (zone_end(m, gen, cmd, stage, pool, query, fn)) {
-		if (__atomic_load_n(&m->cmd, __ATOMIC_RELAXED) != (uint64_t)cmd && !__atomic_load_n(elsewhere, __ATOMIC_RELAXED)) {
-			__atomic_store_n(elsewhere, 1, __ATOMIC_SEQ_CST);
-		}
-		return 1;
-	}
+// zone_end_refused counts a refused End by its cause and returns 0.
+static __attribute__((noinline, cold)) int zone_end_refused(fsPairMeta *m, uint32_t gen, fsSlotHot *s, uint64_t *refused) {
 	uint32_t w = __atomic_load_n(&m->state, __ATOMIC_SEQ_CST);
 	int misuse = w >> FS_STATE_BITS == (gen & FS_GEN_MASK) && (w & ((1u << FS_STATE_BITS) - 1)) != FS_PAIR_VOID &&
 		__atomic_load_n(&s->gen, __ATOMIC_SEQ_CST) == gen && __atomic_load_n(&s->state, __ATOMIC_SEQ_CST) != FS_SLOT_DEAD;

@@ -108,18 +108,11 @@ func guardRecords() (n, used int) {
 func guardSync() { C.fs_guard_sync() }
 
 // beginC hands out a pair of s's first block and records its begin
-// timestamp (see fs_zone_begin): ok with the query and generation, or
-// noFrame, or slow for Go's path.
-func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32, fn uintptr) (q, gen uint32, noFrame, slow bool) {
-	r := C.fs_zone_begin((*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)), (*C.fsPairMeta)(unsafe.Pointer(&s.block.meta[0])),
-		(*C.fsCursor)(unsafe.Pointer(&s.cursors[0])), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(fn))
-	switch r {
-	case cBeginNoFrame:
-		return 0, 0, true, false
-	case cBeginSlow:
-		return 0, 0, false, true
-	}
-	return uint32(r), uint32(r >> 32), false, false
+// timestamp (see fs_zone_begin): gen<<32 | query, or cBeginNoFrame, or
+// cBeginSlow for Go's path. It is small enough to inline, as Begin is.
+func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32, fn uintptr) int64 {
+	return int64(C.fs_zone_begin((*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)), (*C.fsPairMeta)(unsafe.Pointer(unsafe.SliceData(s.block.meta))),
+		(*C.fsCursor)(unsafe.Pointer(unsafe.SliceData(s.cursors))), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(fn)))
 }
 
 // endC ends the pair whose record is m, handed out in generation gen in

@@ -551,14 +551,20 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	if s == nil {
 		return p.refuseNoFrame()
 	}
-	q, gen, noFrame, slow := beginC(s, cmd, stage, name, p.writeTS)
-	switch {
-	case noFrame:
-		return p.refuseNoFrame()
-	case slow:
-		return p.beginSlow(s, cmd, stage, name)
+	r := beginC(s, cmd, stage, name, p.writeTS)
+	if r < 0 {
+		return p.beginRefused(r, s, cmd, stage, name)
 	}
-	return Pair{s: s, q: q, gen: gen}, true
+	return Pair{s: s, q: uint32(r), gen: uint32(r >> 32)}, true
+}
+
+// beginRefused is Begin where the C half refused (cBeginNoFrame) or
+// left the pair to Go's path (cBeginSlow).
+func (p *Pool) beginRefused(r int64, s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
+	if r == cBeginNoFrame {
+		return p.refuseNoFrame()
+	}
+	return p.beginSlow(s, cmd, stage, name)
 }
 
 // beginSlow is Begin's path for a pair past the slot's first block (the
