@@ -42,8 +42,9 @@
 // slot's next index, once a block, on a cache line apart from the fields
 // every Begin reads (taking a block would otherwise evict them from every
 // other recording thread's cache). A frame's end marks what the cursors
-// took and did not hand out as unused: neither handed out nor lost. When the slot's first block has nothing left to give a cursor,
-// Begin takes Go's path: its first call freezes the cursors, waits for
+// took and did not hand out as unused: neither handed out nor lost. When
+// the slot's first block has nothing left to give a cursor, Begin takes
+// Go's path: its first call freezes the cursors, waits for
 // the Begins in flight and hands out what the cursors held before it
 // grows the frame, so a frame whose zones fit the first block never grows
 // for the cursors' sake. Go's path counts its Begins in flight on the
@@ -80,6 +81,9 @@
 // if the pair is still as it left it, so that of two Ends racing on two
 // threads exactly one records; a reader giving up a frame's open pairs
 // voids them, waits, and then reads each pair's final state, ended or
-// void. The locked instruction this spares was a twentieth of a zone's
-// cost on NVIDIA's driver.
+// void. The C half counts a refused End itself, so that an End whose
+// caller needs no answer (Pool.EndQuiet) returns none: cgo's wrapper of a
+// C function with a result asks the runtime twice where the Go stack is.
+// BenchmarkZonePath times the zone path alone, with a driver that does
+// nothing, beside two bare cgo calls.
 package querypool

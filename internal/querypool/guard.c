@@ -336,7 +336,7 @@ static inline __attribute__((always_inline)) int zone_end_books(fsPairMeta *m, u
 	return 1;
 }
 
-// zone_end_elsewhere is zone_end's path for an End in another command
+// zone_end_elsewhere is zone_end_books's path for an End in another command
 // buffer than its pair's, or by a thread without a guard record.
 static __attribute__((noinline, cold)) int zone_end_elsewhere(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool,
 	uint32_t query, uintptr_t fn) {
