@@ -168,25 +168,43 @@ func (l *lane) buildSpine() {
 // forget drops the older half of the history, keeping the spans that
 // still cover where the kept half begins: the ancestors of its first
 // span, which are the spans before it that end after it begins. The kept
-// half moves down in one copy, its ancestors ahead of it.
+// half moves down in one copy, its ancestors ahead of it. The floor rises
+// to the latest end among the spans let go.
+//
+// Both come from walks up parent links, not a pass over the half let go:
+// spans on a lane nest and never cross, and a span placed later never
+// contains one placed before (fitSearch), so the spans covering a point
+// are one chain of parents; and among the spans let go, the latest end is
+// that of the outermost container, short of the kept span's ancestors, of
+// the last one let go that does not cover where the kept half begins.
 func (l *lane) forget() {
 	k := len(l.spans) / 2
 	x := l.spans[k].start
-	anc := 0
-	for i := k - 1; i >= 0; i-- {
-		p := &l.spans[i]
-		if p.end > x {
-			anc++
-		} else if p.end > l.floor {
-			l.floor = p.end
-		}
+	// The floor: the last span before k not covering x (past at most
+	// depth-many ancestors), then its containers that do not cover x.
+	j := k - 1
+	for j >= 0 && l.spans[j].end > x {
+		j--
 	}
-	// The ancestors, in order, go just before the kept half.
+	for j >= 0 {
+		l.floor = max(l.floor, l.spans[j].end)
+		if l.spans[j].depth == 0 {
+			break
+		}
+		p := parentOf(l.spans, j)
+		if l.spans[p].end > x {
+			break // an ancestor of the kept span: it stays
+		}
+		j = p
+	}
+	// The ancestors, innermost first, go just before the kept half, in
+	// order: each moves to a place at or after its own.
 	w := k
-	for i := k - 1; i >= 0 && w > k-anc; i-- {
-		if p := l.spans[i]; p.end > x {
+	for i := k; l.spans[i].depth > 0; {
+		i = parentOf(l.spans, i)
+		if l.spans[i].end > x { // else a parent that only starts at x, as long as nothing: let go
 			w--
-			l.spans[w] = p
+			l.spans[w] = l.spans[i]
 		}
 	}
 	n := copy(l.spans, l.spans[w:])

@@ -4,12 +4,13 @@ import (
 	"encoding/binary"
 	"flag"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/framescope/framescope/timeline"
 )
 
-var flagLaneSeed = flag.Uint64("lane.seed", 0, "run TestFitSpineAgreesWithSearch with this seed alone")
+var flagLaneSeed = flag.Uint64("lane.seed", 0, "run TestFitSpineAgreesWithSearch and TestForgetAgreesWithScan with this seed alone")
 
 // gpuSetup returns a recorder with one queue and a name.
 func gpuSetup(o Options) (*Recorder, timeline.TrackID, timeline.NameID) {
@@ -326,4 +327,79 @@ func BenchmarkDeliverFrame(b *testing.B) {
 		r.EndFrame()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/zone")
+}
+
+// forgetByScan is forget as a pass over the half let go: the reference
+// that forget's walks up parent links must agree with.
+func forgetByScan(l *lane) {
+	k := len(l.spans) / 2
+	x := l.spans[k].start
+	var keep []laneSpan
+	for i := 0; i < k; i++ {
+		if p := l.spans[i]; p.end > x {
+			keep = append(keep, p)
+		} else {
+			l.floor = max(l.floor, p.end)
+		}
+	}
+	l.spans = append(keep, l.spans[k:]...)
+}
+
+// Forgetting keeps what a pass over the half let go keeps, and raises the
+// floor as far, on random lanes: nested, touching, equal, empty and
+// crossing spans, some sorting earlier. A failing seed prints itself;
+// go test ./internal/record -run ForgetAgrees -lane.seed=N replays it.
+func TestForgetAgreesWithScan(t *testing.T) {
+	seeds := []uint64{}
+	for s := uint64(1); s <= 60; s++ {
+		seeds = append(seeds, s)
+	}
+	if *flagLaneSeed != 0 {
+		seeds = []uint64{*flagLaneSeed}
+	}
+	forgets := 0
+	for _, seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		l := &lane{}
+		ps, pe := int64(0), int64(0) // the last span placed
+		for step := 0; step < 8*laneHistory; step++ {
+			var s, e int64
+			switch rng.IntN(8) {
+			case 0, 1, 2: // inside the last one, or at its ends
+				s = ps + rng.Int64N(pe-ps+1)
+				e = s + rng.Int64N(pe-s+1)
+			case 3: // one that sorts earlier
+				s = ps - rng.Int64N(60)
+				e = s + rng.Int64N(80)
+			default: // after it, or touching it
+				s = pe + rng.Int64N(3)
+				e = s + rng.Int64N(1+rng.Int64N(300))
+			}
+			var ls laneSpan
+			pos, ok := l.fit(s, e, &ls)
+			if !ok {
+				continue
+			}
+			if pos == len(l.spans) {
+				ps, pe = s, e
+			}
+			if len(l.spans) == laneHistory { // the insert below forgets
+				want := &lane{spans: append([]laneSpan(nil), l.spans...), floor: l.floor}
+				want.spans = slices.Insert(want.spans, pos, ls)
+				forgetByScan(want)
+				l.insert(pos, &ls)
+				forgets++
+				if !slices.Equal(l.spans, want.spans) || l.floor != want.floor {
+					t.Fatalf("seed %d, step %d: forget kept %d spans, floor %d; the scan keeps %d, floor %d",
+						seed, step, len(l.spans), l.floor, len(want.spans), want.floor)
+				}
+				continue
+			}
+			l.insert(pos, &ls)
+		}
+	}
+	t.Logf("%d forgets", forgets)
+	if forgets < len(seeds) {
+		t.Fatalf("only %d forgets in %d seeds", forgets, len(seeds))
+	}
 }
