@@ -13,7 +13,13 @@
 // On that path a span's structs are built field by field where they are
 // kept, never as a value copied in: on x86 a whole-struct copy of a
 // value just written waits for the stores to drain, and that wait was
-// most of placement's cost (BenchmarkDeliverFrame).
+// most of placement's cost (BenchmarkDeliverFrame). A lane remembers a
+// bounded history of what it placed, for spans that come out of order;
+// when it forgets the older half, it finds what must stay (the ancestors
+// of the first span kept) and how far back it can still check (the
+// latest end let go) by walking parent links, not the half let go: spans
+// on a lane nest and never cross, so the spans covering a point are one
+// chain of parents.
 //
 // Only profiler and live use it; applications reach it through
 // profiler's API. docs/design.md says how it collects, bounds and counts.
