@@ -274,8 +274,12 @@ func concurrentRecording(t *testing.T, workers, zones int, queries uint32, copie
 		// bottom-of-pipe timestamps late) is copied again, and one that
 		// still lacks them is read by the pool's goroutine, which a
 		// loaded machine may run only frames later: up to 200 frames.
+		// While that goroutine holds the readback, Collect skips its
+		// pass, and the ring of slots can fill: such a frame, with no
+		// zones, goes without a slot (ErrNoFreeSlot), as the pool says
+		// an application that falls behind does.
 		for frame := uint64(2); frame < 200 && len(rs) < workers*zones; frame++ {
-			if err := p.BeginFrame(frame, nil); err != nil {
+			if err := p.BeginFrame(frame, nil); err != nil && !errors.Is(err, querypool.ErrNoFreeSlot) {
 				t.Fatal(err)
 			}
 			more, err := p.Collect(nil)
