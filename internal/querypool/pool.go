@@ -540,6 +540,13 @@ type Pair struct {
 	gen uint32
 }
 
+// record returns the block that holds the pair (handed out: s is set)
+// and the pair's record in it.
+func (pr Pair) record() (*block, *pairMeta) {
+	b := pr.s.blockOf(pr.q)
+	return b, &b.meta[(pr.q-b.base)/2]
+}
+
 // Valid reports whether the pair was handed out.
 func (pr Pair) Valid() bool { return pr.s != nil }
 
@@ -638,14 +645,11 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 		p.refusedEnds.misuse.Add(1)
 		return false
 	}
-	b := &s.block
-	if pr.q >= s.cap {
-		b = s.blockOf(pr.q)
-	}
 	// The pair is ending while its timestamp is recorded: nothing renews
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
-	return endC(&b.meta[(pr.q-b.base)/2], pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
+	b, m := pr.record()
+	return endC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
 }
 
 // EndQuiet is End for a caller that needs no answer: it records and
@@ -656,11 +660,8 @@ func (p *Pool) EndQuiet(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageF
 		p.refusedEnds.misuse.Add(1)
 		return
 	}
-	b := &s.block
-	if pr.q >= s.cap {
-		b = s.blockOf(pr.q)
-	}
-	endQuietC(&b.meta[(pr.q-b.base)/2], pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
+	b, m := pr.record()
+	endQuietC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
 }
 
 // refuse counts a Begin refused for a full slot, and how much more the

@@ -266,19 +266,25 @@ func BenchmarkAddGPUSpans(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/span")
 }
 
+// laneSeeds returns seeds 1 to n, or the one -lane.seed names.
+func laneSeeds(n uint64) []uint64 {
+	if *flagLaneSeed != 0 {
+		return []uint64{*flagLaneSeed}
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i) + 1
+	}
+	return seeds
+}
+
 // The spine's fit (for a span after every placed one) agrees with the
 // search's on every step of random lanes: nested, touching, equal and
 // crossing spans, past the history's limit (forget). A failing seed
 // prints itself; go test ./internal/record -run FitSpine -lane.seed=N
 // replays it.
 func TestFitSpineAgreesWithSearch(t *testing.T) {
-	seeds := []uint64{}
-	for s := uint64(1); s <= 40; s++ {
-		seeds = append(seeds, s)
-	}
-	if *flagLaneSeed != 0 {
-		seeds = []uint64{*flagLaneSeed}
-	}
+	seeds := laneSeeds(40)
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		l := &lane{}
@@ -350,13 +356,7 @@ func forgetByScan(l *lane) {
 // crossing spans, some sorting earlier. A failing seed prints itself;
 // go test ./internal/record -run ForgetAgrees -lane.seed=N replays it.
 func TestForgetAgreesWithScan(t *testing.T) {
-	seeds := []uint64{}
-	for s := uint64(1); s <= 60; s++ {
-		seeds = append(seeds, s)
-	}
-	if *flagLaneSeed != 0 {
-		seeds = []uint64{*flagLaneSeed}
-	}
+	seeds := laneSeeds(60)
 	forgets := 0
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 5))
