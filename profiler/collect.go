@@ -44,7 +44,7 @@ func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
 // Profiler.BeginFrame leaves that context to it.
 func (g *GPU) Collect(dst []ZoneResult) []ZoneResult {
 	g.manual.Store(true)
-	dst, _ = g.collect(dst, true, g.pool.Collect)
+	dst, _ = g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Collect)
 	return dst
 }
 
@@ -82,17 +82,21 @@ func (g *GPU) keep(err error) {
 // command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	g.manual.Store(true)
-	return g.collect(dst, true, g.pool.Drain)
+	return g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Drain)
 }
 
 // collect reads pairs with read (the pool's Collect or Drain), converts
 // them, and adds them to the timeline, and, if keep, appends them to dst;
-// a fault is kept for Err too.
-func (g *GPU) collect(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
+// a fault is kept for Err too. begun is the newest frame the application
+// has begun, which it has waited for FramesInFlight frames before.
+func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	if g.state.Load() != stateOpen {
 		return dst, g.refusal()
 	}
 	g.mu.Lock()
+	// The application has waited for frame begun-FramesInFlight, whether
+	// or not this context recorded in the frames since.
+	g.pool.Advance(begun)
 	dst, err := g.collectLocked(dst, keep, read)
 	g.mu.Unlock()
 	g.keep(err)
@@ -101,9 +105,6 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, read func([]querypool.Result)
 
 // collectLocked is collect for a caller holding g.mu, open or closing.
 func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
-	// The application has waited for frame LastFrame-FramesInFlight,
-	// whether or not this context recorded in the frames since.
-	g.pool.Advance(g.p.rec.LastFrame())
 	raw, err := read(g.raw[:0])
 	g.raw = raw
 	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {

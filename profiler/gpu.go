@@ -487,6 +487,7 @@ func (g *GPU) Close() {
 func (g *GPU) finish() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.pool.Advance(g.p.rec.LastFrame())
 	g.collectLocked(nil, false, g.pool.Finish)
 	g.src.Close()
 	g.final = true

@@ -136,17 +136,23 @@ func (p *Profiler) BeginFrame() uint64 {
 	p.frameMu.Lock()
 	defer p.frameMu.Unlock()
 	p.endOpenFrame()
+	// The frame begins first, so that this goroutine is done with the
+	// recorder before it places what the collections deliver (on a
+	// goroutine of its own). The collections count from the frame before:
+	// an application may begin a frame before it waits for that frame's
+	// fence, and then it has waited for frame id-1-FramesInFlight only.
+	id := p.rec.BeginFrame()
 	p.mu.Lock()
 	gpus := append(p.scratch[:0], p.gpus...)
 	p.mu.Unlock()
 	for _, g := range gpus {
 		if !g.manual.Load() {
-			g.collect(nil, false, g.pool.Collect) // the timeline's alone: no results kept
+			g.collect(nil, false, id-1, g.pool.Collect) // the timeline's alone: no results kept
 		}
 	}
 	clear(gpus)
 	p.scratch = gpus[:0]
-	return p.rec.BeginFrame()
+	return id
 }
 
 // endOpenFrame ends the frame in progress, if any: at a frame boundary

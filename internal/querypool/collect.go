@@ -3,6 +3,7 @@ package querypool
 import (
 	"fmt"
 	"slices"
+	"time"
 	"unsafe"
 
 	vkg "github.com/vulkan-go/vulkan"
@@ -41,7 +42,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	}
 	p.mu.Lock()
 	dst, err := p.takeLocked(dst)
-	wake := p.uncopied
+	wake := p.uncopied || p.resetWanted
 	p.mu.Unlock()
 	if wake {
 		p.wakeReader()
@@ -72,24 +73,39 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 // takeLocked appends the pairs read back to dst and returns the first
 // readback error since the last call. The caller holds p.mu.
 func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
-	dst = append(dst, p.ready...)
-	p.ready = p.ready[:0]
+	if len(dst) == 0 {
+		// The usual call: the pairs change hands without a copy, and dst's
+		// room becomes the next harvest's (the two buffers take turns,
+		// and each grows once to the largest readback).
+		dst, p.ready = p.ready, dst[:0]
+	} else {
+		dst = append(dst, p.ready...)
+		p.ready = p.ready[:0]
+	}
 	err := p.readErr
 	p.readErr = nil
 	return dst, err
 }
 
 // reader is the pool's goroutine: when Collect wakes it, it reads the
-// slots without a copy through the driver (and resets the spent ones, as
-// every pass does), until the pool is closed; Stop wakes it to see that.
+// slots without a copy through the driver, and resets the spent ones on
+// the host, until the pool is closed; Stop wakes it to see that. A reset
+// alone takes no readMu, so that Collect's next pass never waits for it.
 func (p *Pool) reader() {
 	defer close(p.done)
 	for range p.wake {
 		if p.closed.Load() {
 			return
 		}
+		p.mu.Lock()
+		driver := p.uncopied
+		p.mu.Unlock()
+		if !driver {
+			p.resetDue()
+			continue
+		}
 		p.readMu.Lock()
-		p.readPass(readDriver)
+		p.readPass(readDriver) // resets too
 		p.readMu.Unlock()
 	}
 }
@@ -247,26 +263,87 @@ func (p *Pool) readPass(mode readMode) {
 		s.dirty = true
 		s.state.Store(slotSpent)
 	}
-	resets := p.resetsLocked()
+	if mode == readCopies && p.dev.HostQueryReset {
+		// Collect leaves vkResetQueryPool to the pool's goroutine, the
+		// one driver call a readback from copies would make (on lavapipe
+		// it costs more than all the rest), unless it is expected to cost
+		// less than waking that goroutine.
+		if n := p.resetsDue(); n > 0 && p.resetCost.Load()*n >= offloadNs*256 {
+			p.resetWanted = true
+			p.mu.Unlock()
+			return
+		}
+	}
 	p.mu.Unlock()
-	// Each slot is free as soon as it is reset: a BeginFrame that found
-	// no other waits for it (see BeginFrame). The state's store publishes
-	// dirty to the BeginFrame that loads it.
-	for _, s := range resets {
+	p.resetDue()
+}
+
+// offloadNs is about what handing work to the pool's goroutine costs
+// the caller, all told: waking it wakes a thread (a few µs of the
+// caller's own), and the two then share the cores (on the 2-core CI
+// machine, a frame of 10 zones took 6 µs longer with its reset handed
+// off).
+const offloadNs = 20_000
+
+// resetsDue counts the queries of the spent slots whose frame the
+// application has waited for: what resetDue would reset on the host. The
+// caller holds p.mu.
+func (p *Pool) resetsDue() uint64 {
+	var n uint64
+	for _, s := range p.ring {
+		if s.state.Load() == slotSpent && p.frames-s.begun >= uint64(p.cfg.FramesInFlight) {
+			s.each(func(b *block) { n += uint64(b.written) })
+		}
+	}
+	return n
+}
+
+// resetDue resets on the host the spent slots whose frame the application
+// has waited for, and frees them; without host query reset it frees them
+// at once, for BeginFrame to record their reset in its command buffer.
+// Each slot is free as soon as it is reset: a BeginFrame that found no
+// other waits for it (see BeginFrame). The state's store publishes dirty
+// to the BeginFrame that loads it. It takes p.mu for a moment, never
+// across a driver call.
+func (p *Pool) resetDue() {
+	p.resetMu.Lock()
+	defer p.resetMu.Unlock()
+	p.mu.Lock()
+	p.resetWanted = false
+	p.resets = p.resetsLocked(p.resets[:0])
+	p.mu.Unlock()
+	if len(p.resets) == 0 {
+		return
+	}
+	t0 := time.Now()
+	for _, s := range p.resets {
+		s.each(func(b *block) { p.resetQueries += uint64(b.written) })
 		if p.resetHost(s) == nil {
 			s.dirty = false
 		}
 		s.state.Store(slotFree)
 	}
+	p.resetNs += uint64(time.Since(t0))
+	if p.resetQueries > 0 {
+		p.resetCost.Store(p.resetNs * 256 / p.resetQueries)
+	}
+	clear(p.resets)
 }
 
-// resetsLocked returns the spent slots whose frame the application has
-// waited for, marked resetting, for the caller to reset on the host. Without
-// host query reset it frees them instead: BeginFrame records their reset in
-// its command buffer. The caller holds p.mu.
-func (p *Pool) resetsLocked() []*Slot {
+// ResetCost returns the time resetDue spent in vkResetQueryPool and the
+// queries it reset: the work Collect leaves to the pool's goroutine.
+func (p *Pool) ResetCost() (ns, queries uint64) {
+	p.resetMu.Lock()
+	defer p.resetMu.Unlock()
+	return p.resetNs, p.resetQueries
+}
+
+// resetsLocked appends to dst the spent slots whose frame the application
+// has waited for, marked resetting, for the caller to reset on the host.
+// Without host query reset it frees them instead: BeginFrame records
+// their reset in its command buffer. The caller holds p.mu.
+func (p *Pool) resetsLocked(dst []*Slot) []*Slot {
 	f := uint64(p.cfg.FramesInFlight)
-	p.order = p.order[:0]
 	for _, s := range p.ring {
 		if s.state.Load() != slotSpent || p.frames-s.begun < f {
 			continue
@@ -276,10 +353,10 @@ func (p *Pool) resetsLocked() []*Slot {
 			s.state.Store(slotFree) // dirty: BeginFrame records the reset
 		default:
 			s.state.Store(slotResetting)
-			p.order = append(p.order, s)
+			dst = append(dst, s)
 		}
 	}
-	return p.order
+	return dst
 }
 
 // unwritable reports whether what an incomplete readback of s lacks can

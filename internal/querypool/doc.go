@@ -30,6 +30,14 @@
 // record is old enough for the 29-bit comparison to wrap. A recycled slot
 // is reset on the host only over the queries its frame handed out.
 //
+// Collect leaves that reset to the pool's goroutine when it is expected
+// to cost more than waking it (offloadNs, at the cost measured so far:
+// lavapipe's vkResetQueryPool takes about 100 ns a query, more than the
+// rest of the readback); BeginFrame then takes a new slot, while the ring
+// is below MaxSlots, rather than reset one itself, so that a frame begun
+// just after a Collect does not do that reset on the caller's goroutine
+// after all.
+//
 // # The zone path
 //
 // Begin and End are each one cgo call, into C that records the timestamp

@@ -168,6 +168,16 @@ type Pool struct {
 	ready    []Result // harvested, not yet collected
 	readErr  error
 	uncopied bool // closed slots without a copy: the reader has work
+	// resetWanted says spent slots wait for the reader to reset them.
+	resetWanted bool
+
+	resetMu sync.Mutex // one resetDue at a time
+	resets  []*Slot    // resetDue's scratch; guarded by resetMu
+	// resetNs and resetQueries are resetDue's time and queries; guarded
+	// by resetMu.
+	resetNs, resetQueries uint64
+	// resetCost is resetNs/resetQueries in 1/256 ns, for Collect.
+	resetCost atomic.Uint64
 
 	readMu sync.Mutex    // one readback pass at a time
 	wake   chan struct{} // Collect -> reader
@@ -303,40 +313,9 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	p.endFrameLocked()
 	p.advanceLocked(frame)
 	p.lastFrame = frame
-	var s *Slot
-	for _, c := range p.ring {
-		if c.state.Load() == slotFree {
-			s = c
-			break
-		}
-	}
-	if s == nil {
-		// A harvested slot whose frame the application has waited for can be
-		// reset here rather than by the reader (vkResetQueryPool does not wait).
-		for _, c := range p.ring {
-			if c.state.Load() == slotSpent && p.frames-c.begun >= uint64(p.cfg.FramesInFlight) {
-				if p.dev.HostQueryReset {
-					if err := p.resetHost(c); err != nil {
-						return err
-					}
-					c.dirty = false
-				}
-				c.state.Store(slotFree)
-				s = c
-				break
-			}
-		}
-	}
-	if s == nil {
-		s = p.awaitReset()
-	}
-	if s == nil && len(p.ring) < p.cfg.MaxSlots {
-		n, err := p.newSlot(len(p.ring), p.wantCap)
-		if err != nil {
-			return err
-		}
-		p.ring = append(p.ring, n)
-		s = n
+	s, err := p.pickSlotLocked()
+	if err != nil {
+		return err
 	}
 	if s == nil {
 		p.behind.Add(1)
@@ -383,6 +362,45 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.state.Store(slotRecording)
 	p.cur.Store(s)
 	return nil
+}
+
+// pickSlotLocked finds the slot for a new frame: a free one; else a new
+// one, while the ring is below MaxSlots; else a spent one whose frame the
+// application has waited for, reset here; else one the pool's goroutine
+// is resetting, once it is done. A new slot comes before a reset here:
+// Collect leaves resets to the pool's goroutine, and a frame begun just
+// after a Collect would otherwise do that reset itself, every frame. nil
+// when every slot is in use (the GPU or the application is behind). The
+// caller holds p.mu.
+func (p *Pool) pickSlotLocked() (*Slot, error) {
+	for _, c := range p.ring {
+		if c.state.Load() == slotFree {
+			return c, nil
+		}
+	}
+	if len(p.ring) < p.cfg.MaxSlots {
+		n, err := p.newSlot(len(p.ring), p.wantCap)
+		if err != nil {
+			return nil, err
+		}
+		p.ring = append(p.ring, n)
+		return n, nil
+	}
+	// vkResetQueryPool does not wait: a spent slot can be reset here
+	// rather than by the pool's goroutine.
+	for _, c := range p.ring {
+		if c.state.Load() == slotSpent && p.frames-c.begun >= uint64(p.cfg.FramesInFlight) {
+			if p.dev.HostQueryReset {
+				if err := p.resetHost(c); err != nil {
+					return nil, err
+				}
+				c.dirty = false
+			}
+			c.state.Store(slotFree)
+			return c, nil
+		}
+	}
+	return p.awaitReset(), nil
 }
 
 // awaitReset waits for a slot that a readback pass on another goroutine

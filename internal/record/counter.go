@@ -17,7 +17,7 @@ type Counter struct {
 // Counter returns the counter track named name, defining it with unit on
 // first use; later calls with the same name return the same counter.
 func (r *Recorder) Counter(name string, unit timeline.Unit) Counter {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	id, ok := r.counters[name]
 	if !ok {
@@ -40,7 +40,7 @@ func (c Counter) SetAt(t int64, value float64) {
 	if r == nil {
 		return
 	}
-	r.mu.Lock()
+	r.lock()
 	if math.IsNaN(value) || math.IsInf(value, 0) {
 		r.misuse++
 	} else {
@@ -55,7 +55,7 @@ func (c Counter) SetAt(t int64, value float64) {
 // is sampled on the queue's "clock error" counter track. c.Track must be
 // a queue track from QueueTrack.
 func (r *Recorder) AddCalibration(c timeline.Calibration) error {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	qs := r.queueOf[c.Track]
 	if qs == nil {

@@ -47,7 +47,7 @@ func BenchmarkCPUSpan(b *testing.B) {
 		if i++; i == block {
 			spanBest = min(spanBest, timeline.Now()-t0)
 			b.StopTimer()
-			r.mu.Lock()
+			r.lock()
 			r.collectCPU()
 			r.spans.truncate(0)
 			r.mu.Unlock()

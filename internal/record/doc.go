@@ -21,6 +21,20 @@
 // on a lane nest and never cross, so the spans covering a point are one
 // chain of parents.
 //
+// A GPU source's Deliver and Settle do not take the recorder's lock: they
+// copy the call into an inbox and return, and a goroutine of the
+// recorder's own places what the inbox holds, in order, under the lock.
+// Every method that takes the lock first places what the inbox holds, so
+// no caller sees the recorder without a call a source already made, and
+// the books balance at every read as they did when Deliver placed the
+// spans itself. A batch small enough that placing it costs less than
+// waking that goroutine (offloadNs, at the cost measured so far) is
+// placed by Deliver itself when the lock is free and the inbox empty. The
+// goroutine starts with the first call handed in, is woken by the later
+// ones, and ends when it has had nothing for a second or the recorder
+// closes; the inbox holds at most maxInboxSpans spans, past which Deliver
+// places them itself.
+//
 // Only profiler and live use it; applications reach it through
 // profiler's API. docs/design.md says how it collects, bounds and counts.
 package record

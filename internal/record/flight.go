@@ -430,7 +430,7 @@ func (r *Recorder) compact(now int64) {
 // Everything in it counts as delivered, so it is not counted in
 // Drops.Evicted when it ages out later.
 func (r *Recorder) Dump() *timeline.Trace {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.collectCPU()
 	return r.dumpAt(timeline.Now())

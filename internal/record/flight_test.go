@@ -90,7 +90,7 @@ func TestWindowDuration(t *testing.T) {
 	if err := r.AddGPUSpans(q, spans); err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
+	r.lock()
 	tr := r.dumpAt(base + 10_000) // the window is [base+9000, base+10000]
 	r.mu.Unlock()
 	checkDepths(t, tr)

@@ -42,7 +42,7 @@ type gpuFrame struct {
 // spans begun from now on carry it. A frame still open is ended first,
 // which counts as misuse.
 func (r *Recorder) BeginFrame() uint64 {
-	r.mu.Lock()
+	r.lock()
 	var overs []OverBudget
 	if r.open.ID != 0 {
 		r.misuse++
@@ -67,7 +67,7 @@ func (r *Recorder) BeginFrame() uint64 {
 // OnBudget), expires old submission keys, evicts what left the window,
 // and flushes to the sink every Options.FlushEvery frames.
 func (r *Recorder) EndFrame() int64 {
-	r.mu.Lock()
+	r.lock()
 	if r.open.ID == 0 {
 		r.misuse++
 		r.mu.Unlock()

@@ -372,7 +372,7 @@ func (x *ledgerRun) bare(q timeline.TrackID) {
 // holds: by construction they agree.
 func (x *ledgerRun) scan() error {
 	r := x.r
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	var held [books.NumKinds]uint64
 	for i := range r.spans.len() {

@@ -59,7 +59,7 @@ type Peeked struct {
 // came with them. CPU spans reach the store at EndFrame, Flush and Dump.
 func (r *Recorder) Peek(c PeekCursor, limit int, p *Peeked) PeekCursor {
 	limit = min(MaxPeek, max(limit, 1))
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if c.names < len(r.names) {
 		p.Names = append(p.Names, r.names[c.names:]...)

@@ -174,6 +174,7 @@ type Recorder struct {
 	sinkState
 	mu  sync.Mutex
 	opt Options
+	inboxState
 
 	names    []string
 	nameIDs  map[string]timeline.NameID
@@ -221,6 +222,8 @@ func NewRecorder(o Options) *Recorder {
 	r.keys = map[uint64]*keyState{}
 	r.gpuFrames = map[uint64]*gpuFrame{}
 	r.takeFn = r.takeCPU
+	r.mergeFn = r.merge
+	r.mergeWake = make(chan struct{}, 1)
 	return r
 }
 
@@ -235,7 +238,7 @@ func (r *Recorder) Options() Options { return r.opt }
 // Name registers s once and returns its handle; registering it again
 // returns the same handle.
 func (r *Recorder) Name(s string) timeline.NameID {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.nameLocked(s)
 }
@@ -264,7 +267,7 @@ func (r *Recorder) addTrack(t timeline.Track) timeline.TrackID {
 // CPUTrack defines a new CPU track named name (the render loop, a worker)
 // and returns its handle. Each call makes a new track.
 func (r *Recorder) CPUTrack(name string) *CPUTrack {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	c := new(chunk)
 	t := &CPUTrack{rec: r, cur: c, read: c, nchunks: 1}
@@ -283,14 +286,14 @@ func (r *Recorder) LastFrame() uint64 { return r.last.Load() }
 // AddDrops adds counts of data lost elsewhere (the profiler's full query
 // pools, uncalibrated zones) to the Drops every Trace reports.
 func (r *Recorder) AddDrops(d timeline.Drops) {
-	r.mu.Lock()
+	r.lock()
 	r.drops = books.Add(r.drops, d)
 	r.mu.Unlock()
 }
 
 // Stats returns the recorder's counts so far.
 func (r *Recorder) Stats() Stats {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	s := r.stats
 	s.Drops = r.totalDrops()
@@ -385,12 +388,13 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 // returning the sink's errors not yet returned, as Flush does. The
 // recorder stays usable.
 func (r *Recorder) Close() error {
-	r.mu.Lock()
+	r.lock()
 	r.collectCPU()
 	r.expireKeys(true)
 	r.settleGPUFrames(true)
 	overs := r.dumpForBudgets(timeline.Now())
 	r.mu.Unlock()
+	r.stopMerge()
 	err := r.Flush()
 	r.callBudgets(overs)
 	return err

@@ -57,6 +57,7 @@ type GPUSource struct {
 	settled uint64
 	closed  bool
 	last    SourceReport // the last report Deliver had
+	err     error        // the first error placing its spans not returned yet; guarded by r.inMu
 }
 
 // SourceReport is what a source says of the zones it handed out, as
@@ -77,13 +78,41 @@ type SourceReport struct {
 // report, in one step: the recorder's Ledger and Drops never show the
 // spans without the report, or the report without the spans. spans may
 // be empty, to report refusals promptly.
+//
+// Deliver copies the call into the recorder's inbox and returns: the
+// recorder places the spans on a goroutine of its own, and any of its
+// methods that reads or changes what it holds places them first, so that
+// no caller sees it without them. The caller may reuse spans at once. A
+// batch small enough that placing it costs less than waking that
+// goroutine (offloadNs, at the cost measured so far) is placed by Deliver
+// itself when the recorder is idle, and so is a batch that finds the
+// inbox full (maxInboxSpans). The error is the first the recorder met
+// placing this source's spans since the last Deliver returned one (spans
+// dropped, as AddGPUSpans says).
 func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 	if s == nil {
 		return nil
 	}
 	r := s.r
-	r.mu.Lock()
+	if r.inline(len(spans)) && r.tryLockIdle() {
+		err := s.place(spans, rep)
+		r.mu.Unlock()
+		if e := s.takeErr(); e != nil {
+			return e
+		}
+		return err
+	}
+	if r.handIn(inboxEntry{src: s, rep: rep}, spans) {
+		return s.takeErr()
+	}
+	r.lock()
 	defer r.mu.Unlock()
+	return s.place(spans, rep)
+}
+
+// deliverLocked is Deliver under the lock. The caller holds mu.
+func (s *GPUSource) deliverLocked(spans []GPUSpan, rep SourceReport) error {
+	r := s.r
 	old := s.last
 	s.last = rep
 	r.srcZones.Issued += rep.Issued - old.Issued
@@ -103,7 +132,7 @@ func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 // the frames that ended before it opened: it holds back only the frame in
 // progress and later ones. nil for an unknown track.
 func (r *Recorder) GPUSource(track timeline.TrackID) *GPUSource {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	qs := r.queueOf[track]
 	if qs == nil {
@@ -130,17 +159,28 @@ func (r *Recorder) beforeNextFrame() uint64 {
 // come from this source. A frame the source may still begin is not
 // settled by it, whatever frame says: ^uint64(0) means everything so far.
 // Settle never moves back. Methods on a nil or closed source do nothing.
+// Like Deliver, it goes through the recorder's inbox, in order after the
+// source's earlier Delivers, unless the recorder is idle.
 func (s *GPUSource) Settle(frame uint64) {
 	if s == nil {
 		return
 	}
 	r := s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	if r.tryLockIdle() {
+		s.settleLocked(frame)
+		r.mu.Unlock()
+		return
+	}
+	r.handIn(inboxEntry{src: s, settle: min(frame, r.settleCap()), isSettle: true}, nil)
+}
+
+// settleLocked is Settle under the lock, for a frame already clamped to
+// one the source can no longer begin. The caller holds mu.
+func (s *GPUSource) settleLocked(frame uint64) {
 	if s.closed {
 		return
 	}
-	frame = min(frame, r.beforeNextFrame())
+	frame = min(frame, s.r.beforeNextFrame())
 	s.settled = max(s.settled, frame)
 }
 
@@ -151,7 +191,7 @@ func (s *GPUSource) Close() {
 		return
 	}
 	r := s.r
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	if s.closed {
 		return
@@ -189,7 +229,7 @@ func QueueName(q timeline.Queue) string {
 
 // QueueTrack returns the track of queue q, defining it on first use.
 func (r *Recorder) QueueTrack(q timeline.Queue) timeline.TrackID {
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	return r.queueLocked(q)
 }
@@ -221,7 +261,7 @@ func (r *Recorder) AddGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	r.mu.Lock()
+	r.lock()
 	defer r.mu.Unlock()
 	r.handed += uint64(len(spans))
 	return r.addGPUSpans(track, spans)

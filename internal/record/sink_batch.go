@@ -39,7 +39,7 @@ func (r *Recorder) flushKeep() {
 
 // flushLocked writes one batch. The caller holds sinkMu, not mu.
 func (r *Recorder) flushLocked() {
-	r.mu.Lock()
+	r.lock()
 	r.collectCPU()
 	r.expireKeys(false)
 	sink := r.opt.Sink
@@ -70,7 +70,7 @@ func (r *Recorder) flushLocked() {
 	if err == nil {
 		return
 	}
-	r.mu.Lock()
+	r.lock()
 	r.failBatch(first)
 	r.stats.SinkErrors++
 	r.stats.SinkLost = r.stats.SinkLost.add(n)

@@ -15,6 +15,20 @@ func gpuSamples(r *Recorder) int {
 	return n
 }
 
+// settledUpTo is r.gpuSettled once the inbox is applied.
+func settledUpTo(r *Recorder) uint64 {
+	r.lock()
+	defer r.mu.Unlock()
+	return r.gpuSettled
+}
+
+// settledBy is s.settled once the inbox is applied.
+func settledBy(s *GPUSource) uint64 {
+	s.r.lock()
+	defer s.r.mu.Unlock()
+	return s.settled
+}
+
 // A frame settles when every open source of every queue has settled it;
 // a closed source holds nothing back, a source opened later holds back
 // only the frame in progress and later ones, Settle never moves back and
@@ -47,39 +61,39 @@ func TestGPUSources(t *testing.T) {
 	}
 	a.Settle(2)
 	frame() // 4
-	if r.gpuSettled != 0 {
-		t.Fatalf("frames up to %d settled with one queue's source at 0", r.gpuSettled)
+	if settledUpTo(r) != 0 {
+		t.Fatalf("frames up to %d settled with one queue's source at 0", settledUpTo(r))
 	}
 	b.Settle(^uint64(0)) // everything so far: up to frame 4, not 5
 	a.Settle(1)          // never moves back
 	f5 := frame()
-	if r.gpuSettled != 2 {
-		t.Errorf("settled up to %d, want 2 (a's word)", r.gpuSettled)
+	if settledUpTo(r) != 2 {
+		t.Errorf("settled up to %d, want 2 (a's word)", settledUpTo(r))
 	}
 	r.BeginFrame() // 6, open
 	b.Settle(^uint64(0))
-	if b.settled != f5 {
-		t.Errorf("b settled %d with frame 6 in progress, want %d", b.settled, f5)
+	if settledBy(b) != f5 {
+		t.Errorf("b settled %d with frame 6 in progress, want %d", settledBy(b), f5)
 	}
 	r.EndFrame()
 	a.Close() // a's queue now waits for no one
 	frame()
-	if r.gpuSettled != f5 {
-		t.Errorf("after a closed, settled up to %d, want %d (b's word)", r.gpuSettled, f5)
+	if settledUpTo(r) != f5 {
+		t.Errorf("after a closed, settled up to %d, want %d (b's word)", settledUpTo(r), f5)
 	}
 	r.BeginFrame() // 8, in progress while a new source opens on q1
 	c := r.GPUSource(q1)
 	r.EndFrame()
 	b.Settle(^uint64(0))
 	frame() // 9
-	if r.gpuSettled != 7 {
-		t.Errorf("with a source opened during frame 8, settled up to %d, want 7", r.gpuSettled)
+	if settledUpTo(r) != 7 {
+		t.Errorf("with a source opened during frame 8, settled up to %d, want 7", settledUpTo(r))
 	}
 	c.Settle(^uint64(0))
 	b.Close()
 	frame() // 10
-	if r.gpuSettled != 9 {
-		t.Errorf("settled up to %d, want 9", r.gpuSettled)
+	if settledUpTo(r) != 9 {
+		t.Errorf("settled up to %d, want 9", settledUpTo(r))
 	}
 	c.Close()
 	c.Close()

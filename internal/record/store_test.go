@@ -192,7 +192,7 @@ func TestMaxSpansEveryKind(t *testing.T) {
 		now := timeline.Now()
 		_ = r.AddGPUSpans(q, []GPUSpan{{Name: zone, Start: now, End: now + 10, Key: f}}) // a flow from submit
 		_ = r.AddCalibration(timeline.Calibration{Track: q, Time: now, ErrNs: 1})        // and a sample
-		r.mu.Lock()
+		r.lock()
 		held := []int{r.spans.len(), r.flows.len(), r.frames.len(), r.samples.len(), r.cals.len()}
 		r.mu.Unlock()
 		for i, h := range held {

@@ -1,0 +1,250 @@
+package record
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// maxInboxSpans bounds the spans the inbox holds: a source that hands in
+// more while the merge is behind places them itself, under the lock.
+const maxInboxSpans = 1 << 16
+
+// offloadNs is about what handing work to another goroutine costs the
+// caller, all told: starting the merge wakes a thread (a few µs of the
+// caller's own), and the two then share the cores and the lock (on the
+// 2-core CI machine, a frame of 10 zones took 6 µs longer handed off).
+// A batch expected to take less to place (at the cost measured so far)
+// is placed by the caller itself when the lock is free and the inbox
+// empty.
+const offloadNs = 20_000
+
+// inboxEntry is one call of a source waiting in the inbox: a Deliver,
+// whose spans are spans[from:to] of its inbox, or a Settle.
+type inboxEntry struct {
+	src      *GPUSource
+	from, to int
+	rep      SourceReport
+	settle   uint64 // for a Settle: the frame, already clamped at the call
+	isSettle bool
+}
+
+// inbox is what sources handed in, in the order they did.
+type inbox struct {
+	entries []inboxEntry
+	spans   []GPUSpan
+}
+
+// inboxState is where GPU sources leave their calls for the recorder.
+// Deliver and Settle take only inMu: they copy their spans and report in
+// and return. The merge applies them in order, under mu, on a goroutine
+// of the recorder's own, started by the first call handed in and woken by
+// the next ones, which ends when it has had nothing for a while or the
+// recorder closes; and every method that takes mu applies them first
+// (lock), so that no caller ever sees the recorder without a call a
+// source already made.
+type inboxState struct {
+	inMu    sync.Mutex
+	in      inbox  // guarded by inMu
+	merging bool   // a merge goroutine runs; guarded by inMu
+	inboxed uint64 // Delivers handed in, for the tests; guarded by inMu
+	// mergeStop asks the merge's goroutine to end once the inbox is empty
+	// (Close); guarded by inMu.
+	mergeStop bool
+	mergeWake chan struct{} // wakes the merge's goroutine; buffered
+	out       inbox         // the calls being applied, swapped with in; guarded by mu
+	// mergeNs and merged are the time spent placing delivered spans, and
+	// how many, wherever they were placed; guarded by mu.
+	mergeNs, merged uint64
+	// spanCost is mergeNs/merged in 1/256 ns, for callers without mu.
+	spanCost atomic.Uint64
+	mergeFn  func() // r.merge
+}
+
+// inline reports whether placing n spans is expected to cost the caller
+// less than handing them to the merge.
+func (r *Recorder) inline(n int) bool {
+	return r.spanCost.Load()*uint64(n) < offloadNs*256
+}
+
+// tryLockIdle takes mu if it is free and the inbox is empty, so that a
+// call placed now comes after every call before it.
+func (r *Recorder) tryLockIdle() bool {
+	if !r.mu.TryLock() {
+		return false
+	}
+	r.inMu.Lock()
+	empty := len(r.in.entries) == 0
+	r.inMu.Unlock()
+	if !empty {
+		r.mu.Unlock()
+	}
+	return empty
+}
+
+// place is deliverLocked, timed for the merge's cost. The caller holds mu.
+func (s *GPUSource) place(spans []GPUSpan, rep SourceReport) error {
+	r := s.r
+	if len(spans) == 0 {
+		return s.deliverLocked(spans, rep)
+	}
+	t0 := timeline.Now()
+	err := s.deliverLocked(spans, rep)
+	r.mergeNs += uint64(timeline.Now() - t0)
+	r.merged += uint64(len(spans))
+	r.spanCost.Store(r.mergeNs * 256 / r.merged)
+	return err
+}
+
+// takeErr returns the source's error placing its spans, if any, once.
+func (s *GPUSource) takeErr() error {
+	s.r.inMu.Lock()
+	defer s.r.inMu.Unlock()
+	err := s.err
+	s.err = nil
+	return err
+}
+
+// lock takes mu and applies what the inbox holds.
+func (r *Recorder) lock() {
+	r.mu.Lock()
+	r.applyInbox()
+}
+
+// handIn adds a source's call to the inbox and starts the merge if none
+// runs. It returns false, having added nothing, when the inbox has no
+// room for spans: the caller applies the call itself under the lock.
+func (r *Recorder) handIn(e inboxEntry, spans []GPUSpan) bool {
+	r.inMu.Lock()
+	if len(spans) > 0 && len(r.in.spans)+len(spans) > maxInboxSpans {
+		r.inMu.Unlock()
+		return false
+	}
+	if !e.isSettle {
+		r.inboxed++
+	}
+	e.from = len(r.in.spans)
+	r.in.spans = append(r.in.spans, spans...)
+	e.to = len(r.in.spans)
+	r.in.entries = append(r.in.entries, e)
+	start := !r.merging
+	r.merging, r.mergeStop = true, false
+	r.inMu.Unlock()
+	if start {
+		go r.mergeFn() // a func value made once: go r.merge() would allocate its closure each time
+	} else {
+		r.wakeMerge()
+	}
+	return true
+}
+
+// mergeLinger is how long the merge's goroutine waits for more once the
+// inbox is empty before it ends: a render loop hands a batch in every
+// frame, and a goroutine woken is cheaper than one started (which may
+// allocate).
+const mergeLinger = time.Second
+
+// merge applies the inbox whenever it has anything, until it has had
+// nothing for mergeLinger or the recorder closes.
+func (r *Recorder) merge() {
+	idle := time.NewTimer(mergeLinger)
+	defer idle.Stop()
+	for {
+		r.lock()
+		r.mu.Unlock()
+		r.inMu.Lock()
+		if len(r.in.entries) > 0 {
+			r.inMu.Unlock()
+			continue
+		}
+		if r.mergeStop {
+			r.merging = false
+			r.inMu.Unlock()
+			return
+		}
+		r.inMu.Unlock()
+		idle.Reset(mergeLinger)
+		select {
+		case <-r.mergeWake:
+		case <-idle.C:
+			r.inMu.Lock()
+			if len(r.in.entries) == 0 {
+				r.merging = false
+				r.inMu.Unlock()
+				return
+			}
+			r.inMu.Unlock()
+		}
+	}
+}
+
+// stopMerge ends the merge's goroutine once the inbox is empty, and
+// lets the next call that hands something in start another.
+func (r *Recorder) stopMerge() {
+	r.inMu.Lock()
+	stop := r.merging
+	r.mergeStop = stop
+	r.inMu.Unlock()
+	if stop {
+		r.wakeMerge()
+	}
+}
+
+// wakeMerge wakes the merge's goroutine, unless a wake is pending.
+func (r *Recorder) wakeMerge() {
+	select {
+	case r.mergeWake <- struct{}{}:
+	default:
+	}
+}
+
+// applyInbox applies the calls in the inbox, oldest first. The caller
+// holds mu.
+func (r *Recorder) applyInbox() {
+	r.inMu.Lock()
+	if len(r.in.entries) == 0 {
+		r.inMu.Unlock()
+		return
+	}
+	r.in, r.out = r.out, r.in
+	r.inMu.Unlock()
+	for i := range r.out.entries {
+		e := &r.out.entries[i]
+		if e.isSettle {
+			e.src.settleLocked(e.settle)
+			continue
+		}
+		if err := e.src.place(r.out.spans[e.from:e.to], e.rep); err != nil {
+			r.inMu.Lock()
+			if e.src.err == nil {
+				e.src.err = err
+			}
+			r.inMu.Unlock()
+		}
+	}
+	clear(r.out.entries) // they hold sources
+	r.out.entries = r.out.entries[:0]
+	r.out.spans = r.out.spans[:0]
+}
+
+// MergeCost returns the time the recorder spent placing the spans its
+// sources delivered, and how many it placed: the work Deliver leaves to
+// the merge, with the small batches Deliver placed itself.
+func (r *Recorder) MergeCost() (ns, spans uint64) {
+	r.lock()
+	defer r.mu.Unlock()
+	return r.mergeNs, r.merged
+}
+
+// settleCap is beforeNextFrame read without mu: never a later frame than
+// it was at some moment during the call. last is read first: a frame
+// begun and ended in between makes the answer older, never newer.
+func (r *Recorder) settleCap() uint64 {
+	last := r.last.Load()
+	if f := r.frame.Load(); f != 0 {
+		return f - 1
+	}
+	return last
+}

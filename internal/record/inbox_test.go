@@ -1,0 +1,151 @@
+package record
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// Sources deliver from goroutines of their own while another reads the
+// recorder: every read balances, which it would not if it showed a
+// report without its spans (the report's Issued counts them, and nothing
+// would hold them), and at the end every span is on the timeline once.
+func TestInboxConcurrentDeliveries(t *testing.T) {
+	r := NewRecorder(Options{})
+	zone := r.Name("zone")
+	const sources, batches = 4, 300
+	per := []int{3, 500, 40, 1000}
+	const perCycle = 3 + 500 + 40 + 1000
+	zones := sources * batches / len(per) * perCycle
+	var wg sync.WaitGroup
+	for i := range sources {
+		src := r.GPUSource(r.QueueTrack(timeline.Queue{Device: "d", Family: uint32(i)}))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rep SourceReport
+			at := int64(1000)
+			for b := range batches {
+				// Small batches, placed by Deliver when the recorder is
+				// idle, among large ones for the merge.
+				spans := make([]GPUSpan, per[b%len(per)])
+				for j := range spans {
+					at += 10
+					spans[j] = GPUSpan{Name: zone, Start: at, End: at + 5}
+				}
+				rep.Issued += uint64(len(spans)) + 1
+				rep.Lost.Unended++
+				if err := src.Deliver(spans, rep); err != nil {
+					t.Error(err)
+				}
+				src.Settle(uint64(b))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var reads int
+	go func() {
+		defer close(done)
+		for {
+			st := r.Stats()
+			reads++
+			if !st.Ledger.Balanced(st.Drops) {
+				t.Errorf("read %d: ledger %+v against drops %+v", reads, st.Ledger, st.Drops)
+				return
+			}
+			if st.Ledger.Zones.Issued == uint64(zones+sources*batches) {
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	<-done
+	tr := r.Dump()
+	if len(tr.Spans) != zones || !tr.Ledger.Balanced(tr.Drops) {
+		t.Fatalf("%d spans, want %d; ledger %+v, drops %+v", len(tr.Spans), zones, tr.Ledger, tr.Drops)
+	}
+	r.inMu.Lock()
+	inboxed := r.inboxed
+	r.inMu.Unlock()
+	if inboxed == 0 {
+		t.Error("no batch went through the inbox: the merge was not tried")
+	}
+	if ns, n := r.MergeCost(); n != uint64(zones) || ns == 0 {
+		t.Errorf("MergeCost says %d spans in %d ns, want %d", n, ns, zones)
+	}
+}
+
+// Deliver needs no lock of the recorder's while the inbox has room: with
+// the recorder's lock held (the merge, or a Dump, busy) a source still
+// hands its spans in, up to maxInboxSpans. Past that it places them
+// itself, so it waits, and what it hands in is still placed once, in
+// order.
+func TestInboxBounded(t *testing.T) {
+	r, q, zone := gpuSetup(Options{})
+	src := r.GPUSource(q)
+	batch := make([]GPUSpan, 1024)
+	at := int64(0)
+	fill := func() {
+		for i := range batch {
+			at += 10
+			batch[i] = GPUSpan{Name: zone, Start: at, End: at + 5}
+		}
+	}
+	var issued uint64
+	r.mu.Lock() // what the merge would take
+	for range maxInboxSpans / len(batch) {
+		fill()
+		issued += uint64(len(batch))
+		if err := src.Deliver(batch, SourceReport{Issued: issued}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill()
+	issued += uint64(len(batch))
+	placed := make(chan error)
+	go func() { placed <- src.Deliver(batch, SourceReport{Issued: issued}) }()
+	select {
+	case err := <-placed:
+		t.Fatalf("Deliver past the inbox's bound returned (%v) while the recorder was locked", err)
+	default:
+	}
+	r.mu.Unlock()
+	if err := <-placed; err != nil {
+		t.Fatal(err)
+	}
+	tr := r.Dump()
+	if uint64(len(tr.Spans)) != issued || tr.Ledger.Zones.Issued != issued || !tr.Ledger.Balanced(tr.Drops) {
+		t.Fatalf("%d spans of %d, ledger %+v", len(tr.Spans), issued, tr.Ledger)
+	}
+	for i := 1; i < len(tr.Spans); i++ {
+		if tr.Spans[i].Start <= tr.Spans[i-1].Start {
+			t.Fatalf("span %d starts at %d, after %d: out of order", i, tr.Spans[i].Start, tr.Spans[i-1].Start)
+		}
+	}
+}
+
+// A span the recorder drops when it places it (End before Start) is
+// counted at once for any reader, and its error comes with the source's
+// next Deliver, once.
+func TestInboxReportsErrorsLater(t *testing.T) {
+	r, q, zone := gpuSetup(Options{})
+	src := r.GPUSource(q)
+	bad := []GPUSpan{{Name: zone, Start: 10, End: 5}}
+	var errs []error
+	if err := src.Deliver(bad, SourceReport{Issued: 1}); err != nil {
+		errs = append(errs, err) // the merge ran already
+	}
+	if d := r.Stats().Drops; d.GPUSpans != 1 {
+		t.Fatalf("drops %+v, want the bad span in GPUSpans", d)
+	}
+	for range 2 {
+		if err := src.Deliver(nil, SourceReport{Issued: 1}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "End < Start") {
+		t.Fatalf("errors %v, want the one for the bad span, once", errs)
+	}
+}
