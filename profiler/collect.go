@@ -186,7 +186,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		}
 	}
 	g.stacks = stacks
-	g.spans = spans[:0]
+	g.spans = spans[:0] // until deliverLocked hands spans to the recorder
 	g.unlinked.Add(unlinked)
 	g.delivered.Add(delivered)
 	return dst, spans
@@ -227,9 +227,16 @@ func (g *GPU) deliverLocked(spans []record.GPUSpan) error {
 	var err error
 	if !g.ownClock {
 		b := g.book()
-		err = g.src.Deliver(spans, record.SourceReport{
+		// The recorder takes spans over, and gives a buffer back for the
+		// next call: the spans are written once, by convert. A call with
+		// none (nil: the books alone) gives g.spans nothing to replace.
+		next, e := g.src.Hand(spans, record.SourceReport{
 			Issued: b.Issued, Open: b.Open, Lost: b.Lost, Unlinked: g.unlinked.Load(),
 		})
+		if cap(spans) > 0 {
+			g.spans = next
+		}
+		err = e
 	}
 	if q := g.clock.Quality(); q.LastHost != 0 && q.LastHost != g.lastCal {
 		g.lastCal = q.LastHost

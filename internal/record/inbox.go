@@ -21,11 +21,15 @@ const maxInboxSpans = 1 << 16
 // empty.
 const offloadNs = 20_000
 
-// inboxEntry is one call of a source waiting in the inbox: a Deliver,
-// whose spans are spans[from:to] of its inbox, or a Settle.
+// maxSpare bounds the span buffers the recorder keeps for Hand to give
+// back: two alternate per source in a steady render loop.
+const maxSpare = 8
+
+// inboxEntry is one call of a source waiting in the inbox: a Hand, whose
+// spans the inbox owns, or a Settle.
 type inboxEntry struct {
 	src      *GPUSource
-	from, to int
+	spans    []GPUSpan
 	rep      SourceReport
 	settle   uint64 // for a Settle: the frame, already clamped at the call
 	isSettle bool
@@ -34,7 +38,7 @@ type inboxEntry struct {
 // inbox is what sources handed in, in the order they did.
 type inbox struct {
 	entries []inboxEntry
-	spans   []GPUSpan
+	spans   int // in all the entries
 }
 
 // inboxState is where GPU sources leave their calls for the recorder.
@@ -55,6 +59,9 @@ type inboxState struct {
 	mergeStop bool
 	mergeWake chan struct{} // wakes the merge's goroutine; buffered
 	out       inbox         // the calls being applied, swapped with in; guarded by mu
+	// spare holds span buffers placed and emptied, for Hand to give back;
+	// guarded by inMu.
+	spare [][]GPUSpan
 	// mergeNs and merged are the time spent placing delivered spans, and
 	// how many, wherever they were placed; guarded by mu.
 	mergeNs, merged uint64
@@ -113,21 +120,20 @@ func (r *Recorder) lock() {
 	r.applyInbox()
 }
 
-// handIn adds a source's call to the inbox and starts the merge if none
-// runs. It returns false, having added nothing, when the inbox has no
-// room for spans: the caller applies the call itself under the lock.
-func (r *Recorder) handIn(e inboxEntry, spans []GPUSpan) bool {
+// handIn adds a source's call to the inbox, which takes spans over, and
+// starts the merge if none runs, or wakes it. It returns false, having
+// added nothing, when the inbox has no room for spans: the caller places
+// the call itself under the lock.
+func (r *Recorder) handIn(e inboxEntry) bool {
 	r.inMu.Lock()
-	if len(spans) > 0 && len(r.in.spans)+len(spans) > maxInboxSpans {
+	if len(e.spans) > 0 && r.in.spans+len(e.spans) > maxInboxSpans {
 		r.inMu.Unlock()
 		return false
 	}
 	if !e.isSettle {
 		r.inboxed++
 	}
-	e.from = len(r.in.spans)
-	r.in.spans = append(r.in.spans, spans...)
-	e.to = len(r.in.spans)
+	r.in.spans += len(e.spans)
 	r.in.entries = append(r.in.entries, e)
 	start := !r.merging
 	r.merging, r.mergeStop = true, false
@@ -138,6 +144,28 @@ func (r *Recorder) handIn(e inboxEntry, spans []GPUSpan) bool {
 		r.wakeMerge()
 	}
 	return true
+}
+
+// takeSpare returns an empty span buffer the recorder is done with, or
+// nil.
+func (r *Recorder) takeSpare() []GPUSpan {
+	r.inMu.Lock()
+	defer r.inMu.Unlock()
+	n := len(r.spare)
+	if n == 0 {
+		return nil
+	}
+	b := r.spare[n-1]
+	r.spare[n-1] = nil
+	r.spare = r.spare[:n-1]
+	return b
+}
+
+// putSpare keeps b, emptied, for takeSpare. The caller holds inMu.
+func (r *Recorder) putSpare(b []GPUSpan) {
+	if cap(b) > 0 && len(r.spare) < maxSpare {
+		r.spare = append(r.spare, b[:0])
+	}
 }
 
 // mergeLinger is how long the merge's goroutine waits for more once the
@@ -216,17 +244,17 @@ func (r *Recorder) applyInbox() {
 			e.src.settleLocked(e.settle)
 			continue
 		}
-		if err := e.src.place(r.out.spans[e.from:e.to], e.rep); err != nil {
-			r.inMu.Lock()
-			if e.src.err == nil {
-				e.src.err = err
-			}
-			r.inMu.Unlock()
+		err := e.src.place(e.spans, e.rep)
+		r.inMu.Lock()
+		if err != nil && e.src.err == nil {
+			e.src.err = err
 		}
+		r.putSpare(e.spans)
+		r.inMu.Unlock()
 	}
-	clear(r.out.entries) // they hold sources
+	clear(r.out.entries) // they hold sources and buffers
 	r.out.entries = r.out.entries[:0]
-	r.out.spans = r.out.spans[:0]
+	r.out.spans = 0
 }
 
 // MergeCost returns the time the recorder spent placing the spans its

@@ -149,3 +149,60 @@ func TestInboxReportsErrorsLater(t *testing.T) {
 		t.Fatalf("errors %v, want the one for the bad span, once", errs)
 	}
 }
+
+// Hand takes its spans over: while they wait in the inbox it never gives
+// the same buffer back, and once placed it recycles them, so that a
+// source alternating two buffers hands in frame after frame with no new
+// one; every span is placed once, as handed in.
+func TestHandTakesSpansOver(t *testing.T) {
+	r, q, zone := gpuSetup(Options{})
+	src := r.GPUSource(q)
+	at := int64(0)
+	fill := func(b []GPUSpan) []GPUSpan {
+		b = b[:0]
+		for range 300 {
+			at += 10
+			b = append(b, GPUSpan{Name: zone, Start: at, End: at + 5})
+		}
+		return b
+	}
+	var buf []GPUSpan
+	var issued uint64
+	r.mu.Lock() // the merge is busy: each batch waits in the inbox
+	for range 4 {
+		buf = fill(buf)
+		issued += uint64(len(buf))
+		next, err := src.Hand(buf, SourceReport{Issued: issued})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cap(next) > 0 && &next[:1][0] == &buf[0] {
+			t.Fatal("Hand gave back the buffer it took over")
+		}
+		buf = next
+	}
+	r.mu.Unlock()
+	seen := map[*GPUSpan]bool{}
+	for range 20 {
+		r.Stats() // places what waits
+		buf = fill(buf)
+		seen[&buf[0]] = true
+		issued += uint64(len(buf))
+		var err error
+		if buf, err = src.Hand(buf, SourceReport{Issued: issued}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) > 2 {
+		t.Errorf("%d buffers in 20 steady calls, want at most 2 taking turns", len(seen))
+	}
+	tr := r.Dump()
+	if uint64(len(tr.Spans)) != issued || !tr.Ledger.Balanced(tr.Drops) {
+		t.Fatalf("%d spans of %d, ledger %+v", len(tr.Spans), issued, tr.Ledger)
+	}
+	for i := range tr.Spans {
+		if want := int64(10 * (i + 1)); tr.Spans[i].Start != want {
+			t.Fatalf("span %d starts at %d, want %d", i, tr.Spans[i].Start, want)
+		}
+	}
+}

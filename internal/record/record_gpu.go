@@ -79,35 +79,52 @@ type SourceReport struct {
 // spans without the report, or the report without the spans. spans may
 // be empty, to report refusals promptly.
 //
-// Deliver copies the call into the recorder's inbox and returns: the
-// recorder places the spans on a goroutine of its own, and any of its
-// methods that reads or changes what it holds places them first, so that
-// no caller sees it without them. The caller may reuse spans at once. A
-// batch small enough that placing it costs less than waking that
-// goroutine (offloadNs, at the cost measured so far) is placed by Deliver
-// itself when the recorder is idle, and so is a batch that finds the
-// inbox full (maxInboxSpans). The error is the first the recorder met
-// placing this source's spans since the last Deliver returned one (spans
-// dropped, as AddGPUSpans says).
+// Deliver copies spans, and the caller may reuse them at once; Hand,
+// which takes them over, says how the recorder places them.
 func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 	if s == nil {
 		return nil
+	}
+	r := s.r
+	next, err := s.Hand(append(r.takeSpare(), spans...), rep)
+	r.inMu.Lock()
+	r.putSpare(next)
+	r.inMu.Unlock()
+	return err
+}
+
+// Hand is Deliver without a copy: the recorder takes spans over, and
+// gives back an empty buffer for the source's next call: spans itself,
+// one it took over before and is done with, or nil.
+//
+// Hand leaves the call in the recorder's inbox and returns: the recorder
+// places the spans on a goroutine of its own, and any of its methods that
+// reads or changes what it holds places them first, so that no caller
+// sees it without them. A batch small enough that placing it costs less
+// than waking that goroutine (offloadNs, at the cost measured so far) is
+// placed by Hand itself when the recorder is idle, and so is a batch that
+// finds the inbox full (maxInboxSpans). The error is the first the
+// recorder met placing this source's spans since the last call returned
+// one (spans dropped, as AddGPUSpans says).
+func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
+	if s == nil {
+		return spans[:0], nil
 	}
 	r := s.r
 	if r.inline(len(spans)) && r.tryLockIdle() {
 		err := s.place(spans, rep)
 		r.mu.Unlock()
 		if e := s.takeErr(); e != nil {
-			return e
+			return spans[:0], e
 		}
-		return err
+		return spans[:0], err
 	}
-	if r.handIn(inboxEntry{src: s, rep: rep}, spans) {
-		return s.takeErr()
+	if r.handIn(inboxEntry{src: s, spans: spans, rep: rep}) {
+		return r.takeSpare(), s.takeErr()
 	}
 	r.lock()
 	defer r.mu.Unlock()
-	return s.place(spans, rep)
+	return spans[:0], s.place(spans, rep)
 }
 
 // deliverLocked is Deliver under the lock. The caller holds mu.
@@ -171,7 +188,7 @@ func (s *GPUSource) Settle(frame uint64) {
 		r.mu.Unlock()
 		return
 	}
-	r.handIn(inboxEntry{src: s, settle: min(frame, r.settleCap()), isSettle: true}, nil)
+	r.handIn(inboxEntry{src: s, settle: min(frame, r.settleCap()), isSettle: true})
 }
 
 // settleLocked is Settle under the lock, for a frame already clamped to
