@@ -78,6 +78,17 @@
 // the recorder with its zones, whose [timeline.Ledger] every trace
 // carries. Nothing panics.
 //
+// What runs where: [GPU.Collect], and the collection in
+// [Profiler.BeginFrame], read the frame's results from host memory and
+// convert them on the caller's goroutine. Placing the zones on the
+// timeline (lanes, nesting, arrows, the flight recorder's eviction) runs
+// on a goroutine of the profiler's own, and resetting the frame's queries
+// on the query pool's, each when that work would cost the caller more than
+// waking a goroutine; smaller work is done in place. Nothing reads the
+// timeline without the zones handed to it ([Profiler.Dump], the live view
+// and the sink place what is waiting first), and none of that work calls
+// Vulkan on the application's objects.
+//
 // Closing: [Profiler.Close] and [GPU.Close] collect every zone the GPU has
 // finished, count the rest, and destroy the query pools: call them after
 // vkDeviceWaitIdle and before vkDestroyDevice. [Profiler.Done] is closed
