@@ -29,11 +29,14 @@
 // the books balance at every read as they did when Deliver placed the
 // spans itself. A batch small enough that placing it costs less than
 // waking that goroutine (offloadNs, at the cost measured so far) is
-// placed by Deliver itself when the lock is free and the inbox empty. The
-// goroutine starts with the first call handed in, is woken by the later
-// ones, and ends when it has had nothing for a second or the recorder
-// closes; the inbox holds at most maxInboxSpans spans, past which Deliver
-// places them itself.
+// placed by Deliver itself when the lock is free and the inbox empty. A
+// source has at most one batch waiting: the next, while it waits, is
+// placed by the source's caller itself, so that the merge being behind
+// slows the caller rather than growing the inbox, and two span buffers
+// per source take turns ([GPUSource.Hand]). The goroutine starts with the
+// first source, waits on a channel between calls, and ends with the last
+// source's Close or the recorder's; the inbox holds at most
+// maxInboxSpans spans, past which Deliver places them itself.
 //
 // Only profiler and live use it; applications reach it through
 // profiler's API. docs/design.md says how it collects, bounds and counts.

@@ -3,7 +3,6 @@ package record
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/framescope/framescope/timeline"
 )
@@ -20,10 +19,6 @@ const maxInboxSpans = 1 << 16
 // is placed by the caller itself when the lock is free and the inbox
 // empty.
 const offloadNs = 20_000
-
-// maxSpare bounds the span buffers the recorder keeps for Hand to give
-// back: two alternate per source in a steady render loop.
-const maxSpare = 8
 
 // inboxEntry is one call of a source waiting in the inbox: a Hand, whose
 // spans the inbox owns, or a Settle.
@@ -59,9 +54,9 @@ type inboxState struct {
 	mergeStop bool
 	mergeWake chan struct{} // wakes the merge's goroutine; buffered
 	out       inbox         // the calls being applied, swapped with in; guarded by mu
-	// spare holds span buffers placed and emptied, for Hand to give back;
-	// guarded by inMu.
-	spare [][]GPUSpan
+	// sources counts the sources open: the merge's goroutine waits for
+	// their calls while there are any; guarded by inMu.
+	sources int
 	// mergeNs and merged are the time spent placing delivered spans, and
 	// how many, wherever they were placed; guarded by mu.
 	mergeNs, merged uint64
@@ -133,52 +128,32 @@ func (r *Recorder) handIn(e inboxEntry) bool {
 	if !e.isSettle {
 		r.inboxed++
 	}
+	if cap(e.spans) > 0 {
+		e.src.spare, e.src.waiting = nil, true // until the merge places it
+	}
 	r.in.spans += len(e.spans)
 	r.in.entries = append(r.in.entries, e)
-	start := !r.merging
-	r.merging, r.mergeStop = true, false
+	r.mergeStop = false
+	r.startMerge()
 	r.inMu.Unlock()
-	if start {
-		go r.mergeFn() // a func value made once: go r.merge() would allocate its closure each time
-	} else {
-		r.wakeMerge()
-	}
+	r.wakeMerge()
 	return true
 }
 
-// takeSpare returns an empty span buffer the recorder is done with, or
-// nil.
-func (r *Recorder) takeSpare() []GPUSpan {
-	r.inMu.Lock()
-	defer r.inMu.Unlock()
-	n := len(r.spare)
-	if n == 0 {
-		return nil
-	}
-	b := r.spare[n-1]
-	r.spare[n-1] = nil
-	r.spare = r.spare[:n-1]
-	return b
-}
-
-// putSpare keeps b, emptied, for takeSpare. The caller holds inMu.
-func (r *Recorder) putSpare(b []GPUSpan) {
-	if cap(b) > 0 && len(r.spare) < maxSpare {
-		r.spare = append(r.spare, b[:0])
+// startMerge starts the merge's goroutine unless it runs. The caller
+// holds inMu.
+func (r *Recorder) startMerge() {
+	if !r.merging {
+		r.merging = true
+		go r.mergeFn() // a func value made once: go r.merge() would allocate its closure each time
 	}
 }
 
-// mergeLinger is how long the merge's goroutine waits for more once the
-// inbox is empty before it ends: a render loop hands a batch in every
-// frame, and a goroutine woken is cheaper than one started (which may
-// allocate).
-const mergeLinger = time.Second
-
-// merge applies the inbox whenever it has anything, until it has had
-// nothing for mergeLinger or the recorder closes.
+// merge applies the inbox whenever it has anything, until it is empty
+// with no source open, or the recorder closes. It starts with the first
+// source (GPUSource), so that no Deliver starts a goroutine (which may
+// allocate), and ends with the last (GPUSource.Close) or at Close.
 func (r *Recorder) merge() {
-	idle := time.NewTimer(mergeLinger)
-	defer idle.Stop()
 	for {
 		r.lock()
 		r.mu.Unlock()
@@ -187,24 +162,13 @@ func (r *Recorder) merge() {
 			r.inMu.Unlock()
 			continue
 		}
-		if r.mergeStop {
+		if r.mergeStop || r.sources == 0 {
 			r.merging = false
 			r.inMu.Unlock()
 			return
 		}
 		r.inMu.Unlock()
-		idle.Reset(mergeLinger)
-		select {
-		case <-r.mergeWake:
-		case <-idle.C:
-			r.inMu.Lock()
-			if len(r.in.entries) == 0 {
-				r.merging = false
-				r.inMu.Unlock()
-				return
-			}
-			r.inMu.Unlock()
-		}
+		<-r.mergeWake
 	}
 }
 
@@ -249,7 +213,9 @@ func (r *Recorder) applyInbox() {
 		if err != nil && e.src.err == nil {
 			e.src.err = err
 		}
-		r.putSpare(e.spans)
+		if cap(e.spans) > 0 {
+			e.src.spare, e.src.waiting = e.spans[:0], false // for its next Hand
+		}
 		r.inMu.Unlock()
 	}
 	clear(r.out.entries) // they hold sources and buffers

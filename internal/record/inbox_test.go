@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/framescope/framescope/timeline"
 )
@@ -77,51 +78,54 @@ func TestInboxConcurrentDeliveries(t *testing.T) {
 	}
 }
 
-// Deliver needs no lock of the recorder's while the inbox has room: with
-// the recorder's lock held (the merge, or a Dump, busy) a source still
-// hands its spans in, up to maxInboxSpans. Past that it places them
-// itself, so it waits, and what it hands in is still placed once, in
-// order.
+// Deliver needs no lock of the recorder's to hand a batch in: with the
+// recorder's lock held (the merge, or a Dump, busy) a source still hands
+// its first batch in. Its next, while the first waits, and a batch past
+// maxInboxSpans, are placed by the caller itself, so they wait for the
+// lock; every span is still placed once, in each source's order.
 func TestInboxBounded(t *testing.T) {
 	r, q, zone := gpuSetup(Options{})
-	src := r.GPUSource(q)
-	batch := make([]GPUSpan, 1024)
+	src, big := r.GPUSource(q), r.GPUSource(r.QueueTrack(timeline.Queue{Device: "d", Family: 7}))
 	at := int64(0)
-	fill := func() {
-		for i := range batch {
+	batch := func(n int) []GPUSpan {
+		b := make([]GPUSpan, n)
+		for i := range b {
 			at += 10
-			batch[i] = GPUSpan{Name: zone, Start: at, End: at + 5}
+			b[i] = GPUSpan{Name: zone, Start: at, End: at + 5}
 		}
+		return b
 	}
-	var issued uint64
 	r.mu.Lock() // what the merge would take
-	for range maxInboxSpans / len(batch) {
-		fill()
-		issued += uint64(len(batch))
-		if err := src.Deliver(batch, SourceReport{Issued: issued}); err != nil {
-			t.Fatal(err)
-		}
+	if err := src.Deliver(batch(1024), SourceReport{Issued: 1024}); err != nil {
+		t.Fatal(err)
 	}
-	fill()
-	issued += uint64(len(batch))
-	placed := make(chan error)
-	go func() { placed <- src.Deliver(batch, SourceReport{Issued: issued}) }()
+	second, large := batch(1024), batch(maxInboxSpans+1)
+	placed := make(chan error, 2)
+	go func() { placed <- src.Deliver(second, SourceReport{Issued: 2048}) }()
+	go func() { placed <- big.Deliver(large, SourceReport{Issued: maxInboxSpans + 1}) }()
+	time.Sleep(50 * time.Millisecond)
 	select {
 	case err := <-placed:
-		t.Fatalf("Deliver past the inbox's bound returned (%v) while the recorder was locked", err)
+		t.Fatalf("a Deliver that must place its batch itself returned (%v) while the recorder was locked", err)
 	default:
 	}
 	r.mu.Unlock()
-	if err := <-placed; err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if err := <-placed; err != nil {
+			t.Fatal(err)
+		}
 	}
 	tr := r.Dump()
-	if uint64(len(tr.Spans)) != issued || tr.Ledger.Zones.Issued != issued || !tr.Ledger.Balanced(tr.Drops) {
-		t.Fatalf("%d spans of %d, ledger %+v", len(tr.Spans), issued, tr.Ledger)
+	want := uint64(2048 + maxInboxSpans + 1)
+	if uint64(len(tr.Spans)) != want || tr.Ledger.Zones.Issued != want || !tr.Ledger.Balanced(tr.Drops) {
+		t.Fatalf("%d spans of %d, ledger %+v", len(tr.Spans), want, tr.Ledger)
 	}
-	for i := 1; i < len(tr.Spans); i++ {
-		if tr.Spans[i].Start <= tr.Spans[i-1].Start {
-			t.Fatalf("span %d starts at %d, after %d: out of order", i, tr.Spans[i].Start, tr.Spans[i-1].Start)
+	for _, track := range []timeline.TrackID{q, tr.Spans[len(tr.Spans)-1].Track} {
+		spans := spansOn(tr, track)
+		for i := 1; i < len(spans); i++ {
+			if spans[i].Start <= spans[i-1].Start {
+				t.Fatalf("span %d of track %d starts at %d, after %d: out of order", i, track, spans[i].Start, spans[i-1].Start)
+			}
 		}
 	}
 }
@@ -151,9 +155,9 @@ func TestInboxReportsErrorsLater(t *testing.T) {
 }
 
 // Hand takes its spans over: while they wait in the inbox it never gives
-// the same buffer back, and once placed it recycles them, so that a
-// source alternating two buffers hands in frame after frame with no new
-// one; every span is placed once, as handed in.
+// the same buffer back, and once they are placed it gives them back, so
+// that a source hands in frame after frame with two buffers taking turns
+// and no new one; every span is placed once, as handed in.
 func TestHandTakesSpansOver(t *testing.T) {
 	r, q, zone := gpuSetup(Options{})
 	src := r.GPUSource(q)
@@ -166,29 +170,27 @@ func TestHandTakesSpansOver(t *testing.T) {
 		}
 		return b
 	}
-	var buf []GPUSpan
 	var issued uint64
-	r.mu.Lock() // the merge is busy: each batch waits in the inbox
-	for range 4 {
-		buf = fill(buf)
-		issued += uint64(len(buf))
-		next, err := src.Hand(buf, SourceReport{Issued: issued})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cap(next) > 0 && &next[:1][0] == &buf[0] {
-			t.Fatal("Hand gave back the buffer it took over")
-		}
-		buf = next
+	r.mu.Lock() // the merge is busy: the batch waits in the inbox
+	buf := fill(nil)
+	issued += uint64(len(buf))
+	next, err := src.Hand(buf, SourceReport{Issued: issued})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cap(next) > 0 && &next[:1][0] == &buf[0] {
+		t.Fatal("Hand gave back the buffer it took over")
 	}
 	r.mu.Unlock()
+	buf = next
 	seen := map[*GPUSpan]bool{}
-	for range 20 {
-		r.Stats() // places what waits
+	for i := range 20 {
+		if i%2 == 0 {
+			r.Stats() // places what waits, as the merge would
+		}
 		buf = fill(buf)
 		seen[&buf[0]] = true
 		issued += uint64(len(buf))
-		var err error
 		if buf, err = src.Hand(buf, SourceReport{Issued: issued}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,6 +59,11 @@ type GPUSource struct {
 	closed  bool
 	last    SourceReport // the last report Deliver had
 	err     error        // the first error placing its spans not returned yet; guarded by r.inMu
+	// spare is the buffer Hand gives back next, and waiting says the
+	// source's last batch is in the inbox; guarded by r.inMu.
+	spare   []GPUSpan
+	waiting bool
+	copied  []GPUSpan // Deliver's copy, used by the source's caller alone
 }
 
 // SourceReport is what a source says of the zones it handed out, as
@@ -85,27 +91,27 @@ func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 	if s == nil {
 		return nil
 	}
-	r := s.r
-	next, err := s.Hand(append(r.takeSpare(), spans...), rep)
-	r.inMu.Lock()
-	r.putSpare(next)
-	r.inMu.Unlock()
+	next, err := s.Hand(append(s.copied[:0], spans...), rep)
+	s.copied = next
 	return err
 }
 
-// Hand is Deliver without a copy: the recorder takes spans over, and
-// gives back an empty buffer for the source's next call: spans itself,
-// one it took over before and is done with, or nil.
+// Hand is Deliver without a copy: the recorder takes spans over and
+// gives back an empty buffer for the source's next call, spans itself
+// or the one it took over the call before. A source's calls are made one
+// at a time.
 //
 // Hand leaves the call in the recorder's inbox and returns: the recorder
 // places the spans on a goroutine of its own, and any of its methods that
 // reads or changes what it holds places them first, so that no caller
-// sees it without them. A batch small enough that placing it costs less
-// than waking that goroutine (offloadNs, at the cost measured so far) is
-// placed by Hand itself when the recorder is idle, and so is a batch that
-// finds the inbox full (maxInboxSpans). The error is the first the
-// recorder met placing this source's spans since the last call returned
-// one (spans dropped, as AddGPUSpans says).
+// sees it without them. Hand places them itself when that costs less
+// than waking that goroutine (offloadNs, at the cost measured so far)
+// and the recorder is idle; when the source's last batch still waits (the
+// merge is behind: each source has at most one batch waiting, so that
+// two buffers take turns and none is made after the first); and when the
+// inbox is full (maxInboxSpans). The error is the first the recorder met
+// placing this source's spans since the last call returned one (spans
+// dropped, as AddGPUSpans says).
 func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 	if s == nil {
 		return spans[:0], nil
@@ -114,17 +120,25 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 	if r.inline(len(spans)) && r.tryLockIdle() {
 		err := s.place(spans, rep)
 		r.mu.Unlock()
-		if e := s.takeErr(); e != nil {
-			return spans[:0], e
-		}
-		return spans[:0], err
+		return spans[:0], cmp.Or(s.takeErr(), err)
 	}
-	if r.handIn(inboxEntry{src: s, spans: spans, rep: rep}) {
-		return r.takeSpare(), s.takeErr()
+	r.inMu.Lock()
+	next, waiting := s.spare, s.waiting
+	r.inMu.Unlock()
+	if cap(spans) == 0 {
+		next, waiting = nil, false // the books alone: no buffer changes hands
+	}
+	if !waiting {
+		if next == nil && cap(spans) > 0 {
+			next = make([]GPUSpan, 0, cap(spans)) // the second buffer, once
+		}
+		if r.handIn(inboxEntry{src: s, spans: spans, rep: rep}) {
+			return next, s.takeErr()
+		}
 	}
 	r.lock()
 	defer r.mu.Unlock()
-	return spans[:0], s.place(spans, rep)
+	return spans[:0], cmp.Or(s.takeErr(), s.place(spans, rep))
 }
 
 // deliverLocked is Deliver under the lock. The caller holds mu.
@@ -158,6 +172,10 @@ func (r *Recorder) GPUSource(track timeline.TrackID) *GPUSource {
 	s := &GPUSource{r: r, qs: qs, settled: r.beforeNextFrame()}
 	qs.sources = append(qs.sources, s)
 	r.sourced = true
+	r.inMu.Lock()
+	r.sources++
+	r.startMerge()
+	r.inMu.Unlock()
 	return s
 }
 
@@ -215,6 +233,10 @@ func (s *GPUSource) Close() {
 	}
 	s.closed = true
 	s.qs.sources = slices.DeleteFunc(s.qs.sources, func(x *GPUSource) bool { return x == s })
+	r.inMu.Lock()
+	r.sources--
+	r.inMu.Unlock()
+	r.wakeMerge() // with no source left, it ends
 }
 
 // gpuWatermark returns the newest frame up to which every open source has
