@@ -331,7 +331,8 @@ func (p *Pool) resetDue() {
 }
 
 // ResetCost returns the time resetDue spent in vkResetQueryPool and the
-// queries it reset: the work Collect leaves to the pool's goroutine.
+// queries it reset, on the pool's goroutine or in place: the work Collect
+// hands to that goroutine when it costs more than a wake.
 func (p *Pool) ResetCost() (ns, queries uint64) {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()

@@ -21,22 +21,22 @@
 // on a lane nest and never cross, so the spans covering a point are one
 // chain of parents.
 //
-// A GPU source's Deliver and Settle do not take the recorder's lock: they
-// copy the call into an inbox and return, and a goroutine of the
-// recorder's own places what the inbox holds, in order, under the lock.
+// A GPU source's Hand (and Deliver, which copies into it) and Settle do
+// not take the recorder's lock: they leave the call in an inbox, which
+// takes the spans over, and return, and a goroutine of the recorder's own
+// places what the inbox holds, in order, under the lock.
 // Every method that takes the lock first places what the inbox holds, so
 // no caller sees the recorder without a call a source already made, and
-// the books balance at every read as they did when Deliver placed the
-// spans itself. A batch small enough that placing it costs less than
+// the books balance at every read. A batch small enough that placing it costs less than
 // waking that goroutine (offloadNs, at the cost measured so far) is
-// placed by Deliver itself when the lock is free and the inbox empty. A
+// placed by Hand itself when the lock is free and the inbox empty. A
 // source has at most one batch waiting: the next, while it waits, is
 // placed by the source's caller itself, so that the merge being behind
 // slows the caller rather than growing the inbox, and two span buffers
 // per source take turns ([GPUSource.Hand]). The goroutine starts with the
 // first source, waits on a channel between calls, and ends with the last
 // source's Close or the recorder's; the inbox holds at most
-// maxInboxSpans spans, past which Deliver places them itself.
+// maxInboxSpans spans, past which Hand places them itself.
 //
 // Only profiler and live use it; applications reach it through
 // profiler's API. docs/design.md says how it collects, bounds and counts.

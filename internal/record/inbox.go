@@ -37,18 +37,18 @@ type inbox struct {
 }
 
 // inboxState is where GPU sources leave their calls for the recorder.
-// Deliver and Settle take only inMu: they copy their spans and report in
-// and return. The merge applies them in order, under mu, on a goroutine
-// of the recorder's own, started by the first call handed in and woken by
-// the next ones, which ends when it has had nothing for a while or the
-// recorder closes; and every method that takes mu applies them first
-// (lock), so that no caller ever sees the recorder without a call a
-// source already made.
+// Hand and Settle take only inMu to leave one: the inbox takes the spans
+// over with the report. The merge applies the calls in order, under mu,
+// on a goroutine of the recorder's own that starts with the first source,
+// is woken by each call left, and ends once the inbox is empty with no
+// source open or the recorder closed; and every method that takes mu
+// applies them first (lock), so that no caller ever sees the recorder
+// without a call a source already made.
 type inboxState struct {
 	inMu    sync.Mutex
 	in      inbox  // guarded by inMu
 	merging bool   // a merge goroutine runs; guarded by inMu
-	inboxed uint64 // Delivers handed in, for the tests; guarded by inMu
+	inboxed uint64 // batches handed in, for the tests; guarded by inMu
 	// mergeStop asks the merge's goroutine to end once the inbox is empty
 	// (Close); guarded by inMu.
 	mergeStop bool
@@ -172,8 +172,8 @@ func (r *Recorder) merge() {
 	}
 }
 
-// stopMerge ends the merge's goroutine once the inbox is empty, and
-// lets the next call that hands something in start another.
+// stopMerge ends the merge's goroutine once the inbox is empty (Close);
+// a call handed in later starts another.
 func (r *Recorder) stopMerge() {
 	r.inMu.Lock()
 	stop := r.merging

@@ -108,7 +108,7 @@ func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 // than waking that goroutine (offloadNs, at the cost measured so far)
 // and the recorder is idle; when the source's last batch still waits (the
 // merge is behind: each source has at most one batch waiting, so that
-// two buffers take turns and none is made after the first); and when the
+// two buffers take turns and no third is made); and when the
 // inbox is full (maxInboxSpans). The error is the first the recorder met
 // placing this source's spans since the last call returned one (spans
 // dropped, as AddGPUSpans says).
