@@ -86,8 +86,9 @@
 // on the query pool's, each when that work would cost the caller more than
 // waking a goroutine; smaller work is done in place. Nothing reads the
 // timeline without the zones handed to it ([Profiler.Dump], the live view
-// and the sink place what is waiting first), and none of that work calls
-// Vulkan on the application's objects.
+// and the sink place what is waiting first). Of Vulkan, that work calls
+// only vkResetQueryPool, on the profiler's own query pools, which no
+// application call touches.
 //
 // Closing: [Profiler.Close] and [GPU.Close] collect every zone the GPU has
 // finished, count the rest, and destroy the query pools: call them after
