@@ -267,8 +267,8 @@ func (p *Pool) readPass(mode readMode) {
 		// Collect leaves vkResetQueryPool to the pool's goroutine, the
 		// one driver call a readback from copies would make (on lavapipe
 		// it costs more than all the rest), unless it is expected to cost
-		// less than waking that goroutine.
-		if n := p.resetsDue(); n > 0 && p.resetCost.Load()*n >= offloadNs*256 {
+		// less than waking that goroutine (offload.Ns).
+		if p.resetCost.Worth(p.resetsDue()) {
 			p.resetWanted = true
 			p.mu.Unlock()
 			return
@@ -277,13 +277,6 @@ func (p *Pool) readPass(mode readMode) {
 	p.mu.Unlock()
 	p.resetDue()
 }
-
-// offloadNs is about what handing work to the pool's goroutine costs
-// the caller, all told: waking it wakes a thread (a few µs of the
-// caller's own), and the two then share the cores (on the 2-core CI
-// machine, a frame of 10 zones took 6 µs longer with its reset handed
-// off).
-const offloadNs = 20_000
 
 // resetsDue counts the queries of the spent slots whose frame the
 // application has waited for: what resetDue would reset on the host. The
@@ -316,17 +309,15 @@ func (p *Pool) resetDue() {
 		return
 	}
 	t0 := time.Now()
+	var queries uint64
 	for _, s := range p.resets {
-		s.each(func(b *block) { p.resetQueries += uint64(b.written) })
+		s.each(func(b *block) { queries += uint64(b.written) })
 		if p.resetHost(s) == nil {
 			s.dirty = false
 		}
 		s.state.Store(slotFree)
 	}
-	p.resetNs += uint64(time.Since(t0))
-	if p.resetQueries > 0 {
-		p.resetCost.Store(p.resetNs * 256 / p.resetQueries)
-	}
+	p.resetCost.Add(uint64(time.Since(t0)), queries)
 	clear(p.resets)
 }
 
@@ -336,7 +327,7 @@ func (p *Pool) resetDue() {
 func (p *Pool) ResetCost() (ns, queries uint64) {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()
-	return p.resetNs, p.resetQueries
+	return p.resetCost.Totals()
 }
 
 // resetsLocked appends to dst the spent slots whose frame the application

@@ -31,7 +31,7 @@
 // is reset on the host only over the queries its frame handed out.
 //
 // Collect leaves that reset to the pool's goroutine when it is expected
-// to cost more than waking it (offloadNs, at the cost measured so far:
+// to cost more than waking it (offload.Ns, at the cost measured so far:
 // lavapipe's vkResetQueryPool takes about 100 ns a query, more than the
 // rest of the readback); BeginFrame then takes a new slot, while the ring
 // is below MaxSlots, rather than reset one itself, so that a frame begun

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/framescope/framescope/internal/offload"
 	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
 )
@@ -173,11 +174,8 @@ type Pool struct {
 
 	resetMu sync.Mutex // one resetDue at a time
 	resets  []*Slot    // resetDue's scratch; guarded by resetMu
-	// resetNs and resetQueries are resetDue's time and queries; guarded
-	// by resetMu.
-	resetNs, resetQueries uint64
-	// resetCost is resetNs/resetQueries in 1/256 ns, for Collect.
-	resetCost atomic.Uint64
+	// resetCost is resetDue's time and queries; added to under resetMu.
+	resetCost offload.Cost
 
 	readMu sync.Mutex    // one readback pass at a time
 	wake   chan struct{} // Collect -> reader

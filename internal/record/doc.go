@@ -28,7 +28,7 @@
 // Every method that takes the lock first places what the inbox holds, so
 // no caller sees the recorder without a call a source already made, and
 // the books balance at every read. A batch small enough that placing it costs less than
-// waking that goroutine (offloadNs, at the cost measured so far) is
+// waking that goroutine (offload.Ns, at the cost measured so far) is
 // placed by Hand itself when the lock is free and the inbox empty. A
 // source has at most one batch waiting: the next, while it waits, is
 // placed by the source's caller itself, so that the merge being behind

@@ -2,23 +2,14 @@ package record
 
 import (
 	"sync"
-	"sync/atomic"
 
+	"github.com/framescope/framescope/internal/offload"
 	"github.com/framescope/framescope/timeline"
 )
 
 // maxInboxSpans bounds the spans the inbox holds: a source that hands in
 // more while the merge is behind places them itself, under the lock.
 const maxInboxSpans = 1 << 16
-
-// offloadNs is about what handing work to another goroutine costs the
-// caller, all told: starting the merge wakes a thread (a few µs of the
-// caller's own), and the two then share the cores and the lock (on the
-// 2-core CI machine, a frame of 10 zones took 6 µs longer handed off).
-// A batch expected to take less to place (at the cost measured so far)
-// is placed by the caller itself when the lock is free and the inbox
-// empty.
-const offloadNs = 20_000
 
 // inboxEntry is one call of a source waiting in the inbox: a Hand, whose
 // spans the inbox owns, or a Settle.
@@ -57,19 +48,15 @@ type inboxState struct {
 	// sources counts the sources open: the merge's goroutine waits for
 	// their calls while there are any; guarded by inMu.
 	sources int
-	// mergeNs and merged are the time spent placing delivered spans, and
-	// how many, wherever they were placed; guarded by mu.
-	mergeNs, merged uint64
-	// spanCost is mergeNs/merged in 1/256 ns, for callers without mu.
-	spanCost atomic.Uint64
-	mergeFn  func() // r.merge
+	// placing is the time spent placing delivered spans, and how many,
+	// wherever they were placed; added to under mu.
+	placing offload.Cost
+	mergeFn func() // r.merge
 }
 
 // inline reports whether placing n spans is expected to cost the caller
-// less than handing them to the merge.
-func (r *Recorder) inline(n int) bool {
-	return r.spanCost.Load()*uint64(n) < offloadNs*256
-}
+// less than handing them to the merge (offload.Ns).
+func (r *Recorder) inline(n int) bool { return !r.placing.Worth(uint64(n)) }
 
 // tryLockIdle takes mu if it is free and the inbox is empty, so that a
 // call placed now comes after every call before it.
@@ -94,9 +81,7 @@ func (s *GPUSource) place(spans []GPUSpan, rep SourceReport) error {
 	}
 	t0 := timeline.Now()
 	err := s.deliverLocked(spans, rep)
-	r.mergeNs += uint64(timeline.Now() - t0)
-	r.merged += uint64(len(spans))
-	r.spanCost.Store(r.mergeNs * 256 / r.merged)
+	r.placing.Add(uint64(timeline.Now()-t0), uint64(len(spans)))
 	return err
 }
 
@@ -229,7 +214,7 @@ func (r *Recorder) applyInbox() {
 func (r *Recorder) MergeCost() (ns, spans uint64) {
 	r.lock()
 	defer r.mu.Unlock()
-	return r.mergeNs, r.merged
+	return r.placing.Totals()
 }
 
 // settleCap is beforeNextFrame read without mu: never a later frame than

@@ -105,7 +105,7 @@ func (s *GPUSource) Deliver(spans []GPUSpan, rep SourceReport) error {
 // places the spans on a goroutine of its own, and any of its methods that
 // reads or changes what it holds places them first, so that no caller
 // sees it without them. Hand places them itself when that costs less
-// than waking that goroutine (offloadNs, at the cost measured so far)
+// than waking that goroutine (offload.Ns, at the cost measured so far)
 // and the recorder is idle; when the source's last batch still waits (the
 // merge is behind: each source has at most one batch waiting, so that
 // two buffers take turns and no third is made); and when the
