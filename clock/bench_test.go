@@ -97,6 +97,43 @@ func BenchmarkClockConvertFloor(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/tick")
 }
 
+// BenchmarkClockConvertSpan converts a zone's two ticks with ConvertSpan
+// and reports ns/span next to two Convert calls on the same ticks in the
+// same run, and their ratio.
+func BenchmarkClockConvertSpan(b *testing.B) {
+	for _, bits := range []uint{64, 32} {
+		b.Run(map[uint]string{64: "64bit", 32: "32bit"}[bits], func(b *testing.B) {
+			m, clk := benchModel(b, bits, 0, 0)
+			const n = 1024
+			var raws [n + 1]uint64
+			for i := range raws {
+				raws[i] = uint64(clk.tick(120.5e9+float64(i)*10e3)) & m.mask
+			}
+			hint := int64(120.5e9)
+			start := time.Now()
+			var sum int64
+			for i := 0; i < b.N; i++ {
+				s, e1, _ := m.Convert(raws[i%n], hint)
+				e, e2, _ := m.Convert(raws[i%n+1], hint)
+				sum += e - s + max(e1, e2)
+			}
+			two := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s, e, errNs, _ := m.ConvertSpan(raws[i%n], raws[i%n+1], hint)
+				sum += e - s + errNs
+			}
+			b.StopTimer()
+			benchSink = sum
+			per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(per, "ns/span")
+			b.ReportMetric(two, "two-converts-ns")
+			b.ReportMetric(per/two, "x-two")
+		})
+	}
+}
+
 // BenchmarkClockAdd is one recalibration round with a full window of 32
 // samples: extend, screen, robust fit, least squares, bound, publish. It
 // is compared with a plain weighted least-squares pass over the same

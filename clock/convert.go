@@ -56,20 +56,67 @@ func (m *Model) ConvertBits(raw uint64, validBits uint, hint int64) (host, errNs
 	return g.convert(x)
 }
 
+// ConvertSpan places a span's two ticks, begin and end, on the host
+// clock: what two calls of Convert with the same hint return, start from
+// begin and stop from end, errNs the larger of their bounds, ok only if
+// both convert. Both ticks are converted with one snapshot of the model,
+// so that a calibration published between them cannot convert the two
+// with different fits; and the work they share (the snapshot, the tick
+// predicted at hint) is done once. It does not allocate and is safe to
+// call concurrently with Add.
+func (m *Model) ConvertSpan(begin, end uint64, hint int64) (start, stop, errNs int64, ok bool) {
+	s := m.snap.Load()
+	if s == nil {
+		return 0, 0, 0, false
+	}
+	begin, end = begin&s.mask, end&s.mask
+	var xb, xe int64
+	if s.half == 0 {
+		xb, xe = int64(begin-s.base), int64(end-s.base)
+	} else {
+		pred, ok := s.predict(hint)
+		if !ok {
+			return 0, 0, 0, false
+		}
+		xb, xe = s.extend(begin, pred, s.mask, s.half), s.extend(end, pred, s.mask, s.half)
+	}
+	start, e1, ok1 := s.at(xb)
+	stop, e2, ok2 := s.at(xe)
+	if !ok1 || !ok2 {
+		return 0, 0, 0, false
+	}
+	return start, stop, max(e1, e2), true
+}
+
 // near extends raw (its low bits, mask) to the tick nearest the one the
 // snapshot predicts at host time hint; half is half a wrap.
 func (s *clockSnap) near(raw uint64, hint int64, mask, half uint64) (int64, bool) {
+	pred, ok := s.predict(hint)
+	if !ok {
+		return 0, false
+	}
+	return s.extend(raw, pred, mask, half), true
+}
+
+// predict returns the extended tick the snapshot predicts at host time
+// hint, or false when it is out of range.
+func (s *clockSnap) predict(hint int64) (int64, bool) {
 	pf := s.predX + (float64(hint)-s.predH)*s.invSl
 	if !(pf > -clockLimit && pf < clockLimit) {
 		return 0, false
 	}
-	pred := int64(pf)
+	return int64(pf), true
+}
+
+// extend extends raw (its low bits, mask) to the tick nearest pred; half
+// is half a wrap.
+func (s *clockSnap) extend(raw uint64, pred int64, mask, half uint64) int64 {
 	d := (raw - (s.base + uint64(pred))) & mask
 	x := pred + int64(d)
 	if d >= half {
 		x -= int64(half) * 2
 	}
-	return x, true
+	return x
 }
 
 // at converts the extended tick x with the snapshot's chain.

@@ -68,3 +68,21 @@ func ExampleModel_Calibration() {
 	// Output:
 	// track 1 at 10 s: -20.0 ppm, 10 samples, bound 5 us
 }
+
+// A GPU zone's two timestamps, converted together: one snapshot of the
+// model for both, so a calibration published meanwhile cannot split them.
+func ExampleModel_ConvertSpan() {
+	m, _ := clock.New(clock.Options{PeriodNs: 1, ValidBits: 32})
+	for i := int64(1); i <= 10; i++ {
+		// A device clock running 20 ppm slow, 32 bits wide (it wraps
+		// every 4.3 s), samples within 3 us.
+		m.Add(clock.Sample{Device: uint64(i*999_980_000) & (1<<32 - 1), Host: i * 1e9, Deviation: 3000})
+	}
+	tick := func(host float64) uint64 { return uint64(host*0.99998) & (1<<32 - 1) }
+	// A zone from 10.0001 s to 10.0003 s, read back at 10.001 s.
+	start, stop, errNs, ok := m.ConvertSpan(tick(10.0001e9), tick(10.0003e9), 10.001e9)
+	fmt.Printf("ok %v, %.1f us long, starting at %.1f us past 10 s, within ±%.0f us\n",
+		ok, float64(stop-start)/1e3, float64(start-10e9)/1e3, math.Ceil(float64(errNs)/1e3))
+	// Output:
+	// ok true, 200.0 us long, starting at 100.0 us past 10 s, within ±6 us
+}

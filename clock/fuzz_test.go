@@ -108,6 +108,8 @@ func FuzzModel(f *testing.F) {
 			}
 			m.Convert(s.Device, s.Host)
 			m.Convert(s.Device^0x5555, s.Host-int64(dev)*1000)
+			fuzzSpan(t, m, s.Device, s.Device+uint64(r[14])*1e5, s.Host)
+			fuzzSpan(t, m, s.Device^0x5555, s.Device, s.Host-int64(dev)*1000)
 			m.ConvertBits(s.Device, uint(r[14]%70), s.Host+int64(dev))
 			q := m.Quality()
 			if math.IsNaN(q.ErrNs) || math.IsNaN(q.DriftPPM) || q.ErrNs < 0 {
@@ -128,6 +130,19 @@ func FuzzModel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzSpan checks that ConvertSpan returns what two Converts with the same
+// hint do.
+func fuzzSpan(t *testing.T, m *Model, begin, end uint64, hint int64) {
+	t.Helper()
+	s, e1, ok1 := m.Convert(begin, hint)
+	e, e2, ok2 := m.Convert(end, hint)
+	start, stop, errNs, ok := m.ConvertSpan(begin, end, hint)
+	if ok != (ok1 && ok2) || ok && (start != s || stop != e || errNs != max(e1, e2)) {
+		t.Fatalf("ConvertSpan(%d, %d, %d) = %d, %d, %d, %v; Convert gives %d, %d (%v), %d, %d (%v)",
+			begin, end, hint, start, stop, errNs, ok, s, e1, ok1, e, e2, ok2)
+	}
 }
 
 // fuzzGrid returns sorted ticks covering snap's chain: the start of its

@@ -122,11 +122,6 @@ func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.R
 	return dst, err
 }
 
-type cmdStack struct {
-	cmd  uint64
-	ends []int64
-}
-
 // convert turns raw pairs into timeline spans and, if keep, results
 // appended to dst. The caller holds g.mu. Results and spans are set field
 // by field in place, not built and then copied: on x86 a whole-struct copy
@@ -138,17 +133,15 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 	if keep {
 		dst = slices.Grow(dst, len(raw))
 	}
-	stacks := g.stacks[:0] // small: one per command buffer of a frame
+	nest := &g.nest
 	var frame uint64
-	var unlinked, delivered uint64
+	var unconv, unlinked uint64
+	linkable := !g.ownClock
 	for i := range raw {
 		r := &raw[i]
 		if i == 0 || r.Frame != frame {
 			frame = r.Frame
-			for k := range stacks {
-				stacks[k].ends = stacks[k].ends[:0]
-			}
-			stacks = stacks[:0]
+			nest.reset()
 		}
 		var z *ZoneResult
 		if keep {
@@ -161,19 +154,15 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		if hint == 0 {
 			hint = g.cal.o.Clock.now()
 		}
-		s, e1, ok1 := g.clock.Convert(r.Begin, hint)
-		e, e2, ok2 := g.clock.Convert(r.End, hint)
-		if !ok1 || !ok2 || e < s {
+		s, e, errNs, ok := g.clock.ConvertSpan(r.Begin, r.End, hint)
+		if !ok || e < s {
 			if keep {
 				z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = 0, 0, false, 0, 0
 			}
-			g.unconv.Add(1)
+			unconv++
 			continue
 		}
-		delivered++
-		var depth uint16
-		stacks, depth = nest(stacks, r.Cmd, s, e)
-		errNs := max(e1, e2)
+		depth := nest.depth(r.Cmd, s, e)
 		if keep {
 			z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = s, e, true, errNs, depth
 		}
@@ -181,41 +170,71 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		sp := &spans[len(spans)-1]
 		sp.Name, sp.Start, sp.End, sp.Frame = timeline.NameID(r.Name), s, e, r.Frame
 		sp.ErrNs, sp.Depth, sp.Key = uint32(min(errNs, math.MaxUint32)), depth, r.Key
-		if r.Key == 0 && r.Submitted && !g.ownClock {
+		if r.Key == 0 && r.Submitted && linkable {
 			unlinked++ // on the timeline, without its arrow
 		}
 	}
-	g.stacks = stacks
 	g.spans = spans[:0] // until deliverLocked hands spans to the recorder
+	g.unconv.Add(unconv)
 	g.unlinked.Add(unlinked)
-	g.delivered.Add(delivered)
+	g.delivered.Add(uint64(len(spans)))
 	return dst, spans
 }
 
-// nest returns the depth of the zone [s, e] of command buffer cmd within
-// that command buffer, whose zones come in recording order, and records
-// it on the command buffer's stack of open ends.
-func nest(stacks []cmdStack, cmd uint64, s, e int64) ([]cmdStack, uint16) {
-	k := 0
-	for k < len(stacks) && stacks[k].cmd != cmd {
-		k++
+// nesting finds each zone's depth within its command buffer, whose zones
+// come in recording order: a stack of the open zones' ends for each
+// command buffer of the frame being converted.
+type nesting struct {
+	stacks []cmdStack // small: one per command buffer of a frame
+	last   int        // the stack found last: zones come in runs of one command buffer
+}
+
+type cmdStack struct {
+	cmd  uint64
+	ends []int64
+}
+
+// reset empties the stacks for the next frame, keeping their room.
+func (n *nesting) reset() {
+	for k := range n.stacks {
+		n.stacks[k].ends = n.stacks[k].ends[:0]
 	}
-	if k == len(stacks) {
-		if k < cap(stacks) {
-			stacks = stacks[:k+1]
-			stacks[k].cmd = cmd
-			stacks[k].ends = stacks[k].ends[:0]
-		} else {
-			stacks = append(stacks, cmdStack{cmd: cmd})
+	n.stacks, n.last = n.stacks[:0], 0
+}
+
+// depth returns the depth of the zone [s, e] of command buffer cmd and
+// records it on that command buffer's stack of open ends.
+func (n *nesting) depth(cmd uint64, s, e int64) uint16 {
+	if n.last >= len(n.stacks) || n.stacks[n.last].cmd != cmd {
+		n.find(cmd)
+	}
+	st := &n.stacks[n.last]
+	ends := st.ends
+	for len(ends) > 0 && ends[len(ends)-1] < s {
+		ends = ends[:len(ends)-1]
+	}
+	d := uint16(min(len(ends), math.MaxUint16))
+	st.ends = append(ends, e)
+	return d
+}
+
+// find makes n.last the stack of cmd, adding it if the frame has none.
+func (n *nesting) find(cmd uint64) {
+	for k := range n.stacks {
+		if n.stacks[k].cmd == cmd {
+			n.last = k
+			return
 		}
 	}
-	st := &stacks[k]
-	for len(st.ends) > 0 && st.ends[len(st.ends)-1] < s {
-		st.ends = st.ends[:len(st.ends)-1]
+	k := len(n.stacks)
+	if k < cap(n.stacks) {
+		n.stacks = n.stacks[:k+1]
+		n.stacks[k].cmd = cmd
+		n.stacks[k].ends = n.stacks[k].ends[:0]
+	} else {
+		n.stacks = append(n.stacks, cmdStack{cmd: cmd})
 	}
-	depth := uint16(min(len(st.ends), math.MaxUint16))
-	st.ends = append(st.ends, e)
-	return stacks, depth
+	n.last = k
 }
 
 // deliverLocked hands the recorder the zones converted since the last
@@ -225,7 +244,11 @@ func nest(stacks []cmdStack, cmd uint64, s, e int64) ([]cmdStack, uint16) {
 // caller holds g.mu.
 func (g *GPU) deliverLocked(spans []record.GPUSpan) error {
 	var err error
-	if !g.ownClock {
+	if g.ownClock || g.src == nil {
+		// No source to make the resets the Collect left: here, or on the
+		// pool's goroutine.
+		g.pool.ResetDue(false)
+	} else {
 		b := g.book()
 		// The recorder takes spans over, and gives a buffer back for the
 		// next call: the spans are written once, by convert. A call with

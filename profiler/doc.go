@@ -82,9 +82,10 @@
 // [Profiler.BeginFrame], read the frame's results from host memory and
 // convert them on the caller's goroutine. Placing the zones on the
 // timeline (lanes, nesting, arrows, the flight recorder's eviction) runs
-// on a goroutine of the profiler's own, and resetting the frame's queries
-// on the query pool's, each when that work would cost the caller more than
-// waking a goroutine; smaller work is done in place. Nothing reads the
+// on a goroutine of the profiler's own when it would cost the caller more
+// than waking a goroutine, and resetting the queries of frames read back
+// runs there after it; smaller work is done in place (a reset that costs
+// more than a wake on its own goes to a goroutine of the query pool's). Nothing reads the
 // timeline without the zones handed to it ([Profiler.Dump], the live view
 // and the sink place what is waiting first). Of Vulkan, that work calls
 // only vkResetQueryPool, on the profiler's own query pools, which no

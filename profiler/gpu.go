@@ -174,7 +174,7 @@ type GPU struct {
 	frame     uint64
 	raw       []querypool.Result
 	spans     []record.GPUSpan
-	stacks    []cmdStack
+	nest      nesting // convert's, under mu
 	lastCal   int64
 	ownClock  bool // zones are on another clock than the timeline's: not added to it
 	unconv    atomic.Uint64
@@ -278,6 +278,10 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		Now:            cal.Clock.now,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
+		// Collect leaves the host resets of spent slots to deliverLocked:
+		// the recorder's goroutine makes them after placing the zones,
+		// when it is woken for that anyway.
+		LeaveResets: true,
 	})
 	if errors.Is(err, vk.ErrDeviceClosed) {
 		return nil, ErrDeviceClosed
@@ -303,6 +307,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.src = p.rec.GPUSource(g.track)
 	g.ownClock = cal.Clock != ClockMonotonic
+	g.src.AfterPlace(pool.ResetDue)
 	// Closing the device closes the context first: the calibrator stops
 	// before the device goes idle, its objects go after. The context is
 	// on the device's list before its calibrator first calls into the

@@ -219,7 +219,21 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		s.early = false
-		if !s.stale && !s.complete() && !p.unwritable(s) {
+		// Take the slot: Begin refuses it from here on, and a stale one's
+		// open pairs are voided so that End refuses them too.
+		s.state.Store(slotRecycling)
+		if s.writers.Load() != 0 {
+			s.state.Store(slotClosed) // a Begin is in flight; next pass
+			continue
+		}
+		if s.stale {
+			s.abandon(s.used)
+		}
+		// One pass reads the pairs and finds whether any lacks a value.
+		mark := len(p.ready)
+		h := p.harvest(s)
+		if h.unsubmitted > 0 && !s.stale && !p.unwritable(s) {
+			p.ready = p.ready[:mark]
 			// A copy with something in it ran before the last ends were
 			// written: copy again. One with nothing in it has not run yet
 			// (the application is further behind than FramesInFlight):
@@ -243,17 +257,7 @@ func (p *Pool) readPass(mode readMode) {
 			s.state.Store(slotClosed)
 			continue
 		}
-		// Take the slot: Begin refuses it from here on, and a stale one's
-		// open pairs are voided so that End refuses them too.
-		s.state.Store(slotRecycling)
-		if s.writers.Load() != 0 {
-			s.state.Store(slotClosed) // a Begin is in flight; next pass
-			continue
-		}
-		if s.stale {
-			s.abandon(s.used)
-		}
-		p.harvest(s)
+		p.count(h)
 		s.each(func(b *block) {
 			clear(b.buf.Uint64s()[:2*b.used(s.used)]) // a copy that never runs must not look complete next time
 		})
@@ -262,6 +266,10 @@ func (p *Pool) readPass(mode readMode) {
 		s.next.Store(0)
 		s.dirty = true
 		s.state.Store(slotSpent)
+	}
+	if mode == readCopies && p.cfg.LeaveResets {
+		p.mu.Unlock()
+		return // the caller calls ResetDue
 	}
 	if mode == readCopies && p.dev.HostQueryReset {
 		// Collect leaves vkResetQueryPool to the pool's goroutine, the
@@ -291,6 +299,29 @@ func (p *Pool) resetsDue() uint64 {
 	return n
 }
 
+// ResetDue makes the resets a Collect left (Config.LeaveResets): in
+// place when here is true, or when they cost less than waking the pool's
+// goroutine (offload.Ns, at the cost measured so far); else on that
+// goroutine. A caller that has another goroutine at hand, one it wakes
+// anyway, calls it there with here set. It is safe on any goroutine at
+// any time: after Stop it does nothing.
+func (p *Pool) ResetDue(here bool) {
+	if p.closed.Load() {
+		return
+	}
+	if !here && p.dev.HostQueryReset {
+		p.mu.Lock()
+		wake := p.resetCost.Worth(p.resetsDue())
+		p.resetWanted = p.resetWanted || wake
+		p.mu.Unlock()
+		if wake {
+			p.wakeReader()
+			return
+		}
+	}
+	p.resetDue()
+}
+
 // resetDue resets on the host the spent slots whose frame the application
 // has waited for, and frees them; without host query reset it frees them
 // at once, for BeginFrame to record their reset in its command buffer.
@@ -301,6 +332,9 @@ func (p *Pool) resetsDue() uint64 {
 func (p *Pool) resetDue() {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()
+	if p.closed.Load() {
+		return // the slots may be destroyed under resetMu (Close)
+	}
 	p.mu.Lock()
 	p.resetWanted = false
 	p.resets = p.resetsLocked(p.resets[:0])
@@ -374,53 +408,91 @@ func (p *Pool) unwritable(s *Slot) bool {
 // harvestFinal harvests a slot at the pool's end: what was ended and not
 // read back is Pending rather than Unwritten. The caller holds p.mu.
 func (p *Pool) harvestFinal(s *Slot) {
-	before := p.unsubmitted.Load()
-	p.harvest(s)
-	if n := p.unsubmitted.Load() - before; n > 0 {
-		p.unsubmitted.Add(-n)
-		p.pending.Add(n)
-	}
+	h := p.harvest(s)
+	h.pending, h.unsubmitted = h.unsubmitted, 0
+	p.count(h)
 }
 
-// harvest moves a taken slot's complete pairs to p.ready and counts each
-// of the others under one cause: every pair handed out ends in one place.
-// The caller holds p.mu, so the counts change at once for Account.
-func (p *Pool) harvest(s *Slot) {
-	g := s.gen.Load()
-	var collected, unsubmitted, unended uint64
+// harvested counts the pairs of one harvest by where they ended.
+type harvested struct {
+	collected, unsubmitted, unended, pending uint64
+}
+
+// count adds a harvest's pairs to the pool's counts. The caller holds
+// p.mu, so that the counts change at once for Account.
+func (p *Pool) count(h harvested) {
+	p.collected.Add(h.collected)
+	p.unsubmitted.Add(h.unsubmitted)
+	p.unended.Add(h.unended)
+	p.pending.Add(h.pending)
+}
+
+// harvest appends a taken slot's complete pairs to p.ready and sorts the
+// others by cause, for count: every pair handed out ends in one place. A
+// caller that keeps the slot instead (a pair lacks a value that may still
+// come) truncates p.ready and counts nothing. The caller holds p.mu.
+func (p *Pool) harvest(s *Slot) harvested {
+	var h harvested
 	// Room for every pair first: each Result is then written once, every
 	// field set, rather than zeroed by append and set again.
 	p.ready = slices.Grow(p.ready, int(s.used/2))
-	s.each(func(b *block) {
-		vals := b.values(s.fromCopy)
-		for j, n := uint32(0), b.used(s.used)/2; j < n; j++ {
-			m := &b.meta[j]
-			switch b.pairState(j, g) {
-			case pairUnused: // never handed out
-			case pairEnded, pairEnding:
-				r := vals[4*j : 4*j+4]
-				if r[1] == 0 || r[3] == 0 {
-					unsubmitted++
-					break
-				}
-				// Set field by field: a whole-struct copy of a value just
-				// built stalls the store buffer on x86.
-				p.ready = p.ready[:len(p.ready)+1]
-				x := &p.ready[len(p.ready)-1]
-				x.Frame, x.Host, x.Name, x.Seq, x.Cmd = s.frame, s.host, m.name, b.base/2+j, m.cmd
-				x.Begin, x.End = r[0]&p.mask, r[2]&p.mask
-				x.Key, x.Submitted = s.keyOf(m.cmd), s.submitted
-				collected++
-			default:
-				// Given up (void), or, should a slot ever be taken with
-				// a pair still open, never ended: either way counted.
-				unended++
-			}
+	g := s.gen.Load()
+	p.ready = p.harvestBlock(s, &s.block, g, p.ready, &h)
+	for k := range s.ext {
+		b := s.ext[k].Load()
+		if b == nil {
+			break
 		}
-	})
-	p.collected.Add(collected)
-	p.unsubmitted.Add(unsubmitted)
-	p.unended.Add(unended)
+		p.ready = p.harvestBlock(s, b, g, p.ready, &h)
+	}
+	return h
+}
+
+// harvestBlock appends the complete pairs of one of s's blocks to ready
+// and counts the rest in h. Everything it updates per pair is local, so
+// that the loop keeps it in registers.
+func (p *Pool) harvestBlock(s *Slot, b *block, g uint32, ready []Result, h *harvested) []Result {
+	vals := b.values(s.fromCopy)
+	n := b.used(s.used) / 2
+	meta := b.meta[:n]
+	vals = vals[:4*n]
+	frame, host, mask, submitted := s.frame, s.host, p.mask, s.submitted
+	seq := b.base / 2
+	var collected, unsubmitted, unended uint64
+	// The key of the last command buffer looked up: a frame's pairs come
+	// in runs of one command buffer.
+	lastCmd, lastKey, looked := uint64(0), uint64(0), false
+	for j := range meta {
+		m := &meta[j]
+		switch stateIn(m.state.Load(), g) {
+		case pairUnused: // never handed out
+		case pairEnded, pairEnding:
+			r := vals[4*j : 4*j+4 : 4*j+4]
+			if r[1] == 0 || r[3] == 0 {
+				unsubmitted++
+				break
+			}
+			if m.cmd != lastCmd || !looked {
+				lastCmd, lastKey, looked = m.cmd, s.keyOf(m.cmd), true
+			}
+			// Set field by field: a whole-struct copy of a value just
+			// built stalls the store buffer on x86.
+			ready = ready[:len(ready)+1]
+			x := &ready[len(ready)-1]
+			x.Frame, x.Host, x.Name, x.Seq, x.Cmd = frame, host, m.name, seq+uint32(j), m.cmd
+			x.Begin, x.End = r[0]&mask, r[2]&mask
+			x.Key, x.Submitted = lastKey, submitted
+			collected++
+		default:
+			// Given up (void), or, should a slot ever be taken with
+			// a pair still open, never ended: either way counted.
+			unended++
+		}
+	}
+	h.collected += collected
+	h.unsubmitted += unsubmitted
+	h.unended += unended
+	return ready
 }
 
 // readDriver reads the first s.used queries of s through

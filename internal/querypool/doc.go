@@ -36,7 +36,14 @@
 // rest of the readback); BeginFrame then takes a new slot, while the ring
 // is below MaxSlots, rather than reset one itself, so that a frame begun
 // just after a Collect does not do that reset on the caller's goroutine
-// after all.
+// after all. With Config.LeaveResets, Collect makes no reset, and the
+// caller calls ResetDue where it likes: the profiler, on the recorder's
+// goroutine, which it wakes anyway to place the zones. Close waits for a
+// ResetDue in progress, and one after Stop does nothing.
+//
+// Collect reads each slot in one pass: a pair lacking a value that may
+// still come (a copy that ran early) puts back what the pass took from
+// the slot, which is read again later.
 //
 // # The zone path
 //

@@ -40,6 +40,11 @@ type Config struct {
 	NoCopy bool
 	// Now, when set, is read when a frame begins: Result.Host carries it.
 	Now func() int64
+	// LeaveResets: Collect makes no host reset of spent slots; the caller
+	// calls ResetDue after each Collect, on a goroutine of its choice.
+	// Without it, Collect resets them itself when that costs less than
+	// waking the pool's goroutine, and wakes it otherwise.
+	LeaveResets bool
 	// StaleFrames: a slot whose results are still incomplete this many
 	// frames after it closed is given up; what it lacked is counted
 	// (Unended, Unwritten). Default 64. A slot whose pairs have all ended
@@ -862,9 +867,12 @@ func (p *Pool) releaseLocked() {
 	}
 	p.released = true
 	// A readback on the application's goroutine (Collect, Drain) may
-	// still be inside the driver with a slot: wait for it.
+	// still be inside the driver with a slot, and a ResetDue on any
+	// goroutine inside vkResetQueryPool: wait for them.
 	p.readMu.Lock()
 	defer p.readMu.Unlock()
+	p.resetMu.Lock()
+	defer p.resetMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.ring {

@@ -36,7 +36,11 @@
 // per source take turns ([GPUSource.Hand]). The goroutine starts with the
 // first source, waits on a channel between calls, and ends with the last
 // source's Close or the recorder's; the inbox holds at most
-// maxInboxSpans spans, past which Hand places them itself.
+// maxInboxSpans spans, past which Hand places them itself. A source may
+// give the recorder a function to call after placing its calls
+// ([GPUSource.AfterPlace]): work of the source's own that then runs on the
+// goroutine woken anyway, not on one woken for it (the profiler's query
+// resets).
 //
 // Only profiler and live use it; applications reach it through
 // profiler's API. docs/design.md says how it collects, bounds and counts.

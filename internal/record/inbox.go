@@ -45,6 +45,10 @@ type inboxState struct {
 	mergeStop bool
 	mergeWake chan struct{} // wakes the merge's goroutine; buffered
 	out       inbox         // the calls being applied, swapped with in; guarded by mu
+	// placed are the sources whose AfterPlace calls are due, for the
+	// merge's goroutine; guarded by inMu. afterRun is its copy.
+	placed   []*GPUSource
+	afterRun []func(bool)
 	// sources counts the sources open: the merge's goroutine waits for
 	// their calls while there are any; guarded by inMu.
 	sources int
@@ -142,6 +146,7 @@ func (r *Recorder) merge() {
 	for {
 		r.lock()
 		r.mu.Unlock()
+		r.runAfter()
 		r.inMu.Lock()
 		if len(r.in.entries) > 0 {
 			r.inMu.Unlock()
@@ -155,6 +160,27 @@ func (r *Recorder) merge() {
 		r.inMu.Unlock()
 		<-r.mergeWake
 	}
+}
+
+// runAfter makes the AfterPlace calls due for the calls the inbox
+// placed, whoever placed them: the merge's goroutine is woken for each
+// call left in the inbox, and runs this after every placing of its own.
+// It runs on the merge's goroutine alone, outside mu.
+func (r *Recorder) runAfter() {
+	r.inMu.Lock()
+	run := r.afterRun[:0]
+	for _, s := range r.placed {
+		s.afterDue = false
+		run = append(run, s.after)
+	}
+	clear(r.placed)
+	r.placed = r.placed[:0]
+	r.inMu.Unlock()
+	for _, fn := range run {
+		fn(true)
+	}
+	clear(run) // they hold the sources' state
+	r.afterRun = run[:0]
 }
 
 // stopMerge ends the merge's goroutine once the inbox is empty (Close);
@@ -200,6 +226,10 @@ func (r *Recorder) applyInbox() {
 		}
 		if cap(e.spans) > 0 {
 			e.src.spare, e.src.waiting = e.spans[:0], false // for its next Hand
+		}
+		if e.src.after != nil && !e.src.afterDue {
+			e.src.afterDue = true
+			r.placed = append(r.placed, e.src)
 		}
 		r.inMu.Unlock()
 	}

@@ -208,3 +208,74 @@ func TestHandTakesSpansOver(t *testing.T) {
 		}
 	}
 }
+
+// A source's AfterPlace function runs after each of its calls is placed,
+// outside the lock: on the caller's goroutine for a batch placed there,
+// on the merge's for one left in the inbox.
+func TestAfterPlace(t *testing.T) {
+	r, q, zone := gpuSetup(Options{})
+	src := r.GPUSource(q)
+	var mu sync.Mutex
+	var calls []bool
+	var locked int
+	src.AfterPlace(func(merged bool) {
+		if !r.mu.TryLock() {
+			locked++ // only this test's goroutine and the merge's use r here
+		} else {
+			r.mu.Unlock()
+		}
+		mu.Lock()
+		calls = append(calls, merged)
+		mu.Unlock()
+	})
+	count := func() (n int, last bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(calls) > 0 {
+			last = calls[len(calls)-1]
+		}
+		return len(calls), last
+	}
+	batch := func(n int) []GPUSpan {
+		b := make([]GPUSpan, n)
+		for i := range b {
+			b[i] = GPUSpan{Name: zone, Start: int64(10 * (i + 1)), End: int64(10*(i+1) + 5)}
+		}
+		return b
+	}
+	// Small, with the recorder idle: placed in place, and the call made
+	// before Hand returns.
+	if _, err := src.Hand(batch(3), SourceReport{Issued: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if n, merged := count(); n != 1 || merged {
+		t.Fatalf("after a batch placed in place: %d calls, last merged %v; want 1, false", n, merged)
+	}
+	// With the lock held the batch waits in the inbox; the merge places
+	// it once the lock is free, then calls.
+	r.mu.Lock()
+	if _, err := src.Hand(batch(5), SourceReport{Issued: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := count(); n != 1 {
+		t.Fatalf("%d calls while the batch waits, want 1", n)
+	}
+	r.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, merged := count()
+		if n == 2 && merged {
+			break
+		}
+		if n > 2 || time.Now().After(deadline) {
+			t.Fatalf("after a batch left in the inbox: %d calls, last merged %v; want 2, true", n, merged)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if locked != 0 {
+		t.Fatalf("%d calls made under the recorder's lock", locked)
+	}
+	if tr := r.Dump(); len(tr.Spans) != 8 || !tr.Ledger.Balanced(tr.Drops) {
+		t.Fatalf("%d spans, want 8; ledger %+v", len(tr.Spans), tr.Ledger)
+	}
+}
