@@ -135,8 +135,6 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 	}
 	nest := &g.nest
 	var frame uint64
-	var unconv, unlinked uint64
-	linkable := !g.ownClock
 	for i := range raw {
 		r := &raw[i]
 		if i == 0 || r.Frame != frame {
@@ -159,7 +157,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 			if keep {
 				z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = 0, 0, false, 0, 0
 			}
-			unconv++
+			g.unconv.Add(1)
 			continue
 		}
 		depth := nest.depth(r.Cmd, s, e)
@@ -170,13 +168,11 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		sp := &spans[len(spans)-1]
 		sp.Name, sp.Start, sp.End, sp.Frame = timeline.NameID(r.Name), s, e, r.Frame
 		sp.ErrNs, sp.Depth, sp.Key = uint32(min(errNs, math.MaxUint32)), depth, r.Key
-		if r.Key == 0 && r.Submitted && linkable {
-			unlinked++ // on the timeline, without its arrow
+		if r.Key == 0 && r.Submitted && !g.ownClock {
+			g.unlinked.Add(1) // on the timeline, without its arrow
 		}
 	}
 	g.spans = spans[:0] // until deliverLocked hands spans to the recorder
-	g.unconv.Add(unconv)
-	g.unlinked.Add(unlinked)
 	g.delivered.Add(uint64(len(spans)))
 	return dst, spans
 }

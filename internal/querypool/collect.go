@@ -449,50 +449,55 @@ func (p *Pool) harvest(s *Slot) harvested {
 }
 
 // harvestBlock appends the complete pairs of one of s's blocks to ready
-// and counts the rest in h. Everything it updates per pair is local, so
-// that the loop keeps it in registers.
+// and counts the rest in h, a run of pairs begun in one command buffer at
+// a time: the run's key is looked up once, and the loop over a run makes
+// no call, so that what it carries stays in registers.
 func (p *Pool) harvestBlock(s *Slot, b *block, g uint32, ready []Result, h *harvested) []Result {
 	vals := b.values(s.fromCopy)
 	n := b.used(s.used) / 2
-	meta := b.meta[:n]
-	vals = vals[:4*n]
-	frame, host, mask, submitted := s.frame, s.host, p.mask, s.submitted
-	seq := b.base / 2
-	var collected, unsubmitted, unended uint64
-	// The key of the last command buffer looked up: a frame's pairs come
-	// in runs of one command buffer.
-	lastCmd, lastKey, looked := uint64(0), uint64(0), false
-	for j := range meta {
-		m := &meta[j]
-		switch stateIn(m.state.Load(), g) {
-		case pairUnused: // never handed out
-		case pairEnded, pairEnding:
-			r := vals[4*j : 4*j+4 : 4*j+4]
-			if r[1] == 0 || r[3] == 0 {
-				unsubmitted++
-				break
-			}
-			if m.cmd != lastCmd || !looked {
-				lastCmd, lastKey, looked = m.cmd, s.keyOf(m.cmd), true
-			}
-			// Set field by field: a whole-struct copy of a value just
-			// built stalls the store buffer on x86.
-			ready = ready[:len(ready)+1]
-			x := &ready[len(ready)-1]
-			x.Frame, x.Host, x.Name, x.Seq, x.Cmd = frame, host, m.name, seq+uint32(j), m.cmd
-			x.Begin, x.End = r[0]&mask, r[2]&mask
-			x.Key, x.Submitted = lastKey, submitted
-			collected++
-		default:
-			// Given up (void), or, should a slot ever be taken with
-			// a pair still open, never ended: either way counted.
-			unended++
-		}
+	meta, vals := b.meta[:n], vals[:4*n]
+	start := len(ready)
+	for j := 0; j < len(meta); {
+		cmd := meta[j].cmd
+		j, ready = p.harvestRun(s, meta, vals, j, b.base/2, cmd, s.keyOf(cmd), g, ready, h)
 	}
-	h.collected += collected
-	h.unsubmitted += unsubmitted
-	h.unended += unended
+	h.collected += uint64(len(ready) - start)
 	return ready
+}
+
+// harvestRun harvests the pairs of meta from j on while they began in
+// command buffer cmd, whose key is key, and returns the first pair of
+// the next run. It counts in h the pairs it does not append.
+func (p *Pool) harvestRun(s *Slot, meta []pairMeta, vals []uint64, j int, seq uint32, cmd, key uint64, g uint32, ready []Result, h *harvested) (int, []Result) {
+	ended, ending := pairWord(g, pairEnded), pairWord(g, pairEnding)
+	for ; j < len(meta) && meta[j].cmd == cmd; j++ {
+		m := &meta[j]
+		if w := m.state.Load(); w != ended && w != ending {
+			switch stateIn(w, g) {
+			case pairUnused: // never handed out
+				continue
+			case pairEnded, pairEnding:
+			default:
+				// Given up (void), or, should a slot ever be taken with
+				// a pair still open, never ended: either way counted.
+				h.unended++
+				continue
+			}
+		}
+		r := vals[4*j : 4*j+4 : 4*j+4]
+		if r[1] == 0 || r[3] == 0 {
+			h.unsubmitted++
+			continue
+		}
+		// Set field by field: a whole-struct copy of a value just built
+		// stalls the store buffer on x86.
+		ready = ready[:len(ready)+1]
+		x := &ready[len(ready)-1]
+		x.Frame, x.Host, x.Name, x.Seq, x.Cmd = s.frame, s.host, m.name, seq+uint32(j), cmd
+		x.Begin, x.End = r[0]&p.mask, r[2]&p.mask
+		x.Key, x.Submitted = key, s.submitted
+	}
+	return j, ready
 }
 
 // readDriver reads the first s.used queries of s through
