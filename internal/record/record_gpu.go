@@ -64,8 +64,9 @@ type GPUSource struct {
 	spare   []GPUSpan
 	waiting bool
 	copied  []GPUSpan // Deliver's copy, used by the source's caller alone
-	// after is AfterPlace's function; afterDue says a batch the merge
-	// placed has not had its call yet. Guarded by r.inMu.
+	// after is AfterPlace's function, set before the source's first call
+	// and only read after; afterDue says a batch the merge placed has not
+	// had its call yet (guarded by r.inMu).
 	after    func(merged bool)
 	afterDue bool
 }
@@ -124,11 +125,13 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 	if r.inline(len(spans)) && r.tryLockIdle() {
 		err := s.place(spans, rep)
 		r.mu.Unlock()
-		s.placedHere()
+		if s.after != nil {
+			s.after(false)
+		}
 		return spans[:0], cmp.Or(s.takeErr(), err)
 	}
 	r.inMu.Lock()
-	next, waiting, after := s.spare, s.waiting, s.after
+	next, waiting := s.spare, s.waiting
 	r.inMu.Unlock()
 	if cap(spans) == 0 {
 		next, waiting = nil, false // the books alone: no buffer changes hands
@@ -144,8 +147,8 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 	r.lock()
 	err := s.place(spans, rep)
 	r.mu.Unlock()
-	if after != nil {
-		after(false)
+	if s.after != nil {
+		s.after(false)
 	}
 	return spans[:0], cmp.Or(s.takeErr(), err)
 }
@@ -154,11 +157,11 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 // placing the spans of each of its Hand and Deliver calls (once for
 // several placed together), outside its lock: on the merge's goroutine
 // (merged is true) for a call left in the inbox, else on the caller's
-// goroutine. A source
-// hands it work of its own that costs the caller less there, where the
-// recorder's goroutine runs anyway, than on a goroutine woken for it.
-// fn may run after the source closed, and must not call the recorder.
-// Call AfterPlace before the source's first Hand.
+// goroutine. A source hands it work of its own that costs the caller
+// less there, where the recorder's goroutine runs anyway, than on a
+// goroutine woken for it. fn may run after the source closed, and must
+// not call the recorder. Call AfterPlace before the source's first Hand
+// or Deliver, and once.
 func (s *GPUSource) AfterPlace(fn func(merged bool)) {
 	if s == nil {
 		return
@@ -166,17 +169,6 @@ func (s *GPUSource) AfterPlace(fn func(merged bool)) {
 	s.r.inMu.Lock()
 	s.after = fn
 	s.r.inMu.Unlock()
-}
-
-// placedHere calls the source's AfterPlace function for a call placed on
-// the caller's goroutine.
-func (s *GPUSource) placedHere() {
-	s.r.inMu.Lock()
-	after := s.after
-	s.r.inMu.Unlock()
-	if after != nil {
-		after(false)
-	}
 }
 
 // deliverLocked is Deliver under the lock. The caller holds mu.
