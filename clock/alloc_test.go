@@ -69,6 +69,11 @@ func TestClockConvertAllocatesNothing(t *testing.T) {
 			if n := testing.AllocsPerRun(1000, func() { got, e, ok = conv() }); n != 0 {
 				t.Errorf("%d bits, %s: %v allocations per conversion", bits, p.name, n)
 			}
+			if p.bits == 0 {
+				if n := testing.AllocsPerRun(1000, func() { got, _, e, ok = m.ConvertSpan(raw, raw, hint) }); n != 0 || !ok {
+					t.Errorf("%d bits, %s: %v allocations per ConvertSpan (ok %v)", bits, p.name, n, ok)
+				}
+			}
 		}
 	}
 }

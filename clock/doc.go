@@ -14,7 +14,8 @@
 // their own samples, and for reading what the profiler's model states
 // ([Model.Quality]). [Model.ConvertBits] converts ticks cut to fewer bits
 // than the model's, as a queue family with fewer timestampValidBits writes
-// them.
+// them; [Model.ConvertSpan] converts a zone's two ticks with one snapshot
+// of the model.
 //
 // # Input
 //
@@ -44,7 +45,7 @@
 // # Concurrency
 //
 // [Model.Add], [Model.Quality] and [Model.Calibration] take a mutex;
-// [Model.Convert] does not: it loads
-// an immutable snapshot through an atomic pointer, allocates nothing, and
-// may run on any number of goroutines alongside Add.
+// [Model.Convert] and [Model.ConvertSpan] do not: they load an immutable
+// snapshot through an atomic pointer, allocate nothing, and may run on
+// any number of goroutines alongside Add.
 package clock
