@@ -278,10 +278,6 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		Now:            cal.Clock.now,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
-		// Collect leaves the host resets of spent slots to deliverLocked:
-		// the recorder's goroutine makes them after placing the zones,
-		// when it is woken for that anyway.
-		LeaveResets: true,
 	})
 	if errors.Is(err, vk.ErrDeviceClosed) {
 		return nil, ErrDeviceClosed
@@ -307,6 +303,8 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.src = p.rec.GPUSource(g.track)
 	g.ownClock = cal.Clock != ClockMonotonic
+	// The resets a Collect leaves: made on the recorder's goroutine
+	// after it places the zones, when it is woken for that anyway.
 	g.src.AfterPlace(pool.ResetDue)
 	// Closing the device closes the context first: the calibrator stops
 	// before the device goes idle, its objects go after. The context is

@@ -32,6 +32,8 @@ const (
 // StaleFrames frames old, when it is given up and what it lacked is
 // counted. Collect allocates only when dst must grow. The error is the
 // first readback failure since the last call (VK_ERROR_DEVICE_LOST, say).
+// Collect makes no host reset of the slots it spent: call ResetDue after
+// it.
 func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
@@ -267,23 +269,10 @@ func (p *Pool) readPass(mode readMode) {
 		s.dirty = true
 		s.state.Store(slotSpent)
 	}
-	if mode == readCopies && p.cfg.LeaveResets {
-		p.mu.Unlock()
-		return // the caller calls ResetDue
-	}
-	if mode == readCopies && p.dev.HostQueryReset {
-		// Collect leaves vkResetQueryPool to the pool's goroutine, the
-		// one driver call a readback from copies would make (on lavapipe
-		// it costs more than all the rest), unless it is expected to cost
-		// less than waking that goroutine (offload.Ns).
-		if p.resetCost.Worth(p.resetsDue()) {
-			p.resetWanted = true
-			p.mu.Unlock()
-			return
-		}
-	}
 	p.mu.Unlock()
-	p.resetDue()
+	if mode != readCopies {
+		p.resetDue() // Collect's caller calls ResetDue, where it likes
+	}
 }
 
 // resetsDue counts the queries of the spent slots whose frame the
@@ -299,9 +288,10 @@ func (p *Pool) resetsDue() uint64 {
 	return n
 }
 
-// ResetDue makes the resets a Collect left (Config.LeaveResets): in
-// place when here is true, or when they cost less than waking the pool's
-// goroutine (offload.Ns, at the cost measured so far); else on that
+// ResetDue makes the resets Collect leaves: in place when here is true,
+// or when they cost less than waking the pool's goroutine (offload.Ns, at
+// the cost measured so far: lavapipe's vkResetQueryPool takes about 100
+// ns a query, more than the rest of the readback); else on that
 // goroutine. A caller that has another goroutine at hand, one it wakes
 // anyway, calls it there with here set. It is safe on any goroutine at
 // any time: after Stop it does nothing.

@@ -30,16 +30,16 @@
 // record is old enough for the 29-bit comparison to wrap. A recycled slot
 // is reset on the host only over the queries its frame handed out.
 //
-// Collect leaves that reset to the pool's goroutine when it is expected
-// to cost more than waking it (offload.Ns, at the cost measured so far:
-// lavapipe's vkResetQueryPool takes about 100 ns a query, more than the
-// rest of the readback); BeginFrame then takes a new slot, while the ring
-// is below MaxSlots, rather than reset one itself, so that a frame begun
-// just after a Collect does not do that reset on the caller's goroutine
-// after all. With Config.LeaveResets, Collect makes no reset, and the
-// caller calls ResetDue where it likes: the profiler, on the recorder's
-// goroutine, which it wakes anyway to place the zones. Close waits for a
-// ResetDue in progress, and one after Stop does nothing.
+// Collect makes no reset: its caller calls ResetDue where it likes (the
+// profiler, on the recorder's goroutine, which it wakes anyway to place
+// the zones), which resets in place, or on the pool's goroutine when that
+// is expected to cost more than waking it (offload.Ns, at the cost
+// measured so far: lavapipe's vkResetQueryPool takes about 100 ns a
+// query, more than the rest of the readback). BeginFrame takes a new
+// slot, while the ring is below MaxSlots, rather than reset one itself,
+// so that a frame begun just after a Collect does not do that reset on
+// the caller's goroutine after all. Close waits for a ResetDue in
+// progress, and one after Stop does nothing.
 //
 // Collect reads each slot in one pass: a pair lacking a value that may
 // still come (a copy that ran early) puts back what the pass took from

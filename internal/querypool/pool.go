@@ -40,11 +40,6 @@ type Config struct {
 	NoCopy bool
 	// Now, when set, is read when a frame begins: Result.Host carries it.
 	Now func() int64
-	// LeaveResets: Collect makes no host reset of spent slots; the caller
-	// calls ResetDue after each Collect, on a goroutine of its choice.
-	// Without it, Collect resets them itself when that costs less than
-	// waking the pool's goroutine, and wakes it otherwise.
-	LeaveResets bool
 	// StaleFrames: a slot whose results are still incomplete this many
 	// frames after it closed is given up; what it lacked is counted
 	// (Unended, Unwritten). Default 64. A slot whose pairs have all ended

@@ -9,16 +9,16 @@ import (
 	"github.com/framescope/framescope/internal/vk"
 )
 
-// With LeaveResets, Collect makes no host reset and ResetDue makes them,
+// Collect makes no host reset and ResetDue makes them,
 // on any goroutine; a ResetDue running while the pool closes neither
 // touches a destroyed query pool (the validation layer would report it)
 // nor races (-race).
-func TestLeaveResets(t *testing.T) {
+func TestCollectLeavesResets(t *testing.T) {
 	q := vktest.Graphics(t, vk.Config{})
 	if !q.Dev.HostQueryReset {
 		t.Skipf("no hostQueryReset on %s", q.Dev.Caps.Name)
 	}
-	p := newPool(t, q, querypool.Config{FramesInFlight: 1, Slots: 3, MaxSlots: 3, Queries: 2000, LeaveResets: true})
+	p := newPool(t, q, querypool.Config{FramesInFlight: 1, Slots: 3, MaxSlots: 3, Queries: 2000})
 	f := q.Fence()
 	var got []querypool.Result
 	zones := 3
@@ -46,7 +46,7 @@ func TestLeaveResets(t *testing.T) {
 		frame(id)
 	}
 	if _, queries := p.ResetCost(); queries != 0 {
-		t.Fatalf("Collect reset %d queries on the host with LeaveResets", queries)
+		t.Fatalf("Collect reset %d queries on the host", queries)
 	}
 	p.ResetDue(true)
 	if _, queries := p.ResetCost(); queries == 0 {

@@ -123,12 +123,7 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 	}
 	r := s.r
 	if r.inline(len(spans)) && r.tryLockIdle() {
-		err := s.place(spans, rep)
-		r.mu.Unlock()
-		if s.after != nil {
-			s.after(false)
-		}
-		return spans[:0], cmp.Or(s.takeErr(), err)
+		return s.placeHere(spans, rep)
 	}
 	r.inMu.Lock()
 	next, waiting := s.spare, s.waiting
@@ -145,8 +140,14 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 		}
 	}
 	r.lock()
+	return s.placeHere(spans, rep)
+}
+
+// placeHere places a Hand on the caller's goroutine, releases mu, which
+// the caller holds, and makes the source's AfterPlace call.
+func (s *GPUSource) placeHere(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 	err := s.place(spans, rep)
-	r.mu.Unlock()
+	s.r.mu.Unlock()
 	if s.after != nil {
 		s.after(false)
 	}
@@ -163,12 +164,9 @@ func (s *GPUSource) Hand(spans []GPUSpan, rep SourceReport) ([]GPUSpan, error) {
 // not call the recorder. Call AfterPlace before the source's first Hand
 // or Deliver, and once.
 func (s *GPUSource) AfterPlace(fn func(merged bool)) {
-	if s == nil {
-		return
+	if s != nil {
+		s.after = fn
 	}
-	s.r.inMu.Lock()
-	s.after = fn
-	s.r.inMu.Unlock()
 }
 
 // deliverLocked is Deliver under the lock. The caller holds mu.
