@@ -31,8 +31,9 @@ type block struct {
 const maxBlocks = 16
 
 // newBlock makes a block of n queries from the frame's query base: its
-// query pool, reset on the host when reset is set, and its host copy.
-func newBlock(dev *vk.Device, base, n uint32, reset bool) (*block, error) {
+// query pool, reset on the host when reset is set, its host copy, and the
+// records of its pairs: meta where given (n/2 of them), else made here.
+func newBlock(dev *vk.Device, base, n uint32, reset bool, meta []pairMeta) (*block, error) {
 	ci := vkg.QueryPoolCreateInfo{
 		SType:      vkg.StructureTypeQueryPoolCreateInfo,
 		QueryType:  vkg.QueryTypeTimestamp,
@@ -52,7 +53,10 @@ func newBlock(dev *vk.Device, base, n uint32, reset bool) (*block, error) {
 	}
 	b.buf = buf
 	clear(buf.Uint64s())
-	b.meta = make([]pairMeta, n/2)
+	b.meta = meta
+	if b.meta == nil {
+		b.meta = make([]pairMeta, n/2)
+	}
 	b.results = make([]uint64, 2*n)
 	if reset {
 		if err := dev.ResetQueryPool(h, 0, n); err != nil {
@@ -159,7 +163,7 @@ func (p *Pool) extend(s *Slot, q uint32) bool {
 			return base > q
 		}
 		n := min(s.cap<<k, s.limit-base)
-		b, err := newBlock(p.dev, base, n, true)
+		b, err := newBlock(p.dev, base, n, true, nil)
 		if err != nil {
 			return false
 		}

@@ -9,3 +9,15 @@ func (p *Pool) CurrentNext() (next, capacity uint32) {
 	}
 	return s.next.Load(), s.cap
 }
+
+// bareSlot returns a slot of the given pairs with no Vulkan objects, laid
+// out as newSlot lays one out (slotMem), for the benchmarks that time the
+// zone path and the harvest without a device.
+func bareSlot(pairs uint32, writeTS uintptr) *Slot {
+	cursors, hot, meta := slotMem(pairs)
+	s := &Slot{slotHot: hot, cursors: cursors}
+	s.block.meta = meta
+	s.block.cap, s.qcap, s.writeTS = 2*pairs, 2*pairs, writeTS
+	s.limit = 2 * pairs
+	return s
+}

@@ -240,14 +240,19 @@ static __attribute__((noinline)) int64_t fs_take(fsSlotHot *s, fsCursor *c) {
 	return first;
 }
 
-// fs_zone_begin hands out a pair of the slot's first block and records its
+// fs_cursors and fs_meta return the slot's cursors and its first block's
+// pair records, which lie on either side of its fsSlotHot.
+static inline fsCursor *fs_cursors(fsSlotHot *s) { return (fsCursor *)s - FS_CURSORS; }
+static inline fsPairMeta *fs_meta(fsSlotHot *s) { return (fsPairMeta *)(s + 1); }
+
+// zone_begin hands out a pair of the slot's first block and records its
 // begin timestamp into cmd. The pair comes from cmd's cursor, which takes
 // blocks of 2, 4, ... FS_CURSOR_BLOCK queries (one atomic a block), or,
 // where the slot has no cursor left for cmd, from the slot itself. It
 // returns gen<<32 | query, or FS_BEGIN_NOFRAME, or FS_BEGIN_SLOW for Go's
 // path (no query left in the first block, or a thread without a record):
 // it never takes a pair it does not record or leave in a cursor.
-int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn) {
+static inline __attribute__((always_inline)) int64_t zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name) {
 	fsReader *r = fs_me;
 	if (__builtin_expect(!r, 0) && !(r = fs_register())) {
 		return FS_BEGIN_SLOW;
@@ -259,7 +264,7 @@ int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr
 		if (__atomic_load_n(&s->frozen, __ATOMIC_RELAXED)) {
 			goto out;
 		}
-		fsCursor *c = fs_cursor(cursors, (uint64_t)cmd);
+		fsCursor *c = fs_cursor(fs_cursors(s), (uint64_t)cmd);
 		int64_t q;
 		if (__builtin_expect(c && c->next != c->end, 1)) {
 			q = c->next;
@@ -267,11 +272,11 @@ int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr
 		} else if ((q = fs_take(s, c)) < 0) {
 			goto out;
 		}
-		fsPairMeta *m = &meta[q / 2];
+		fsPairMeta *m = &fs_meta(s)[q / 2];
 		m->name = name;
 		m->cmd = (uint64_t)cmd;
 		uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
-		((fsWriteTimestamp)fn)((void *)cmd, stage, s->pool, (uint32_t)q);
+		((fsWriteTimestamp)s->fn)((void *)cmd, stage, s->pool, (uint32_t)q);
 		res = (int64_t)gen << 32 | q;
 	}
 out:
@@ -279,17 +284,28 @@ out:
 	return res;
 }
 
+// fs_zone_begin is Begin's one cgo call: zone_begin, its result stored at
+// to. The caller passes the address of a word of its own Go stack as an
+// integer, so that the word stays on the stack; a cgo call's own result
+// costs the call two more calls into Go's runtime. The stack cannot move
+// during the call, which makes none into Go.
+void fs_zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t to) {
+	*(int64_t *)to = zone_begin(s, cmd, stage, name);
+}
+
 #define FS_GEN_MASK ((1u << FS_GEN_BITS) - 1)
 
-int fs_older(uint32_t w, uint32_t g) {
+static inline int older(uint32_t w, uint32_t g) {
 	uint32_t d = (g - w) & FS_GEN_MASK;
 	return d != 0 && d < (1u << (FS_GEN_BITS - 1));
 }
 
+int fs_older(uint32_t w, uint32_t g) { return older(w, g); }
+
 // fs_end_open reports whether a pair whose state word is w may be ended
 // by an End of generation gen: open in gen, or a word of an earlier one.
 static inline int fs_end_open(uint32_t w, uint32_t gen) {
-	return w == (gen << FS_STATE_BITS | FS_PAIR_OPEN) || fs_older(w >> FS_STATE_BITS, gen & FS_GEN_MASK);
+	return w == (gen << FS_STATE_BITS | FS_PAIR_OPEN) || older(w >> FS_STATE_BITS, gen & FS_GEN_MASK);
 }
 
 static int zone_end_elsewhere(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn);
@@ -313,7 +329,8 @@ static int zone_end_refused(fsPairMeta *m, uint32_t gen, fsSlotHot *s, uint64_t 
 // (zone_end_elsewhere) takes the pair with a compare-and-swap, waits so,
 // and records its timestamp only if the pair is still the one it took.
 static inline __attribute__((always_inline)) int zone_end_books(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool,
-	uint32_t query, uintptr_t fn, fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
+	uint32_t query, fsSlotHot *s, uint64_t *refused) {
+	uintptr_t fn = s->fn;
 	fsReader *r = fs_me;
 	if (r && __atomic_load_n(&m->cmd, __ATOMIC_RELAXED) == (uint64_t)cmd) {
 		fs_enter(r);
@@ -330,8 +347,8 @@ static inline __attribute__((always_inline)) int zone_end_books(fsPairMeta *m, u
 	if (!zone_end_elsewhere(m, gen, cmd, stage, pool, query, fn)) {
 		return zone_end_refused(m, gen, s, refused);
 	}
-	if (__atomic_load_n(&m->cmd, __ATOMIC_RELAXED) != (uint64_t)cmd && !__atomic_load_n(elsewhere, __ATOMIC_RELAXED)) {
-		__atomic_store_n(elsewhere, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&m->cmd, __ATOMIC_RELAXED) != (uint64_t)cmd && !__atomic_load_n(&s->elsewhere, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->elsewhere, 1, __ATOMIC_SEQ_CST);
 	}
 	return 1;
 }
@@ -372,16 +389,21 @@ static __attribute__((noinline, cold)) int zone_end_refused(fsPairMeta *m, uint3
 
 // fs_zone_end is End's one cgo call: zone_end_books, reporting whether it
 // recorded. fs_zone_end_quiet is the same for a caller that needs no
-// answer, which spares the call a result: cgo's wrapper of a C function
-// that returns one asks the runtime where the Go stack is twice a call.
-int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
-	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
-	return zone_end_books(m, gen, cmd, stage, pool, query, fn, s, elsewhere, refused);
+// answer, which spares the call a result (see fs_zone_begin);
+// fs_zone_end_first is fs_zone_end_quiet for a pair of the slot's first
+// block, found from the slot: pair is gen<<32 | query.
+int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, fsSlotHot *s, uint64_t *refused) {
+	return zone_end_books(m, gen, cmd, stage, pool, query, s, refused);
 }
 
-void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
-	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused) {
-	zone_end_books(m, gen, cmd, stage, pool, query, fn, s, elsewhere, refused);
+void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, fsSlotHot *s,
+	uint64_t *refused) {
+	zone_end_books(m, gen, cmd, stage, pool, query, s, refused);
+}
+
+void fs_zone_end_first(fsSlotHot *s, uint64_t pair, uintptr_t cmd, uint32_t stage, uint64_t *refused) {
+	uint32_t q = (uint32_t)pair;
+	zone_end_books(&fs_meta(s)[q / 2], (uint32_t)(pair >> 32), cmd, stage, s->pool, q + 1, s, refused);
 }
 
 // fs_noop_timestamp has vkCmdWriteTimestamp's signature and does nothing:

@@ -69,8 +69,14 @@ var (
 	_ [C.FS_HOT_FROZEN - unsafe.Offsetof(slotHot{}.frozen)]struct{}
 	_ [unsafe.Offsetof(slotHot{}.qpool) - C.FS_HOT_POOL]struct{}
 	_ [C.FS_HOT_POOL - unsafe.Offsetof(slotHot{}.qpool)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.writeTS) - C.FS_HOT_FN]struct{}
+	_ [C.FS_HOT_FN - unsafe.Offsetof(slotHot{}.writeTS)]struct{}
+	_ [unsafe.Offsetof(slotHot{}.elsewhere) - C.FS_HOT_ELSEWHERE]struct{}
+	_ [C.FS_HOT_ELSEWHERE - unsafe.Offsetof(slotHot{}.elsewhere)]struct{}
 	_ [unsafe.Offsetof(slotHot{}.next) - C.FS_HOT_NEXT]struct{}
 	_ [C.FS_HOT_NEXT - unsafe.Offsetof(slotHot{}.next)]struct{}
+	// slotMem's units: the hot fields take whole cursors' room.
+	_ [unsafe.Sizeof(slotHot{}) % unsafe.Sizeof(cursor{})]struct{}
 )
 
 var (
@@ -110,27 +116,39 @@ func guardSync() { C.fs_guard_sync() }
 // beginC hands out a pair of s's first block and records its begin
 // timestamp (see fs_zone_begin): gen<<32 | query, or cBeginNoFrame, or
 // cBeginSlow for Go's path. It is small enough to inline, as Begin is.
-func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32, fn uintptr) int64 {
-	return int64(C.fs_zone_begin((*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)), (*C.fsPairMeta)(unsafe.Pointer(unsafe.SliceData(s.block.meta))),
-		(*C.fsCursor)(unsafe.Pointer(unsafe.SliceData(s.cursors))), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(fn)))
+// The C half stores the result in r, on this goroutine's stack, which
+// does not move during the call (see fs_zone_begin).
+func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) int64 {
+	var r int64
+	C.fs_zone_begin(s.hotC(), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(uintptr(unsafe.Pointer(&r))))
+	return r
+}
+
+// hotC is s's hot fields as C has them; the cursors and the first
+// block's records lie on either side (slotMem).
+func (s *Slot) hotC() *C.fsSlotHot { return (*C.fsSlotHot)(unsafe.Pointer(s.slotHot)) }
+
+// endFirstC ends the pair of s's first block that Begin handed out as
+// gen<<32 | q (see fs_zone_end_first), and keeps the books as endC does.
+func endFirstC(s *Slot, q, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, refused *endRefusals) {
+	C.fs_zone_end_first(s.hotC(), C.uint64_t(uint64(gen)<<32|uint64(q)), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
+		(*C.uint64_t)(unsafe.Pointer(refused)))
 }
 
 // endC ends the pair whose record is m, handed out in generation gen in
-// slot s (see fs_zone_end), and keeps the books: s.endsElsewhere, and
+// slot s (see fs_zone_end), and keeps the books: s.elsewhere, and
 // refused, where it returns false because the pair was not open in gen.
-func endC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32, fn uintptr,
+func endC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32,
 	s *Slot, refused *endRefusals) bool {
 	return C.fs_zone_end((*C.fsPairMeta)(unsafe.Pointer(m)), C.uint32_t(gen), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
-		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), C.uintptr_t(fn), (*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)),
-		(*C.uint32_t)(unsafe.Pointer(&s.endsElsewhere)), (*C.uint64_t)(unsafe.Pointer(refused))) != 0
+		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), s.hotC(), (*C.uint64_t)(unsafe.Pointer(refused))) != 0
 }
 
 // endQuietC is endC without its answer (fs_zone_end_quiet).
-func endQuietC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32, fn uintptr,
+func endQuietC(m *pairMeta, gen uint32, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, pool vkg.QueryPool, query uint32,
 	s *Slot, refused *endRefusals) {
 	C.fs_zone_end_quiet((*C.fsPairMeta)(unsafe.Pointer(m)), C.uint32_t(gen), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage),
-		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), C.uintptr_t(fn), (*C.fsSlotHot)(unsafe.Pointer(&s.slotHot)),
-		(*C.uint32_t)(unsafe.Pointer(&s.endsElsewhere)), (*C.uint64_t)(unsafe.Pointer(refused)))
+		C.uint64_t(uintptr(unsafe.Pointer(pool))), C.uint32_t(query), s.hotC(), (*C.uint64_t)(unsafe.Pointer(refused)))
 }
 
 // olderC is C's older, for the test that both agree.

@@ -41,7 +41,9 @@
 typedef struct {
 	uint32_t state, gen, cap, frozen;
 	uint64_t pool;
-	char pad0[72]; // next, written once a block, on a cache line apart
+	uintptr_t fn;       // the device's vkCmdWriteTimestamp
+	uint32_t elsewhere; // a pair of the frame was ended in another command buffer
+	char pad0[28];      // next, written once a block, on a cache line apart
 	uint32_t next;
 	char pad1[60];
 } fsSlotHot;
@@ -51,6 +53,8 @@ enum {
 	FS_HOT_CAP = offsetof(fsSlotHot, cap),
 	FS_HOT_FROZEN = offsetof(fsSlotHot, frozen),
 	FS_HOT_POOL = offsetof(fsSlotHot, pool),
+	FS_HOT_FN = offsetof(fsSlotHot, fn),
+	FS_HOT_ELSEWHERE = offsetof(fsSlotHot, elsewhere),
 	FS_HOT_NEXT = offsetof(fsSlotHot, next),
 };
 
@@ -60,7 +64,10 @@ typedef struct {
 } fsPairMeta;
 
 // fsCursor is Go's cursor: a cache line, written by the thread recording
-// its command buffer (which Vulkan synchronizes externally).
+// its command buffer (which Vulkan synchronizes externally). A slot's
+// FS_CURSORS cursors lie just before its fsSlotHot, and its first block's
+// pair records just after (Go's slotMem: one allocation), so that a
+// Begin or End passes the slot alone.
 typedef struct {
 	uint64_t cmd; // the command buffer; 0: free
 	uint32_t next, end, grow;
@@ -70,11 +77,11 @@ typedef struct {
 int fs_guard_init(int fence);
 int fs_guard_records(int *used);
 void fs_guard_sync(void);
-int64_t fs_zone_begin(fsSlotHot *s, fsPairMeta *meta, fsCursor *cursors, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t fn);
-int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
-	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused);
-void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, uintptr_t fn,
-	fsSlotHot *s, uint32_t *elsewhere, uint64_t *refused);
+void fs_zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t to);
+void fs_zone_end_first(fsSlotHot *s, uint64_t pair, uintptr_t cmd, uint32_t stage, uint64_t *refused);
+int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, fsSlotHot *s, uint64_t *refused);
+void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, fsSlotHot *s,
+	uint64_t *refused);
 int fs_older(uint32_t w, uint32_t g);
 void fs_noop_timestamp(void *cmd, uint32_t stage, uint64_t pool, uint32_t query);
 void fs_call_timestamp(uintptr_t fn, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query);

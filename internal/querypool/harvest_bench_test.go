@@ -11,9 +11,7 @@ import (
 // else. No Vulkan: the slot's results are in plain memory.
 func BenchmarkHarvest(b *testing.B) {
 	const pairs = 1000
-	s := &Slot{}
-	s.block.cap = 2 * pairs
-	s.block.meta = make([]pairMeta, pairs)
+	s := bareSlot(pairs, 0)
 	s.block.results = make([]uint64, 4*pairs)
 	g := uint32(5)
 	s.gen.Store(g)

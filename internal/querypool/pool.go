@@ -262,13 +262,13 @@ func (p *Pool) Mask() uint64 { return p.mask }
 // resized: a larger one replaces it (see BeginFrame), so that a late End
 // holding the old one reads fields nothing writes any more.
 func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
-	b, err := newBlock(p.dev, 0, queries, p.dev.HostQueryReset)
+	cursors, hot, meta := slotMem(queries / 2)
+	b, err := newBlock(p.dev, 0, queries, p.dev.HostQueryReset, meta)
 	if err != nil {
 		return nil, err
 	}
-	s := &Slot{block: *b, index: index, dirty: !p.dev.HostQueryReset}
-	s.qcap, s.qpool = b.cap, uint64(uintptr(unsafe.Pointer(b.pool)))
-	s.cursors = make([]cursor, cursorSlots)
+	s := &Slot{block: *b, slotHot: hot, cursors: cursors, index: index, dirty: !p.dev.HostQueryReset}
+	s.qcap, s.qpool, s.writeTS = b.cap, uint64(uintptr(unsafe.Pointer(b.pool))), p.writeTS
 	s.spares = make([]uint32, 0, cursorSlots*cursorBlock/2)
 	s.limit = queries
 	if p.dev.HostQueryReset {
@@ -346,7 +346,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		s.host = p.cfg.Now()
 	}
 	s.subs, s.submitted, s.bySub = s.subs[:0], false, false
-	s.endsElsewhere.Store(false)
+	s.elsewhere.Store(false)
 	s.begun = p.frames
 	s.copyAt = 0
 	s.settledAt = 0
@@ -469,7 +469,7 @@ func (p *Pool) recordCopies(cmd vkg.CommandBuffer, closing *Slot) {
 			continue
 		}
 		s.copyAt, s.needCopy = p.frames, false
-		s.ownCopy = s == closing && !s.endsElsewhere.Load() && s.allIn(uint64(uintptr(unsafe.Pointer(cmd))))
+		s.ownCopy = s == closing && !s.elsewhere.Load() && s.allIn(uint64(uintptr(unsafe.Pointer(cmd))))
 		if s.settledAt == 0 && s.writers.Load() == 0 && s.settled() {
 			s.settledAt = p.frames // every end is recorded before this copy
 		}
@@ -574,7 +574,7 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	if s == nil {
 		return p.refuseNoFrame()
 	}
-	r := beginC(s, cmd, stage, name, p.writeTS)
+	r := beginC(s, cmd, stage, name)
 	if r < 0 {
 		return p.beginRefused(r, s, cmd, stage, name)
 	}
@@ -665,7 +665,7 @@ func (p *Pool) End(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBi
 	// the slot (Slot.renew) or destroys its pool (Release) until it has
 	// ended.
 	b, m := pr.record()
-	return endC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
+	return endC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, s, &p.refusedEnds)
 }
 
 // EndQuiet is End for a caller that needs no answer: it records and
@@ -676,8 +676,12 @@ func (p *Pool) EndQuiet(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageF
 		p.refusedEnds.misuse.Add(1)
 		return
 	}
+	if pr.q < s.qcap {
+		endFirstC(s, pr.q, pr.gen, cmd, stage, &p.refusedEnds)
+		return
+	}
 	b, m := pr.record()
-	endQuietC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, p.writeTS, s, &p.refusedEnds)
+	endQuietC(m, pr.gen, cmd, stage, b.pool, pr.q+1-b.base, s, &p.refusedEnds)
 }
 
 // refuse counts a Begin refused for a full slot, and how much more the

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
@@ -77,20 +78,41 @@ type pairMeta struct {
 
 // slotHot is what the zone path's C half reads and writes of a slot
 // (guard.h's fsSlotHot): no Go pointers, so that it passes to C as is.
+// It lies between the slot's cursors and its first block's pair records,
+// in one allocation (slotMem).
 type slotHot struct {
 	state atomic.Uint32
 	gen   atomic.Uint32 // bumped on every recycle; stale Pairs are refused
 	qcap  uint32        // the first block's queries (block.cap)
 	// frozen: Begin takes Go's path, which hands out the pairs the
 	// cursors held (Pool.spare).
-	frozen atomic.Uint32
-	qpool  uint64 // the first block's query pool (block.pool)
+	frozen  atomic.Uint32
+	qpool   uint64  // the first block's query pool (block.pool)
+	writeTS uintptr // the device's vkCmdWriteTimestamp (Pool.writeTS)
+	// elsewhere: a pair of the frame was ended in another command
+	// buffer than the one it began in (EndIn).
+	elsewhere atomic.Bool
 	// next is written once a block by every recording thread: a cache
 	// line away from the fields every Begin reads, so that taking a
 	// block does not take those from the other threads' caches.
-	_    [72]byte
+	_    [28]byte
 	next atomic.Uint32 // next free query index (even)
 	_    [60]byte
+}
+
+// slotMem makes, in one allocation with no Go pointers, what the zone
+// path's C half reaches from a slot's hot fields: its cursors, just
+// before them, and the pair records of its first block of the given
+// pairs, just after. C may use the whole allocation a pointer passed to
+// it points into, so a Begin or End passes the hot fields' address alone.
+func slotMem(pairs uint32) (cursors []cursor, hot *slotHot, meta []pairMeta) {
+	const unit = unsafe.Sizeof(cursor{})
+	const hotUnits = unsafe.Sizeof(slotHot{}) / unit
+	metaUnits := (uintptr(max(pairs, 1))*unsafe.Sizeof(pairMeta{}) + unit - 1) / unit
+	mem := make([]cursor, cursorSlots+hotUnits+metaUnits)
+	hot = (*slotHot)(unsafe.Pointer(&mem[cursorSlots]))
+	meta = unsafe.Slice((*pairMeta)(unsafe.Pointer(&mem[cursorSlots+hotUnits])), pairs)
+	return mem[:cursorSlots:cursorSlots], hot, meta
 }
 
 // cursor is one command buffer's block of a slot's frame (guard.h's
@@ -142,7 +164,7 @@ type Slot struct {
 	blocks     // the extra ones of a frame that outgrew the first
 	index  int // position in the ring
 
-	slotHot
+	*slotHot
 	writers atomic.Int32 // Begin calls in progress on Go's path
 	// cursors hand out the pairs of the first block, by command buffer
 	// (guard.c); unused is how many pairs they took and never handed out
@@ -182,9 +204,6 @@ type Slot struct {
 	// same batch or a later one, can run before the earlier one's
 	// bottom-of-pipe timestamps land.
 	ownCopy bool
-	// endsElsewhere: a pair of the frame was ended in another command
-	// buffer than the one it began in (EndIn).
-	endsElsewhere atomic.Bool
 	fromCopy      bool // reader: this pass reads the copy, not the driver
 	early         bool // reader: Drain reads the copy of a frame not known waited for
 

@@ -17,12 +17,9 @@ import (
 func BenchmarkZonePath(b *testing.B) {
 	initGuard()
 	const pairs = 1 << 14
-	s := &Slot{cursors: make([]cursor, cursorSlots)}
-	s.block.meta = make([]pairMeta, pairs)
-	s.block.cap, s.qcap = 2*pairs, 2*pairs
-	s.limit = 2 * pairs
-	s.state.Store(slotRecording)
 	p := &Pool{writeTS: noopTimestamp()}
+	s := bareSlot(pairs, p.writeTS)
+	s.state.Store(slotRecording)
 	p.cur.Store(s)
 	var fake [64]byte // the command buffer handle: never dereferenced
 	cmd := vkg.CommandBuffer(unsafe.Pointer(&fake[0]))
