@@ -203,9 +203,9 @@ type Slot struct {
 	// submitted: on lavapipe a copy in a later command buffer, of the
 	// same batch or a later one, can run before the earlier one's
 	// bottom-of-pipe timestamps land.
-	ownCopy bool
-	fromCopy      bool // reader: this pass reads the copy, not the driver
-	early         bool // reader: Drain reads the copy of a frame not known waited for
+	ownCopy  bool
+	fromCopy bool // reader: this pass reads the copy, not the driver
+	early    bool // reader: Drain reads the copy of a frame not known waited for
 
 	used  uint32     // reader: queries read this pass
 	rc    vkg.Result // reader: what the driver said
