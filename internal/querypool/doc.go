@@ -99,6 +99,17 @@
 // void. The C half counts a refused End itself, so that an End whose
 // caller needs no answer (Pool.EndQuiet) returns none: cgo's wrapper of a
 // C function with a result asks the runtime twice where the Go stack is.
+//
+// What each call marshals is kept to what a raw vkCmdWriteTimestamp
+// call's is: five words. A slot's cursors, its hot fields (state,
+// generation, query pool, the driver's entry point) and its first
+// block's pair records are one allocation with no Go pointers, in that
+// order, and cgo lets C use the whole allocation a pointer passed to it
+// points into: so a Begin, or an End of a pair of the first block, passes
+// the hot fields' address, and C finds the rest beside it. Begin's
+// result goes to a word of the caller's Go stack, whose address it passes
+// as an integer (so that the word stays on the stack; a goroutine's
+// stack does not move during a cgo call that makes no call into Go).
 // BenchmarkZonePath times the zone path alone, with a driver that does
 // nothing, beside two bare cgo calls.
 package querypool
