@@ -59,3 +59,53 @@ func BenchmarkZonePath(b *testing.B) {
 	b.ReportMetric(float64(floorNs)/float64(zones), "floor-ns/pair")
 	b.ReportMetric(float64(zoneNs-floorNs)/float64(zones), "added-ns/zone")
 }
+
+// TestSlotMem checks that the zone path's C half finds a slot's cursors
+// and pair records where Go keeps them (slotMem): Begins in C on two
+// command buffers leave each pair's record, and each command buffer's
+// cursor, where Go reads them, and an End in C marks the record Go reads.
+func TestSlotMem(t *testing.T) {
+	initGuard()
+	p := &Pool{writeTS: noopTimestamp()}
+	s := bareSlot(64, p.writeTS)
+	s.state.Store(slotRecording)
+	p.cur.Store(s)
+	var fake [2][64]byte
+	cmds := []vkg.CommandBuffer{vkg.CommandBuffer(unsafe.Pointer(&fake[0][0])), vkg.CommandBuffer(unsafe.Pointer(&fake[1][0]))}
+	for i := range 10 {
+		cmd := cmds[i%2]
+		pr, ok := p.Begin(cmd, vkg.PipelineStageTopOfPipeBit, uint32(100+i))
+		if !ok {
+			t.Fatalf("Begin %d refused", i)
+		}
+		m := &s.block.meta[pr.q/2]
+		if m.name != uint32(100+i) || m.cmd != uint64(uintptr(unsafe.Pointer(cmd))) {
+			t.Fatalf("Begin %d: query %d's record in Go is name %d, cmd %#x; want %d, %p", i, pr.q, m.name, m.cmd, 100+i, cmd)
+		}
+		p.EndQuiet(pr, cmd, vkg.PipelineStageBottomOfPipeBit)
+		if got := m.state.Load(); got != pairWord(pr.gen, pairEnded) {
+			t.Fatalf("End %d: query %d's state word in Go is %#x, want ended (%#x)", i, pr.q, got, pairWord(pr.gen, pairEnded))
+		}
+	}
+	found := 0
+	for i := range s.cursors {
+		if k := s.cursors[i].cmd.Load(); k != 0 {
+			found++
+			if k != uint64(uintptr(unsafe.Pointer(cmds[0]))) && k != uint64(uintptr(unsafe.Pointer(cmds[1]))) {
+				t.Errorf("cursor %d holds %#x, neither command buffer", i, k)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d cursors in Go hold a command buffer, want 2", found)
+	}
+	// The first command buffer took the cursor where guard.c's probe
+	// starts (fs_cursor_hash): nothing had taken it.
+	k := uint64(uintptr(unsafe.Pointer(cmds[0])))
+	if h := ((k >> 4) * 0x9E3779B97F4A7C15) >> 58; s.cursors[h].cmd.Load() != k {
+		t.Errorf("cursor %d in Go holds %#x, want the first command buffer, %#x", h, s.cursors[h].cmd.Load(), k)
+	}
+	if st := p.Stats(); st.Misuse+st.LateEnds != 0 {
+		t.Errorf("Ends refused: %+v", st)
+	}
+}
