@@ -85,7 +85,10 @@
 // on a goroutine of the profiler's own when it would cost the caller more
 // than waking a goroutine, and resetting the queries of frames read back
 // runs there after it; smaller work is done in place (a reset that costs
-// more than a wake on its own goes to a goroutine of the query pool's). Nothing reads the
+// more than a wake on its own goes to a goroutine of the query pool's).
+// While frames keep coming that goroutine polls for them, so that
+// handing a frame's zones over wakes nothing from the caller's goroutine
+// (a system call). Nothing reads the
 // timeline without the zones handed to it ([Profiler.Dump], the live view
 // and the sink place what is waiting first). Of Vulkan, that work calls
 // only vkResetQueryPool, on the profiler's own query pools, which no

@@ -2,6 +2,7 @@ package record
 
 import (
 	"sync"
+	"time"
 
 	"github.com/framescope/framescope/internal/offload"
 	"github.com/framescope/framescope/timeline"
@@ -31,7 +32,8 @@ type inbox struct {
 // Hand and Settle take only inMu to leave one: the inbox takes the spans
 // over with the report. The merge applies the calls in order, under mu,
 // on a goroutine of the recorder's own that starts with the first source,
-// is woken by each call left, and ends once the inbox is empty with no
+// polls while calls keep coming or is woken by the next call (wait), and
+// ends once the inbox is empty with no
 // source open or the recorder closed; and every method that takes mu
 // applies them first (lock), so that no caller ever sees the recorder
 // without a call a source already made.
@@ -56,7 +58,26 @@ type inboxState struct {
 	// wherever they were placed; added to under mu.
 	placing offload.Cost
 	mergeFn func() // r.merge
+	// asleep: the merge's goroutine waits for a wake, which the next
+	// call left must send; otherwise it runs, or polls, and looks at the
+	// inbox by itself (wait). woken counts the wakes calls sent, for the
+	// tests. lastIn is when the last call was left, and gap the smoothed
+	// time between calls (ns). Guarded by inMu.
+	asleep bool
+	woken  uint64
+	lastIn int64
+	gap    int64
+	pollT  *time.Timer // the merge goroutine's own
 }
+
+// The merge polls the inbox every half of the time between calls, within
+// these bounds, while calls keep coming: until none came for idleGaps
+// times that time.
+const (
+	minPoll  = 20 * time.Microsecond
+	maxPoll  = 4 * time.Millisecond
+	idleGaps = 4
+)
 
 // inline reports whether placing n spans is expected to cost the caller
 // less than handing them to the merge (offload.Ns).
@@ -124,8 +145,16 @@ func (r *Recorder) handIn(e inboxEntry) bool {
 	r.in.entries = append(r.in.entries, e)
 	r.mergeStop = false
 	r.startMerge()
+	r.arrived(timeline.Now())
+	wake := r.asleep
+	if wake {
+		r.asleep = false
+		r.woken++
+	}
 	r.inMu.Unlock()
-	r.wakeMerge()
+	if wake {
+		r.wakeMerge()
+	}
 	return true
 }
 
@@ -153,18 +182,62 @@ func (r *Recorder) merge() {
 			continue
 		}
 		if r.mergeStop || r.sources == 0 {
-			r.merging = false
+			r.merging, r.asleep = false, false
 			r.inMu.Unlock()
 			return
 		}
+		r.wait()
+	}
+}
+
+// arrived notes a call left in the inbox at now, for the merge's polling.
+// The caller holds inMu.
+func (r *Recorder) arrived(now int64) {
+	if r.lastIn != 0 {
+		d := max(now-r.lastIn, 0)
+		if r.gap == 0 {
+			r.gap = d
+		}
+		r.gap += (d - r.gap) / 4
+	}
+	r.lastIn = now
+}
+
+// wait waits, on the merge's goroutine, for the next call left in the
+// inbox. While calls keep coming it polls: it sleeps half the time
+// between them (minPoll to maxPoll) and looks again, so that a source's
+// Hand, on the application's goroutine, leaves its call without waking
+// this goroutine, which would cost the caller a system call (about 10 µs
+// a frame on a 2-core virtual machine). Once none came for idleGaps
+// times that time, or calls come further apart than the polls reach, it
+// sleeps until the next call wakes it. A wake (Close, stopMerge) ends a
+// poll at once. The caller holds inMu, which wait releases.
+func (r *Recorder) wait() {
+	d := time.Duration(r.gap / 2)
+	if r.gap == 0 || d > idleGaps*maxPoll || timeline.Now()-r.lastIn > idleGaps*max(r.gap, int64(minPoll)) {
+		r.asleep = true
 		r.inMu.Unlock()
 		<-r.mergeWake
+		return
+	}
+	r.inMu.Unlock()
+	d = min(max(d, minPoll), maxPoll)
+	if r.pollT == nil {
+		r.pollT = time.NewTimer(d)
+	} else {
+		r.pollT.Reset(d)
+	}
+	select {
+	case <-r.mergeWake:
+		r.pollT.Stop()
+	case <-r.pollT.C:
 	}
 }
 
 // runAfter makes the AfterPlace calls due for the calls the inbox
-// placed, whoever placed them: the merge's goroutine is woken for each
-// call left in the inbox, and runs this after every placing of its own.
+// placed, whoever placed them: the merge's goroutine comes round for each
+// call left in the inbox (woken, or polling), and runs this after every
+// placing of its own.
 // It runs on the merge's goroutine alone, outside mu.
 func (r *Recorder) runAfter() {
 	r.inMu.Lock()

@@ -279,3 +279,67 @@ func TestAfterPlace(t *testing.T) {
 		t.Fatalf("%d spans, want 8; ledger %+v", len(tr.Spans), tr.Ledger)
 	}
 }
+
+// While a source hands in a batch every frame, the merge polls the inbox
+// and the source's calls send it no wake (a system call on the
+// application's goroutine); once the calls stop it sleeps, and the next
+// call wakes it and is placed. Every batch reaches the timeline.
+func TestMergePolls(t *testing.T) {
+	r, q, zone := gpuSetup(Options{MaxSpans: 1 << 20})
+	src := r.GPUSource(q)
+	defer src.Close()
+	const per, frames = 2000, 60
+	at := int64(1000)
+	var rep SourceReport
+	hand := func() {
+		spans := make([]GPUSpan, per)
+		for j := range spans {
+			at += 10
+			spans[j] = GPUSpan{Name: zone, Start: at, End: at + 5}
+		}
+		rep.Issued += per
+		if _, err := src.Hand(spans, rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() (inboxed, woken uint64) {
+		r.inMu.Lock()
+		defer r.inMu.Unlock()
+		return r.inboxed, r.woken
+	}
+	for range frames {
+		hand()
+		time.Sleep(2 * time.Millisecond)
+	}
+	inboxed, woken := counts()
+	if inboxed < frames/2 {
+		t.Fatalf("%d of %d batches went through the inbox: the merge was not tried", inboxed, frames)
+	}
+	// A busy machine may leave a gap long enough for the merge to sleep
+	// now and then; most calls must find it polling.
+	if woken > inboxed/4 {
+		t.Errorf("%d of %d batches left in the inbox woke the merge, want at most a quarter", woken, inboxed)
+	}
+	// Idle: the merge stops polling and sleeps until a call wakes it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.inMu.Lock()
+		asleep := r.asleep
+		r.inMu.Unlock()
+		if asleep {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the merge still polls 10 s after the last call")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	hand()
+	if _, w := counts(); w != woken+1 {
+		t.Errorf("the call after the merge slept sent %d wakes, want 1", w-woken)
+	}
+	tr := r.Dump()
+	if len(tr.Spans) != per*(frames+1) || !tr.Ledger.Balanced(tr.Drops) {
+		t.Fatalf("%d spans, want %d; ledger %+v, drops %+v", len(tr.Spans), per*(frames+1), tr.Ledger, tr.Drops)
+	}
+}
