@@ -40,8 +40,8 @@
 // that a call made each frame leaves its batch without waking it, a
 // system call on the caller's goroutine that costs about 10 µs on a
 // 2-core virtual machine, a quarter of what Collect costs a frame of
-// 1,000 zones there. Once no call came for four times that time (or calls
-// come further apart than 16 ms polls reach) it waits on a channel, and
+// 1,000 zones there. Once no call came for four times that time, or
+// when calls come more than 32 ms apart, it waits on a channel, and
 // the next call wakes it. The inbox holds at most
 // maxInboxSpans spans, past which Hand places them itself. A source may
 // give the recorder a function to call after placing its calls

@@ -209,8 +209,8 @@ func (r *Recorder) arrived(now int64) {
 // Hand, on the application's goroutine, leaves its call without waking
 // this goroutine, which would cost the caller a system call (about 10 µs
 // a frame on a 2-core virtual machine). Once none came for idleGaps
-// times that time, or calls come further apart than the polls reach, it
-// sleeps until the next call wakes it. A wake (Close, stopMerge) ends a
+// times that time, or when calls come more than 2*idleGaps*maxPoll
+// (32 ms) apart, it sleeps until the next call wakes it. A wake (Close, stopMerge) ends a
 // poll at once. The caller holds inMu, which wait releases.
 func (r *Recorder) wait() {
 	d := time.Duration(r.gap / 2)
