@@ -33,10 +33,10 @@ type inbox struct {
 // over with the report. The merge applies the calls in order, under mu,
 // on a goroutine of the recorder's own that starts with the first source,
 // polls while calls keep coming or is woken by the next call (wait), and
-// ends once the inbox is empty with no
-// source open or the recorder closed; and every method that takes mu
-// applies them first (lock), so that no caller ever sees the recorder
-// without a call a source already made.
+// ends once the inbox is empty with no source open or the recorder
+// closed; and every method that takes mu applies them first (lock), so
+// that no caller ever sees the recorder without a call a source already
+// made.
 type inboxState struct {
 	inMu    sync.Mutex
 	in      inbox  // guarded by inMu
@@ -130,6 +130,7 @@ func (r *Recorder) lock() {
 // added nothing, when the inbox has no room for spans: the caller places
 // the call itself under the lock.
 func (r *Recorder) handIn(e inboxEntry) bool {
+	now := timeline.Now()
 	r.inMu.Lock()
 	if len(e.spans) > 0 && r.in.spans+len(e.spans) > maxInboxSpans {
 		r.inMu.Unlock()
@@ -145,7 +146,7 @@ func (r *Recorder) handIn(e inboxEntry) bool {
 	r.in.entries = append(r.in.entries, e)
 	r.mergeStop = false
 	r.startMerge()
-	r.arrived(timeline.Now())
+	r.arrived(now)
 	wake := r.asleep
 	if wake {
 		r.asleep = false
@@ -208,10 +209,10 @@ func (r *Recorder) arrived(now int64) {
 // between them (minPoll to maxPoll) and looks again, so that a source's
 // Hand, on the application's goroutine, leaves its call without waking
 // this goroutine, which would cost the caller a system call (about 10 µs
-// a frame on a 2-core virtual machine). Once none came for idleGaps
-// times that time, or when calls come more than 2*idleGaps*maxPoll
-// (32 ms) apart, it sleeps until the next call wakes it. A wake (Close, stopMerge) ends a
-// poll at once. The caller holds inMu, which wait releases.
+// a frame on a 2-core virtual machine). Once none came for idleGaps times
+// that time, or when calls come more than 2*idleGaps*maxPoll (32 ms)
+// apart, it sleeps until the next call wakes it. A wake (stopMerge, at
+// Close) ends a poll at once. The caller holds inMu, which wait releases.
 func (r *Recorder) wait() {
 	d := time.Duration(r.gap / 2)
 	if r.gap == 0 || d > idleGaps*maxPoll || timeline.Now()-r.lastIn > idleGaps*max(r.gap, int64(minPoll)) {
