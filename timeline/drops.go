@@ -22,6 +22,10 @@ type Drops struct {
 	// their frame's time was sampled, they name a frame not begun, or
 	// their frame already had 65536 outermost zones.
 	Untimed uint64
+	// Work counts GPU zones kept on the timeline without the pipeline
+	// statistics their context counts: where Vulkan's query rules allow
+	// no exact count, or the counts did not come (Work.Missing says which).
+	Work uint64
 	// Flows counts submission arrows lost: GPU zones whose submission key
 	// no CPU span claimed in time, or over 16384 for one key, and flows
 	// whose ends went to a sink in different batches.
@@ -40,10 +44,10 @@ type Drops struct {
 	Misuse uint64
 }
 
-// Total is the sum of every loss, Untimed included (its zones are on the
-// timeline, but their time is missing from a counter); Misuse is not a
-// loss and not in it.
+// Total is the sum of every loss, Untimed and Work included (their zones
+// are on the timeline, but their time is missing from a counter, or their
+// counts from the zone); Misuse is not a loss and not in it.
 func (d Drops) Total() uint64 {
 	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated +
-		d.GPUSpans + d.Spans + d.Evicted + d.Untimed + d.Flows + d.Frames + d.Samples + d.Sink
+		d.GPUSpans + d.Spans + d.Evicted + d.Untimed + d.Work + d.Flows + d.Frames + d.Samples + d.Sink
 }

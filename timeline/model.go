@@ -85,6 +85,10 @@ type Span struct {
 	// ErrNs is the clock model's error bound for Start and End, in ns.
 	// 0 on CPU spans, whose times are read on the host clock itself.
 	ErrNs uint32
+	// Work is what a GPU zone of a context that counts pipeline
+	// statistics did (or why it has no counts); nil on every other span.
+	// Spans share it: it is not changed once made.
+	Work *Work
 }
 
 // Dur returns End-Start.

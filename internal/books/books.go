@@ -22,6 +22,7 @@ const (
 	Spans
 	Evicted
 	Untimed
+	Work
 	Flows
 	Frames
 	Samples
@@ -34,7 +35,7 @@ var causeKeys = [NumCauses]string{
 	QueryLimit: "query_limit", NoFrame: "no_frame", Closed: "closed", Unended: "unended",
 	Unsubmitted: "unsubmitted", Pending: "pending", Uncalibrated: "uncalibrated",
 	GPUSpans: "gpu_spans", Spans: "spans",
-	Evicted: "evicted", Untimed: "untimed", Flows: "flows",
+	Evicted: "evicted", Untimed: "untimed", Work: "work", Flows: "flows",
 	Frames: "frames", Samples: "samples", Sink: "sink", Misuse: "misuse",
 }
 
@@ -104,6 +105,8 @@ func Count(d *timeline.Drops, c Cause) *uint64 {
 		return &d.Evicted
 	case Untimed:
 		return &d.Untimed
+	case Work:
+		return &d.Work
 	case Flows:
 		return &d.Flows
 	case Frames:
