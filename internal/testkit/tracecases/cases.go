@@ -76,6 +76,7 @@ func All() []Case {
 		Calibrations: []timeline.Calibration{{Track: 10, Time: t0 + 100, ErrNs: 2600.5, DriftPPM: 9.75, Samples: 16}, {Track: 10, Time: t0 + 9_000, ErrNs: 3100, DriftPPM: -19.6, Samples: 32}},
 	}
 	add("gpu with lanes", gpu)
+	add("gpu work", WorkTrace())
 	add("several queues", &timeline.Trace{Process: proc, Names: names("a", "b", "c"),
 		Tracks: []timeline.Track{cq, gq, tq},
 		Spans:  []timeline.Span{sp(13, 1, 0, 100, 0), sp(10, 2, 0, 100, 0), sp(14, 3, 50, 60, 0)}})
@@ -203,4 +204,51 @@ func LateBatches(n, lag int) []*timeline.Trace {
 		out = append(out, b)
 	}
 	return out
+}
+
+// WorkTrace is a trace of GPU zones that count pipeline statistics, on two
+// queues: nested zones whose counts add up, a zone of each reason without
+// counts, a zero count, a count past 2^53, and a zone of a context that
+// counts nothing (no Work).
+func WorkTrace() *timeline.Trace {
+	gq := timeline.Track{ID: 10, Kind: timeline.TrackGPUQueue, Name: "graphics queue", Queue: queueG}
+	cq := timeline.Track{ID: 13, Kind: timeline.TrackGPUQueue, Name: "compute queue", Queue: queueC, Order: 1}
+	gfx := timeline.FragmentShaderInvocations | timeline.VertexShaderInvocations | timeline.InputAssemblyVertices |
+		timeline.ClippingPrimitives | timeline.ComputeShaderInvocations
+	counted := func(c map[timeline.PipelineStats]uint64) *timeline.Work {
+		w := &timeline.Work{Stats: gfx}
+		for b, v := range c {
+			gfx.Each(func(i int) {
+				if b == 1<<i {
+					w.Count[i] = v
+				}
+			})
+		}
+		return w
+	}
+	missing := func(m timeline.WorkMissing) *timeline.Work { return &timeline.Work{Stats: gfx, Missing: m} }
+	z := func(track timeline.TrackID, name timeline.NameID, start, end int64, depth uint16, frame uint64, w *timeline.Work) timeline.Span {
+		s := sp(track, name, start, end, depth)
+		s.Frame, s.ErrNs, s.Work = frame, 1500, w
+		return s
+	}
+	frag, vert, ia, clip := timeline.FragmentShaderInvocations, timeline.VertexShaderInvocations, timeline.InputAssemblyVertices, timeline.ClippingPrimitives
+	comp := timeline.ComputeShaderInvocations
+	return &timeline.Trace{Process: timeline.Process{PID: 1234, Name: "demo"},
+		Names:  names("frame", "shadow", "gbuffer", "draw", "cull", "post"),
+		Tracks: []timeline.Track{gq, cq},
+		Spans: []timeline.Span{
+			z(10, 1, 0, 10_000, 0, 1, counted(map[timeline.PipelineStats]uint64{frag: 4_194_304 * 3, vert: 18, ia: 18, clip: 6, comp: 0})),
+			z(10, 2, 100, 4_000, 1, 1, counted(map[timeline.PipelineStats]uint64{frag: 4_194_304, vert: 6, ia: 6, clip: 2})),
+			z(10, 3, 4_000, 9_000, 1, 1, counted(map[timeline.PipelineStats]uint64{frag: 8_388_608, vert: 12, ia: 12, clip: 4})),
+			z(10, 4, 4_100, 4_200, 2, 1, missing(timeline.WorkRenderPass)),
+			z(10, 4, 4_300, 4_400, 2, 1, missing(timeline.WorkElsewhere)),
+			z(10, 4, 4_500, 4_600, 2, 1, missing(timeline.WorkSpent)),
+			z(10, 4, 4_700, 4_800, 2, 1, missing(timeline.WorkFrames)),
+			z(10, 4, 4_900, 5_000, 2, 1, missing(timeline.WorkUnavailable)),
+			z(10, 4, 5_100, 5_200, 2, 1, missing(timeline.WorkMisnested)),
+			z(13, 5, 500, 3_000, 0, 1, counted(map[timeline.PipelineStats]uint64{comp: 1<<60 + 3})),
+			z(13, 6, 3_000, 3_500, 0, 1, nil),
+		},
+		Drops: timeline.Drops{Work: 6}}
 }
