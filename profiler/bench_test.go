@@ -84,11 +84,21 @@ func (r *benchRig) submitWait() {
 // profiler makes a GPU context on the rig's queue with room for queries per
 // frame, TOP_OF_PIPE stages and no background calibration.
 func (r *benchRig) profiler(queries uint32) (*Profiler, *GPU) {
+	return r.profilerWith(queries, 0)
+}
+
+// profilerWith is profiler, its zones counting stats (those of them the
+// queue can count).
+func (r *benchRig) profilerWith(queries uint32, stats PipelineStats) (*Profiler, *GPU) {
 	p := New(Options{WindowFrames: 4})
-	g, err := p.GPU(&Device{r.dev}, Queue{Handle: r.q.Handle, Family: r.q.Family, Flags: QueueFlags(r.q.Bits), ValidBits: r.q.ValidBits},
+	q := Queue{Handle: r.q.Handle, Family: r.q.Family, Flags: QueueFlags(r.q.Bits), ValidBits: r.q.ValidBits}
+	if !q.Flags.Has(QueueCompute) {
+		stats &^= timeline.ComputeShaderInvocations
+	}
+	g, err := p.GPU(&Device{r.dev}, q,
 		GPUOptions{FramesInFlight: 1, QueriesPerFrame: queries, MaxQueriesPerFrame: queries,
 			BeginStage: vkg.PipelineStageTopOfPipeBit, EndStage: vkg.PipelineStageTopOfPipeBit,
-			CalibrateEvery: -1})
+			CalibrateEvery: -1, PipelineStatistics: stats})
 	if err != nil {
 		r.b.Fatal(err)
 	}
@@ -169,10 +179,13 @@ func BenchmarkRawTimestampPair(b *testing.B) {
 // Collect's ns/zone, the floor's, and their ratio, both timed the same way,
 // by the clock around the call (ns/op adds the timer's own work between
 // the timed sections).
-func BenchmarkCollect(b *testing.B) {
+func BenchmarkCollect(b *testing.B) { benchCollect(b, 0) }
+
+// benchCollect is BenchmarkCollect with every zone counting stats.
+func benchCollect(b *testing.B, stats PipelineStats) {
 	const zones = 1000
 	r := newBenchRig(b)
-	p, g := r.profiler(2 * zones)
+	p, g := r.profilerWith(2*zones, stats)
 	names := []Name{p.Name("outer"), p.Name("inner")}
 	zs := make([]ZoneResult, 0, zones)
 	zs = g.Collect(zs) // from now on Profiler.BeginFrame leaves the context to Collect

@@ -79,6 +79,10 @@ type Existing struct {
 	// DebugUtils: VK_EXT_debug_utils was enabled on the instance (needed by
 	// GPUOptions.DebugLabels).
 	DebugUtils bool
+	// PipelineStatisticsQuery: the pipelineStatisticsQuery feature was
+	// enabled (VkPhysicalDeviceFeatures; needed by
+	// GPUOptions.PipelineStatistics).
+	PipelineStatisticsQuery bool
 }
 
 // WrapDevice uses a device the application created. The application must
@@ -95,6 +99,7 @@ func WrapDevice(e Existing) (*Device, error) {
 	d, err := vk.Wrap(vk.Existing{
 		Instance: e.Instance, Physical: e.Physical, Device: e.Device, Queues: refs,
 		HostQueryReset: e.HostQueryReset, CalibratedTimestamps: e.CalibratedTimestamps, DebugUtils: e.DebugUtils,
+		PipelineStatisticsQuery: e.PipelineStatisticsQuery,
 	})
 	if err != nil {
 		return nil, err
@@ -138,6 +143,9 @@ type Caps struct {
 	TimeDomains []string
 	// HostQueryReset: it offers the hostQueryReset feature.
 	HostQueryReset bool
+	// PipelineStatisticsQuery: it offers the pipelineStatisticsQuery
+	// feature (OpenDevice enables it then).
+	PipelineStatisticsQuery bool
 }
 
 // FamilyCaps describe one queue family.
@@ -157,7 +165,8 @@ func (d *Device) Caps() Caps {
 		Name: c.Name, Type: c.Type, APIVersion: c.APIVersion, DriverName: c.DriverName, DriverInfo: c.DriverInfo,
 		VendorID: c.VendorID, DeviceID: c.DeviceID, TimestampPeriod: c.TimestampPeriod,
 		TimestampComputeAndGraphics: c.TimestampComputeAndGraphics, CalibratedExtension: c.CalibratedExtension,
-		HostQueryReset: c.HostQueryReset,
+		HostQueryReset:          c.HostQueryReset,
+		PipelineStatisticsQuery: c.PipelineStatisticsQuery,
 	}
 	for _, f := range c.Families {
 		out.Families = append(out.Families, FamilyCaps{Index: f.Index, Flags: QueueFlags(f.Bits), Count: f.Count, TimestampValidBits: f.TimestampValidBits})

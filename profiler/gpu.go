@@ -53,6 +53,20 @@ type GPUOptions struct {
 	// fails with ErrNoDebugLabels rather than leave the labels out.
 	DebugLabels bool
 
+	// PipelineStatistics are the pipeline statistics each zone counts
+	// besides its time (ZoneResult.Work, timeline.Span.Work): a set of
+	// VkQueryPipelineStatisticFlagBits, such as
+	// timeline.FragmentShaderInvocations|timeline.ComputeShaderInvocations,
+	// or timeline.AllPipelineStats. GPU refuses them, with an error,
+	// on a device without the pipelineStatisticsQuery feature enabled
+	// (OpenDevice enables it where offered; for WrapDevice,
+	// Existing.PipelineStatisticsQuery), and on a queue whose family
+	// lacks graphics operations (every statistic but
+	// ComputeShaderInvocations) or compute (ComputeShaderInvocations).
+	// Counting adds obligations to the zones: see "Work" in the package
+	// doc.
+	PipelineStatistics PipelineStats
+
 	// CalibrateEvery is the interval of the background rounds that
 	// sample the device clock against the host's to feed the clock model
 	// (default 1s, at least 1ms). Negative: no background rounds; the
@@ -128,6 +142,10 @@ type Stats struct {
 	// background's are only counted here.
 	Calibrations      uint64
 	CalibrationErrors uint64
+	// WorkMissing counts the zones read back without their pipeline
+	// statistics, by reason (indexed by timeline.WorkMissing; their sum
+	// is Drops.Work). Their time is delivered as any other zone's.
+	WorkMissing [timeline.NumWorkMissing]uint64
 }
 
 // ErrClosed is returned after GPU.Close.
@@ -161,6 +179,9 @@ type GPU struct {
 	begin  vkg.PipelineStageFlagBits
 	end    vkg.PipelineStageFlagBits
 	labels bool
+	work   bool // counts pipeline statistics
+	// extra: labels or work; the zone path tests it alone.
+	extra bool
 
 	clock *clock.Model
 	cal   *calibrator
@@ -204,6 +225,10 @@ func (o GPUOptions) check() error {
 	}
 	if o.MaxQueriesPerFrame != 0 && o.QueriesPerFrame > o.MaxQueriesPerFrame {
 		return fmt.Errorf("profiler: GPUOptions.QueriesPerFrame %d exceeds MaxQueriesPerFrame %d", o.QueriesPerFrame, o.MaxQueriesPerFrame)
+	}
+	if rest := o.PipelineStatistics &^ timeline.AllPipelineStats; rest != 0 {
+		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics %#x: bits %#x are not among the %d statistics of Vulkan 1.0 (%#x)",
+			uint32(o.PipelineStatistics), uint32(rest), timeline.NumPipelineStats, uint32(timeline.AllPipelineStats))
 	}
 	return o.calibration().check()
 }
@@ -261,6 +286,9 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		}
 		return nil, fmt.Errorf("%w (the Vulkan loader does not offer it), or leave DebugLabels off", ErrNoDebugLabels)
 	}
+	if err := checkStats(o.PipelineStatistics, q, dev.d); err != nil {
+		return nil, err
+	}
 	own := !dev.d.Borrowed()
 	if err := checkStage("BeginStage", o.BeginStage, q, own); err != nil {
 		return nil, err
@@ -278,6 +306,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		Now:            cal.Clock.now,
 		Queries:        o.QueriesPerFrame,
 		MaxQueries:     o.MaxQueriesPerFrame,
+		Stats:          o.PipelineStatistics,
 	})
 	if errors.Is(err, vk.ErrDeviceClosed) {
 		return nil, ErrDeviceClosed
@@ -298,6 +327,8 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		p: p, dev: dev.d, queue: q, pool: pool,
 		begin: o.BeginStage, end: o.EndStage,
 		labels: o.DebugLabels,
+		work:   o.PipelineStatistics != 0,
+		extra:  o.DebugLabels || o.PipelineStatistics != 0,
 		clock:  clock,
 	}
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
@@ -444,6 +475,10 @@ func (g *GPU) Stats() Stats {
 	s := Stats{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Drops: b.Lost,
 		Grown: q.Grown, Extended: q.Extended, Behind: q.Behind}
 	s.Drops.Flows = g.unlinked.Load()
+	s.WorkMissing = g.pool.WorkMissing()
+	for _, n := range s.WorkMissing {
+		s.Drops.Work += n
+	}
 	s.Calibrations, s.CalibrationErrors = g.cal.counts()
 	return s
 }

@@ -29,7 +29,7 @@ type Options struct {
 	WindowFrames int
 	// MaxSpans caps the spans held in memory, and on its own each of the
 	// frames, counter samples, calibrations and arrows: the oldest go
-	// first (default 1Mi each, about 170 MiB in all).
+	// first (default 1Mi each, about 180 MiB in all).
 	MaxSpans int
 
 	// Sink, when set, receives finished data in batches (see

@@ -40,10 +40,11 @@ func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
 		}
 		return Zone{}
 	}
-	if g.labels {
-		g.dev.CmdBeginLabel(cmd, g.labelFor(name))
+	z := Zone{g: g, pair: pr, cmd: cmd}
+	if g.extra {
+		g.zoneExtra(z, name, false)
 	}
-	return Zone{g: g, pair: pr, cmd: cmd}
+	return z
 }
 
 // End writes the zone's end timestamp into the command buffer it began in.
@@ -65,13 +66,10 @@ func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if g == nil {
 		return
 	}
-	switch {
-	case !g.labels:
+	if !g.extra {
 		g.pool.EndQuiet(z.pair, cmd, g.end) // the pool counts a refusal
-	case g.pool.End(z.pair, cmd, g.end):
-		if cmd == z.cmd {
-			g.dev.CmdEndLabel(cmd)
-		}
+	} else {
+		g.endExtra(z, cmd)
 	}
 	if g.state.Load() != stateOpen {
 		g.reportLate() // ended after the context closed: misuse, to the trace's books too

@@ -135,6 +135,15 @@ func (w *Work) Value(i int) (uint64, bool) {
 	return w.Count[i], true
 }
 
+// Of returns the count of the one statistic stat holds
+// (timeline.FragmentShaderInvocations, ...) and whether w has it.
+func (w *Work) Of(stat PipelineStats) (uint64, bool) {
+	if stat.Len() != 1 || stat&^AllPipelineStats != 0 {
+		return 0, false
+	}
+	return w.Value(bits.TrailingZeros32(uint32(stat)))
+}
+
 // WorkMissing is why a zone has no counts.
 type WorkMissing uint8
 
@@ -161,16 +170,18 @@ const (
 	// WorkMisnested: the zone ended after the zone around it whose count
 	// it was part of (zones that count work nest).
 	WorkMisnested
-	numWorkMissing
+
+	// NumWorkMissing is how many values WorkMissing has.
+	NumWorkMissing
 )
 
-var missingKeys = [numWorkMissing]string{
+var missingKeys = [NumWorkMissing]string{
 	"counted", "render_pass", "elsewhere", "spent", "frames", "unavailable", "misnested",
 }
 
 // String is the reason's key in every trace format: "render_pass", ...
 func (m WorkMissing) String() string {
-	if m >= numWorkMissing {
+	if m >= NumWorkMissing {
 		return "unknown"
 	}
 	return missingKeys[m]

@@ -26,8 +26,8 @@ func (k Kind) String() string {
 
 // KindOf returns the book whose losses cause c counts, and whether c
 // belongs to one book alone: Evicted and Sink are shared (each book has
-// its share), Untimed loses a zone's time, not the zone, and Frames,
-// Samples and Misuse belong to no book.
+// its share), Untimed and Work lose a zone's time or counts, not the
+// zone, and Frames, Samples and Misuse belong to no book.
 func KindOf(c Cause) (Kind, bool) {
 	if c < 0 || c >= NumCauses || kindOf[c] < 0 {
 		return 0, false

@@ -20,6 +20,7 @@ type block struct {
 	base    uint32 // the frame's index of its first query
 	cap     uint32 // queries
 	meta    []pairMeta
+	work    []zoneWork     // with Config.Stats: each pair's part in its chain
 	written uint32         // queries handed out since its last reset (host reset only)
 	results []uint64       // value, availability per query, as the driver read them
 	buf     *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
@@ -170,6 +171,9 @@ func (p *Pool) extend(s *Slot, q uint32) bool {
 		// Its pairs are open in the slot's generation, as those of the
 		// slot's other blocks are since the slot was last renewed: a
 		// Begin hands out pairs of that generation.
+		if p.cfg.Stats != 0 {
+			b.work = make([]zoneWork, len(b.meta))
+		}
 		g := s.gen.Load()
 		for j := range b.meta {
 			b.meta[j].state.Store(pairWord(g, pairOpen))

@@ -260,9 +260,14 @@ func (p *Pool) readPass(mode readMode) {
 			continue
 		}
 		p.count(h)
+		p.harvestWork(s, p.ready[mark:])
 		s.each(func(b *block) {
 			clear(b.buf.Uint64s()[:2*b.used(s.used)]) // a copy that never runs must not look complete next time
 		})
+		if w := s.work; w != nil {
+			w.written = max(w.written, w.used())
+			clear(w.buf.Uint64s()[:w.used()*(w.n+1)])
+		}
 		s.renew(s.used)
 		s.each(func(b *block) { b.written = b.used(s.used) })
 		s.next.Store(0)
@@ -398,7 +403,9 @@ func (p *Pool) unwritable(s *Slot) bool {
 // harvestFinal harvests a slot at the pool's end: what was ended and not
 // read back is Pending rather than Unwritten. The caller holds p.mu.
 func (p *Pool) harvestFinal(s *Slot) {
+	mark := len(p.ready)
 	h := p.harvest(s)
+	p.harvestWork(s, p.ready[mark:])
 	h.pending, h.unsubmitted = h.unsubmitted, 0
 	p.count(h)
 }
@@ -506,6 +513,9 @@ func (p *Pool) readDriver(s *Slot) vkg.Result {
 			rc = r
 		}
 	})
+	if r := p.readWorkDriver(s); r != vkg.Success && (rc == vkg.Success || rc == vkg.NotReady) {
+		rc = r
+	}
 	return rc
 }
 

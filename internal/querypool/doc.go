@@ -112,4 +112,28 @@
 // stack does not move during a cgo call that makes no call into Go).
 // BenchmarkZonePath times the zone path alone, with a driver that does
 // nothing, beside two bare cgo calls.
+//
+// # Work
+//
+// With Config.Stats each slot also has a pipeline statistics query pool
+// of as many queries as its first block's timestamps: segments. A command
+// buffer counting work holds a chain (up to 64 at once, the pool's, found
+// by command buffer): the first zone's BeginWork takes a chain and begins
+// a segment's query; every BeginWork and EndWork of a zone inside it ends
+// the active segment and begins the next, which records its predecessor;
+// the first zone's EndWork ends the last and gives the chain back. A
+// zone's work is the sum of the segments from the one begun at its Begin
+// to the one ended at its End, so the harvest sums each chain once, in
+// segment order (a segment follows its predecessor), into running totals,
+// and gives a zone the difference of two: linear in the segments. Only the
+// thread recording a command buffer touches its chain (Vulkan's rule
+// again), but for the chain's command buffer word, taken with a
+// compare-and-swap; a chain whose slot has been read back since (a zone
+// left open) is taken back by the next zone of its command buffer, or by
+// a claim that finds no chain free. A zone that cannot take part says why
+// (timeline.WorkMissing), once, and changes no chain: so a query is never
+// ended where Vulkan forbids it, however the zones nest. EndFrame's copy
+// leaves out the segment a chain has active in its command buffer (Vulkan
+// copies no active query). Each readback records or reads the statistics
+// with the timestamps, through the copy or the driver alike.
 package querypool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/framescope/framescope/internal/offload"
 	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -48,6 +49,12 @@ type Config struct {
 	// from a copy recorded after the last End, or FramesInFlight frames
 	// after the last End was seen.
 	StaleFrames uint64
+	// Stats are the pipeline statistics zones count (BeginWork, EndWork);
+	// 0: none, and no statistics queries are made. The device must have
+	// the pipelineStatisticsQuery feature enabled, and the queue's family
+	// graphics operations for the graphics statistics and compute for
+	// ComputeShaderInvocations.
+	Stats timeline.PipelineStats
 }
 
 // Limits of Config.
@@ -70,6 +77,9 @@ func (c *Config) fill() error {
 		return fmt.Errorf("querypool: StaleFrames %d: at most %d", c.StaleFrames, MaxStaleFrames)
 	case c.Slots < 0 || c.MaxSlots < 0 || c.Slots > 4*MaxFramesInFlight || c.MaxSlots > 4*MaxFramesInFlight:
 		return fmt.Errorf("querypool: Slots %d, MaxSlots %d: at most %d", c.Slots, c.MaxSlots, 4*MaxFramesInFlight)
+	}
+	if c.Stats&^timeline.AllPipelineStats != 0 {
+		return fmt.Errorf("querypool: Stats %#x: only the %d statistics of Vulkan 1.0 (%#x)", uint32(c.Stats), timeline.NumPipelineStats, uint32(timeline.AllPipelineStats))
 	}
 	if c.FramesInFlight == 0 {
 		c.FramesInFlight = 3
@@ -139,6 +149,8 @@ type Result struct {
 	// called in its frame at all.
 	Key       uint64
 	Submitted bool
+	// Work is the pair's work, with Config.Stats; nil without.
+	Work *timeline.Work
 }
 
 // MaxSubmitted bounds the command buffers Submitted records for one
@@ -199,6 +211,11 @@ type Pool struct {
 	pairs, collected, queryLimit, noFrame, unended, unsubmitted atomic.Uint64
 	grown, behind, pending, extended, refusedClosed             atomic.Uint64
 	refusedEnds                                                 endRefusals
+
+	// chains are the command buffers counting work (Config.Stats).
+	chains      [maxChains]chain
+	scratch     workScratch // the harvest's; guarded by mu
+	workMissing [timeline.NumWorkMissing]atomic.Uint64
 }
 
 // endRefusals counts the Ends refused, by cause: late (the pair was given
@@ -268,6 +285,13 @@ func (p *Pool) newSlot(index int, queries uint32) (*Slot, error) {
 		return nil, err
 	}
 	s := &Slot{block: *b, slotHot: hot, cursors: cursors, index: index, dirty: !p.dev.HostQueryReset}
+	if p.cfg.Stats != 0 {
+		if s.work, err = newWorkSlot(p.dev, p.cfg.Stats, queries, p.dev.HostQueryReset); err != nil {
+			b.destroy(p.dev)
+			return nil, err
+		}
+		s.block.work = make([]zoneWork, queries/2)
+	}
 	s.qcap, s.qpool, s.writeTS = b.cap, uint64(uintptr(unsafe.Pointer(b.pool))), p.writeTS
 	s.spares = make([]uint32, 0, cursorSlots*cursorBlock/2)
 	s.limit = queries
@@ -291,6 +315,12 @@ func (p *Pool) resetHost(s *Slot) error {
 		}
 		b.written = 0
 	})
+	if w := s.work; w != nil && w.written > 0 {
+		if e := p.dev.ResetQueryPool(w.pool, 0, w.written); e != nil {
+			return cmp.Or(err, e)
+		}
+		w.written = 0
+	}
 	return err
 }
 
@@ -338,6 +368,9 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 			return ErrNeedResetCmd
 		}
 		vkg.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
+		if s.work != nil {
+			vkg.CmdResetQueryPool(cmd, s.work.pool, 0, s.work.cap)
+		}
 		s.dirty = false
 	}
 	s.frame = frame
@@ -352,6 +385,9 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 	s.settledAt = 0
 	s.needCopy = false
 	s.next.Store(0)
+	if s.work != nil {
+		s.work.next.Store(0)
+	}
 	s.unused = 0
 	clear(s.cursors) // no Begin holds one: the slot was not recording
 	s.spares = s.spares[:0]
@@ -481,12 +517,17 @@ func (p *Pool) recordCopies(cmd vkg.CommandBuffer, closing *Slot) {
 	for i, s := range p.copies {
 		used := s.usedNow()
 		last := i == len(p.copies)-1
+		wr, wk := p.workRanges(s, cmd)
 		s.each(func(b *block) {
 			if n := b.used(used); n > 0 {
-				p.dev.CmdCopyQueries(cmd, b.pool, 0, n, b.buf.Buffer, first, last && b.base+n == used)
+				p.dev.CmdCopyQueries(cmd, b.pool, 0, n, b.buf.Buffer, first, last && wk == 0 && b.base+n == used)
 				first = false
 			}
 		})
+		for j, r := range wr[:wk] {
+			p.dev.CmdCopyStats(cmd, s.work.pool, r[0], r[1]-r[0], s.work.n, s.work.buf.Buffer, first, last && j == wk-1)
+			first = false
+		}
 	}
 }
 

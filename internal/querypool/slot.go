@@ -165,6 +165,7 @@ type Slot struct {
 	index  int // position in the ring
 
 	*slotHot
+	work    *workSlot    // with Config.Stats: its statistics queries
 	writers atomic.Int32 // Begin calls in progress on Go's path
 	// cursors hand out the pairs of the first block, by command buffer
 	// (guard.c); unused is how many pairs they took and never handed out
@@ -287,6 +288,7 @@ func (s *Slot) waitBegins() {
 // stay, so that a late End finds its pair's record, and is refused.
 func (s *Slot) destroy(dev *vk.Device) {
 	s.each(func(b *block) { b.destroy(dev) })
+	s.work.destroy(dev)
 }
 
 // pairState is the state of a block's pair j in generation g.

@@ -120,8 +120,10 @@ func (o *Options) setDefaults() {
 }
 
 // DefaultMaxSpans is Options.MaxSpans when not set: at most 1Mi each of
-// spans, frames, samples, calibrations and flows, about 170 MiB at most
-// (56, 24, 24, 40 and 24 bytes each), whatever the run's length.
+// spans, frames, samples, calibrations and flows, about 180 MiB at most
+// (64, 24, 24, 40 and 24 bytes each), whatever the run's length; and, for
+// GPU zones that count pipeline statistics, their timeline.Work (104
+// bytes each, allocated a readback at a time).
 const DefaultMaxSpans = 1 << 20
 
 // Stats are the recorder's counts of dropped data and of misuse.

@@ -25,6 +25,9 @@ type GPUSpan struct {
 	// Key is the submission that carried the zone (see [OpenSpan.Submitted]);
 	// 0 for none.
 	Key uint64
+	// Work is the zone's pipeline statistics, or why it has none; nil
+	// where its context counts none. The span keeps it as it is.
+	Work *timeline.Work
 }
 
 // queueState is one GPU queue: its track, its lanes, its clock error
@@ -398,7 +401,10 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	l.insert(pos, ls)
 	it := r.newSpan()
 	it.Track, it.Name, it.Start, it.End = l.track, g.Name, g.Start, g.End
-	it.Frame, it.Depth, it.ErrNs = g.Frame, ls.depth, g.ErrNs
+	it.Frame, it.Depth, it.ErrNs, it.Work = g.Frame, ls.depth, g.ErrNs, g.Work
+	if g.Work != nil && g.Work.Missing != timeline.WorkCounted {
+		r.drops.Work++
+	}
 	if g.Key != 0 {
 		r.linkGPU(g.Key, it.seq)
 	}

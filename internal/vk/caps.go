@@ -71,7 +71,9 @@ type Caps struct {
 	TimeDomains         []TimeDomain
 	// HostQueryReset: the hostQueryReset feature (core 1.2 or EXT).
 	HostQueryReset bool
-	Extensions     map[string]bool
+	// PipelineStatisticsQuery: the pipelineStatisticsQuery feature.
+	PipelineStatisticsQuery bool
+	Extensions              map[string]bool
 }
 
 // HasTimeDomain reports whether d is calibrateable on the device.
@@ -177,5 +179,9 @@ func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 		c.HostQueryReset = C.fs_host_query_reset_supported(C.fsPFN(in.features2),
 			C.fsVkPhysicalDevice(unsafe.Pointer(pd))) != 0
 	}
+	var f vk.PhysicalDeviceFeatures
+	vk.GetPhysicalDeviceFeatures(pd, &f)
+	f.Deref()
+	c.PipelineStatisticsQuery = f.PipelineStatisticsQuery == vk.True
 	return c, nil
 }

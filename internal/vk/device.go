@@ -70,6 +70,8 @@ type Device struct {
 	HostQueryReset bool
 	// Calibrated is the calibrated-timestamps extension enabled, or "".
 	Calibrated string
+	// PipelineStatistics: the pipelineStatisticsQuery feature is enabled.
+	PipelineStatistics bool
 
 	ownsInstance bool
 	borrowed     bool // Wrap: the application owns the device
@@ -199,15 +201,20 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 	if wantHQR {
 		hqr = 1
 	}
+	stats := 0
+	if caps.PipelineStatisticsQuery {
+		stats = 1
+	}
 	var famp *C.uint32_t
 	if len(fams) > 0 {
 		famp = &fams[0]
 	}
 	if r := C.fs_create_device(C.fsVkInstance(unsafe.Pointer(in.Handle)), C.fsVkPhysicalDevice(unsafe.Pointer(pd)),
-		famp, C.uint32_t(len(fams)), ce, C.uint32_t(len(exts)), C.int(hqr), &ch); r != 0 {
+		famp, C.uint32_t(len(fams)), ce, C.uint32_t(len(exts)), C.int(hqr), C.int(stats), &ch); r != 0 {
 		return nil, fmt.Errorf("vk: vkCreateDevice on %s: %w", caps.Name, vk.Error(vk.Result(r)))
 	}
 	d.Handle = vk.Device(unsafe.Pointer(ch))
+	d.PipelineStatistics = stats != 0
 	for _, f := range caps.Families {
 		if f.Count == 0 {
 			continue
@@ -240,6 +247,9 @@ type Existing struct {
 	CalibratedTimestamps bool
 	// DebugUtils: VK_EXT_debug_utils was enabled on the instance.
 	DebugUtils bool
+	// PipelineStatisticsQuery: the pipelineStatisticsQuery feature was
+	// enabled.
+	PipelineStatisticsQuery bool
 }
 
 // MaxWrappedQueues bounds Existing.Queues.
@@ -281,7 +291,8 @@ func Wrap(e Existing) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true}
+	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true,
+		PipelineStatistics: e.PipelineStatisticsQuery && caps.PipelineStatisticsQuery}
 	for i, r := range e.Queues {
 		if int(r.Family) >= len(caps.Families) || r.Index >= caps.Families[r.Family].Count {
 			return nil, fmt.Errorf("vk: Wrap: Existing.Queues[%d] is queue %d.%d, which %s does not have (%d families)",
@@ -520,7 +531,19 @@ func (d *Device) LabelCounts() (begun, ended uint64) {
 // finish first; post one after it that makes the copy visible to the host.
 func (d *Device) CmdCopyQueries(cmd vk.CommandBuffer, pool vk.QueryPool, first, count uint32, buf vk.Buffer, pre, post bool) {
 	C.fs_cmd_copy_queries(C.fsPFN(d.barrier), C.fsPFN(d.copyQueries), C.fsVkCommandBuffer(unsafe.Pointer(cmd)),
+		C.fsVkQueryPool(handle64(pool)), C.uint32_t(first), C.uint32_t(count), C.fsVkBuffer(handle64(buf)), 0, 16,
+		C.uint32_t(vk.QueryResult64Bit|vk.QueryResultWithAvailabilityBit), cbool(pre), cbool(post))
+}
+
+// CmdCopyStats records the copy of count pipeline statistics queries
+// from first, of n statistics each (64-bit values, then availability:
+// 8*(n+1) bytes a query), into buf at the place of query first, as
+// CmdCopyQueries does.
+func (d *Device) CmdCopyStats(cmd vk.CommandBuffer, pool vk.QueryPool, first, count, n uint32, buf vk.Buffer, pre, post bool) {
+	stride := 8 * (uint64(n) + 1)
+	C.fs_cmd_copy_queries(C.fsPFN(d.barrier), C.fsPFN(d.copyQueries), C.fsVkCommandBuffer(unsafe.Pointer(cmd)),
 		C.fsVkQueryPool(handle64(pool)), C.uint32_t(first), C.uint32_t(count), C.fsVkBuffer(handle64(buf)),
+		C.uint64_t(uint64(first)*stride), C.uint64_t(stride),
 		C.uint32_t(vk.QueryResult64Bit|vk.QueryResultWithAvailabilityBit), cbool(pre), cbool(post))
 }
 

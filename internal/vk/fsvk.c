@@ -179,7 +179,7 @@ typedef void (*fsPFN_CmdCopyQueryPoolResults)(fsVkCommandBuffer, fsVkQueryPool, 
 	uint64_t, uint64_t, uint32_t);
 
 void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQueryPool pool,
-	uint32_t first, uint32_t count, fsVkBuffer buf, uint32_t flags, int pre, int post) {
+	uint32_t first, uint32_t count, fsVkBuffer buf, uint64_t offset, uint64_t stride, uint32_t flags, int pre, int post) {
 	fsMemoryBarrier mb;
 	memset(&mb, 0, sizeof mb);
 	mb.sType = 46;
@@ -189,7 +189,7 @@ void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQ
 		mb.dstAccessMask = 0x00000800 | 0x00008000; // TRANSFER_READ | MEMORY_READ
 		((fsPFN_CmdPipelineBarrier)barrier)(cmd, 0x00010000, 0x00001000, 0, 1, &mb, 0, NULL, 0, NULL);
 	}
-	((fsPFN_CmdCopyQueryPoolResults)copy)(cmd, pool, first, count, buf, 0, 16, flags);
+	((fsPFN_CmdCopyQueryPoolResults)copy)(cmd, pool, first, count, buf, offset, stride, flags);
 	if (post) {
 		// TRANSFER -> HOST: the copy's writes -> host reads.
 		mb.srcAccessMask = 0x00001000; // TRANSFER_WRITE
@@ -295,7 +295,7 @@ typedef struct {
 typedef fsVkResult (*fsPFN_CreateDevice)(fsVkPhysicalDevice, const fsDeviceCreateInfo *, const void *, fsVkDevice *);
 
 fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint32_t *families, uint32_t nf,
-	const char *const *exts, uint32_t ne, int hostQueryReset, fsVkDevice *out) {
+	const char *const *exts, uint32_t ne, int hostQueryReset, int pipelineStats, fsVkDevice *out) {
 	fsPFN_CreateDevice create = (fsPFN_CreateDevice)fs_instance_proc(inst, "vkCreateDevice");
 	if (create == NULL || nf > 64) {
 		return -3; // VK_ERROR_INITIALIZATION_FAILED
@@ -321,6 +321,12 @@ fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint
 	ci.pQueueCreateInfos = q;
 	ci.enabledExtensionCount = ne;
 	ci.ppEnabledExtensionNames = exts;
+	fsVkBool32 features[55]; // VkPhysicalDeviceFeatures
+	memset(features, 0, sizeof features);
+	features[24] = 1; // pipelineStatisticsQuery
+	if (pipelineStats) {
+		ci.pEnabledFeatures = features;
+	}
 	return create(pd, &ci, NULL, out);
 }
 

@@ -78,7 +78,7 @@ int fs_get_driver_info(fsPFN props2, fsVkPhysicalDevice pd, fsDriverInfo *out);
 // making the copy visible to the host.
 typedef uint64_t fsVkBuffer;
 void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQueryPool pool,
-	uint32_t first, uint32_t count, fsVkBuffer buf, uint32_t flags, int pre, int post);
+	uint32_t first, uint32_t count, fsVkBuffer buf, uint64_t offset, uint64_t stride, uint32_t flags, int pre, int post);
 
 // Creation and submission without vulkan-go's struct marshalling, whose
 // C copies of slices can be freed by a finalizer while the call runs.
@@ -89,7 +89,7 @@ void fs_cmd_copy_queries(fsPFN barrier, fsPFN copy, fsVkCommandBuffer cmd, fsVkQ
 fsVkResult fs_create_instance(const char *app, uint32_t api, const char *const *layers, uint32_t nl,
 	const char *const *exts, uint32_t ne, const int32_t *enables, uint32_t nen, int messenger, fsVkInstance *out);
 fsVkResult fs_create_device(fsVkInstance inst, fsVkPhysicalDevice pd, const uint32_t *families, uint32_t nf,
-	const char *const *exts, uint32_t ne, int hostQueryReset, fsVkDevice *out);
+	const char *const *exts, uint32_t ne, int hostQueryReset, int pipelineStats, fsVkDevice *out);
 fsVkResult fs_queue_submit(fsPFN submit, void *queue, void *const *cmds, uint32_t n, uint64_t fence);
 void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event);
 

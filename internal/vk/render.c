@@ -378,3 +378,29 @@ _Static_assert(sizeof(fsBufferMemoryBarrier) == 56, "VkBufferMemoryBarrier");
 _Static_assert(sizeof(fsRasterizationState) == 64, "VkPipelineRasterizationStateCreateInfo");
 _Static_assert(sizeof(fsMultisampleState) == 48, "VkPipelineMultisampleStateCreateInfo");
 _Static_assert(sizeof(fsColorBlendState) == 56, "VkPipelineColorBlendStateCreateInfo");
+
+typedef struct {
+	int32_t sType; // 29 VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO
+	const void *pNext;
+	uint32_t flags;
+	fsShaderStage stage;
+	fsVkHandle layout;
+	fsVkHandle basePipelineHandle;
+	int32_t basePipelineIndex;
+} fsComputePipelineCreateInfo;
+
+typedef fsVkResult (*fsPFN_CreateComputePipelines)(fsVkDevice, fsVkHandle, uint32_t,
+	const fsComputePipelineCreateInfo *, const void *, fsVkHandle *);
+
+fsVkResult fs_create_compute_pipeline(fsPFN create, fsVkDevice dev, fsVkHandle module, fsVkHandle layout, fsVkHandle *out) {
+	fsComputePipelineCreateInfo ci;
+	memset(&ci, 0, sizeof ci);
+	ci.sType = 29;
+	ci.stage.sType = 18;
+	ci.stage.stage = 0x20; // COMPUTE
+	ci.stage.module = module;
+	ci.stage.pName = "main";
+	ci.layout = layout;
+	ci.basePipelineIndex = -1;
+	return ((fsPFN_CreateComputePipelines)create)(dev, 0, 1, &ci, NULL, out);
+}

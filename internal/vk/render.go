@@ -33,6 +33,7 @@ type Graphics struct {
 
 	createRenderPass, createShaderModule, createPipelineLayout proc
 	createFramebuffer, createGraphicsPipelines                 proc
+	createComputePipelines                                     proc
 	beginRenderPass, copyImageToBuffer, pipelineBarrier        proc
 }
 
@@ -58,6 +59,7 @@ func (d *Device) Graphics() (*Graphics, error) {
 		{"vkCreatePipelineLayout", &g.createPipelineLayout},
 		{"vkCreateFramebuffer", &g.createFramebuffer},
 		{"vkCreateGraphicsPipelines", &g.createGraphicsPipelines},
+		{"vkCreateComputePipelines", &g.createComputePipelines},
 		{"vkCmdBeginRenderPass", &g.beginRenderPass},
 		{"vkCmdCopyImageToBuffer", &g.copyImageToBuffer},
 		{"vkCmdPipelineBarrier", &g.pipelineBarrier},
@@ -283,6 +285,17 @@ func (g *Graphics) CreateGraphicsPipeline(p Pipeline) (vk.Pipeline, error) {
 	var out C.fsVkHandle
 	if r := C.fs_create_graphics_pipeline(C.fsPFN(g.createGraphicsPipelines), g.device(), &d, &out); r != 0 {
 		return vk.NullPipeline, fmt.Errorf("vk: vkCreateGraphicsPipelines: %w", vk.Error(vk.Result(r)))
+	}
+	return fromHandle[vk.Pipeline](out), nil
+}
+
+// CreateComputePipeline creates a compute pipeline of module's "main"
+// with layout, without a pipeline cache (vkCreateComputePipelines).
+func (g *Graphics) CreateComputePipeline(module vk.ShaderModule, layout vk.PipelineLayout) (vk.Pipeline, error) {
+	var out C.fsVkHandle
+	if r := C.fs_create_compute_pipeline(C.fsPFN(g.createComputePipelines), g.device(),
+		C.fsVkHandle(handle64(module)), C.fsVkHandle(handle64(layout)), &out); r != 0 {
+		return vk.NullPipeline, fmt.Errorf("vk: vkCreateComputePipelines: %w", vk.Error(vk.Result(r)))
 	}
 	return fromHandle[vk.Pipeline](out), nil
 }

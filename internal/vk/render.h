@@ -90,6 +90,7 @@ fsVkResult fs_create_pipeline_layout(fsPFN create, fsVkDevice dev, const fsPushC
 fsVkResult fs_create_framebuffer(fsPFN create, fsVkDevice dev, fsVkHandle rp, const fsVkHandle *views, uint32_t n,
 	uint32_t w, uint32_t h, fsVkHandle *out);
 fsVkResult fs_create_graphics_pipeline(fsPFN create, fsVkDevice dev, const fsPipelineDesc *d, fsVkHandle *out);
+fsVkResult fs_create_compute_pipeline(fsPFN create, fsVkDevice dev, fsVkHandle module, fsVkHandle layout, fsVkHandle *out);
 
 // Commands: everything by value.
 void fs_cmd_begin_render_pass(fsPFN begin, fsVkCommandBuffer cmd, fsVkHandle rp, fsVkHandle fb, uint32_t w, uint32_t h,

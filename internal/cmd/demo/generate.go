@@ -7,3 +7,4 @@ package demo
 //go:generate glslc -O --target-env=vulkan1.0 -o shaders/triangle.frag.spv shaders/triangle.frag
 //go:generate glslc -O --target-env=vulkan1.0 -o shaders/load.vert.spv shaders/load.vert
 //go:generate glslc -O --target-env=vulkan1.0 -o shaders/load.frag.spv shaders/load.frag
+//go:generate glslc -O --target-env=vulkan1.0 -o shaders/count.comp.spv shaders/count.comp

@@ -45,6 +45,7 @@ type loop struct {
 
 	zones    []profiler.ZoneResult // reused by Collect
 	frameGPU []int64               // "frame" zone durations, ns
+	work     workSum               // "frame" zone work (-pipeline-stats)
 	nZones   uint64
 	errMax   int64
 	firstErr error // the first Collect error, reported, not fatal
@@ -63,10 +64,11 @@ func newLoop(cfg Config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 	// The application made its device; the profiler is handed it.
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
-		Queues:               queueIDs(d),
-		HostQueryReset:       d.HostQueryReset,
-		CalibratedTimestamps: d.Calibrated != "",
-		DebugUtils:           d.Instance.DebugUtils,
+		Queues:                  queueIDs(d),
+		HostQueryReset:          d.HostQueryReset,
+		CalibratedTimestamps:    d.Calibrated != "",
+		DebugUtils:              d.Instance.DebugUtils,
+		PipelineStatisticsQuery: d.PipelineStatistics,
 	})
 	if err != nil {
 		return nil, err
@@ -107,6 +109,7 @@ func newLoop(cfg Config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 		FramesInFlight:     cfg.inFlight,
 		QueriesPerFrame:    initial,
 		MaxQueriesPerFrame: limit,
+		PipelineStatistics: pipelineStats(cfg, q),
 	})
 	if err != nil {
 		l.close()
@@ -179,6 +182,7 @@ func (l *loop) summary() summary {
 	if l.raw.pairs > 0 {
 		s.RawPairNs = float64(l.raw.ns) / float64(l.raw.pairs)
 	}
+	s.Work, s.WorkMin, s.WorkMax = l.work.perFrame()
 	q := l.gpu.Clock().Quality()
 	s.CalibrationErrNs, s.DriftPPM = q.ErrNs, q.DriftPPM
 	return s
@@ -219,6 +223,7 @@ func (l *loop) take(zs []profiler.ZoneResult) {
 		l.nZones++
 		if z.Name == l.n.frame && z.Frame > uint64(l.cfg.warmup) {
 			l.frameGPU = keep(l.frameGPU, int64(float64((z.End-z.Begin)&l.mask)*l.tick))
+			l.work.add(z.Work)
 		}
 		if z.Converted && z.ErrNs > l.errMax {
 			l.errMax = z.ErrNs
@@ -305,12 +310,12 @@ func (l *loop) record(i, f int) error {
 	pz := g.Zone(cmd, n.pass)
 	l.r.beginPass(cmd, i)
 	if l.cfg.hasLoadZone() {
-		lz := g.Zone(cmd, n.load)
+		lz := g.ZoneInRenderPass(cmd, n.load)
 		l.r.bindLoad(cmd)
 		l.recordLoad(cmd, i)
 		lz.End()
 	}
-	dz := g.Zone(cmd, n.draw)
+	dz := g.ZoneInRenderPass(cmd, n.draw)
 	l.r.drawTriangle(cmd)
 	dz.End()
 	l.r.endPass(cmd)
@@ -334,7 +339,7 @@ func (l *loop) recordLoad(cmd vkg.CommandBuffer, i int) {
 		case draw:
 			l.r.loadDraw(cmd)
 		case zoneBegin:
-			open = l.gpu.Zone(cmd, l.n.zone)
+			open = l.gpu.ZoneInRenderPass(cmd, l.n.zone)
 		case zoneEnd:
 			open.End()
 		case rawBegin:
@@ -343,6 +348,19 @@ func (l *loop) recordLoad(cmd vkg.CommandBuffer, i int) {
 			l.raw.end(cmd, i, k)
 		}
 	})
+}
+
+// pipelineStats is what -pipeline-stats counts on q: every statistic its
+// family can count.
+func pipelineStats(cfg Config, q profiler.Queue) profiler.PipelineStats {
+	if !cfg.pipelineStats {
+		return 0
+	}
+	st := timeline.AllPipelineStats
+	if !q.Flags.Has(profiler.QueueCompute) {
+		st &^= timeline.ComputeShaderInvocations
+	}
+	return st
 }
 
 // queueIDs lists the queues d was created with, for WrapDevice.

@@ -57,7 +57,14 @@ type pipelines struct {
 	layout     vkg.PipelineLayout
 	triangle   vkg.Pipeline
 	load       vkg.Pipeline
+	// count is a compute pipeline of countGroup invocations a
+	// workgroup, on countLayout (no push constants).
+	countLayout vkg.PipelineLayout
+	count       vkg.Pipeline
 }
+
+// countGroup is count.comp's workgroup size.
+const countGroup = 64
 
 // renderPassDesc: one color attachment, cleared, then left for the copy
 // to host memory.
@@ -147,6 +154,10 @@ func newPipelines(g *vk.Graphics, dev vkg.Device, w, h int) (*pipelines, error) 
 		p.destroy(dev)
 		return nil, err
 	}
+	if err = p.compute(g, dev); err != nil {
+		p.destroy(dev)
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -179,7 +190,29 @@ func (p *pipelines) graphics(g *vk.Graphics, dev vkg.Device, w, h int, name stri
 	return pl, nil
 }
 
+// compute makes the count pipeline and its layout.
+func (p *pipelines) compute(g *vk.Graphics, dev vkg.Device) error {
+	m, err := newShaderModule(g, "count.comp", countComp)
+	if err != nil {
+		return err
+	}
+	defer vkg.DestroyShaderModule(dev, m, nil)
+	if p.countLayout, err = g.CreatePipelineLayout(nil); err != nil {
+		return err
+	}
+	if p.count, err = g.CreateComputePipeline(m, p.countLayout); err != nil {
+		return fmt.Errorf("pipeline count: %w", err)
+	}
+	return nil
+}
+
 func (p *pipelines) destroy(dev vkg.Device) {
+	if p.count != vkg.NullPipeline {
+		vkg.DestroyPipeline(dev, p.count, nil)
+	}
+	if p.countLayout != vkg.NullPipelineLayout {
+		vkg.DestroyPipelineLayout(dev, p.countLayout, nil)
+	}
 	if p.load != vkg.NullPipeline {
 		vkg.DestroyPipeline(dev, p.load, nil)
 	}

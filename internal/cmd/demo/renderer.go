@@ -162,6 +162,13 @@ func (r *renderer) drawTriangle(cmd vkg.CommandBuffer) {
 
 func (r *renderer) endPass(cmd vkg.CommandBuffer) { vkg.CmdEndRenderPass(cmd) }
 
+// dispatch records groups workgroups of the count pipeline: groups x
+// countGroup compute invocations. It must be outside the render pass.
+func (r *renderer) dispatch(cmd vkg.CommandBuffer, groups uint32) {
+	vkg.CmdBindPipeline(cmd, vkg.PipelineBindPointCompute, r.pipes.count)
+	vkg.CmdDispatch(cmd, groups, 1, 1)
+}
+
 // copyOut copies the slot's image (left in TRANSFER_SRC_OPTIMAL by the
 // render pass) into its host buffer, visible to the host once the fence
 // signals.

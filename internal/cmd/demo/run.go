@@ -37,6 +37,9 @@ type Config struct {
 	json       bool
 	size       int // the image is size x size
 	warmup     int // frames left out of the summary's statistics
+	// pipelineStats counts every pipeline statistic the queue offers in
+	// every zone.
+	pipelineStats bool
 
 	// flushEvery is how many frames go to the trace files in one batch.
 	flushEvery int

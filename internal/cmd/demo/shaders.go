@@ -17,6 +17,8 @@ var (
 	loadVert []byte
 	//go:embed shaders/load.frag.spv
 	loadFrag []byte
+	//go:embed shaders/count.comp.spv
+	countComp []byte
 )
 
 // spirvMagic is the first word of every SPIR-V module.

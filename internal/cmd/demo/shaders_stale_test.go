@@ -60,7 +60,7 @@ func TestSPIRVUpToDate(t *testing.T) {
 		}
 		n++
 	}
-	if n != 4 {
-		t.Fatalf("generate.go compiles %d shaders, want 4", n)
+	if n != 5 {
+		t.Fatalf("generate.go compiles %d shaders, want 5", n)
 	}
 }

@@ -6,7 +6,46 @@ import (
 	"io"
 
 	"github.com/framescope/framescope/internal/stats"
+	"github.com/framescope/framescope/timeline"
 )
+
+// workSum adds up the frame zones' pipeline statistics, with each one's
+// least and most in a frame.
+type workSum struct {
+	sum, lo, hi [timeline.NumPipelineStats]uint64
+	stats       timeline.PipelineStats
+	frames      int
+}
+
+// add adds one frame zone's work, if it has counts.
+func (s *workSum) add(w *timeline.Work) {
+	if w == nil || w.Missing != timeline.WorkCounted {
+		return
+	}
+	s.stats |= w.Stats
+	for i, v := range w.Count {
+		s.sum[i] += v
+		if s.frames == 0 || v < s.lo[i] {
+			s.lo[i] = v
+		}
+		s.hi[i] = max(s.hi[i], v)
+	}
+	s.frames++
+}
+
+// perFrame returns the mean per frame, by statistic key, and the least
+// and most in a frame; nil without any.
+func (s *workSum) perFrame() (mean, lo, hi map[string]float64) {
+	if s.frames == 0 {
+		return nil, nil, nil
+	}
+	mean, lo, hi = map[string]float64{}, map[string]float64{}, map[string]float64{}
+	s.stats.Each(func(i int) {
+		k := timeline.StatKey(i)
+		mean[k], lo[k], hi[k] = float64(s.sum[i])/float64(s.frames), float64(s.lo[i]), float64(s.hi[i])
+	})
+	return mean, lo, hi
+}
 
 // msStats summarises durations in milliseconds.
 type msStats struct {
@@ -44,6 +83,12 @@ type summary struct {
 	ExtraZones     int    `json:"extra_zones"`
 	RawZones       int    `json:"raw_zones"`
 	Stages         string `json:"stages"`
+	// Work is the "frame" zone's pipeline statistics (-pipeline-stats),
+	// the mean per frame read back after the warm-up, by statistic.
+	Work map[string]float64 `json:"work_per_frame,omitempty"`
+	// WorkMin and WorkMax are the least and most of each in one frame.
+	WorkMin map[string]float64 `json:"work_min,omitempty"`
+	WorkMax map[string]float64 `json:"work_max,omitempty"`
 
 	// FrameGPU is the duration of the "frame" GPU zone (device ticks times
 	// timestampPeriod), one sample per frame read back after the warm-up.
@@ -114,6 +159,15 @@ clock       error bound %.0f ns at the end (largest on a zone %d ns), drift %.2f
 		s.CalibrationErrNs, s.ZoneErrNsMax, s.DriftPPM)
 	if err != nil {
 		return err
+	}
+	if len(s.Work) > 0 {
+		fmt.Fprintf(w, "work        per frame:")
+		for i := range timeline.NumPipelineStats {
+			if v, ok := s.Work[timeline.StatKey(i)]; ok {
+				fmt.Fprintf(w, " %s %.0f", timeline.StatKey(i), v)
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	if s.CmdGPU.N > 0 {
 		fmt.Fprintf(w, "GPU cmdbuf  p50 %.3f ms, p95 %.3f ms (%d frames, raw timestamps around each command buffer)\n", s.CmdGPU.P50, s.CmdGPU.P95, s.CmdGPU.N)

@@ -17,7 +17,7 @@ import (
 // go through internal/vk (vk.Graphics, Device.QueueSubmit).
 var safeVulkanGo = map[string]bool{
 	// Scalars and handles only.
-	"BindBufferMemory": true, "BindImageMemory": true, "CmdBindPipeline": true, "CmdDraw": true,
+	"BindBufferMemory": true, "BindImageMemory": true, "CmdBindPipeline": true, "CmdDraw": true, "CmdDispatch": true,
 	"CmdEndRenderPass": true, "CmdResetQueryPool": true, "CmdWriteTimestamp": true, "DeviceWaitIdle": true,
 	"EndCommandBuffer": true, "ResetCommandBuffer": true, "UnmapMemory": true, "MapMemory": true,
 	"DestroyBuffer": true, "DestroyCommandPool": true, "DestroyFence": true, "DestroyFramebuffer": true,

@@ -1,0 +1,446 @@
+package querypool
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// noSeg is no segment: the first segment's predecessor, and a chain's
+// segment once its frame's statistics queries are spent.
+const noSeg = ^uint32(0)
+
+// maxChains bounds the command buffers counting work at once.
+const maxChains = 64
+
+// workSlot is a slot's pipeline statistics queries, one a segment.
+type workSlot struct {
+	pool    vkg.QueryPool
+	cap     uint32        // segments
+	n       uint32        // statistics a query counts
+	next    atomic.Uint32 // segments taken in the frame
+	written uint32        // segments taken since the last host reset
+	// prev is, per segment, the segment of its chain before it, or
+	// noSeg: written by the thread recording the chain, before the
+	// segment's query is begun.
+	prev    []uint32
+	buf     *vk.HostBuffer // vkCmdCopyQueryPoolResults lands here
+	results []uint64       // n values and availability a segment, as the driver read them
+	gone    bool
+}
+
+// newWorkSlot makes a slot's statistics queries: segs of them, counting
+// stats, reset on the host when reset is set.
+func newWorkSlot(dev *vk.Device, stats timeline.PipelineStats, segs uint32, reset bool) (*workSlot, error) {
+	ci := vkg.QueryPoolCreateInfo{
+		SType:              vkg.StructureTypeQueryPoolCreateInfo,
+		QueryType:          vkg.QueryTypePipelineStatistics,
+		QueryCount:         segs,
+		PipelineStatistics: vkg.QueryPipelineStatisticFlags(stats),
+	}
+	var h vkg.QueryPool
+	r := vkg.CreateQueryPool(dev.Handle, &ci, nil, &h)
+	ci.Free()
+	if r != vkg.Success {
+		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d pipeline statistics queries): %w", segs, vkg.Error(r))
+	}
+	n := uint32(stats.Len())
+	w := &workSlot{pool: h, cap: segs, n: n, prev: make([]uint32, segs), results: make([]uint64, segs*(n+1))}
+	buf, err := dev.HostBuffer(uint64(segs)*uint64(n+1)*8, vkg.BufferUsageTransferDstBit)
+	if err != nil {
+		vkg.DestroyQueryPool(dev.Handle, h, nil)
+		return nil, err
+	}
+	w.buf = buf
+	clear(buf.Uint64s())
+	if reset {
+		if err := dev.ResetQueryPool(h, 0, segs); err != nil {
+			w.destroy(dev)
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *workSlot) destroy(dev *vk.Device) {
+	if w == nil || w.gone {
+		return
+	}
+	w.gone = true
+	vkg.DestroyQueryPool(dev.Handle, w.pool, nil)
+	w.buf.Destroy()
+	w.buf = nil
+}
+
+// take hands out the frame's next segment, following prev in its chain.
+func (w *workSlot) take(prev uint32) (uint32, bool) {
+	if w.next.Load() >= w.cap {
+		return noSeg, false
+	}
+	seg := w.next.Add(1) - 1
+	if seg >= w.cap {
+		return noSeg, false
+	}
+	w.prev[seg] = prev
+	return seg, true
+}
+
+// used returns the segments the frame took.
+func (w *workSlot) used() uint32 { return min(w.next.Load(), w.cap) }
+
+// values returns the segments' results as the reader has them.
+func (w *workSlot) values(fromCopy bool) []uint64 {
+	if fromCopy {
+		return w.buf.Uint64s()
+	}
+	return w.results
+}
+
+// zoneWork is a pair's part in a chain: written by the thread recording
+// its command buffer, at its Begin and End, and read by the harvest once
+// the pair has ended.
+type zoneWork struct {
+	gen      uint32 // the pair's generation: a stale End finds another
+	state    uint8
+	missing  timeline.WorkMissing
+	chain    uint8  // index in Pool.chains
+	chainGen uint32 // the chain's generation when the zone began
+	// first and last are the first and last segments of its count.
+	first, last uint32
+}
+
+const (
+	workOpen = iota + 1
+	workEnded
+)
+
+// chain is a command buffer's sequence of segments: one statistics query
+// active at a time, ended and the next begun at every Begin and End of a
+// zone inside the chain's first zone (its owner), so that every zone's
+// work is the sum of the segments between its Begin and End. Only the
+// thread recording cmd uses a chain it holds; cmd is taken with a
+// compare-and-swap and given back when the owner ends.
+type chain struct {
+	cmd atomic.Uint64
+	// s is the slot whose queries the chain takes, in generation sgen;
+	// stale once the slot is read back: a command buffer recorded again
+	// after a zone was left open in it finds it so.
+	s    atomic.Pointer[Slot]
+	sgen atomic.Uint32
+
+	gen   uint32 // bumped each time the chain begins
+	owner uint32 // the query of the pair that began it
+	// seg is the active segment; noSeg once the slot had none left.
+	// EndFrame reads it, to leave it out of the copy it records.
+	seg    atomic.Uint32
+	inside bool // it began inside a render pass instance
+}
+
+// live reports whether the chain's slot still records or waits for its
+// results in the generation the chain began in.
+func (c *chain) live() bool {
+	s := c.s.Load()
+	if s == nil || s.gen.Load() != c.sgen.Load() {
+		return false
+	}
+	st := s.state.Load()
+	return st == slotRecording || st == slotClosed
+}
+
+// chainOf returns the chain cmd holds, or nil. One that is no longer
+// live is given back first.
+func (p *Pool) chainOf(cmd uint64) (*chain, uint8) {
+	for i := range p.chains {
+		c := &p.chains[i]
+		if c.cmd.Load() != cmd {
+			continue
+		}
+		if c.live() {
+			return c, uint8(i)
+		}
+		c.cmd.CompareAndSwap(cmd, 0)
+		return nil, 0
+	}
+	return nil, 0
+}
+
+// claim takes a free chain for cmd: a free one, else one no longer live.
+func (p *Pool) claim(cmd uint64) (*chain, uint8) {
+	for pass := 0; pass < 2; pass++ {
+		for i := range p.chains {
+			c := &p.chains[i]
+			old := c.cmd.Load()
+			if old != 0 && (pass == 0 || c.live()) {
+				continue
+			}
+			if c.cmd.CompareAndSwap(old, cmd) {
+				return c, uint8(i)
+			}
+		}
+	}
+	return nil, 0
+}
+
+// zoneWork returns the record of the pair whose first query is q.
+func (s *Slot) zoneWork(q uint32) *zoneWork {
+	b := s.blockOf(q)
+	return &b.work[(q-b.base)/2]
+}
+
+// BeginWork starts counting the work of pr, which Begin just handed out
+// in cmd; inside says the zone begins inside a render pass instance. The
+// zone joins the chain cmd holds, or begins one. Call it right after
+// Begin, from the same goroutine.
+func (p *Pool) BeginWork(pr Pair, cmd vkg.CommandBuffer, inside bool) {
+	s := pr.s
+	if s == nil || s.work == nil {
+		return
+	}
+	zw := s.zoneWork(pr.q)
+	*zw = zoneWork{gen: pr.gen, state: workOpen, first: noSeg, last: noSeg}
+	key := uint64(uintptr(unsafe.Pointer(cmd)))
+	c, i := p.chainOf(key)
+	if c == nil {
+		p.beginChain(pr, cmd, key, inside, zw)
+		return
+	}
+	switch {
+	case c.s.Load() != s:
+		zw.missing = timeline.WorkFrames
+	case inside && !c.inside:
+		zw.missing = timeline.WorkRenderPass
+	case c.seg.Load() == noSeg:
+		zw.missing = timeline.WorkSpent
+	default:
+		seg, ok := p.split(c, s.work, cmd)
+		if !ok {
+			zw.missing = timeline.WorkSpent
+			return
+		}
+		zw.chain, zw.chainGen, zw.first = i, c.gen, seg
+	}
+}
+
+// beginChain begins a chain in cmd with pr as its owner.
+func (p *Pool) beginChain(pr Pair, cmd vkg.CommandBuffer, key uint64, inside bool, zw *zoneWork) {
+	s := pr.s
+	c, i := p.claim(key)
+	if c == nil {
+		zw.missing = timeline.WorkSpent
+		return
+	}
+	seg, ok := s.work.take(noSeg)
+	if !ok {
+		c.cmd.Store(0)
+		zw.missing = timeline.WorkSpent
+		return
+	}
+	c.s.Store(s)
+	c.sgen.Store(pr.gen)
+	c.gen++
+	c.owner, c.inside = pr.q, inside
+	c.seg.Store(seg)
+	vkg.CmdBeginQuery(cmd, s.work.pool, seg, 0)
+	zw.chain, zw.chainGen, zw.first = i, c.gen, seg
+}
+
+// split ends the chain's active segment and begins the next, which it
+// returns; false, with none active, when the slot has no segment left.
+func (p *Pool) split(c *chain, w *workSlot, cmd vkg.CommandBuffer) (uint32, bool) {
+	vkg.CmdEndQuery(cmd, w.pool, c.seg.Load())
+	seg, ok := w.take(c.seg.Load())
+	c.seg.Store(seg)
+	if !ok {
+		return noSeg, false
+	}
+	vkg.CmdBeginQuery(cmd, w.pool, seg, 0)
+	return seg, true
+}
+
+// EndWork ends the count of pr's work in cmd, before End records its
+// timestamp, and ends the chain when pr began it. An End of a pair not
+// open (twice, stale) records nothing here: End refuses and counts it.
+func (p *Pool) EndWork(pr Pair, cmd vkg.CommandBuffer) {
+	s := pr.s
+	if s == nil || s.work == nil {
+		return
+	}
+	zw := s.zoneWork(pr.q)
+	if zw.gen != pr.gen || zw.state != workOpen || s.gen.Load() != pr.gen {
+		return // ended already, or its slot was read back since: End refuses it
+	}
+	if st := s.state.Load(); st != slotRecording && st != slotClosed {
+		return
+	}
+	zw.state = workEnded
+	key := uint64(uintptr(unsafe.Pointer(cmd)))
+	if zw.missing != timeline.WorkCounted {
+		return
+	}
+	_, m := pr.record()
+	c := &p.chains[zw.chain]
+	switch {
+	case m.cmd != key:
+		zw.missing = timeline.WorkElsewhere
+		return
+	case c.cmd.Load() != key || c.gen != zw.chainGen || c.s.Load() != s:
+		zw.missing = timeline.WorkMisnested
+		return
+	case c.seg.Load() == noSeg:
+		zw.missing = timeline.WorkSpent
+	case c.owner == pr.q:
+		vkg.CmdEndQuery(cmd, s.work.pool, c.seg.Load())
+		zw.last = c.seg.Load()
+	default:
+		zw.last = c.seg.Load()
+		p.split(c, s.work, cmd)
+		return
+	}
+	if c.owner == pr.q {
+		c.s.Store(nil)
+		c.cmd.Store(0)
+	}
+}
+
+// workScratch is the harvest's scratch for sums along chains.
+type workScratch struct {
+	sums []uint64 // per segment: n running totals along its chain
+	unav []uint32 // per segment: segments unavailable along its chain
+}
+
+// harvestWork gives each result of rs, harvested from s, its work: the
+// sum of its segments, from running totals along each chain. The caller
+// holds p.mu.
+func (p *Pool) harvestWork(s *Slot, rs []Result) {
+	w := s.work
+	if w == nil || len(rs) == 0 {
+		return
+	}
+	n, used := int(w.n), w.used()
+	vals := w.values(s.fromCopy)
+	x := &p.scratch
+	x.sums = slices.Grow(x.sums[:0], int(used)*n)[:int(used)*n]
+	x.unav = slices.Grow(x.unav[:0], int(used))[:used]
+	for seg := range used {
+		r := vals[int(seg)*(n+1) : int(seg+1)*(n+1)]
+		sum := x.sums[int(seg)*n : int(seg+1)*n]
+		copy(sum, r[:n])
+		x.unav[seg] = 0
+		if r[n] == 0 {
+			x.unav[seg] = 1
+		}
+		if pv := w.prev[seg]; pv != noSeg && pv < seg {
+			for k, v := range x.sums[int(pv)*n : int(pv+1)*n] {
+				sum[k] += v
+			}
+			x.unav[seg] += x.unav[pv]
+		}
+	}
+	// One allocation a harvest: the timeline keeps what the results
+	// point to.
+	works := make([]timeline.Work, len(rs))
+	g := s.gen.Load()
+	for i := range rs {
+		works[i] = p.workOf(s, rs[i].Seq*2, g, used)
+		rs[i].Work = &works[i]
+	}
+}
+
+// workOf returns the work of the pair whose first query is q, of
+// generation g, from the running totals.
+func (p *Pool) workOf(s *Slot, q, g, used uint32) timeline.Work {
+	wk := timeline.Work{Stats: p.cfg.Stats}
+	zw := s.zoneWork(q)
+	switch {
+	case zw.gen != g || zw.state != workEnded:
+		wk.Missing = timeline.WorkUnavailable
+	case zw.missing != timeline.WorkCounted:
+		wk.Missing = zw.missing
+	case zw.first >= used || zw.last >= used || zw.last < zw.first:
+		wk.Missing = timeline.WorkUnavailable
+	default:
+		n, x := int(s.work.n), &p.scratch
+		before := s.work.prev[zw.first]
+		unav := x.unav[zw.last]
+		if before != noSeg {
+			unav -= x.unav[before]
+		}
+		if unav != 0 {
+			wk.Missing = timeline.WorkUnavailable
+			break
+		}
+		k := 0
+		p.cfg.Stats.Each(func(i int) {
+			v := x.sums[int(zw.last)*n+k]
+			if before != noSeg {
+				v -= x.sums[int(before)*n+k]
+			}
+			wk.Count[i] = v
+			k++
+		})
+	}
+	if wk.Missing != timeline.WorkCounted {
+		p.workMissing[wk.Missing].Add(1)
+	}
+	return wk
+}
+
+// activeSeg returns the segment of s a chain has active in command
+// buffer cmd, or noSeg: a copy recorded there must leave it out (Vulkan
+// copies no query active in the command buffer).
+func (p *Pool) activeSeg(s *Slot, cmd uint64) uint32 {
+	for i := range p.chains {
+		c := &p.chains[i]
+		if c.cmd.Load() == cmd && c.s.Load() == s {
+			return c.seg.Load()
+		}
+	}
+	return noSeg
+}
+
+// workRanges returns the ranges of s's segments a copy recorded in
+// command buffer cmd copies, k of them: every segment taken, but for the
+// one a chain has active there, which it clears in the host buffer.
+func (p *Pool) workRanges(s *Slot, cmd vkg.CommandBuffer) (r [2][2]uint32, k int) {
+	w := s.work
+	if w == nil {
+		return r, 0
+	}
+	n := w.used()
+	skip := min(p.activeSeg(s, uint64(uintptr(unsafe.Pointer(cmd)))), n)
+	if skip < n {
+		clear(w.buf.Uint64s()[skip*(w.n+1) : (skip+1)*(w.n+1)])
+	}
+	for _, x := range [2][2]uint32{{0, skip}, {min(skip+1, n), n}} {
+		if x[1] > x[0] {
+			r[k] = x
+			k++
+		}
+	}
+	return r, k
+}
+
+// readWorkDriver reads the slot's segments through vkGetQueryPoolResults.
+func (p *Pool) readWorkDriver(s *Slot) vkg.Result {
+	w := s.work
+	if w == nil || w.used() == 0 {
+		return vkg.Success
+	}
+	n := w.used()
+	stride := uint64(w.n+1) * 8
+	return vkg.GetQueryPoolResults(p.dev.Handle, w.pool, 0, n, uint(uint64(n)*stride),
+		unsafe.Pointer(&w.results[0]), vkg.DeviceSize(stride), resultFlags)
+}
+
+// WorkMissing returns how many zones read back had no work, by reason.
+func (p *Pool) WorkMissing() (m [timeline.NumWorkMissing]uint64) {
+	for i := range m {
+		m[i] = p.workMissing[i].Load()
+	}
+	return m
+}

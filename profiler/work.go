@@ -1,0 +1,93 @@
+package profiler
+
+import (
+	"fmt"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// PipelineStats is a set of pipeline statistics, VkQueryPipelineStatisticFlagBits
+// bit for bit (GPUOptions.PipelineStatistics); its values are timeline's:
+// timeline.FragmentShaderInvocations, timeline.AllPipelineStats, ...
+type PipelineStats = timeline.PipelineStats
+
+// checkStats refuses statistics the device or the queue cannot count.
+func checkStats(st PipelineStats, q Queue, d *vk.Device) error {
+	if st == 0 {
+		return nil
+	}
+	if !d.PipelineStatistics {
+		how := "the device does not offer it"
+		if d.Borrowed() {
+			how = "enable it on the device and set Existing.PipelineStatisticsQuery"
+		} else if d.Caps.PipelineStatisticsQuery {
+			how = "the device was opened without it"
+		}
+		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics (%v) needs the pipelineStatisticsQuery feature: %s", st, how)
+	}
+	if g := st & timeline.GraphicsPipelineStats; g != 0 && !q.Flags.Has(QueueGraphics) {
+		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics: queue %d.%d (%s) has no graphics operations, which %v need (a queue without them counts compute_shader_invocations alone)",
+			q.Family, q.Index, q.Flags, g)
+	}
+	if st&timeline.ComputeShaderInvocations != 0 && !q.Flags.Has(QueueCompute) {
+		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics: queue %d.%d (%s) has no compute operations, which compute_shader_invocations needs",
+			q.Family, q.Index, q.Flags)
+	}
+	return nil
+}
+
+// ZoneInRenderPass is Zone for a zone that begins and ends inside one
+// subpass of a render pass instance (or one dynamic rendering instance),
+// where the zone around it, if any, began outside it. With
+// GPUOptions.PipelineStatistics, it tells the profiler where the zone
+// stands, which Vulkan needs (a statistics query begun outside a render
+// pass instance may not end inside one): such a zone inside a counting
+// zone begun outside the render pass has no counts of its own
+// (timeline.WorkRenderPass), and the zone around it keeps its count;
+// outermost, it counts as any zone. Without statistics it is Zone.
+func (g *GPU) ZoneInRenderPass(cmd vkg.CommandBuffer, name Name) Zone {
+	if g == nil {
+		return Zone{}
+	}
+	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
+	if !ok {
+		if g.state.Load() != stateOpen {
+			g.reportLate()
+		}
+		return Zone{}
+	}
+	z := Zone{g: g, pair: pr, cmd: cmd}
+	if g.extra {
+		g.zoneExtra(z, name, true)
+	}
+	return z
+}
+
+// zoneExtra records what a zone has besides its begin timestamp: its
+// debug label, and its place in the command buffer's count of work.
+func (g *GPU) zoneExtra(z Zone, name Name, inside bool) {
+	if g.work {
+		g.pool.BeginWork(z.pair, z.cmd, inside)
+	}
+	if g.labels {
+		g.dev.CmdBeginLabel(z.cmd, g.labelFor(name))
+	}
+}
+
+// endExtra is EndIn with a label or work to end: the count of work
+// first, so that the zone's end timestamp follows it.
+func (g *GPU) endExtra(z Zone, cmd vkg.CommandBuffer) {
+	if g.work {
+		g.pool.EndWork(z.pair, cmd)
+	}
+	switch {
+	case !g.labels:
+		g.pool.EndQuiet(z.pair, cmd, g.end)
+	case g.pool.End(z.pair, cmd, g.end):
+		if cmd == z.cmd {
+			g.dev.CmdEndLabel(cmd)
+		}
+	}
+}
