@@ -13,12 +13,20 @@
 //
 // A Meter takes over its GPU context's Collect for the benchmark: every
 // zone read back is looked at, and those of its name are counted.
+//
+// With GPUOptions.PipelineStatistics, the zones' work is reported too,
+// per iteration, one metric a statistic under its key:
+// "fragment_shader_invocations/op", "compute_shader_invocations/op", ...
+// (timeline.StatKey). Unlike time, work is exact on most drivers, so
+// benchstat calls a change in it from few runs. Zones of the name without
+// counts (timeline.Work.Missing) are reported as "gpu-work-missing".
 package benchgpu
 
 import (
 	"testing"
 
 	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
 )
 
 // Meter sums the GPU time of the zones of one name.
@@ -29,6 +37,11 @@ type Meter struct {
 	total  int64 // ns, converted zones
 	zones  int
 	errors int
+	// work sums the counts of the zones that have them, stats the
+	// statistics they had; missing counts those that had none.
+	work    [timeline.NumPipelineStats]uint64
+	stats   timeline.PipelineStats
+	missing int
 }
 
 // New returns a Meter for the zones named name on g.
@@ -58,12 +71,33 @@ func (m *Meter) add(err error) {
 			continue
 		}
 		m.zones++
+		m.addWork(z.Work)
 		if z.Converted {
 			m.total += z.Dur()
 		} else {
 			m.errors++
 		}
 	}
+}
+
+// addWork adds a zone's work, if its context counts any.
+func (m *Meter) addWork(w *timeline.Work) {
+	switch {
+	case w == nil:
+	case w.Missing != timeline.WorkCounted:
+		m.missing++
+	default:
+		m.stats |= w.Stats
+		for i, v := range w.Count {
+			m.work[i] += v
+		}
+	}
+}
+
+// Work returns the counts of the zones counted so far, by statistic (its
+// bit position), and the statistics they had.
+func (m *Meter) Work() (counts [timeline.NumPipelineStats]uint64, stats timeline.PipelineStats) {
+	return m.work, m.stats
 }
 
 // Total returns the GPU ns and the number of zones counted so far.
@@ -85,5 +119,11 @@ func (m *Meter) Report(b *testing.B) {
 	}
 	if m.errors > 0 {
 		b.ReportMetric(float64(m.errors), "gpu-errors")
+	}
+	m.stats.Each(func(i int) {
+		b.ReportMetric(float64(m.work[i])/float64(b.N), timeline.StatKey(i)+"/op")
+	})
+	if m.missing > 0 {
+		b.ReportMetric(float64(m.missing), "gpu-work-missing")
 	}
 }
