@@ -100,7 +100,10 @@
 // than the counting zone around it (WorkFrames), past the frame's
 // statistics queries (as many as its timestamp queries) or the 64 command
 // buffers counting at once (WorkSpent), ending after the zone around it
-// (WorkMisnested), or whose counts did not come back (WorkUnavailable).
+// (WorkMisnested), still open when [GPU.EndFrame] recorded into its
+// command buffer (WorkFrameEnd: EndFrame ends the counts open there, so
+// that no query outlives the command buffer), or whose counts did not
+// come back (WorkUnavailable).
 // [Stats].WorkMissing has them by reason, Drops.Work their sum.
 //
 // What counting asks of the application, because a zone's query is active
@@ -111,10 +114,11 @@
 // that a counting zone outside it encloses; and, for a vkCmdExecuteCommands
 // inside a zone, enable the inheritedQueries feature and give the
 // secondary command buffers the counted statistics in their
-// VkCommandBufferInheritanceInfo. A zone left open leaves its query active,
-// which Vulkan forbids at vkEndCommandBuffer: the validation layer reports
-// it. Without statistics none of this applies, and the zone path is the
-// same as before.
+// VkCommandBufferInheritanceInfo. A zone left open in another command
+// buffer than EndFrame's, or one begun outermost there and ended in a
+// later one, leaves its query active, which Vulkan forbids at
+// vkEndCommandBuffer: the validation layer reports it. Without statistics
+// none of this applies, and the zone path is the same as before.
 //
 // What it costs (docs/measurements/work-23-*): on an NVIDIA H100 a zone
 // that counts takes 1.29 to 1.31 times a raw timestamp pair and a raw

@@ -118,6 +118,29 @@ func testWorkMissingReasons(t *testing.T, hostReset bool) {
 		want[timeline.WorkSpent] += 12
 	}
 
+	// Open at the frame's end, recorded in its command buffer, which ends
+	// the count there; ended after it.
+	{
+		r.p.BeginFrame()
+		c := r.q.Cmds(1)[0]
+		g.BeginFrame(c)
+		o := g.Zone(c, nm("open-at-end"))
+		g.Zone(c, nm("closed-before")).End()
+		g.EndFrame(c)
+		o.End()
+		r.p.EndFrame()
+		r.q.SubmitWait(c)
+		r.q.Free(c)
+		zs, err := g.Drain(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Its end came after the frame's copy: without host query reset
+		// the next frame's readback brings it.
+		zs = append(zs, r.workFrame(1, func([]vkg.CommandBuffer) {})...)
+		check(zs, map[string]string{"open-at-end": "frame_end", "closed-before": "counted"})
+	}
+
 	// Begun in the next frame, within a zone of this one still counting.
 	r.p.BeginFrame()
 	c := r.q.Cmds(1)[0]

@@ -170,13 +170,18 @@ const (
 	// WorkMisnested: the zone ended after the zone around it whose count
 	// it was part of (zones that count work nest).
 	WorkMisnested
+	// WorkFrameEnd: the zone, or the counting zone around it, was still
+	// open when the frame's end was recorded into its command buffer,
+	// which ended the count there (a query may not stay active past the
+	// command buffer's end).
+	WorkFrameEnd
 
 	// NumWorkMissing is how many values WorkMissing has.
 	NumWorkMissing
 )
 
 var missingKeys = [NumWorkMissing]string{
-	"counted", "render_pass", "elsewhere", "spent", "frames", "unavailable", "misnested",
+	"counted", "render_pass", "elsewhere", "spent", "frames", "unavailable", "misnested", "frame_end",
 }
 
 // String is the reason's key in every trace format: "render_pass", ...

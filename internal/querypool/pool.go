@@ -488,6 +488,9 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 	}
 	closing := p.cur.Load()
 	p.endFrameLocked()
+	if cmd != nil && p.cfg.Stats != 0 {
+		p.endCounts(cmd)
+	}
 	if cmd != nil && !p.cfg.NoCopy {
 		p.recordCopies(cmd, closing)
 	}

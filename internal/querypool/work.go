@@ -135,9 +135,11 @@ type chain struct {
 
 	gen   uint32 // bumped each time the chain begins
 	owner uint32 // the query of the pair that began it
-	// seg is the active segment; noSeg once the slot had none left.
-	// EndFrame reads it, to leave it out of the copy it records.
+	// seg is the active segment; noSeg once the slot had none left or
+	// the frame's end was recorded in cmd (cut says which). EndFrame
+	// reads it, to leave it out of the copy it records.
 	seg    atomic.Uint32
+	cut    timeline.WorkMissing
 	inside bool // it began inside a render pass instance
 }
 
@@ -215,7 +217,7 @@ func (p *Pool) BeginWork(pr Pair, cmd vkg.CommandBuffer, inside bool) {
 	case inside && !c.inside:
 		zw.missing = timeline.WorkRenderPass
 	case c.seg.Load() == noSeg:
-		zw.missing = timeline.WorkSpent
+		zw.missing = c.cut
 	default:
 		seg, ok := p.split(c, s.work, cmd)
 		if !ok {
@@ -243,7 +245,7 @@ func (p *Pool) beginChain(pr Pair, cmd vkg.CommandBuffer, key uint64, inside boo
 	c.s.Store(s)
 	c.sgen.Store(pr.gen)
 	c.gen++
-	c.owner, c.inside = pr.q, inside
+	c.owner, c.inside, c.cut = pr.q, inside, timeline.WorkCounted
 	c.seg.Store(seg)
 	vkg.CmdBeginQuery(cmd, s.work.pool, seg, 0)
 	zw.chain, zw.chainGen, zw.first = i, c.gen, seg
@@ -256,6 +258,7 @@ func (p *Pool) split(c *chain, w *workSlot, cmd vkg.CommandBuffer) (uint32, bool
 	seg, ok := w.take(c.seg.Load())
 	c.seg.Store(seg)
 	if !ok {
+		c.cut = timeline.WorkSpent
 		return noSeg, false
 	}
 	vkg.CmdBeginQuery(cmd, w.pool, seg, 0)
@@ -292,7 +295,7 @@ func (p *Pool) EndWork(pr Pair, cmd vkg.CommandBuffer) {
 		zw.missing = timeline.WorkMisnested
 		return
 	case c.seg.Load() == noSeg:
-		zw.missing = timeline.WorkSpent
+		zw.missing = c.cut
 	case c.owner == pr.q:
 		vkg.CmdEndQuery(cmd, s.work.pool, c.seg.Load())
 		zw.last = c.seg.Load()
@@ -401,6 +404,27 @@ func (p *Pool) activeSeg(s *Slot, cmd uint64) uint32 {
 		}
 	}
 	return noSeg
+}
+
+// endCounts ends the counts still open in cmd, where EndFrame records the
+// frame's end: a query may not be active at vkEndCommandBuffer, and an
+// application that left a zone open there would have it so. The zones
+// open in them have no counts (timeline.WorkFrameEnd). EndFrame records
+// into cmd, so its caller is the goroutine recording it, the one that
+// may use cmd's chain. The caller holds p.mu.
+func (p *Pool) endCounts(cmd vkg.CommandBuffer) {
+	key := uint64(uintptr(unsafe.Pointer(cmd)))
+	for i := range p.chains {
+		c := &p.chains[i]
+		if c.cmd.Load() != key || !c.live() {
+			continue
+		}
+		if seg := c.seg.Load(); seg != noSeg {
+			vkg.CmdEndQuery(cmd, c.s.Load().work.pool, seg)
+			c.seg.Store(noSeg)
+			c.cut = timeline.WorkFrameEnd
+		}
+	}
 }
 
 // workRanges returns the ranges of s's segments a copy recorded in
