@@ -64,8 +64,9 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	to := fs.String("to", "", "output format: perfetto, chrome or pprof (default: from OUT's extension)")
+	stages := fs.Bool("render-stages", false, "Perfetto output only: also write each GPU zone as a GPU render stage on a\nhardware queue of its queue, and the queues' work counters as GPU counters\n(ui.perfetto.dev's GPU group; the trace processor's gpu_slice and gpu_counter_track)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: framescope convert [-to FORMAT] IN OUT")
+		fmt.Fprintln(stderr, "usage: framescope convert [-to FORMAT] [-render-stages] IN OUT")
 		fmt.Fprintln(stderr, "IN is a Perfetto or Chrome JSON trace, gzipped or not (told apart by content).")
 		fmt.Fprintln(stderr, "OUT's extension picks the format: .perfetto-trace or .pftrace, .json, .pb.gz (pprof);")
 		fmt.Fprintln(stderr, "a further .gz on a Perfetto or JSON name compresses it. OUT - writes to standard output.")
@@ -94,6 +95,11 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope convert: cannot tell the format from %q: name it .perfetto-trace, .pftrace, .json or .pb.gz, or use -to\n", out)
 		return 2
 	}
+	if *stages && f != formatPerfetto {
+		fmt.Fprintf(stderr, "framescope convert: -render-stages needs Perfetto output, not %v\n", f)
+		return 2
+	}
+	po := perfetto.Options{RenderStages: *stages}
 	if out != "-" {
 		// Refuse a bad OUT before the work of reading IN.
 		if _, err := checkOutput(out); err != nil {
@@ -108,7 +114,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	}
 	gz := f != formatPprof && strings.HasSuffix(strings.ToLower(out), ".gz")
 	if out == "-" {
-		if err := emit(stdout, t, f, gz); err != nil {
+		if err := emitWith(stdout, t, f, gz, po); err != nil {
 			fmt.Fprintf(stderr, "framescope convert: %v\n", err)
 			return 2
 		}
@@ -119,7 +125,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope convert: %v\n", err)
 		return 2
 	}
-	err = emit(o.f, t, f, gz)
+	err = emitWith(o.f, t, f, gz, po)
 	if err == nil && testHookWritten != nil {
 		err = testHookWritten()
 	}
@@ -135,11 +141,28 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// writeTraceWith is writeTrace with the options of a Perfetto writer.
+func writeTraceWith(w io.Writer, t *timeline.Trace, f traceFormat, po perfetto.Options) error {
+	if f != formatPerfetto {
+		return writeTrace(w, t, f)
+	}
+	pw := perfetto.NewWriter(w, po)
+	if err := pw.Write(t); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
 // testHookWritten, when set, runs once OUT is written, before it takes
 // OUT's place.
 var testHookWritten func() error
 
 func emit(w io.Writer, t *timeline.Trace, f traceFormat, gz bool) error {
+	return emitWith(w, t, f, gz, perfetto.Options{})
+}
+
+// emitWith is emit with the options of a Perfetto writer.
+func emitWith(w io.Writer, t *timeline.Trace, f traceFormat, gz bool, po perfetto.Options) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var dst io.Writer = bw
 	var zw *gzip.Writer
@@ -147,7 +170,7 @@ func emit(w io.Writer, t *timeline.Trace, f traceFormat, gz bool) error {
 		zw = gzip.NewWriter(bw)
 		dst = zw
 	}
-	if err := writeTrace(dst, t, f); err != nil {
+	if err := writeTraceWith(dst, t, f, po); err != nil {
 		return err
 	}
 	if zw != nil {

@@ -3,12 +3,15 @@ package main
 import (
 	"os"
 	pathpkg "path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/framescope/framescope/export/pprof"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 )
 
 func TestConvert(t *testing.T) {
@@ -85,6 +88,83 @@ func TestConvert(t *testing.T) {
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".framescope-") {
 			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// TestConvertRenderStages: -render-stages writes the GPU zones as render
+// stages too (one GpuRenderStageEvent a zone, with GPU counters of their
+// work), reads back to the same timeline as without it, and is refused
+// for other output formats.
+func TestConvertRenderStages(t *testing.T) {
+	dir := t.TempDir()
+	tr := tracecases.WorkTrace()
+	src := writeFile(t, dir, "src.pftrace", tr, formatPerfetto, false)
+	plain, stages := pathpkg.Join(dir, "plain.pftrace"), pathpkg.Join(dir, "stages.pftrace")
+	if code, _, errs := runCLI("convert", src, plain); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCLI("convert", "-render-stages", src, stages); code != 0 {
+		t.Fatalf("-render-stages: exit %d: %s", code, errs)
+	}
+	// Count the packets holding a render stage (TracePacket field 53)
+	// or GPU counters (52).
+	count := func(path string) (stageN, counterN int) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(data) > 0 {
+			_, _, n := protowire.ConsumeTag(data)
+			body, m := protowire.ConsumeBytes(data[max(n, 0):])
+			if n < 0 || m < 0 {
+				t.Fatalf("%s: not a trace", path)
+			}
+			for b := body; len(b) > 0; {
+				f, ft, k := protowire.ConsumeTag(b)
+				l := protowire.ConsumeFieldValue(f, ft, b[max(k, 0):])
+				if k < 0 || l < 0 {
+					t.Fatalf("%s: bad packet", path)
+				}
+				switch f {
+				case 53:
+					stageN++
+				case 52:
+					counterN++
+				}
+				b = b[k+l:]
+			}
+			data = data[n+m:]
+		}
+		return stageN, counterN
+	}
+	if s, c := count(plain); s != 0 || c != 0 {
+		t.Errorf("without -render-stages: %d render stages, %d GPU counter packets", s, c)
+	}
+	if s, c := count(stages); s != len(tr.Spans) || c == 0 {
+		t.Errorf("with -render-stages: %d render stages for %d GPU zones, %d GPU counter packets", s, len(tr.Spans), c)
+	}
+	a, err := loadTrace(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadTrace(stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("with -render-stages the trace reads back otherwise:\n%+v\nwithout:\n%+v", b, a)
+	}
+	if a.Spans[0].Work == nil {
+		t.Error("the work of the zones is lost")
+	}
+	for _, out := range []string{"x.json", "x.pb.gz"} {
+		code, _, errs := runCLI("convert", "-render-stages", src, pathpkg.Join(dir, out))
+		if code != 2 || !strings.Contains(errs, "-render-stages needs Perfetto output") {
+			t.Errorf("-render-stages to %s: exit %d: %s", out, code, errs)
+		}
+		if _, err := os.Stat(pathpkg.Join(dir, out)); err == nil {
+			t.Errorf("-render-stages to %s wrote it", out)
 		}
 	}
 }

@@ -40,4 +40,40 @@
 // the trace processor). Two things differ in the trace processor, not in
 // the file: it names a slice without a name "[No name]", and a counter
 // "name value".
+//
+// # GPU work
+//
+// A GPU zone's work (its [timeline.Work]: the pipeline statistics its
+// queue counted) rides in the args of its B event, after frame, queue and
+// err_ns, which viewers show with the slice:
+//
+//   - a zone with counts has one arg per statistic counted, in bit order,
+//     named by its key ([timeline.StatKey]: "input_assembly_vertices",
+//     "input_assembly_primitives", "vertex_shader_invocations",
+//     "geometry_shader_invocations", "geometry_shader_primitives",
+//     "clipping_invocations", "clipping_primitives",
+//     "fragment_shader_invocations", "tessellation_control_shader_patches",
+//     "tessellation_evaluation_shader_invocations",
+//     "compute_shader_invocations"), its count a JSON integer written
+//     whole: {"vertex_shader_invocations":18,"fragment_shader_invocations":12582912};
+//   - a zone without counts has "work_missing", why (the key of its
+//     [timeline.WorkMissing]: "render_pass", "elsewhere", "spent",
+//     "frames", "unavailable", "misnested", ...), and "work_stats", the
+//     statistics it would have counted joined by '+' as
+//     [timeline.PipelineStats.String] joins them:
+//     {"work_missing":"spent","work_stats":"vertex_shader_invocations+fragment_shader_invocations"};
+//   - a zone with counts of no statistic has "work_stats":"" alone;
+//   - a zone of a context that counts nothing (a nil Work) has none of them.
+//
+// Read reads the counts as the integers they are, never through a
+// float64, so a count past 2^53 comes back exact, and restores the Work
+// of every B and X event that has these args, whatever its thread. A count
+// that is not a JSON integer from 0 to 2^64-1, a work_missing that is no
+// reason, a work_stats with an unknown key or other than the statistics
+// counted, or work_missing with counts fails Read with an error naming
+// the event and the arg. The Writer writes a span whose Work breaks the
+// model (a Missing that is no reason, bits past the last statistic)
+// without it, and counts it in [Invalid].Work and the "framescope
+// dropped" counter; counts outside a Work's Stats, which
+// [timeline.Work.Value] never gives, are not written.
 package chrome

@@ -161,7 +161,12 @@ func (w *Writer) begin(ts *trackState, c *cand) {
 	} else {
 		w.buf = append(w.buf, w.name(s.Name)...)
 	}
-	if s.Frame != 0 || s.ErrNs != 0 || ts.queue != nil {
+	work := s.Work
+	if work != nil && !workOK(work) {
+		w.invalid.Work++
+		work = nil
+	}
+	if s.Frame != 0 || s.ErrNs != 0 || ts.queue != nil || work != nil {
 		sep := byte('{')
 		w.buf = append(w.buf, `,"args":`...)
 		if s.Frame != 0 {
@@ -178,8 +183,12 @@ func (w *Writer) begin(ts *trackState, c *cand) {
 		}
 		if s.ErrNs != 0 {
 			w.buf = append(w.buf, sep)
+			sep = ','
 			w.buf = append(w.buf, `"err_ns":`...)
 			w.buf = strconv.AppendUint(w.buf, uint64(s.ErrNs), 10)
+		}
+		if work != nil {
+			w.buf = appendWork(w.buf, sep, work)
 		}
 		w.buf = append(w.buf, '}')
 	}
@@ -345,10 +354,10 @@ func (w *Writer) writeCalibration(c timeline.Calibration) {
 
 // writeDropsCounter adds a point to the visible "framescope dropped"
 // counter when the total has changed: everything the recorder dropped and
-// everything this writer refused (spans, flows, samples), as the Perfetto
-// writer's counters show them.
+// everything this writer refused (spans, flows, samples, work), as the
+// Perfetto writer's counters show them.
 func (w *Writer) writeDropsCounter() {
-	total := w.total().Total() + w.invalid.Flows + w.invalid.Samples
+	total := w.total().Total() + w.invalid.Flows + w.invalid.Samples + w.invalid.Work
 	if total == w.lastDrops {
 		return
 	}

@@ -11,9 +11,10 @@ import (
 )
 
 // traceFromBytes builds a batch from fuzz input: spans with any times,
-// depths and tracks (some undefined), flows between any of them, samples
-// with any values, names with any bytes, frames at any times. Nothing in it is promised to be
-// well formed.
+// depths and tracks (some undefined) and any work (counts up to 2^64-1,
+// any reason, bits past the last statistic), flows between any of them,
+// samples with any values, names with any bytes, frames at any times.
+// Nothing in it is promised to be well formed.
 func traceFromBytes(data []byte) *timeline.Trace {
 	t := &timeline.Trace{
 		Names: []string{"", "a", "b\x00\"\\\n", "\xff\xfe", "ü"},
@@ -41,6 +42,7 @@ func traceFromBytes(data []byte) *timeline.Trace {
 			t.Spans = append(t.Spans, timeline.Span{
 				Track: timeline.TrackID(a % 6), Name: timeline.NameID(a / 6 % 6),
 				Start: b, End: b + c%1000 - 5, Depth: uint16(op / 4 % 4), Frame: uint64(a % 3),
+				Work: workFromBytes(op/64, uint32(c)),
 			})
 		case 2:
 			if n := len(t.Spans); n > 0 {
@@ -60,6 +62,27 @@ func traceFromBytes(data []byte) *timeline.Trace {
 	return t
 }
 
+// workFromBytes makes a span's work of kind k (0: none, 1: counted, 2:
+// without counts, 3: with bits past the last statistic) from v: its
+// statistics, its counts (each a multiple of v, up to 2^64-1) and its
+// reason (which may be out of range).
+func workFromBytes(k byte, v uint32) *timeline.Work {
+	w := &timeline.Work{Stats: timeline.PipelineStats(v) & timeline.AllPipelineStats}
+	switch k {
+	case 0:
+		return nil
+	case 1:
+		for i := range w.Count {
+			w.Count[i] = uint64(v) * (1 << (i * 3)) // past 2^53 and 2^64
+		}
+	case 2:
+		w.Missing = timeline.WorkMissing(1 + v>>28)
+	case 3:
+		w.Stats |= 1 << (11 + v>>28)
+	}
+	return w
+}
+
 // FuzzWriter checks that whatever a batch holds, the Writer writes valid
 // JSON that reads back, and that every span is either written or counted
 // as refused: nothing is lost silently and nothing written corrupts a
@@ -69,6 +92,9 @@ func FuzzWriter(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 0, 10, 0, 0, 0, 0, 1, 5, 0, 10, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0, 0, 3, 4, 1, 0, 1, 0, 0, 0})
 	f.Add(bytes.Repeat([]byte{0, 2, 7, 0, 200, 1, 0, 0, 5, 2, 7, 0, 100, 0, 0, 0}, 8))
 	f.Add([]byte{48, 1, 0, 0, 10, 0, 0, 0, 48, 1, 5, 0, 10, 0, 0, 0, 48, 1, 10, 0, 0, 0, 0, 0, 0, 1, 0, 0, 10, 0, 0, 0})
+	// Work of each kind: counted, without counts (a reason out of range),
+	// with bits past the last statistic, on a GPU queue and a CPU track.
+	f.Add([]byte{64, 2, 0, 0, 0xff, 0x07, 0, 0xff, 128, 2, 0, 2, 10, 0, 0, 0x70, 192, 2, 0, 4, 10, 0, 0, 0, 64, 1, 0, 6, 10, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := traceFromBytes(data)
 		var buf bytes.Buffer
@@ -104,6 +130,39 @@ func FuzzWriter(f *testing.F) {
 		}
 		if got.Drops.Spans != inv.Spans {
 			t.Fatalf("drops %+v do not report the %d refused spans", got.Drops, inv.Spans)
+		}
+		// Every work read back is one that was written, whole (less
+		// counts outside its Stats, which the writer leaves out); the
+		// others were refused, or their spans were.
+		wrote := map[string]int{}
+		works, bad := 0, 0
+		for _, s := range tr.Spans {
+			if s.Work == nil {
+				continue
+			}
+			works++
+			if !workOK(s.Work) {
+				bad++
+				continue
+			}
+			n := timeline.Work{Stats: s.Work.Stats, Missing: s.Work.Missing}
+			s.Work.Stats.Each(func(i int) { n.Count[i], _ = s.Work.Value(i) })
+			wrote[workKey(&n)]++
+		}
+		read := 0
+		for _, s := range got.Spans {
+			if s.Work == nil {
+				continue
+			}
+			read++
+			if k := workKey(s.Work); wrote[k] == 0 {
+				t.Fatalf("work%s read back, not written", k)
+			} else {
+				wrote[k]--
+			}
+		}
+		if inv.Work > uint64(bad) || read+int(inv.Work) > works {
+			t.Fatalf("%d works written (%d breaking the model), %d read back and %d refused", works, bad, read, inv.Work)
 		}
 	})
 }

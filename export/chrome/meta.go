@@ -125,8 +125,9 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 			}
 		}
 		rd.dropsOK = true
-		// The counter also counts the flows and samples the writer refused.
-		rd.dropsRecorded = rd.t.Drops.Total() + a["invalid_flows"] + a["invalid_samples"]
+		// The counter also counts the flows, samples and work the writer
+		// refused.
+		rd.dropsRecorded = rd.t.Drops.Total() + a["invalid_flows"] + a["invalid_samples"] + a["invalid_work"]
 	case metaLedger:
 		var a map[string]uint64
 		if err := json.Unmarshal(ev.Args, &a); err != nil {

@@ -145,11 +145,12 @@ type threadKey struct{ pid, tid int64 }
 // rec is one B, E, X, s or f event kept for the per-thread replay.
 type rec struct {
 	ts   int64
-	ph   byte
-	name timeline.NameID
 	dur  int64
 	arg  uint64 // flow id, or frame
+	name timeline.NameID
 	err  uint32
+	work uint32 // the slice's work: reader.works[work-1]; 0: none
+	ph   byte
 	rev  bool // a flow end of a reversedFlow
 }
 
@@ -203,8 +204,11 @@ type reader struct {
 	dropsOK  bool
 	// dropsCounter is the largest value of the "framescope dropped"
 	// counter; dropsRecorded what the last framescope_drops record
-	// counts, flows and samples the writer refused included.
+	// counts, flows, samples and work the writer refused included.
 	dropsCounter, dropsRecorded uint64
+	// works are the work of the slices that have it (rec.work).
+	works []*timeline.Work
+	args  sliceArgs // scratch for the args of B and X events
 }
 
 func newReader(lim Limits) *reader {
@@ -399,12 +403,21 @@ func (rd *reader) event(ev *rawEvent) error {
 	case 'B':
 		r.name = rd.internBytes(ev.Name.bytes())
 		if len(ev.Args) > 0 {
-			var a struct {
-				Frame uint64 `json:"frame"`
-				ErrNs uint32 `json:"err_ns"`
-			}
-			if json.Unmarshal(ev.Args, &a) == nil {
+			a := &rd.args
+			a.reset()
+			// Args of the wrong type leave the frame and error bound
+			// unread, as other tools' args may; work args are checked
+			// on their own.
+			if json.Unmarshal(ev.Args, a) == nil {
 				r.arg, r.err = a.Frame, a.ErrNs
+			}
+			if a.hasWork() {
+				wk, err := a.work()
+				if err != nil {
+					return fmt.Errorf("args: %w", err)
+				}
+				rd.works = append(rd.works, wk)
+				r.work = uint32(len(rd.works))
 			}
 		}
 	case 's', 'f':

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -100,6 +101,11 @@ func FuzzRead(f *testing.F) {
 	Write(&buf, sampleTrace(5, 2))
 	f.Add(buf.Bytes())
 	f.Add([]byte(`[{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a"},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":2,"name":"b"}]`))
+	buf.Reset()
+	Write(&buf, tracecases.WorkTrace())
+	f.Add(buf.Bytes())
+	f.Add([]byte(`[{"ph":"X","pid":1,"tid":2,"ts":1,"dur":5,"name":"a","args":{"clipping_primitives":18446744073709551615,"work_stats":"clipping_primitives"}},` +
+		`{"ph":"B","pid":1,"tid":2,"ts":2,"name":"b","args":{"work_missing":"frames","work_stats":"compute_shader_invocations+vertex_shader_invocations"}},{"ph":"E","pid":1,"tid":2,"ts":3}]`))
 	f.Add([]byte(`[{"ph":"B","pid":1,"tid":1,"ts":1,"name":"a"},{"ph":"s","id":"x","pid":1,"tid":1,"ts":1},{"ph":"f","id":"x","bp":"e","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":2}`))
 	f.Add([]byte(`{"traceEvents":[{"ph":"C","pid":1,"name":"c","ts":1e3,"args":{"v":1.5}}]}`))
 	f.Add([]byte(`{"traceEvents":[{"ph":"M","name":"framescope_track","pid":1,"tid":3,"args":{"id":3,"kind":"gpu-queue","name":"q"}}]}`))

@@ -80,10 +80,14 @@ func (rd *reader) build() (*timeline.Trace, error) {
 						o.xEnd = math.MinInt64
 					}
 				}
-				t.Spans = append(t.Spans, timeline.Span{
+				s := timeline.Span{
 					Track: th.track, Name: r.name, Start: r.ts, End: end,
 					Frame: r.arg, ErrNs: r.err, Depth: uint16(min(len(stack), math.MaxUint16)),
-				})
+				}
+				if r.work != 0 {
+					s.Work = rd.works[r.work-1]
+				}
+				t.Spans = append(t.Spans, s)
 				if o.xEnd != math.MinInt64 {
 					stack = append(stack, o)
 				}

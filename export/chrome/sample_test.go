@@ -80,7 +80,17 @@ type canonical struct {
 }
 
 func spanKey(t *timeline.Trace, s timeline.Span) string {
-	return fmt.Sprintf("track=%d %q [%d,%d] depth=%d frame=%d err=%d", s.Track, validUTF8(t.Name(s.Name)), s.Start, s.End, s.Depth, s.Frame, s.ErrNs)
+	return fmt.Sprintf("track=%d %q [%d,%d] depth=%d frame=%d err=%d%s", s.Track, validUTF8(t.Name(s.Name)), s.Start, s.End, s.Depth, s.Frame, s.ErrNs, workKey(s.Work))
+}
+
+// workKey is all of a span's Work, so that spans compare equal only with
+// equal work: nothing when it has none, else its Stats, Missing and every
+// count, those outside Stats too.
+func workKey(w *timeline.Work) string {
+	if w == nil {
+		return ""
+	}
+	return fmt.Sprintf(" work=%#x/%d%v", uint32(w.Stats), w.Missing, w.Count)
 }
 
 func canon(t *timeline.Trace) canonical {

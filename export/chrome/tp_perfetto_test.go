@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,19 +75,61 @@ func allFlows(s *tpcheck.Session) []string {
 
 // allCounters are the samples of the timeline's counter tracks as
 // "name|ts|value", sorted: not the writers' own drop counters, nor the
-// calibration counters that only the Perfetto writer draws.
+// calibration counters that only the Perfetto writer draws, nor the
+// counters named in skip.
 // The trace processor names the counter of a JSON 'C' event by the
 // event's name and its arg, "name value"; suffix is that " value".
-func allCounters(s *tpcheck.Session, suffix string) []string {
+func allCounters(s *tpcheck.Session, suffix string, skip map[string]bool) []string {
 	rows := s.MustQuery(`select t.name as name, c.ts as ts, c.value as value from counter c join counter_track t on c.track_id = t.id
 		where t.name not like 'framescope dropped%' and t.name not like 'clock %'`)
 	var out []string
 	for _, r := range rows {
+		if skip[fmt.Sprint(r["name"])] {
+			continue
+		}
 		name, ok := strings.CutSuffix(fmt.Sprint(r["name"]), suffix)
 		if !ok {
 			name = "no suffix: " + name
 		}
 		out = append(out, fmt.Sprintf("%v|%v|%v", name, r["ts"], r["value"]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// workCounters names the counters the Perfetto writer derives from the
+// GPU zones' work, "<queue track> <statistic>", which the JSON writer
+// does not write: each slice carries its own counts in both files
+// (allWorkArgs compares them).
+func workCounters(bs []*timeline.Trace) map[string]bool {
+	out := map[string]bool{}
+	for _, b := range bs {
+		for _, tr := range b.Tracks {
+			if tr.Kind == timeline.TrackGPUQueue {
+				for i := range timeline.NumPipelineStats {
+					out[tr.Name+" "+timeline.StatKey(i)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// allWorkArgs are the work args of the slices of a loaded trace, as the
+// trace processor imported them, "track|name|ts|key=value", sorted: JSON
+// args are under "args.", the Perfetto writer's debug annotations under
+// "debug."; prefix is that.
+func allWorkArgs(s *tpcheck.Session, prefix string) []string {
+	keys := []string{"'" + prefix + argWorkMissing + "'", "'" + prefix + argWorkStats + "'"}
+	for i := range timeline.NumPipelineStats {
+		keys = append(keys, "'"+prefix+timeline.StatKey(i)+"'")
+	}
+	rows := s.MustQuery(`select ` + trackOf + ` as track, s.name as name, s.ts as ts, a.key as key,
+		coalesce(a.int_value, a.string_value, a.real_value) as value` + sliceFrom + `
+		join args a on a.arg_set_id = s.arg_set_id where a.key in (` + strings.Join(keys, ", ") + `)`)
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%v|%v|%v|%v=%v", r["track"], sliceName(r["name"]), r["ts"], strings.TrimPrefix(fmt.Sprint(r["key"]), prefix), r["value"]))
 	}
 	slices.Sort(out)
 	return out
@@ -177,12 +220,46 @@ func TestSameSlicesAsPerfetto(t *testing.T) {
 				t.Errorf("Perfetto: %d flows, the trace has %d", len(pfl), flows)
 			}
 			diffLists(t, "flows", jf, pfl)
-			diffLists(t, "counters", allCounters(jsS, " value"), allCounters(pfS, ""))
+			diffLists(t, "counters", allCounters(jsS, " value", nil), allCounters(pfS, "", workCounters(c.Batches)))
+			jw, pfw := allWorkArgs(jsS, "args."), allWorkArgs(pfS, "debug.")
+			diffLists(t, "work args", jw, pfw)
+			if want := wantWorkArgs(c.Batches); !slices.Equal(jw, want) {
+				diffLists(t, "work args (JSON, and as the timeline has them)", jw, want)
+			}
 			if j, p := droppedTotal(jsS), droppedTotal(pfS); j != p {
 				t.Errorf("dropped: JSON shows %v, Perfetto %v", j, p)
 			}
 		})
 	}
+}
+
+// wantWorkArgs are the work args of the batches' spans in the form
+// allWorkArgs gives, every count exact: a JSON trace's count past 2^53
+// must reach the trace processor whole, not through a float64.
+func wantWorkArgs(bs []*timeline.Trace) []string {
+	var out []string
+	for _, b := range bs {
+		for _, s := range b.Spans {
+			w := s.Work
+			if w == nil {
+				continue
+			}
+			at := fmt.Sprintf("%s|%s|%d|", b.Track(s.Track).Name, sliceName(b.Name(s.Name)), s.Start)
+			switch {
+			case w.Missing != timeline.WorkCounted:
+				out = append(out, at+argWorkMissing+"="+w.Missing.String(), at+argWorkStats+"="+w.Stats.String())
+			case w.Stats == 0:
+				out = append(out, at+argWorkStats+"=")
+			}
+			w.Stats.Each(func(i int) {
+				if w.Missing == timeline.WorkCounted {
+					out = append(out, at+timeline.StatKey(i)+"="+strconv.FormatUint(w.Count[i], 10))
+				}
+			})
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // diffLists fails the test with the first difference between two sorted

@@ -49,6 +49,9 @@ type Invalid struct {
 	Flows   uint64 // a span index out of range, an end dropped, or an arrow back in time
 	Samples uint64 // not on a counter track, or a value that is NaN or infinite
 	Forced  uint64 // spans written before their parent arrived (over 64Ki waiting)
+	// Work counts spans written without their Work, which broke the
+	// model: a Missing that is no reason, or bits past the last statistic.
+	Work uint64
 }
 
 // Writer streams a trace as Chrome JSON. Make one with NewWriter, give it
@@ -227,6 +230,10 @@ func (w *Writer) Close() error {
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Samples, 10)
 	w.buf = append(w.buf, `,"held_overflow":`...)
 	w.buf = strconv.AppendUint(w.buf, w.invalid.Forced, 10)
+	if w.invalid.Work > 0 {
+		w.buf = append(w.buf, `,"invalid_work":`...)
+		w.buf = strconv.AppendUint(w.buf, w.invalid.Work, 10)
+	}
 	w.buf = append(w.buf, "}}"...)
 	if !(w.ledger == timeline.Ledger{}) {
 		w.writeLedger()

@@ -29,8 +29,59 @@ func TestTraceProcessor(t *testing.T) {
 			x := expect(c)
 			checkProcessor(t, s, x)
 			checkArgs(t, s, write(t, c), x)
+			checkWorkArgs(t, s, x)
 		})
 	}
+}
+
+// workKeys are the args of a slice's work, as the trace processor names
+// them.
+func workKeys() []string {
+	var k []string
+	for i := range timeline.NumPipelineStats {
+		k = append(k, "'debug."+timeline.StatKey(i)+"'")
+	}
+	return append(k, "'debug.work_missing'", "'debug.work_stats'")
+}
+
+// checkWorkArgs checks the slices' work args as the trace processor holds
+// them: on each GPU zone with counts, one unsigned arg per statistic
+// counted, with its exact count (past 2^53 too); on a zone without,
+// work_missing and work_stats; on every other slice, none.
+func checkWorkArgs(t *testing.T, s *tpcheck.Session, x expected) {
+	t.Helper()
+	var want []string
+	for _, k := range x.spans {
+		if !k.HasWork {
+			continue
+		}
+		name, _, _ := strings.Cut(k.Name, "\x00")
+		row := fmt.Sprintf("%s | %s | %d | %d | ", k.trackName, name, k.Start, k.Depth)
+		if k.Work.Missing == timeline.WorkCounted && k.Work.Stats != 0 {
+			k.Work.Stats.Each(func(i int) {
+				want = append(want, row+fmt.Sprintf("debug.%s | uint | %d", timeline.StatKey(i), k.Work.Count[i]))
+			})
+			continue
+		}
+		if k.Work.Missing != timeline.WorkCounted {
+			want = append(want, row+"debug.work_missing | string | "+k.Work.Missing.String())
+		}
+		want = append(want, row+"debug.work_stats | string | "+k.Work.Stats.String())
+	}
+	var got []string
+	for _, r := range s.MustQuery(`select t.name as track, s.name, s.ts, s.depth, a.key, a.value_type, a.int_value, a.string_value
+		from slice s join track t on s.track_id = t.id join args a on a.arg_set_id = s.arg_set_id
+		where a.key in (` + strings.Join(workKeys(), ", ") + `)`) {
+		v := r["string_value"]
+		if n, ok := r["int_value"].(int64); ok {
+			v = n
+			if r["value_type"] == "uint" {
+				v = uint64(n) // the processor keeps a uint in its int64 column
+			}
+		}
+		got = append(got, fmt.Sprintf("%v | %v | %v | %v | %v | %v | %v", r["track"], r["name"], r["ts"], r["depth"], r["key"], r["value_type"], v))
+	}
+	diff(t, "work args", sorted(got), sorted(want))
 }
 
 // wantQueue is the queue arg of a GPU track's slices.
@@ -224,9 +275,21 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 	for _, smp := range x.samples {
 		want = append(want, fmt.Sprintf("%s | %d | %v", names[smp.Track], smp.Time, smp.Value))
 	}
+	workTracks := []string{"''"}
+	for _, w := range x.workTracks {
+		name, _, _ := strings.Cut(w, " | ")
+		workTracks = append(workTracks, "'"+strings.ReplaceAll(name, "'", "''")+"'")
+	}
 	got = rows(t, s, `select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id
-		where t.name not like 'framescope dropped%' and t.name not like 'framescope ledger%' and t.name not like 'clock %'`, "name", "ts", "value")
+		where t.name not like 'framescope dropped%' and t.name not like 'framescope ledger%' and t.name not like 'clock %'
+		and t.name not in (`+strings.Join(workTracks, ", ")+`)`, "name", "ts", "value")
 	diff(t, "counters", got, sorted(want))
+
+	// Work counters: per GPU queue and frame, the sums of its outermost
+	// zones' counts, at their earliest start.
+	got = rows(t, s, `select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id
+		where t.name in (`+strings.Join(workTracks, ", ")+`)`, "name", "ts", "value")
+	diff(t, "work counters", got, sorted(slices.Clone(x.workCounters)))
 
 	// Calibrations: three counters under each queue track.
 	want = nil
@@ -274,6 +337,7 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 			want = append(want, fmt.Sprintf("%s | %s", tr.Name, names[tr.Parent]))
 		}
 	}
+	want = append(want, x.workTracks...)
 	got = rows(t, s, `select t.name, p.name as parent from track t join track p on t.parent_id = p.id
 		where t.name not like 'clock %' and p.name != 'framescope ledger'`, "name", "parent")
 	diff(t, "track parents", got, sorted(want))

@@ -49,6 +49,37 @@
 //     lack an arg that now differs from its new predecessor's. Read, which
 //     follows the file's order, restores every span's frame and error
 //     bound exactly, and so does every framescope command.
+//   - A GPU zone's work ([timeline.Work]) as debug annotations of its
+//     slice, args "debug.<key>" in the trace processor. A zone with
+//     counts has one unsigned integer (uint_value) per statistic
+//     counted, its key [timeline.StatKey]: "input_assembly_vertices",
+//     "input_assembly_primitives", "vertex_shader_invocations",
+//     "geometry_shader_invocations", "geometry_shader_primitives",
+//     "clipping_invocations", "clipping_primitives",
+//     "fragment_shader_invocations",
+//     "tessellation_control_shader_patches",
+//     "tessellation_evaluation_shader_invocations",
+//     "compute_shader_invocations"; exact past 2^53 (the trace
+//     processor keeps one past 2^63 in args.int_value as a negative
+//     number of value_type "uint": read it as unsigned). A zone without
+//     counts has two strings: "work_missing", why (its
+//     [timeline.WorkMissing] key: "render_pass", "elsewhere", "spent",
+//     "frames", "unavailable", "misnested" or "frame_end"), and
+//     "work_stats", what it would have counted (keys joined by "+", as
+//     [timeline.PipelineStats.String] writes them); a zone with counts of
+//     no statistic has an empty "work_stats". A zone of a context that
+//     counts nothing has none. The names are interned on a packet
+//     sequence by its first slice with work: a trace without work holds
+//     none of them.
+//   - Under each GPU queue track, a counter track for each statistic
+//     counted on it, "<queue name> <key>" (unit count, description
+//     "framescope kind=work"): per frame, the sum of the counts of the
+//     queue's outermost (depth 0) zones of that frame that have counts,
+//     its lanes' included, at the earliest start among them. A sum is of
+//     the zones of one batch (the recorder hands a frame's zones of a
+//     queue over together, unless their arrows hold some back); past
+//     2^64 it stays at 2^64-1. Read leaves these tracks out, as it
+//     does the other tracks the writer derives.
 //   - Counter samples on counter tracks with units, the clock model's
 //     calibrations as counters under each queue, and every drop the
 //     recorder or the writer counted, as "framescope dropped" counters and
@@ -56,6 +87,34 @@
 //     previous_packet_dropped: the trace processor takes that to mean the
 //     packet sequence itself lost packets, and ignores its interned names
 //     from there on.)
+//
+// With [Options.RenderStages] (framescope convert -render-stages) the
+// trace also holds what Perfetto's GPU data sources write, which
+// ui.perfetto.dev shows in its GPU group and the trace processor in its
+// gpu_slice, gpu_counter_track and counter tables; the rest of the trace
+// is the same byte for byte:
+//   - Each GPU zone as a GpuRenderStageEvent (TracePacket field 53):
+//     event_id 1, 2, ... in the order written, duration, its frame's low
+//     32 bits as submission_id, gpu_id (each device a number, from 0 in
+//     the order seen), the context of its device, and interned
+//     specifications: a hardware queue per GPU queue track (a lane's
+//     zones go on their queue's), named as the track and described as its
+//     queue arg, iid 2^32 + track ID; and a stage per zone name, iid
+//     NameID+1 (InternedData.gpu_specifications, field 24); the context
+//     as an InternedGraphicsContext (field 23) of the process's pid, api
+//     VULKAN. The trace processor lays nested zones on further tracks of
+//     the queue's.
+//   - Each work counter sum as GPU counters (GpuCounterEvent, field 52),
+//     named as the work counters, described by their key, in a
+//     GpuCounterDescriptor the first time each is written (counter ids
+//     1, 2, ... in that order; groups VERTICES, PRIMITIVES, FRAGMENTS or
+//     COMPUTE). The trace processor reads a GPU counter's value as the
+//     value since the event before it, so a sum is written at the latest
+//     end of its zones after a 0 at their earliest start: it shows from
+//     the one to the other, 0 between.
+//
+// These packets are on the MONOTONIC clock itself, out of time order, and
+// leave the sequence's incremental clock as it is.
 //
 // Times are the timeline's own: CLOCK_MONOTONIC nanoseconds. Every packet
 // sequence opens with a ClockSnapshot {BOOTTIME, MONOTONIC} whose primary

@@ -22,12 +22,20 @@ func (w *Writer) writeEvents(b *timeline.Trace, ev []event) {
 		for j < len(ev) && ev[j].ts == ev[i].ts && ev[j].track == ev[i].track {
 			j++
 		}
-		if ev[j-1].kind == evZero && j-i > 1 {
-			w.writeRun(b, ev[i:j])
+		// The run's slices, then its other events (they sort last).
+		k := j
+		for k > i && ev[k-1].kind == evOther {
+			k--
+		}
+		if k-i > 1 && ev[k-1].kind == evZero {
+			w.writeRun(b, ev[i:k])
 		} else {
-			for k := i; k < j; k++ {
-				w.writeEvent(b, ev[k])
+			for x := i; x < k; x++ {
+				w.writeEvent(b, ev[x])
 			}
+		}
+		for ; k < j; k++ {
+			w.writeEvent(b, ev[k])
 		}
 		i = j
 	}
@@ -110,6 +118,8 @@ func (w *Writer) writeEvent(b *timeline.Trace, e event) {
 		w.counter(c.Time, calibUUID(t.ID, 0), c.ErrNs)
 		w.counter(c.Time, calibUUID(t.ID, 1), c.DriftPPM)
 		w.counter(c.Time, calibUUID(t.ID, 2), float64(c.Samples))
+	case srcWork:
+		w.writeWorkCounters(&w.workGroups[e.idx])
 	}
 }
 
@@ -120,6 +130,7 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 	var frame uint64
 	var errNs uint32
 	var ts int64
+	var work *timeline.Work
 	literal := ""
 	if ev.src == srcFrame {
 		t = &w.framesList
@@ -135,12 +146,14 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 		ts, name, frame, errNs = s.Start, s.Name, s.Frame, s.ErrNs
 		if typ == typeSliceEnd {
 			ts = s.End
+		} else if s.Work != nil && workOK(s.Work) {
+			work = s.Work
 		}
 	}
 
 	e := w.timedPacket(ts)
 	if typ == typeSliceBegin && literal == "" {
-		w.intern(name)
+		w.intern(name, work != nil)
 	}
 	at := e.open(fPktTrackEvent)
 	e.varint(fTEType, typ)
@@ -155,6 +168,9 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 			e.varint(fTENameIID, uint64(name)+1)
 		}
 		w.writeArgs(t, ts, ev.depth, frame, errNs)
+		if work != nil {
+			w.writeWork(work)
+		}
 		if ev.src == srcSpan {
 			for f := w.flowOut[ev.idx]; f >= 0; f = w.nextOut[f] {
 				e.fixed64(fTEFlowIDs, w.flowIDs[f])
@@ -166,6 +182,9 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 	}
 	e.close(at)
 	w.endPacket()
+	if w.opt.RenderStages && typ == typeSliceBegin && t.cat == catGPU && ev.src == srcSpan {
+		w.renderStage(&b.Spans[ev.idx], ev.track)
+	}
 }
 
 // writeArgs writes the debug annotations of a slice begin: frame and
@@ -203,24 +222,38 @@ func (w *Writer) writeArgs(t *trackState, ts int64, depth uint16, frame uint64, 
 	}
 }
 
-// intern adds name to the open packet's interned data if the current
-// sequence does not have it yet.
-func (w *Writer) intern(name timeline.NameID) {
+// intern adds name, and with work the work annotation names, to the open
+// packet's interned data if the current sequence does not have them yet.
+// (One InternedData a packet: a second would replace the first.)
+func (w *Writer) intern(name timeline.NameID, work bool) {
 	s := w.cur
 	word, bit := int(name)/64, uint(name)%64
-	if word < len(s.interned) && s.interned[word]&(1<<bit) != 0 {
+	newName := word >= len(s.interned) || s.interned[word]&(1<<bit) == 0
+	newWork := work && !s.workNames
+	if !newName && !newWork {
 		return
 	}
-	for word >= len(s.interned) {
-		s.interned = append(s.interned, 0)
-	}
-	s.interned[word] |= 1 << bit
 	e := &w.e
 	in := e.open(fPktInternedData)
-	x := e.open(fInternEventNames)
-	e.varint(fInternIID, uint64(name)+1)
-	e.str(fInternName, w.names[name])
-	e.close(x)
+	if newName {
+		for word >= len(s.interned) {
+			s.interned = append(s.interned, 0)
+		}
+		s.interned[word] |= 1 << bit
+		x := e.open(fInternEventNames)
+		e.varint(fInternIID, uint64(name)+1)
+		e.str(fInternName, w.names[name])
+		e.close(x)
+	}
+	if newWork {
+		s.workNames = true
+		for iid := annWork; iid < annWorkEnd; iid++ {
+			x := e.open(fInternAnnotationNames)
+			e.varint(fInternIID, uint64(iid))
+			e.str(fInternName, workAnnotationNames[iid])
+			e.close(x)
+		}
+	}
 	e.close(in)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/framescope/framescope/timeline"
@@ -18,10 +19,29 @@ type spanKey struct {
 	Depth      uint16
 	ErrNs      uint32
 	trackName  string
+	// The span's Work, by value: HasWork is false for a nil Work.
+	HasWork bool
+	Work    timeline.Work
 }
 
 func (k spanKey) String() string {
-	return fmt.Sprintf("%d/%q %q [%d,%d] frame %d depth %d err %d", k.Track, k.trackName, k.Name, k.Start, k.End, k.Frame, k.Depth, k.ErrNs)
+	s := fmt.Sprintf("%d/%q %q [%d,%d] frame %d depth %d err %d", k.Track, k.trackName, k.Name, k.Start, k.End, k.Frame, k.Depth, k.ErrNs)
+	if k.HasWork {
+		s += fmt.Sprintf(" work %s %v %s", k.Work.Stats, k.Work.Count, k.Work.Missing)
+	}
+	return s
+}
+
+// keyOf is the spanKey of a span of trace t.
+func keyOf(t *timeline.Trace, s timeline.Span) spanKey {
+	k := spanKey{Track: s.Track, Name: t.Name(s.Name), Start: s.Start, End: s.End, Frame: s.Frame, Depth: s.Depth, ErrNs: s.ErrNs}
+	if tr := t.Track(s.Track); tr != nil {
+		k.trackName = tr.Name
+	}
+	if s.Work != nil {
+		k.HasWork, k.Work = true, *s.Work
+	}
+	return k
 }
 
 // expected is what a case's batches put in the trace.
@@ -37,11 +57,15 @@ type expected struct {
 	process timeline.Process
 	// framesList holds frames written on the writer's own frames track.
 	framesList []timeline.Frame
+	// workCounters are the samples of the GPU queues' work counters
+	// ("name | ts | value"), workTracks their tracks ("name | parent").
+	workCounters, workTracks []string
 }
 
 func expect(c tcase) expected {
 	var x expected
 	seen := map[timeline.TrackID]bool{}
+	seenWork := map[string]bool{}
 	hasFramesTrack := false
 	for _, b := range c.batches {
 		x.process = b.Process
@@ -52,9 +76,8 @@ func expect(c tcase) expected {
 			}
 			hasFramesTrack = hasFramesTrack || t.Kind == timeline.TrackFrames
 		}
-		key := func(s timeline.Span) spanKey {
-			return spanKey{Track: s.Track, Name: b.Name(s.Name), Start: s.Start, End: s.End, Frame: s.Frame, Depth: s.Depth, ErrNs: s.ErrNs, trackName: b.Track(s.Track).Name}
-		}
+		key := func(s timeline.Span) spanKey { return keyOf(b, s) }
+		x.workCounters = append(x.workCounters, wantWork(b, seenWork, &x.workTracks)...)
 		for _, s := range b.Spans {
 			x.spans = append(x.spans, key(s))
 		}
@@ -76,6 +99,60 @@ func expect(c tcase) expected {
 	}
 	sortKeys(x.spans)
 	return x
+}
+
+// wantWork returns the work counter samples a batch makes, as the
+// package comment says: per GPU queue (a lane's zones count for its
+// queue) and frame, for each statistic that the queue's outermost zones
+// with counts of that frame counted, the sum of their counts, at the
+// earliest start among them. It adds the counter tracks not in seen to
+// tracks.
+func wantWork(b *timeline.Trace, seen map[string]bool, tracks *[]string) []string {
+	type group struct {
+		start int64
+		sum   map[int]float64
+	}
+	groups := map[string]*group{}
+	var keys []string
+	for _, s := range b.Spans {
+		tr := b.Track(s.Track)
+		if s.Work == nil || s.Work.Missing != timeline.WorkCounted || s.Work.Stats == 0 || s.Depth != 0 || tr == nil {
+			continue
+		}
+		if tr.Kind == timeline.TrackGPULane {
+			tr = b.Track(tr.Parent)
+		}
+		if tr == nil || tr.Kind != timeline.TrackGPUQueue {
+			continue
+		}
+		k := fmt.Sprintf("%s/%d", tr.Name, s.Frame)
+		g := groups[k]
+		if g == nil {
+			g = &group{start: s.Start, sum: map[int]float64{}}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		g.start = min(g.start, s.Start)
+		for i := range timeline.NumPipelineStats {
+			if v, ok := s.Work.Value(i); ok {
+				g.sum[i] += float64(v)
+				name := tr.Name + " " + timeline.StatKey(i)
+				if !seen[name] {
+					seen[name] = true
+					*tracks = append(*tracks, name+" | "+tr.Name)
+				}
+			}
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		g := groups[k]
+		q, _, _ := strings.Cut(k, "/")
+		for i, v := range g.sum {
+			out = append(out, fmt.Sprintf("%s %s | %d | %v", q, timeline.StatKey(i), g.start, v))
+		}
+	}
+	return out
 }
 
 func sortKeys(k []spanKey) {

@@ -19,6 +19,9 @@ func FuzzRead(f *testing.F) {
 		data := write(f, c)
 		f.Add(data)
 		f.Add(data[:len(data)/2])
+		if c.name == "gpu work" || c.name == "work sums" {
+			f.Add(writeOpt(f, c, Options{RenderStages: true}))
+		}
 	}
 	f.Add([]byte{})
 	f.Add([]byte("garbage"))

@@ -75,10 +75,12 @@ func corrupt(format string, args ...any) error {
 
 // Read reads a Perfetto trace into a timeline, with the default Limits.
 // It reads back everything Writer writes: the names, the tracks with
-// their kinds, queues, lanes, units and order, the spans with their frames
-// and error bounds, flows, frames, counter samples, calibrations and
-// drops. Tracks and slices of other writers come through as CPU and
-// counter tracks, as far as this package's subset of the format allows.
+// their kinds, queues, lanes, units and order, the spans with their
+// frames, error bounds and GPU work, flows, frames, counter samples,
+// calibrations and drops; what the Writer derives from them (work
+// counters, render stages and GPU counters) it leaves out. Tracks and
+// slices of other writers come through as CPU and counter tracks, as far
+// as this package's subset of the format allows.
 //
 // Spans that began but never ended (a trace cut short) are left out and
 // counted in Drops.Unended. On input that ends inside a packet, Read
@@ -92,7 +94,8 @@ func corrupt(format string, args ...any) error {
 // Read streams: it holds one packet of the input at a time, and what it
 // builds, in time and memory linear in the input: at most 200 bytes
 // allocated a slice (its begin and end events, then its Span and its
-// checks), and 200 a distinct name, whatever the depth.
+// checks), 200 more for a slice with GPU work (its timeline.Work), and
+// 200 a distinct name, whatever the depth.
 func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}) }
 
 // ReadLimited is Read with explicit limits.
@@ -142,6 +145,7 @@ type rev struct {
 	name  timeline.NameID
 	frame uint64
 	errNs uint32
+	work  uint32 // 1 + its index in reader.works; 0: none
 }
 
 // revs is a list of rev in chunks of revChunk: it grows without copying,
@@ -169,6 +173,32 @@ func (l *revs) add(r rev) {
 
 func (l *revs) at(i int32) *rev { return &l.chunks[i/revChunk][i%revChunk] }
 
+// works is a list of timeline.Work in chunks, as revs: it grows without
+// copying, and what it holds stays where it is, so that spans can point
+// into it.
+type works struct {
+	chunks [][]timeline.Work
+	n      int
+}
+
+const workChunk = 1024
+
+func (l *works) add(w timeline.Work) uint32 {
+	if len(l.chunks) == 0 || len(l.chunks[len(l.chunks)-1]) == workChunk {
+		c := []timeline.Work(nil)
+		if len(l.chunks) > 0 {
+			c = make([]timeline.Work, 0, workChunk)
+		}
+		l.chunks = append(l.chunks, c)
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, w) // the first chunk grows as needed; pointers into it are taken once all is read
+	l.n++
+	return uint32(l.n)
+}
+
+func (l *works) at(i uint32) *timeline.Work { return &l.chunks[i/workChunk][i%workChunk] }
+
 // evRef names one rev.
 type evRef struct {
 	track *rtrack
@@ -190,6 +220,7 @@ type reader struct {
 	calib     map[[2]int64]int // (track, time) -> index in Calibrations
 	bootMinus int64            // BOOTTIME - MONOTONIC from the last snapshot
 	unended   uint64
+	works     works // the GPU work of slices, which their revs index
 }
 
 func newReader() *reader {
@@ -424,6 +455,9 @@ func (rd *reader) packet(body []byte) error {
 		}
 	}
 	if p.event == nil || !p.hasTS {
+		if p.hasTS {
+			rd.advance(seq, p)
+		}
 		return nil
 	}
 	ts, err := rd.time(seq, p)
@@ -476,6 +510,20 @@ func (rd *reader) time(s *rseq, p pkt) (int64, error) {
 		return 0, corrupt("negative timestamp %d", ts)
 	}
 	return ts, nil
+}
+
+// advance takes the timestamp of a packet that holds no track event
+// (another data source's, or the Writer's render stages, which are on
+// the MONOTONIC clock itself): on the sequence's incremental clock, it
+// moves that clock on, as it does for the trace processor.
+func (rd *reader) advance(s *rseq, p pkt) {
+	clock := p.clock
+	if clock == 0 {
+		clock = s.defaultClock
+	}
+	if clock != 0 && clock == s.incClock {
+		s.incLast += int64(p.ts)
+	}
 }
 
 func (rd *reader) snapshot(s *rseq, b []byte) error {
@@ -656,7 +704,8 @@ func (rd *reader) descriptor(b []byte) error {
 			return corrupt("bad calibration track %q", desc)
 		}
 		rt.of, rt.field = timeline.TrackID(of), f
-	case "frames-list", "dropped", "gpu-group", "ledger-group":
+	case "frames-list", "dropped", "gpu-group", "ledger-group", "work":
+		// The Writer's own, or derived from the spans (work counters).
 	default:
 		// Another writer's track: a CPU or counter track of its own.
 		rt.role = ""
@@ -772,6 +821,11 @@ type tevent struct {
 	hasErr         bool
 	args           uint8 // as rev.args
 	flows, termFlo []uint64
+	// A GPU zone's work: its counts (in work.Stats and work.Count),
+	// work_missing in work.Missing, work_stats in workStats.
+	work      timeline.Work
+	workStats timeline.PipelineStats
+	hasWork   bool
 }
 
 func (rd *reader) event(s *rseq, ts int64, b []byte) error {
@@ -831,6 +885,7 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 	var name string
 	var v uint64
+	var str []byte
 	var isInt, isString bool
 	err := fields(b, func(num protowire.Number, _ protowire.Type, x uint64, c []byte) error {
 		switch num {
@@ -841,7 +896,7 @@ func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 		case fDAUint, fDAInt:
 			v, isInt = x, true
 		case fDAString:
-			isString = true
+			str, isString = c, true
 		}
 		return nil
 	})
@@ -858,6 +913,24 @@ func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 	case isString && name == annotationNames[annQueue]:
 		// The track's description holds the queue.
 		e.args |= 1 << (annQueue - 1)
+	case isString && name == keyWorkMissing:
+		m, ok := timeline.WorkMissingOf(string(str))
+		if !ok {
+			return corrupt("a slice's %s is %q, which is no reason a zone has no counts", keyWorkMissing, str)
+		}
+		e.work.Missing, e.hasWork = m, true
+	case isString && name == keyWorkStats:
+		st, err := timeline.ParsePipelineStats(string(str))
+		if err != nil {
+			return corrupt("a slice's %s: %v", keyWorkStats, err)
+		}
+		e.workStats, e.hasWork = e.workStats|st, true
+	case isInt:
+		if i, ok := timeline.StatOf(name); ok {
+			e.work.Stats |= 1 << i
+			e.work.Count[i] = v
+			e.hasWork = true
+		}
 	}
 	return nil
 }
@@ -878,7 +951,16 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 	}
 	ref := evRef{rt, int32(rt.events.n)}
 	flow := len(e.flows)+len(e.termFlo) > 0
-	rt.events.add(rev{ts: ts, begin: true, flow: flow, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr})
+	var work uint32
+	if e.hasWork {
+		if e.work.Missing != timeline.WorkCounted && e.work.Stats != 0 {
+			return corrupt("a slice has counts (%s) and %s %q", e.work.Stats, keyWorkMissing, e.work.Missing)
+		}
+		wk := e.work
+		wk.Stats |= e.workStats
+		work = rd.works.add(wk)
+	}
+	rt.events.add(rev{ts: ts, begin: true, flow: flow, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr, work: work})
 	for _, f := range e.flows {
 		if f&reversedFlow != 0 {
 			rd.flowTo[f] = ref
@@ -977,6 +1059,9 @@ func (rd *reader) finish() (*timeline.Trace, error) {
 				}
 				t.Spans = append(t.Spans, timeline.Span{Track: rt.id, Name: ev.name, Start: ev.ts, End: -1,
 					Frame: ev.frame, ErrNs: ev.errNs, Depth: uint16(len(stack))})
+				if ev.work != 0 {
+					t.Spans[len(t.Spans)-1].Work = rd.works.at(ev.work - 1)
+				}
 				stack = append(stack, len(t.Spans)-1)
 				continue
 			}

@@ -42,7 +42,7 @@ func checkTrace(t *testing.T, x expected, got *timeline.Trace) {
 		if tr == nil {
 			t.Fatalf("span on unknown track: %+v", s)
 		}
-		spans = append(spans, spanKey{Track: s.Track, Name: got.Name(s.Name), Start: s.Start, End: s.End, Frame: s.Frame, Depth: s.Depth, ErrNs: s.ErrNs, trackName: tr.Name})
+		spans = append(spans, keyOf(got, s))
 	}
 	sortKeys(spans)
 	if !slices.Equal(spans, x.spans) {
@@ -63,10 +63,7 @@ func checkTrace(t *testing.T, x expected, got *timeline.Trace) {
 	}
 	var flows [][2]spanKey
 	for _, f := range got.Flows {
-		k := func(i int) spanKey {
-			s := got.Spans[i]
-			return spanKey{Track: s.Track, Name: got.Name(s.Name), Start: s.Start, End: s.End, Frame: s.Frame, Depth: s.Depth, ErrNs: s.ErrNs, trackName: got.Track(s.Track).Name}
-		}
+		k := func(i int) spanKey { return keyOf(got, got.Spans[i]) }
 		flows = append(flows, [2]spanKey{k(f.From), k(f.To)})
 	}
 	cmpFlow := func(a, b [2]spanKey) int {

@@ -21,12 +21,17 @@ const (
 	uuidDrops   = 1 << 39         // + index in dropFields: one counter per drop count
 	uuidLedger  = uuidDrops + 256 // the "framescope ledger" group; + 1 + index in ledgerFields: its counters
 	uuidCalib   = 1 << 40         // | ID<<2 | calibration field
+	uuidWork    = 1 << 41         // | ID<<4 | statistic: a GPU queue's work counters
 )
 
 func trackUUID(id timeline.TrackID) uint64 { return uint64(id) + uuidBase }
 
 func calibUUID(id timeline.TrackID, field int) uint64 {
 	return uuidCalib | uint64(id)<<2 | uint64(field)
+}
+
+func workUUID(id timeline.TrackID, stat int) uint64 {
+	return uuidWork | uint64(id)<<4 | uint64(stat)
 }
 
 // Categories, interned on every sequence with these iids.
@@ -47,6 +52,55 @@ const (
 )
 
 var annotationNames = [...]string{annFrame: "frame", annErrNs: "err_ns", annQueue: "queue"}
+
+// The debug annotation names of a GPU zone's work, interned on a sequence
+// with these iids by the first slice with work written on it, so that a
+// trace without work holds none of them: annWork+i is statistic i
+// (timeline.StatKey), an unsigned count; annWorkMissing and annWorkStats
+// are strings, the reason a zone has no counts and the set it would have
+// counted.
+const (
+	annWork        = len(annotationNames)
+	annWorkMissing = annWork + timeline.NumPipelineStats
+	annWorkStats   = annWorkMissing + 1
+	annWorkEnd     = annWorkStats + 1
+)
+
+// Keys of the work annotations other than the statistics' own.
+const (
+	keyWorkMissing = "work_missing"
+	keyWorkStats   = "work_stats"
+)
+
+var workAnnotationNames = func() (n [annWorkEnd]string) {
+	for i := range timeline.NumPipelineStats {
+		n[annWork+i] = timeline.StatKey(i)
+	}
+	n[annWorkMissing], n[annWorkStats] = keyWorkMissing, keyWorkStats
+	return n
+}()
+
+// workOK reports whether w is a Work the writer can write: its reason in
+// range and no bits past the last statistic.
+func workOK(w *timeline.Work) bool {
+	return w.Missing < timeline.NumWorkMissing && w.Stats&^timeline.AllPipelineStats == 0
+}
+
+// statGroup is the GpuCounterDescriptor group of statistic i.
+func statGroup(i int) uint64 {
+	switch timeline.PipelineStats(1) << i {
+	case timeline.InputAssemblyVertices, timeline.VertexShaderInvocations, timeline.TessellationEvaluationShaderInvocations:
+		return groupVertices
+	case timeline.InputAssemblyPrimitives, timeline.GeometryShaderPrimitives, timeline.ClippingInvocations,
+		timeline.ClippingPrimitives, timeline.TessellationControlShaderPatches:
+		return groupPrimitives
+	case timeline.FragmentShaderInvocations:
+		return groupFragments
+	case timeline.ComputeShaderInvocations:
+		return groupCompute
+	}
+	return groupUnclassified
+}
 
 // queueString is the queue annotation of a GPU track's slices, as the
 // Chrome JSON writer writes it.
@@ -114,6 +168,20 @@ type trackState struct {
 	queueDone            bool
 	timeTs               int64
 	timeDepth            uint16
+
+	// On a GPU queue track: the statistics whose work counters are
+	// described, and the state of its native GPU counters (render
+	// stages only).
+	workDescribed timeline.PipelineStats
+	gpu           *gpuQueue
+}
+
+// gpuQueue is what the writer keeps of a GPU queue track's native GPU
+// counters (Options.RenderStages): per statistic, its counter id (0: not
+// described yet) and the time of the last event written for it.
+type gpuQueue struct {
+	id   [timeline.NumPipelineStats]uint32
+	last [timeline.NumPipelineStats]int64
 }
 
 // description is the track's description field: the timeline attributes
@@ -312,6 +380,23 @@ func (w *Writer) describeCalib(t *trackState) {
 		desc := fmt.Sprintf("framescope kind=calibration of=%d field=%d", t.ID, f)
 		w.simpleTrack(calibUUID(t.ID, f), t.uuid, name, desc, band+int32(f), true, units[f], unitNames[f])
 	}
+}
+
+// describeWork writes the work counters of a GPU queue track for the
+// statistics of stats not described yet: "<queue name> <StatKey>", under
+// the queue, after its calibration counters.
+func (w *Writer) describeWork(t *trackState, stats timeline.PipelineStats) {
+	stats &^= t.workDescribed
+	if stats == 0 {
+		return
+	}
+	t.workDescribed |= stats
+	w.describe(t)
+	stats.Each(func(i int) {
+		k := timeline.StatKey(i)
+		desc := "framescope kind=work of=" + strconv.FormatUint(uint64(t.ID), 10) + " stat=" + k
+		w.simpleTrack(workUUID(t.ID, i), t.uuid, t.Name+" "+k, desc, band+int32(len(calibFields)+i), true, unitCount, "")
+	})
 }
 
 // describeDrops writes the drop counters and the marker track, once.

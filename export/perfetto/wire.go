@@ -21,6 +21,8 @@ const (
 	fPktClockSnapshot    = 6
 	fPktTrackEvent       = 11
 	fPktTrackDescriptor  = 60
+	fPktGpuCounterEvent  = 52
+	fPktGpuRenderStage   = 53
 
 	// TracePacketDefaults
 	fDefTimestampClockID   = 58
@@ -37,8 +39,13 @@ const (
 	fInternCategories      = 1
 	fInternEventNames      = 2
 	fInternAnnotationNames = 3
+	fInternGraphicsContext = 23 // InternedGraphicsContext {iid 1, pid 2, api 3}
+	fInternGpuSpecs        = 24 // InternedGpuRenderStageSpecification {iid 1, name 2, description 3}
 	fInternIID             = 1
 	fInternName            = 2
+	fInternDescription     = 3
+	fCtxPid                = 2
+	fCtxAPI                = 3
 
 	// TrackDescriptor
 	fTDUuid          = 1
@@ -79,6 +86,29 @@ const (
 	fDAInt     = 4
 	fDADouble  = 5
 	fDAString  = 6
+
+	// GpuRenderStageEvent (protos/perfetto/trace/gpu/gpu_render_stage_event.proto)
+	fRSEventID      = 1
+	fRSDuration     = 2
+	fRSContext      = 5
+	fRSSubmissionID = 10
+	fRSGpuID        = 11
+	fRSHwQueueIID   = 13
+	fRSStageIID     = 14
+
+	// GpuCounterEvent (protos/perfetto/trace/gpu/gpu_counter_event.proto)
+	// and GpuCounterDescriptor (protos/perfetto/common/gpu_counter_descriptor.proto)
+	fGCDescriptor   = 1
+	fGCCounters     = 2
+	fGCGpuID        = 3
+	fGCCounterID    = 1 // GpuCounter
+	fGCIntValue     = 2
+	fGCDoubleValue  = 3
+	fGCDSpecs       = 1 // GpuCounterDescriptor
+	fGCSCounterID   = 1 // GpuCounterSpec
+	fGCSName        = 2
+	fGCSDescription = 3
+	fGCSGroups      = 10
 )
 
 // Values of Perfetto's enums.
@@ -100,6 +130,15 @@ const (
 	unitTimeNs    = 1
 	unitCount     = 2
 	unitSizeBytes = 3
+
+	apiVulkan = 2 // InternedGraphicsContext.Api
+
+	// GpuCounterDescriptor.GpuCounterGroup
+	groupUnclassified = 0
+	groupVertices     = 2
+	groupFragments    = 3
+	groupPrimitives   = 4
+	groupCompute      = 6
 )
 
 // enc appends protobuf fields to a byte slice. Nested messages reserve one

@@ -3,6 +3,7 @@ package perfetto
 import (
 	"errors"
 	"io"
+	"math/bits"
 
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
@@ -20,6 +21,15 @@ type Options struct {
 	// batches (default 8, at most 1024); see the package
 	// comment.
 	MaxSequences int
+	// RenderStages also writes every GPU zone as a GpuRenderStageEvent on
+	// a hardware queue of its GPU queue track, and each queue's work
+	// counters as GPU counters (GpuCounterEvent), the packets Perfetto's
+	// GPU data sources write: ui.perfetto.dev shows them under the GPU
+	// group, and the trace processor in its gpu_slice and gpu_counter_track
+	// tables. The slices, arrows and counters written without it are
+	// written as they are; Read ignores what it adds. See the package
+	// comment.
+	RenderStages bool
 }
 
 // Bounds of Options: the writer's buffer is FlushBytes plus one packet,
@@ -52,8 +62,10 @@ type Stats struct {
 	// Invalid counts input items the writer dropped: spans on unknown or
 	// counter tracks, with unknown names, negative times or End < Start;
 	// flows between dropped or out-of-range spans; samples on non-counter
-	// tracks; calibrations of non-GPU tracks. They are also in the trace,
-	// as the "framescope dropped: invalid" counter.
+	// tracks; calibrations of non-GPU tracks; a span's Work with a reason
+	// out of range or bits past the last statistic (the span is written
+	// without it). They are also in the trace, as the "framescope
+	// dropped: invalid" counter.
 	Invalid uint64
 	// Lost counts the bytes encoded but not written because the io.Writer
 	// failed: once it has, the writer drops what it buffers.
@@ -97,6 +109,34 @@ type Writer struct {
 	flowIDs  []uint64
 	beginPos []int32 // per span: its begin's place in events
 	groups   []zeroGroup
+
+	// The batch's work: per GPU queue and frame, the sum of its outermost
+	// counted zones (see collectWork).
+	workGroups []workGroup
+	workIndex  map[workKey]int32
+
+	// Render stages (Options.RenderStages).
+	pid       int32            // the process, for the graphics contexts
+	gpuIDs    map[string]int32 // a device's gpu_id, in the order seen
+	stageID   uint64           // the last event_id
+	counterID uint32           // the last GPU counter id
+}
+
+// workKey names a workGroup: a GPU queue track (an index into
+// Writer.tracks) and a frame.
+type workKey struct {
+	queue int32
+	frame uint64
+}
+
+// workGroup is the work of a GPU queue's outermost counted zones of one
+// frame in a batch: the statistics any of them counted, each one's sum
+// over the zones that counted it, their earliest start and latest end.
+type workGroup struct {
+	workKey
+	start, end int64
+	stats      timeline.PipelineStats
+	sum        [timeline.NumPipelineStats]uint64
 }
 
 // ErrClosed is returned by a Writer used after Close.
@@ -109,13 +149,43 @@ type sequence struct {
 	last     int64    // the incremental clock's value, MONOTONIC ns
 	interned []uint64 // bitset of NameIDs interned on it
 	track    uint64   // the default track of its events, 0 = none
+
+	workNames bool // the work annotation names are interned on it
+	// Render stages: bitsets of the NameIDs interned as stage
+	// specifications, the track indexes as hardware queues, and the
+	// gpu ids as graphics contexts.
+	stages, hwQueues, contexts []uint64
+}
+
+// clearInterned forgets what is interned on s, for its reuse as a new
+// sequence.
+func (s *sequence) clearInterned() {
+	clear(s.interned)
+	clear(s.stages)
+	clear(s.hwQueues)
+	clear(s.contexts)
+	s.workNames = false
+	s.track = 0
+}
+
+// hasBit reports whether bit i of set is set.
+func hasBit(set []uint64, i uint64) bool {
+	return i/64 < uint64(len(set)) && set[i/64]&(1<<(i%64)) != 0
+}
+
+// setBit sets bit i of *set, growing it as needed.
+func setBit(set *[]uint64, i uint64) {
+	for i/64 >= uint64(len(*set)) {
+		*set = append(*set, 0)
+	}
+	(*set)[i/64] |= 1 << (i % 64)
 }
 
 // NewWriter returns a Writer that writes to w, with o clamped to its
 // bounds ([Options.Clamp]).
 func NewWriter(w io.Writer, o Options) *Writer {
 	o = o.Clamp()
-	wr := &Writer{opt: o, trackIndex: map[timeline.TrackID]int32{}, e: enc{buf: make([]byte, 0, o.FlushBytes+4096)}}
+	wr := &Writer{opt: o, trackIndex: map[timeline.TrackID]int32{}, workIndex: map[workKey]int32{}, e: enc{buf: make([]byte, 0, o.FlushBytes+4096)}}
 	wr.Reset(w)
 	return wr
 }
@@ -125,6 +195,7 @@ func NewWriter(w io.Writer, o Options) *Writer {
 // traces, one after another, need not allocate them again.
 func (w *Writer) Reset(out io.Writer) {
 	clear(w.trackIndex)
+	clear(w.workIndex)
 	*w = Writer{
 		w:          out,
 		opt:        w.opt,
@@ -142,6 +213,8 @@ func (w *Writer) Reset(out io.Writer) {
 		flowIDs:    w.flowIDs[:0],
 		beginPos:   w.beginPos[:0],
 		groups:     w.groups[:0],
+		workGroups: w.workGroups[:0],
+		workIndex:  w.workIndex,
 	}
 	w.bootOffset = bootOffset()
 	w.framesList = trackState{Track: timeline.Track{Kind: timeline.TrackFrames, Name: "Frames"}, uuid: uuidFrames, cat: catFrames}
@@ -216,6 +289,7 @@ const (
 	srcFrame
 	srcSample
 	srcCalib
+	srcWork // a workGroup's counters
 )
 
 // event is one thing to write at one time. track is an index into
@@ -275,6 +349,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	}
 	w.stats.Batches++
 	w.names = b.Names
+	w.pid = b.Process.PID
 	newTracks := w.addTracks(b.Tracks)
 	w.collect(b)
 	w.sortBuf = sortEvents(w.events, w.sortBuf)
@@ -354,6 +429,10 @@ func (w *Writer) known(id timeline.TrackID) bool {
 // collect validates the batch's items and lists their events.
 func (w *Writer) collect(b *timeline.Trace) {
 	w.events = w.events[:0]
+	if len(w.workGroups) > 0 {
+		w.workGroups = w.workGroups[:0]
+		clear(w.workIndex)
+	}
 	n := len(b.Spans)
 	w.valid = grow(w.valid, n)
 	w.flowOut = grow(w.flowOut, n)
@@ -369,6 +448,9 @@ func (w *Writer) collect(b *timeline.Trace) {
 			continue
 		}
 		w.tracks[ti].count++
+		if s.Work != nil {
+			w.collectWork(s, ti)
+		}
 		if s.End == s.Start {
 			w.events = append(w.events, mkEvent(s.Start, ti, int32(i), s.Depth, evZero, srcSpan))
 			continue
@@ -378,6 +460,10 @@ func (w *Writer) collect(b *timeline.Trace) {
 			mkEvent(s.End, ti, int32(i), s.Depth, evEnd, srcSpan))
 	}
 
+	for i := range w.workGroups {
+		g := &w.workGroups[i]
+		w.events = append(w.events, mkEvent(g.start, g.queue, int32(i), 0, evOther, srcWork))
+	}
 	if !w.hasFramesTrack() {
 		for i, f := range b.Frames {
 			if f.End == 0 {
@@ -413,6 +499,58 @@ func (w *Writer) collect(b *timeline.Trace) {
 		}
 		w.events = append(w.events, mkEvent(c.Time, ti, int32(i), 0, evOther, srcCalib))
 	}
+}
+
+// collectWork adds a valid span's work to the batch's work groups when it
+// is an outermost counted zone of a GPU queue, or of one of its lanes,
+// and counts a malformed Work as invalid.
+func (w *Writer) collectWork(s *timeline.Span, ti int32) {
+	wk := s.Work
+	if !workOK(wk) {
+		w.stats.Invalid++
+		return
+	}
+	if wk.Missing != timeline.WorkCounted || s.Depth != 0 || wk.Stats == 0 {
+		return
+	}
+	q := w.queueOf(ti)
+	if q < 0 {
+		return
+	}
+	key := workKey{q, s.Frame}
+	gi, ok := w.workIndex[key]
+	if !ok {
+		gi = int32(len(w.workGroups))
+		w.workIndex[key] = gi
+		w.workGroups = append(w.workGroups, workGroup{workKey: key, start: s.Start, end: s.End})
+	}
+	g := &w.workGroups[gi]
+	g.start, g.end = min(g.start, s.Start), max(g.end, s.End)
+	g.stats |= wk.Stats
+	for v := uint32(wk.Stats); v != 0; v &= v - 1 {
+		i := bits.TrailingZeros32(v)
+		sum, carry := bits.Add64(g.sum[i], wk.Count[i], 0)
+		if carry != 0 {
+			sum = ^uint64(0) // saturate
+		}
+		g.sum[i] = sum
+	}
+}
+
+// queueOf returns the GPU queue track of the track at index ti: itself,
+// or a lane's queue (the lane itself if its parent is no queue); -1 for a
+// track of another kind.
+func (w *Writer) queueOf(ti int32) int32 {
+	switch t := &w.tracks[ti]; t.Kind {
+	case timeline.TrackGPUQueue:
+		return ti
+	case timeline.TrackGPULane:
+		if p, ok := w.trackIndex[t.Parent]; ok && w.tracks[p].Kind == timeline.TrackGPUQueue {
+			return p
+		}
+		return ti
+	}
+	return -1
 }
 
 // reversedFlow marks a flow written from its To span to its From span,
@@ -549,8 +687,7 @@ func (w *Writer) pickSequence(ts int64) {
 			}
 		}
 		s = w.seqs[oldest]
-		clear(s.interned)
-		s.track = 0
+		s.clearInterned()
 	}
 	s.id = w.nextSeq
 	w.nextSeq++

@@ -108,6 +108,7 @@ type placed struct {
 	span timeline.Span
 	node int32
 	smp  *profile.Sample
+	own  *owners // see countWork; nil when no zone around has counts
 }
 
 type waiting struct {
@@ -141,6 +142,9 @@ func (pb *Builder) WriteBatch(t *timeline.Trace) error {
 		s := &t.Spans[i]
 		if pb.tree(t, s.Track).skip {
 			continue
+		}
+		if s.Work != nil && pb.tracks[s.Track].gpu {
+			pb.b.stats |= s.Work.Stats & timeline.AllPipelineStats
 		}
 		if s.End < s.Start || s.Dur() < 0 {
 			pb.invalid++
@@ -205,11 +209,11 @@ func (pb *Builder) add(tt *trackTree, s *timeline.Span) {
 		return
 	}
 	if s.Depth == 0 {
-		pb.place(tt, s, tt.root, nil)
+		pb.place(tt, s, tt.root, nil, nil)
 		return
 	}
 	if p := tt.parentOf(s); p != nil {
-		pb.place(tt, s, p.node, p.smp)
+		pb.place(tt, s, p.node, p.smp, p.own)
 		return
 	}
 	w := &waiting{span: *s, tt: tt}
@@ -263,8 +267,9 @@ func (tt *trackTree) parentOf(s *timeline.Span) *placed {
 }
 
 // place adds s's time to its stack under parent, takes it from its
-// parent's sample, and keeps s for the children still to come.
-func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSmp *profile.Sample) {
+// parent's sample, does the same with its counts (parentOwn: see
+// countWork), and keeps s for the children still to come.
+func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSmp *profile.Sample, parentOwn *owners) {
 	var nd int32
 	if s.Depth == maxStackDepth {
 		nd = pb.b.node(parent, pb.b.loc(foldedName, tt.gpu))
@@ -276,13 +281,20 @@ func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSm
 	if pb.opt.OmitFrames {
 		frame = 0
 	}
-	var smp *profile.Sample // none for a zero-length span: it has no time
+	var smp *profile.Sample // none for a zero-length span without counts: it has neither time nor work
 	if d := s.Dur(); d > 0 {
 		smp = pb.b.sample(nd, tt.id, frame, tt.root, tt.labels)
 		smp.Value[tt.value()] += d
 		if parentSmp != nil {
 			parentSmp.Value[tt.value()] -= d
 		}
+	}
+	own := parentOwn
+	if c := counted(s.Work); c != 0 && tt.gpu {
+		if smp == nil {
+			smp = pb.b.sample(nd, tt.id, frame, tt.root, tt.labels)
+		}
+		own = pb.b.countWork(smp, s.Work, c, parentOwn)
 	}
 	if s.Depth >= maxStackDepth {
 		return // no child of it needs it: they are folded
@@ -295,7 +307,7 @@ func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSm
 	for at > 0 && r[at-1].span.Start > s.Start {
 		at-- // late: keep the list sorted by start
 	}
-	r = slices.Insert(r, at, placed{*s, nd, smp})
+	r = slices.Insert(r, at, placed{*s, nd, smp, own})
 	if over := len(r) - recentPerDepth; over > 0 {
 		for len(tt.gone) <= int(s.Depth) {
 			tt.gone = append(tt.gone, math.MinInt64)
@@ -306,12 +318,12 @@ func (pb *Builder) place(tt *trackTree, s *timeline.Span, parent int32, parentSm
 		r = r[:copy(r, r[over:])]
 	}
 	tt.recent[s.Depth] = r
-	pb.adopt(tt, s, nd, smp)
+	pb.adopt(tt, s, nd, smp, own)
 }
 
 // adopt places the spans held back for s: those one deeper that s
 // encloses.
-func (pb *Builder) adopt(tt *trackTree, s *timeline.Span, nd int32, smp *profile.Sample) {
+func (pb *Builder) adopt(tt *trackTree, s *timeline.Span, nd int32, smp *profile.Sample, own *owners) {
 	d := int(s.Depth) + 1
 	if d >= len(tt.wait) || tt.waitN[d] == 0 {
 		return
@@ -323,7 +335,7 @@ func (pb *Builder) adopt(tt *trackTree, s *timeline.Span, nd int32, smp *profile
 			w.placed = true
 			tt.waitN[d]--
 			pb.pending--
-			pb.place(tt, &w.span, nd, smp)
+			pb.place(tt, &w.span, nd, smp, own)
 		}
 	}
 	tt.compact(d)
@@ -396,7 +408,7 @@ func (pb *Builder) orphan(tt *trackTree, s *timeline.Span) {
 		return
 	}
 	pb.orphans++
-	pb.place(tt, s, pb.b.node(tt.root, pb.b.loc(orphanName, tt.gpu)), nil)
+	pb.place(tt, s, pb.b.node(tt.root, pb.b.loc(orphanName, tt.gpu)), nil, nil)
 }
 
 // Profile places the spans still held back under their stand-in parent
@@ -425,7 +437,7 @@ func (pb *Builder) Profile() *profile.Profile {
 			w.placed = true
 			w.tt.waitN[w.span.Depth]--
 			if p := w.tt.parentOf(&w.span); p != nil {
-				pb.place(w.tt, &w.span, p.node, p.smp)
+				pb.place(w.tt, &w.span, p.node, p.smp, p.own)
 			} else {
 				pb.orphan(w.tt, &w.span)
 			}
@@ -436,8 +448,10 @@ func (pb *Builder) Profile() *profile.Profile {
 		}
 		pb.pending = 0
 		// A span wholly covered by its children leaves a sample of no
-		// time, which Build never makes.
-		pb.b.p.Sample = slices.DeleteFunc(pb.b.p.Sample, func(s *profile.Sample) bool { return s.Value[0] == 0 && s.Value[1] == 0 })
+		// time, which Build never makes; with work, finishWork drops
+		// those of no time and no work.
+		pb.b.finishWork()
+		pb.b.p.Sample = slices.DeleteFunc(pb.b.p.Sample, func(s *profile.Sample) bool { return s.Value[0] == 0 && s.Value[1] == 0 && len(s.Value) == 2 })
 		if pb.spans > 0 {
 			pb.b.p.DurationNanos = pb.last - pb.first
 			if pb.b.p.DurationNanos < 0 {

@@ -17,10 +17,10 @@ import (
 	"github.com/framescope/framescope/timeline"
 )
 
-// stacks sums a profile's values by stack (leaf first, ";"-joined) and
-// frame label.
-func stacks(p *profile.Profile) map[string][2]int64 {
-	out := map[string][2]int64{}
+// stacks sums a profile's values, all of them, by stack (leaf first,
+// ";"-joined) and frame label.
+func stacks(p *profile.Profile) map[string][]int64 {
+	out := map[string][]int64{}
 	for _, s := range p.Sample {
 		var names []string
 		for _, l := range s.Location {
@@ -28,9 +28,22 @@ func stacks(p *profile.Profile) map[string][2]int64 {
 		}
 		k := strings.Join(names, ";") + fmt.Sprint(s.NumLabel["frame"])
 		v := out[k]
-		v[0] += s.Value[0]
-		v[1] += s.Value[1]
+		if v == nil {
+			v = make([]int64, len(p.SampleType))
+		}
+		for i, x := range s.Value {
+			v[i] += x
+		}
 		out[k] = v
+	}
+	return out
+}
+
+// sampleTypes are a profile's sample types, "type/unit".
+func sampleTypes(p *profile.Profile) []string {
+	var out []string
+	for _, st := range p.SampleType {
+		out = append(out, st.Type+"/"+st.Unit)
 	}
 	return out
 }
@@ -86,7 +99,8 @@ func TestBuilderMatchesBuild(t *testing.T) {
 		ins = append(ins, input{c.Name, merged(c)})
 	}
 	for _, in := range ins {
-		want := stacks(Build(in.t))
+		built := Build(in.t)
+		want := stacks(built)
 		n := len(in.t.Spans)
 		ident := make([]int, n)
 		for i := range ident {
@@ -124,6 +138,9 @@ func TestBuilderMatchesBuild(t *testing.T) {
 			}
 			if got := stacks(p); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s, %s: stacks differ from Build's\ngot  %v\nwant %v", in.name, c.name, got, want)
+			}
+			if got, want := sampleTypes(p), sampleTypes(built); !slices.Equal(got, want) {
+				t.Errorf("%s, %s: sample types %v, Build's %v", in.name, c.name, got, want)
 			}
 			if in.t.Drops.Total() > 0 && !slices.Contains(p.Comments, DropsComment(in.t.Drops)) {
 				t.Errorf("%s, %s: comments %q lack the drops", in.name, c.name, p.Comments)

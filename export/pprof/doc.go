@@ -29,6 +29,51 @@
 // outermost spans' durations. The sample types are gpu_time and cpu_time
 // in nanoseconds; labels carry the frame, the track and the GPU queue.
 //
+// # GPU work
+//
+// A trace whose GPU zones count pipeline statistics (their
+// [timeline.Work]) gets one more sample type per statistic that any GPU
+// zone's Work names, counted or not, after gpu_time and cpu_time, in bit
+// order: its key ([timeline.StatKey]: input_assembly_vertices,
+// input_assembly_primitives, vertex_shader_invocations,
+// geometry_shader_invocations, geometry_shader_primitives,
+// clipping_invocations, clipping_primitives, fragment_shader_invocations,
+// tessellation_control_shader_patches,
+// tessellation_evaluation_shader_invocations,
+// compute_shader_invocations), in the unit "count" ([WorkUnit]):
+//
+//	go tool pprof -sample_index=fragment_shader_invocations -top gpu.pb.gz
+//
+// A trace without work has only the two time sample types, and the very
+// profile it had before them. gpu_time stays the default.
+//
+// Work values are self work, as time values are self time: a zone's count
+// less the counts of the zones inside it. A zone's count includes all the
+// zones inside it, those without counts too, so a zone's count is taken
+// from its innermost enclosing zone that counted the same statistic, past
+// zones between that have no counts; the work of a zone without counts
+// (Missing, or a nil Work) stays with that enclosing zone, which counted
+// it. Zones without counts are still in the time sample types, and give 0
+// of each statistic of their own; zones of CPU tracks count nothing. So a
+// stack's cumulative value of a statistic is its zone's count when the
+// zone has one, and the profile's total is the sum of the counts of the
+// zones with no enclosing zone that counted that statistic. A zone that
+// counted work in no time (a zero-length one, or one its children fill)
+// gets a sample of no time. No value is below 0: a sample's value is the
+// sum of its zones' self work (the zones of one stack, track and frame),
+// and where that is below 0, because the zones inside counted more than
+// those around them (Vulkan allows some counts to be approximate), it is
+// 0, and the totals are that much more than the outermost counts; where it
+// passes int64, it is 2^63-1. The comments count both. Zones nested deeper
+// than 128 count with the zone folded at that depth, which keeps its whole
+// count. A Builder gives the same values as Build, within its bounds: a
+// zone whose parent never came keeps its whole count, and one that came
+// after its parent had gone leaves its count with the parent, as their
+// time.
+//
+// `go tool pprof` sums and prints values through float64, so its totals
+// past 2^53 are rounded; the samples hold them exact.
+//
 // Build takes time and memory linear in the spans: stacks are interned
 // and shared by their samples, and bounded. Zones nested deeper than 128
 // fold into one "(deeper zones folded)" frame under their ancestor at

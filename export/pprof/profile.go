@@ -3,6 +3,7 @@ package pprof
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +111,13 @@ type builder struct {
 	cut         int64 // samples whose stacks were cut for size
 	others      int64 // spans whose names went to otherName
 	merged      int64 // spans whose time went to their track's sample
+
+	// stats are the statistics of the GPU zones' work: a sample type
+	// each. work holds the work of the samples that have some.
+	stats       timeline.PipelineStats
+	work        map[*profile.Sample]*sampleWork
+	overcounted int64 // work values below 0, made 0
+	capped      int64 // work values past int64, made 2^63-1
 }
 
 // frameLabel returns the NumLabel of a frame's samples.
@@ -252,6 +260,12 @@ func (b *builder) finish(d timeline.Drops, l timeline.Ledger) {
 	if b.cut > 0 {
 		cs = append(cs, fmt.Sprintf("framescope cut %d stacks to %q under their track: the stacks passed %d frames", b.cut, foldedName, maxStackFrames))
 	}
+	if b.overcounted > 0 {
+		cs = append(cs, fmt.Sprintf("framescope gave %d work values 0, not less: the zones inside counted more than the zones around them", b.overcounted))
+	}
+	if b.capped > 0 {
+		cs = append(cs, fmt.Sprintf("framescope gave %d work values %d, the most a profile holds: they were more", b.capped, int64(math.MaxInt64)))
+	}
 	b.p.Comments = append(cs, b.p.Comments...)
 }
 
@@ -300,6 +314,7 @@ func Build(t *timeline.Trace) *profile.Profile {
 		}
 		b.track(t, tr, byTrack[id], b.loc(root, gpu), gpu, queue)
 	}
+	b.finishWork()
 	b.finish(t.Drops, t.Ledger)
 	return b.p
 }
@@ -319,6 +334,11 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 	self := make([]int64, len(idx))
 	var stack []int   // positions in idx
 	var nodes []int32 // the stack node of each span on stack
+	// Of each span on stack: its sample, when its work made it already,
+	// and its owners (see countWork), nil when it and the spans around
+	// it have no counts.
+	var smps []*profile.Sample
+	var owns []*owners
 	rootNode := b.node(-1, root)
 	labels := map[string][]string{"track": {tr.Name}}
 	if queue != "" {
@@ -327,12 +347,16 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 	flush := func() {
 		top := stack[len(stack)-1]
 		nd := nodes[len(nodes)-1]
+		smp := smps[len(smps)-1]
 		stack, nodes = stack[:len(stack)-1], nodes[:len(nodes)-1]
+		smps, owns = smps[:len(smps)-1], owns[:len(owns)-1]
 		s := &spans[idx[top]]
 		if self[top] <= 0 {
 			return
 		}
-		smp := b.sample(nd, tr.ID, s.Frame, rootNode, labels)
+		if smp == nil {
+			smp = b.sample(nd, tr.ID, s.Frame, rootNode, labels)
+		}
 		if gpu {
 			smp.Value[0] += self[top]
 		} else {
@@ -343,6 +367,9 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 		s := &spans[i]
 		for len(stack) > 0 && !timeline.Encloses(&spans[idx[stack[len(stack)-1]]], s) {
 			flush()
+		}
+		if gpu && s.Work != nil {
+			b.stats |= s.Work.Stats & timeline.AllPipelineStats
 		}
 		self[pos] = s.Dur()
 		if len(stack) > 0 {
@@ -363,8 +390,22 @@ func (b *builder) track(t *timeline.Trace, tr *timeline.Track, idx []int, root *
 			nd = parent // already the folded frame
 			b.folded++
 		}
+		var smp *profile.Sample
+		var own *owners
+		if len(owns) > 0 {
+			own = owns[len(owns)-1]
+		}
+		// A zone's counts are its sample's, less those of the zones with
+		// counts inside it. Zones folded for depth count with the one
+		// folded at maxStackDepth, which takes its whole count.
+		if c := counted(s.Work); c != 0 && gpu && len(stack) <= maxStackDepth {
+			smp = b.sample(nd, tr.ID, s.Frame, rootNode, labels)
+			own = b.countWork(smp, s.Work, c, own)
+		}
 		stack = append(stack, pos)
 		nodes = append(nodes, nd)
+		smps = append(smps, smp)
+		owns = append(owns, own)
 	}
 	for len(stack) > 0 {
 		flush()

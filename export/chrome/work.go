@@ -1,0 +1,240 @@
+package chrome
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// The args of a GPU zone's work besides one per statistic counted, named
+// by its key (timeline.StatKey).
+const (
+	// argWorkMissing is why a zone has no counts: a timeline.WorkMissing
+	// key other than "counted".
+	argWorkMissing = "work_missing"
+	// argWorkStats are the statistics a zone without counts would have
+	// counted, as timeline.PipelineStats.String joins them ("" for none);
+	// on a counted zone only when it counted no statistic.
+	argWorkStats = "work_stats"
+)
+
+// workOK reports whether the writer can write w: its Missing is one of
+// the reasons, and it has no bits past the last statistic. The writer
+// writes a span with another Work without it, and counts it
+// (Invalid.Work).
+func workOK(w *timeline.Work) bool {
+	return w.Missing < timeline.NumWorkMissing && w.Stats&^timeline.AllPipelineStats == 0
+}
+
+// appendWork appends the args of wk (workOK) after sep, the first
+// preceded by sep and each other by a comma: one arg per statistic
+// counted, by its key, its count an integer literal (exact past 2^53);
+// for a zone without counts, work_missing and work_stats; for a counted
+// zone that counted no statistic, "work_stats":"".
+func appendWork(dst []byte, sep byte, wk *timeline.Work) []byte {
+	switch {
+	case wk.Missing == timeline.WorkCounted && wk.Stats != 0:
+		for v := uint32(wk.Stats); v != 0; v &= v - 1 {
+			i := bits.TrailingZeros32(v)
+			dst = append(dst, sep, '"')
+			sep = ','
+			dst = append(dst, timeline.StatKey(i)...)
+			dst = append(dst, '"', ':')
+			dst = strconv.AppendUint(dst, wk.Count[i], 10)
+		}
+	case wk.Missing == timeline.WorkCounted:
+		dst = append(dst, sep)
+		dst = append(dst, `"`+argWorkStats+`":""`...)
+	default:
+		dst = append(dst, sep)
+		dst = append(dst, `"`+argWorkMissing+`":"`...)
+		dst = append(dst, wk.Missing.String()...)
+		dst = append(dst, `","`+argWorkStats+`":"`...)
+		dst = append(dst, wk.Stats.String()...) // keys joined by '+': nothing to escape
+		dst = append(dst, '"')
+	}
+	return dst
+}
+
+// sliceArgs is the args of a B or X event that the reader reads: the
+// frame and error bound, and the work args, kept raw until checked. The
+// reader reuses one.
+type sliceArgs struct {
+	Frame uint64 `json:"frame"`
+	ErrNs uint32 `json:"err_ns"`
+	// One field per statistic, in bit order: stat returns them by bit
+	// position (TestSliceArgsKeys checks the keys against StatKey).
+	InputAssemblyVertices                   rawArg `json:"input_assembly_vertices"`
+	InputAssemblyPrimitives                 rawArg `json:"input_assembly_primitives"`
+	VertexShaderInvocations                 rawArg `json:"vertex_shader_invocations"`
+	GeometryShaderInvocations               rawArg `json:"geometry_shader_invocations"`
+	GeometryShaderPrimitives                rawArg `json:"geometry_shader_primitives"`
+	ClippingInvocations                     rawArg `json:"clipping_invocations"`
+	ClippingPrimitives                      rawArg `json:"clipping_primitives"`
+	FragmentShaderInvocations               rawArg `json:"fragment_shader_invocations"`
+	TessellationControlShaderPatches        rawArg `json:"tessellation_control_shader_patches"`
+	TessellationEvaluationShaderInvocations rawArg `json:"tessellation_evaluation_shader_invocations"`
+	ComputeShaderInvocations                rawArg `json:"compute_shader_invocations"`
+	WorkMissing                             rawArg `json:"work_missing"`
+	WorkStats                               rawArg `json:"work_stats"`
+}
+
+// stats returns the fields of the statistics, by bit position.
+func (a *sliceArgs) stats() [timeline.NumPipelineStats]*rawArg {
+	return [...]*rawArg{
+		&a.InputAssemblyVertices, &a.InputAssemblyPrimitives, &a.VertexShaderInvocations,
+		&a.GeometryShaderInvocations, &a.GeometryShaderPrimitives, &a.ClippingInvocations,
+		&a.ClippingPrimitives, &a.FragmentShaderInvocations, &a.TessellationControlShaderPatches,
+		&a.TessellationEvaluationShaderInvocations, &a.ComputeShaderInvocations,
+	}
+}
+
+// reset readies a for the next event, keeping the buffers of its raw
+// args.
+func (a *sliceArgs) reset() {
+	a.Frame, a.ErrNs = 0, 0
+	for _, r := range a.stats() {
+		r.set = false
+	}
+	a.WorkMissing.set, a.WorkStats.set = false, false
+}
+
+// hasWork reports whether the event had any work arg.
+func (a *sliceArgs) hasWork() bool {
+	if a.WorkMissing.set || a.WorkStats.set {
+		return true
+	}
+	for _, r := range a.stats() {
+		if r.set {
+			return true
+		}
+	}
+	return false
+}
+
+// rawArg is an arg's JSON text, whatever its type, so that a wrong one
+// fails with what is wrong, not the event's other args with it.
+type rawArg struct {
+	set bool
+	raw []byte
+}
+
+func (r *rawArg) UnmarshalJSON(b []byte) error {
+	r.set = true
+	r.raw = append(r.raw[:0], b...)
+	return nil
+}
+
+// count reads a count: a JSON integer literal from 0 to 2^64-1, read
+// exactly (never through a float64).
+func (r *rawArg) count() (uint64, bool) {
+	b := r.raw
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	return v, err == nil
+}
+
+// str reads a JSON string.
+func (r *rawArg) str() (string, bool) {
+	if len(r.raw) == 0 || r.raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	err := json.Unmarshal(r.raw, &s)
+	return s, err == nil
+}
+
+// quoted is r's text for an error message, cut short.
+func (r *rawArg) quoted() string {
+	const most = 64
+	if len(r.raw) > most {
+		return string(r.raw[:most]) + "..."
+	}
+	return string(r.raw)
+}
+
+// work returns the Work the args describe (see GPU work in the package
+// doc), or an error saying what breaks the format.
+func (a *sliceArgs) work() (*timeline.Work, error) {
+	wk := &timeline.Work{}
+	for i, r := range a.stats() {
+		if !r.set {
+			continue
+		}
+		v, ok := r.count()
+		if !ok {
+			return nil, fmt.Errorf("%q is %s, not a count (an integer from 0 to 18446744073709551615)", timeline.StatKey(i), r.quoted())
+		}
+		wk.Stats |= 1 << i
+		wk.Count[i] = v
+	}
+	var stats timeline.PipelineStats
+	if a.WorkStats.set {
+		s, ok := a.WorkStats.str()
+		if !ok {
+			return nil, fmt.Errorf("%q is %s, not a string", argWorkStats, a.WorkStats.quoted())
+		}
+		var err error
+		if stats, err = parseStats(s); err != nil {
+			return nil, err
+		}
+	}
+	if !a.WorkMissing.set {
+		if a.WorkStats.set && stats != wk.Stats {
+			return nil, fmt.Errorf("%q says %q, but the counts are of %q", argWorkStats, stats, wk.Stats)
+		}
+		return wk, nil
+	}
+	s, ok := a.WorkMissing.str()
+	m, known := timeline.WorkMissingOf(s)
+	if !ok || !known || m == timeline.WorkCounted {
+		return nil, fmt.Errorf("%q is %s, not a reason a zone has no counts (%s)", argWorkMissing, a.WorkMissing.quoted(), reasons)
+	}
+	if wk.Stats != 0 {
+		return nil, fmt.Errorf("%q with counts (of %q)", argWorkMissing, wk.Stats)
+	}
+	return &timeline.Work{Stats: stats, Missing: m}, nil
+}
+
+// parseStats reads a work_stats: statistics' keys joined by '+', as
+// PipelineStats.String joins them; "" is none. It allocates nothing, and
+// an error quotes at most 64 bytes of a key it does not know.
+func parseStats(s string) (timeline.PipelineStats, error) {
+	var stats timeline.PipelineStats
+	for s != "" {
+		var k string
+		k, s, _ = strings.Cut(s, "+")
+		i, ok := timeline.StatOf(k)
+		if !ok {
+			if len(k) > 64 {
+				k = k[:64] + "..."
+			}
+			return 0, fmt.Errorf("%q names %q, which is no pipeline statistic", argWorkStats, k)
+		}
+		stats |= 1 << i
+	}
+	return stats, nil
+}
+
+// reasons lists the keys of the reasons a zone has no counts.
+var reasons = func() string {
+	s := ""
+	for m := timeline.WorkCounted + 1; m < timeline.NumWorkMissing; m++ {
+		if s != "" {
+			s += ", "
+		}
+		s += strconv.Quote(m.String())
+	}
+	return s
+}()
