@@ -14,16 +14,24 @@
 //     and GPU time of the last frames as a graph with budget lines, the
 //     zones of the frame picked on the graph (the slowest by default) per
 //     queue and track, nested; each zone's p50, p95 and max over the
-//     window; each GPU queue's clock model (error bound, drift, age of the
-//     last calibration); every drop counter by cause. It polls /json twice
+//     window; where GPU zones count pipeline statistics, their work (a
+//     zone's counts, in full on hover, or why it has none; each zone
+//     name's mean count per statistic over the window, and how many have
+//     no counts); each GPU queue's clock model (error bound, drift, age of
+//     the last calibration); every drop counter by cause. It polls /json twice
 //     a second. Its buttons save the last frames as a Perfetto trace, and
 //     open them in ui.perfetto.dev through Perfetto's postMessage protocol.
 //   - /json is what the page draws, for scripts; ?frame=ID picks the frame
 //     whose zones it lists. One object, times in milliseconds: "frames"
 //     (id, cpu_ms, gpu_ms of each frame in the window), "budget_cpu_ms" and
 //     "budget_gpu_ms", "selected" and its "zones" (track, kind, name,
-//     start_ms, dur_ms, depth), "stats" (each zone's count, p50_ms, p95_ms,
-//     max_ms), "clocks" (each queue's err_us, drift_ppm, age_s, samples,
+//     start_ms, dur_ms, depth; "work", a GPU zone's counts by statistic
+//     key as traces have them, or "no_counts", why it has none), "stats"
+//     (each zone's count, p50_ms, p95_ms, max_ms; "work" where zones of
+//     the name count: counted, no_counts, and "mean" by statistic key over
+//     those counted), "work_stats" and "no_counts" (the statistics the
+//     window's zones count, and how many have no counts, by reason),
+//     "clocks" (each queue's err_us, drift_ppm, age_s, samples,
 //     outliers), "drops" (every cause by the key traces use), "books"
 //     (issued, delivered, open, lost, balanced of zones, spans and flows),
 //     and the view's own counts (missed, capture_lost, settled, open,
@@ -57,7 +65,10 @@
 // the next batch, and counts it. A trace or profile from the view counts
 // in its Drops what it lacks: what never reached the recorder's memory,
 // and what the view could not deliver (copied too late, a slow client,
-// over 4Mi spans in one capture, flows with one end outside it). How the
+// over 4Mi spans in one capture, flows with one end outside it). The work
+// of GPU zones costs the view, besides the zones it holds, a sum a
+// statistic for each zone name whose zones count; zones that count
+// nothing cost what they did before zones had work. How the
 // poller, batches and captures are bounded, and what exactly each count
 // holds, is in docs/design.md of the repository.
 //

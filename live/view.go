@@ -27,6 +27,13 @@ type view struct {
 	// Stats are the zones' durations over the window, by kind and name,
 	// the 100 with the most time.
 	Stats []zoneStats `json:"stats"`
+	// WorkStats are the keys of the pipeline statistics the window's GPU
+	// zones count (timeline.StatKey, in bit order), and NoCounts how many
+	// of its zones that count have no counts, by reason
+	// (timeline.WorkMissing keys, those not zero): both absent where no
+	// zone counts.
+	WorkStats []string       `json:"work_stats,omitempty"`
+	NoCounts  map[string]int `json:"no_counts,omitempty"`
 	// Clocks are the GPU queues' clock models.
 	Clocks []clockView `json:"clocks"`
 	// Drops are the recorder's drop counters by cause
@@ -79,6 +86,12 @@ type zoneView struct {
 	StartMs float64 `json:"start_ms"`
 	DurMs   float64 `json:"dur_ms"`
 	Depth   uint16  `json:"depth"`
+	// Work is a GPU zone's counts by statistic key, where its context
+	// counts pipeline statistics and it was counted; NoCounts is why it
+	// has none (a timeline.WorkMissing key) where it was not. Both absent
+	// on every other zone.
+	Work     map[string]uint64 `json:"work,omitempty"`
+	NoCounts string            `json:"no_counts,omitempty"`
 }
 
 // zoneStats are the durations of the spans of one name and kind.
@@ -89,6 +102,49 @@ type zoneStats struct {
 	P50Ms float64 `json:"p50_ms"`
 	P95Ms float64 `json:"p95_ms"`
 	MaxMs float64 `json:"max_ms"`
+	// Work is the work of the zones of this name over the window, where
+	// any of them counts.
+	Work *workStats `json:"work,omitempty"`
+	agg  *workAgg
+}
+
+// workStats are the work of the zones of one name: how many were
+// counted, how many have no counts, and each statistic's mean count over
+// those counted, by key.
+type workStats struct {
+	Counted  int                `json:"counted"`
+	NoCounts int                `json:"no_counts"`
+	Mean     map[string]float64 `json:"mean"`
+}
+
+// workAgg sums the work of the zones of one name over the window: one a
+// name whose zones count, made only for those.
+type workAgg struct {
+	counted, missing int
+	n                [timeline.NumPipelineStats]int
+	sum              [timeline.NumPipelineStats]float64
+}
+
+func (a *workAgg) add(w *timeline.Work) {
+	if w.Missing != timeline.WorkCounted {
+		a.missing++
+		return
+	}
+	a.counted++
+	w.Stats.Each(func(i int) {
+		a.n[i]++
+		a.sum[i] += float64(w.Count[i])
+	})
+}
+
+func (a *workAgg) stats() *workStats {
+	s := &workStats{Counted: a.counted, NoCounts: a.missing, Mean: map[string]float64{}}
+	for i, n := range a.n {
+		if n > 0 {
+			s.Mean[timeline.StatKey(i)] = a.sum[i] / float64(n)
+		}
+	}
+	return s
 }
 
 // clockView is one GPU queue's clock model (clock.Quality).
@@ -196,6 +252,10 @@ func (w *watcher) makeShared(c *viewCache) {
 		name timeline.NameID
 	}
 	durs := map[key][]float64{}
+	var (
+		works  map[key]*workAgg // made at the first zone that counts
+		wstats timeline.PipelineStats
+	)
 	for i := range wn.spans {
 		s := &wn.spans[i]
 		t := w.track(s.Track)
@@ -210,7 +270,23 @@ func (w *watcher) makeShared(c *viewCache) {
 			k.kind = "gpu"
 		}
 		durs[k] = append(durs[k], float64(s.Dur())/ms)
+		if s.Work != nil && k.kind == "gpu" {
+			if works == nil {
+				works, v.NoCounts = map[key]*workAgg{}, map[string]int{}
+			}
+			a := works[k]
+			if a == nil {
+				a = &workAgg{}
+				works[k] = a
+			}
+			a.add(s.Work)
+			wstats |= s.Work.Stats
+			if s.Work.Missing != timeline.WorkCounted {
+				v.NoCounts[s.Work.Missing.String()]++ // at most timeline's reasons, and "unknown"
+			}
+		}
 	}
+	wstats.Each(func(i int) { v.WorkStats = append(v.WorkStats, timeline.StatKey(i)) })
 
 	var slowest uint64
 	worst := -1.0
@@ -231,6 +307,7 @@ func (w *watcher) makeShared(c *viewCache) {
 		v.Stats = append(v.Stats, zoneStats{
 			Name: w.name(k.name), Kind: k.kind, Count: len(d),
 			P50Ms: d[(len(d)-1)/2], P95Ms: d[(len(d)-1)*95/100], MaxMs: d[len(d)-1],
+			agg: works[k],
 		})
 	}
 	total := func(z zoneStats) float64 { return z.P50Ms * float64(z.Count) }
@@ -253,6 +330,11 @@ func (w *watcher) makeShared(c *viewCache) {
 		return 1
 	})
 	v.Stats = v.Stats[:min(len(v.Stats), 100)]
+	for i := range v.Stats {
+		if a := v.Stats[i].agg; a != nil {
+			v.Stats[i].Work, v.Stats[i].agg = a.stats(), nil
+		}
+	}
 
 	for _, g := range w.p.GPUs() {
 		m := g.Clock()
@@ -318,6 +400,14 @@ func (w *watcher) zonesOf(frame uint64) []zoneView {
 		z := zoneView{Track: t.Name, Kind: "cpu", Name: w.name(s.Name), StartMs: float64(s.Start-start) / ms, DurMs: float64(s.Dur()) / ms, Depth: s.Depth}
 		if isGPU(t.Kind) {
 			z.Kind = "gpu"
+			if w := s.Work; w != nil {
+				if w.Missing != timeline.WorkCounted {
+					z.NoCounts = w.Missing.String()
+				} else {
+					z.Work = make(map[string]uint64, w.Stats.Len())
+					w.Stats.Each(func(i int) { z.Work[timeline.StatKey(i)] = w.Count[i] })
+				}
+			}
 		}
 		out = append(out, z)
 	}

@@ -17,7 +17,7 @@ import (
 func init() {
 	register(command{
 		name:    "diff",
-		summary: "compare runs zone by zone: exit 0 unchanged, 1 regressed, 3 inconclusive",
+		summary: "compare runs zone by zone, time and work: exit 0 unchanged, 1 regressed, 3 inconclusive",
 		run:     runDiff,
 	})
 }
@@ -205,7 +205,8 @@ type zoneDiff struct {
 	budget             *budget
 	p95New             float64
 	overBudget         bool
-	fewRuns            bool // too few runs for the test to reach alpha
+	fewRuns            bool       // too few runs for the test to reach alpha
+	work               []workDiff // each statistic counted on either side (diff_work.go)
 	minBase, maxBase   int64
 	minNew, maxNew     int64
 	framesB, framesNew int
@@ -231,7 +232,28 @@ type diffReport struct {
 // compare compares every zone of two sides; the package doc says how.
 func compare(base, cur side, o diffOptions) diffReport {
 	r := diffReport{base: base, cur: cur}
-	nb, nn := len(base.Runs), len(cur.Runs)
+	ts := newTestSet(len(base.Runs), len(cur.Runs))
+	for _, k := range zoneKeysOf(base, cur) {
+		d := gatherZone(k, base, cur)
+		if d.note == "" {
+			r.common++
+			ts.add(len(r.zones), d, base, cur, o)
+			d.work = compareWork(k, base, cur, o)
+		}
+		r.zones = append(r.zones, d)
+	}
+	canTest := ts.decide(&r, o)
+	for i := range r.zones {
+		r.zones[i].decide(canTest, o)
+	}
+	r.applyBudgets(o)
+	r.tally()
+	slices.SortStableFunc(r.zones, bySeverity)
+	return r
+}
+
+// zoneKeysOf lists every zone of either side, in compareKeys order.
+func zoneKeysOf(base, cur side) []zoneKey {
 	all := map[zoneKey]bool{}
 	for _, s := range []side{base, cur} {
 		for _, ru := range s.Runs {
@@ -245,176 +267,219 @@ func compare(base, cur side, o diffOptions) diffReport {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareKeys)
+	return keys
+}
 
-	// The tests: two per zone on both sides, values in log ns, BASE
-	// shifted up by the minimum effect and the floor.
-	isNew := make([]bool, nb+nn)
+// gatherZone collects zone k's per-run values and their medians, and
+// notes a zone on one side only as new or gone.
+func gatherZone(k zoneKey, base, cur side) zoneDiff {
+	d := zoneDiff{key: k, minBase: math.MaxInt64, minNew: math.MaxInt64, p95New: math.NaN()}
+	for ti := range d.tests {
+		d.tests[ti] = testDiff{medBase: math.NaN(), medNew: math.NaN(), change: math.NaN(), pRegressed: math.NaN(), pUnchanged: math.NaN()}
+	}
+	for _, ru := range base.Runs {
+		if z, ok := ru.Zones[k]; ok {
+			d.runsBase++
+			d.tests[0].base = append(d.tests[0].base, z.P50)
+			d.tests[1].base = append(d.tests[1].base, z.P95)
+			d.minBase, d.maxBase, d.framesB = min(d.minBase, z.Min), max(d.maxBase, z.Max), d.framesB+z.N
+		}
+	}
+	for _, ru := range cur.Runs {
+		if z, ok := ru.Zones[k]; ok {
+			d.runsNew++
+			d.tests[0].cur = append(d.tests[0].cur, z.P50)
+			d.tests[1].cur = append(d.tests[1].cur, z.P95)
+			d.minNew, d.maxNew, d.framesNew = min(d.minNew, z.Min), max(d.maxNew, z.Max), d.framesNew+z.N
+		}
+	}
+	for ti := range d.tests {
+		t := &d.tests[ti]
+		t.medBase, t.medNew = stats.MedianFloat(t.base), stats.MedianFloat(t.cur)
+		t.change = relChange(t.medBase, t.medNew)
+	}
+	d.p95New = d.tests[1].medNew
+	switch {
+	case d.runsBase == 0:
+		d.note = "new"
+	case d.runsNew == 0:
+		d.note = "gone"
+	}
+	return d
+}
+
+// testSet holds the time tests: two per zone on both sides (median and
+// p95), each a value per run in log ns (NaN where the run lacks the
+// zone), NEW's runs after BASE's.
+type testSet struct {
+	nb, nn        int
+	isNew         []bool      // per run: NEW's runs follow BASE's
+	values        [][]float64 // per test, per run
+	shiftedValues [][]float64 // the same, BASE shifted up by the minimum effect and the floor
+	prec, margin  []float64   // per test: the frames' precision, log(shift(median))-log(median)
+	owner         []int       // test -> 2*(index in diffReport.zones)+statistic
+	pUp, pEq      []float64   // per test: adjusted p of regressed, p of unchanged
+	splits        int         // splits of the runs each family counted
+	exact         bool        // whether they are all the splits there are
+}
+
+func newTestSet(nb, nn int) *testSet {
+	ts := &testSet{nb: nb, nn: nn, isNew: make([]bool, nb+nn)}
 	for i := nb; i < nb+nn; i++ {
-		isNew[i] = true
+		ts.isNew[i] = true
 	}
-	var values, shiftedValues [][]float64 // per test, per run: log ns
-	var prec, margin []float64
-	var owner []int // test -> index in r.zones
-	shift := func(x float64) float64 {
-		return math.Max(x*(1+o.minEffect), x+float64(o.floor.Nanoseconds()))
-	}
-	for _, k := range keys {
-		d := zoneDiff{key: k, minBase: math.MaxInt64, minNew: math.MaxInt64, p95New: math.NaN()}
-		for ti := range d.tests {
-			d.tests[ti] = testDiff{medBase: math.NaN(), medNew: math.NaN(), change: math.NaN(), pRegressed: math.NaN(), pUnchanged: math.NaN()}
-		}
-		for _, ru := range base.Runs {
-			if z, ok := ru.Zones[k]; ok {
-				d.runsBase++
-				d.tests[0].base = append(d.tests[0].base, z.P50)
-				d.tests[1].base = append(d.tests[1].base, z.P95)
-				d.minBase, d.maxBase, d.framesB = min(d.minBase, z.Min), max(d.maxBase, z.Max), d.framesB+z.N
-			}
-		}
-		for _, ru := range cur.Runs {
-			if z, ok := ru.Zones[k]; ok {
-				d.runsNew++
-				d.tests[0].cur = append(d.tests[0].cur, z.P50)
-				d.tests[1].cur = append(d.tests[1].cur, z.P95)
-				d.minNew, d.maxNew, d.framesNew = min(d.minNew, z.Min), max(d.maxNew, z.Max), d.framesNew+z.N
-			}
-		}
-		for ti := range d.tests {
-			t := &d.tests[ti]
-			t.medBase, t.medNew = stats.MedianFloat(t.base), stats.MedianFloat(t.cur)
-			t.change = relChange(t.medBase, t.medNew)
-		}
-		d.p95New = d.tests[1].medNew
-		switch {
-		case d.runsBase == 0:
-			d.note = "new"
-		case d.runsNew == 0:
-			d.note = "gone"
-		default:
-			r.common++
-			for ti := range d.tests {
-				raw := make([]float64, nb+nn)
-				shifted := make([]float64, nb+nn)
-				var se2 float64
-				var nse int
-				for i, ru := range base.Runs {
-					raw[i], shifted[i] = math.NaN(), math.NaN()
-					if z, ok := ru.Zones[k]; ok {
-						raw[i] = logNs(statOf(z, ti))
-						shifted[i] = logNs(shift(statOf(z, ti)))
-						se2 += sq(seOf(z, ti))
-						nse++
-					}
-				}
-				for i, ru := range cur.Runs {
-					raw[nb+i], shifted[nb+i] = math.NaN(), math.NaN()
-					if z, ok := ru.Zones[k]; ok {
-						raw[nb+i] = logNs(statOf(z, ti))
-						shifted[nb+i] = raw[nb+i]
-						se2 += sq(seOf(z, ti))
-						nse++
-					}
-				}
-				values = append(values, raw)
-				shiftedValues = append(shiftedValues, shifted)
-				prec = append(prec, math.Sqrt(se2/float64(nse)))
-				margin = append(margin, logNs(shift(d.tests[ti].medBase))-logNs(d.tests[ti].medBase))
-				owner = append(owner, len(r.zones)*2+ti)
-			}
-		}
-		r.zones = append(r.zones, d)
-	}
+	return ts
+}
 
-	// Medians and tails are two families of tests, each under its own
-	// max-T; with --tails both gate, at alpha/2 each.
-	levels := [2]float64{o.alpha, o.alpha}
-	if o.gateTails {
-		levels = [2]float64{o.alpha / 2, o.alpha / 2}
-	}
-	pUp := make([]float64, len(values))
-	pEq := make([]float64, len(values))
+// add adds the two tests of zone d, the zi-th of the report.
+func (ts *testSet) add(zi int, d zoneDiff, base, cur side, o diffOptions) {
+	nb, nn, k := ts.nb, ts.nn, d.key
 	for ti := range statNames {
-		var idx []int
-		for j, w := range owner {
-			if w%2 == ti {
-				idx = append(idx, j)
+		raw := make([]float64, nb+nn)
+		shifted := make([]float64, nb+nn)
+		var se2 float64
+		var nse int
+		for i, ru := range base.Runs {
+			raw[i], shifted[i] = math.NaN(), math.NaN()
+			if z, ok := ru.Zones[k]; ok {
+				raw[i] = logNs(statOf(z, ti))
+				shifted[i] = logNs(o.shift(statOf(z, ti)))
+				se2 += sq(seOf(z, ti))
+				nse++
 			}
 		}
-		if len(idx) == 0 {
-			continue
-		}
-		sub := func(vs [][]float64) [][]float64 {
-			out := make([][]float64, len(idx))
-			for i, j := range idx {
-				out[i] = vs[j]
+		for i, ru := range cur.Runs {
+			raw[nb+i], shifted[nb+i] = math.NaN(), math.NaN()
+			if z, ok := ru.Zones[k]; ok {
+				raw[nb+i] = logNs(statOf(z, ti))
+				shifted[nb+i] = raw[nb+i]
+				se2 += sq(seOf(z, ti))
+				nse++
 			}
-			return out
 		}
-		subPrec, subMargin := make([]float64, len(idx)), make([]float64, len(idx))
-		for i, j := range idx {
-			subPrec[i], subMargin[i] = prec[j], margin[j]
-		}
-		splits := splitBudget(len(idx), nb, nn)
-		up, err := stats.MaxT(sub(values), isNew, studentizedShift(subPrec, subMargin), splits)
-		if err != nil {
-			panic(err) // both sides have runs: loadSide refuses empty ones
-		}
-		eq, err := stats.MaxT(sub(shiftedValues), isNew, studentizedShift(subPrec, nil), splits)
-		if err != nil {
-			panic(err)
-		}
-		for i, j := range idx {
-			pUp[j], pEq[j] = up.Upper[i], eq.Lower[i]
-		}
-		r.splits, r.exact = up.Splits, up.Exact
+		m := d.tests[ti].medBase
+		ts.values = append(ts.values, raw)
+		ts.shiftedValues = append(ts.shiftedValues, shifted)
+		ts.prec = append(ts.prec, math.Sqrt(se2/float64(nse)))
+		ts.margin = append(ts.margin, logNs(o.shift(m))-logNs(m))
+		ts.owner = append(ts.owner, zi*2+ti)
 	}
+}
+
+// levels are the false-alarm levels of the two families: medians and
+// tails are each under their own max-T; with --tails both gate, at
+// alpha/2 each.
+func (o diffOptions) levels() [2]float64 {
+	if o.gateTails {
+		return [2]float64{o.alpha / 2, o.alpha / 2}
+	}
+	return [2]float64{o.alpha, o.alpha}
+}
+
+// decide runs both families of tests and gives each test its outcome;
+// it reports whether the runs are enough for a test to reach alpha.
+func (ts *testSet) decide(r *diffReport, o diffOptions) bool {
+	ts.pUp = make([]float64, len(ts.values))
+	ts.pEq = make([]float64, len(ts.values))
+	for ti := range statNames {
+		ts.family(ti)
+	}
+	levels := o.levels()
+	r.splits, r.exact = ts.splits, ts.exact
 	// A test can reject only if one split in 1/alpha is enough.
-	canTest := r.splits > 0 && 1/float64(r.splits) <= levels[0]
+	canTest := ts.splits > 0 && 1/float64(ts.splits) <= levels[0]
 	r.fewRuns = !canTest
-	za := normalQuantile(1 - levels[0]/float64(max(len(values)/2, 1)))
-	for j, w := range owner {
-		d := &r.zones[w/2]
-		t := &d.tests[w%2]
-		level := levels[w%2]
-		t.pRegressed, t.pUnchanged = pUp[j], pEq[j]
-		switch {
-		case !canTest || 1/float64(r.splits) > level:
-			t.outcome = inconclusive
-		case t.pRegressed <= level && t.change > o.minEffect && t.medNew-t.medBase > float64(o.floor.Nanoseconds()):
-			t.outcome = regressed
-		case t.pUnchanged <= level:
-			t.outcome = unchanged
-			if t.change < -o.minEffect && t.medBase-t.medNew > float64(o.floor.Nanoseconds()) {
-				t.outcome = improved
-			}
-		default:
-			t.outcome = inconclusive
-		}
+	za := normalQuantile(1 - levels[0]/float64(max(len(ts.values)/2, 1)))
+	for j, w := range ts.owner {
+		t := &r.zones[w/2].tests[w%2]
+		t.pRegressed, t.pUnchanged = ts.pUp[j], ts.pEq[j]
+		t.outcome = decideTest(*t, canTest && 1/float64(ts.splits) <= levels[w%2], levels[w%2], o)
 		if t.outcome == inconclusive {
-			t.runsNeeded = runsNeeded(shiftedValues[j], isNew, prec[j], za, levels[0])
+			t.runsNeeded = runsNeeded(ts.shiftedValues[j], ts.isNew, ts.prec[j], za, levels[0])
 		}
 	}
+	return canTest
+}
+
+// family runs the max-T tests of statistic ti (0 median, 1 p95) over
+// every zone: regressed (upper tail, less the margin) and unchanged
+// (lower tail, BASE shifted up).
+func (ts *testSet) family(ti int) {
+	var idx []int
+	for j, w := range ts.owner {
+		if w%2 == ti {
+			idx = append(idx, j)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	values, shifted := make([][]float64, len(idx)), make([][]float64, len(idx))
+	prec, margin := make([]float64, len(idx)), make([]float64, len(idx))
+	for i, j := range idx {
+		values[i], shifted[i], prec[i], margin[i] = ts.values[j], ts.shiftedValues[j], ts.prec[j], ts.margin[j]
+	}
+	splits := splitBudget(len(idx), ts.nb, ts.nn)
+	up, err := stats.MaxT(values, ts.isNew, studentizedShift(prec, margin), splits)
+	if err != nil {
+		panic(err) // both sides have runs: loadSide refuses empty ones
+	}
+	eq, err := stats.MaxT(shifted, ts.isNew, studentizedShift(prec, nil), splits)
+	if err != nil {
+		panic(err)
+	}
+	for i, j := range idx {
+		ts.pUp[j], ts.pEq[j] = up.Upper[i], eq.Lower[i]
+	}
+	ts.splits, ts.exact = up.Splits, up.Exact
+}
+
+// decideTest is a test's outcome at its family's level; canTest says
+// whether the runs let a test reach that level at all.
+func decideTest(t testDiff, canTest bool, level float64, o diffOptions) outcome {
+	floor := float64(o.floor.Nanoseconds())
+	switch {
+	case !canTest:
+		return inconclusive
+	case t.pRegressed <= level && t.change > o.minEffect && t.medNew-t.medBase > floor:
+		return regressed
+	case t.pUnchanged <= level:
+		if t.change < -o.minEffect && t.medBase-t.medNew > floor {
+			return improved
+		}
+		return unchanged
+	}
+	return inconclusive
+}
+
+// decide gives a zone on both sides its outcome from its tests: the
+// median decides; the tail, noisier, adds a regression with --tails and
+// is only reported without. With too few runs, only frames that do not
+// overlap at all, by more than the minimum effect, can show a change.
+func (d *zoneDiff) decide(canTest bool, o diffOptions) {
+	d.fewRuns = !canTest
+	if d.note != "" {
+		return
+	}
+	d.outcome = d.tests[0].outcome
+	if o.gateTails && d.tests[1].outcome == regressed {
+		d.outcome = regressed
+	}
+	if !canTest {
+		d.separated = d.minNew > d.maxBase && float64(d.minNew) > o.shift(float64(d.maxBase)) && d.tests[0].change > o.oneRun
+		if d.separated {
+			d.outcome = regressed
+			d.tests[0].outcome = regressed
+		}
+	}
+}
+
+// applyBudgets checks every --budget against the zones of NEW; budgets
+// that name no zone of NEW are listed in r.unmatched.
+func (r *diffReport) applyBudgets(o diffOptions) {
 	used := make([]bool, len(o.budgets))
 	for i := range r.zones {
 		d := &r.zones[i]
-		d.fewRuns = !canTest
-		if d.note == "" {
-			// The median decides; the tail, noisier, adds a regression
-			// with --tails and is only reported without.
-			d.outcome = d.tests[0].outcome
-			if o.gateTails && d.tests[1].outcome == regressed {
-				d.outcome = regressed
-			}
-			if !canTest {
-				// Runs alone cannot show a change: only frames that do not
-				// overlap at all, by more than the minimum effect, can.
-				d.separated = d.minNew > d.maxBase && float64(d.minNew) > shift(float64(d.maxBase)) && d.tests[0].change > o.oneRun
-				if d.separated {
-					d.outcome = regressed
-					d.tests[0].outcome = regressed
-				}
-			}
-		}
 		for bi := range o.budgets {
 			if o.budgets[bi].matches(d.key) && d.runsNew > 0 {
 				used[bi] = true
@@ -422,6 +487,18 @@ func compare(base, cur side, o diffOptions) diffReport {
 				d.overBudget = d.p95New > float64(o.budgets[bi].max.Nanoseconds())
 			}
 		}
+	}
+	for i, u := range used {
+		if !u {
+			r.unmatched = append(r.unmatched, o.budgets[i].zone)
+		}
+	}
+}
+
+// tally counts the zones by outcome and gives the diff its outcome: a
+// zone slower, over budget or with more work regresses it.
+func (r *diffReport) tally() {
+	for _, d := range r.zones {
 		if d.overBudget {
 			r.overBudget++
 		}
@@ -440,38 +517,37 @@ func compare(base, cur side, o diffOptions) diffReport {
 			r.unchanged++
 		}
 	}
-	for i, u := range used {
-		if !u {
-			r.unmatched = append(r.unmatched, o.budgets[i].zone)
-		}
-	}
+	w := r.workCounts()
 	switch {
-	case r.regressions > 0 || r.overBudget > 0:
+	case r.regressions > 0 || r.overBudget > 0 || w.regressed > 0:
 		r.outcome = regressed
 	case r.undecided > 0 || r.common == 0:
 		r.outcome = inconclusive
-	case r.improved > 0:
+	case r.improved > 0 || w.improved > 0:
 		r.outcome = improved
 	default:
 		r.outcome = unchanged
 	}
-	slices.SortStableFunc(r.zones, bySeverity)
-	return r
 }
 
-// bySeverity orders zones for people: regressed, over budget,
-// inconclusive, improved, new and gone, unchanged; within each, the
-// largest change first.
+// shift is a BASE value moved up by the minimum effect and the floor.
+func (o diffOptions) shift(x float64) float64 {
+	return math.Max(x*(1+o.minEffect), x+float64(o.floor.Nanoseconds()))
+}
+
+// bySeverity orders zones for people: regressed (in time or work), over
+// budget, inconclusive, improved (in time or work), new and gone,
+// unchanged; within each, the largest change of the median first.
 func bySeverity(a, b zoneDiff) int {
 	rank := func(d zoneDiff) int {
 		switch {
-		case d.note == "" && d.outcome == regressed:
+		case d.note == "" && (d.outcome == regressed || d.workOutcome() == regressed):
 			return 0
 		case d.overBudget:
 			return 1
 		case d.note == "" && d.outcome == inconclusive:
 			return 2
-		case d.note == "" && d.outcome == improved:
+		case d.note == "" && (d.outcome == improved || d.workOutcome() == improved):
 			return 3
 		case d.note != "":
 			return 4
@@ -637,9 +713,10 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: framescope diff [flags] BASE NEW")
 		fmt.Fprintln(stderr, "BASE and NEW are each a trace file or a directory of trace files, one run each.")
-		fmt.Fprintln(stderr, "Each zone's per-run median and p95 are compared over the runs (see `go doc")
+		fmt.Fprintln(stderr, "Each zone's per-run median and p95 are compared over the runs, and each GPU zone's")
+		fmt.Fprintln(stderr, "work counts (pipeline statistics) where traces carry them (see `go doc")
 		fmt.Fprintln(stderr, "github.com/framescope/framescope/cmd/framescope`). Exit 0: unchanged or improved;")
-		fmt.Fprintln(stderr, "1: regressed or a budget exceeded; 2: bad usage or input; 3: inconclusive.")
+		fmt.Fprintln(stderr, "1: regressed (time or work) or a budget exceeded; 2: bad usage or input; 3: inconclusive.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseArgs(fs, args)
@@ -694,6 +771,12 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 	}
+	return r.exitCode()
+}
+
+// exitCode is the diff's exit code: 1 regressed (a zone slower, over
+// budget or doing more work), 3 inconclusive, else 0.
+func (r diffReport) exitCode() int {
 	switch r.outcome {
 	case regressed:
 		return exitRegressed

@@ -54,9 +54,17 @@ type htmlRow struct {
 	Bad                                                                                      bool
 }
 
+// htmlWorkRow is a row of the work table.
+type htmlWorkRow struct {
+	Kind, Track, Zone, Stat, Runs, Base, New, Change, Tolerance, Verdict string
+	Bad                                                                  bool
+}
+
 type htmlPage struct {
 	Headline, Base, New, Driver, Note, Rules string
 	Rows                                     []htmlRow
+	WorkSummary, WorkRules                   string // "" when no zone carries work
+	WorkRows                                 []htmlWorkRow
 	Plots                                    []plot
 	BaseColour, NewColour                    string
 	W, H                                     int
@@ -77,7 +85,13 @@ td.l,th.l{text-align:left}tr.bad td{background:#fde8e6}
 <table><tr><th class="l">kind</th><th class="l">track</th><th class="l">zone</th><th>runs</th><th>p50 base</th><th>p50 new</th><th>change</th><th>p95 base</th><th>p95 new</th><th>change</th><th class="l">verdict</th></tr>
 {{range .Rows}}<tr{{if .Bad}} class="bad"{{end}}><td class="l">{{.Kind}}</td><td class="l">{{.Track}}</td><td class="l">{{.Zone}}</td><td>{{.Runs}}</td><td>{{.P50Base}}</td><td>{{.P50New}}</td><td>{{.P50Change}}</td><td>{{.P95Base}}</td><td>{{.P95New}}</td><td>{{.P95Change}}</td><td class="l">{{.Verdict}}</td></tr>
 {{end}}</table>
-{{range .Plots}}<div class="zone"><h3>{{.Title}}: {{.Verdict}} (p50 {{.Change}})</h3>
+{{if .WorkSummary}}<h2>Work</h2>
+<p>{{.WorkSummary}}</p>
+{{if .WorkRows}}<table><tr><th class="l">kind</th><th class="l">track</th><th class="l">zone</th><th class="l">statistic</th><th>runs</th><th>base</th><th>new</th><th>change</th><th>tolerance</th><th class="l">verdict</th></tr>
+{{range .WorkRows}}<tr{{if .Bad}} class="bad"{{end}}><td class="l">{{.Kind}}</td><td class="l">{{.Track}}</td><td class="l">{{.Zone}}</td><td class="l">{{.Stat}}</td><td>{{.Runs}}</td><td>{{.Base}}</td><td>{{.New}}</td><td>{{.Change}}</td><td>{{.Tolerance}}</td><td class="l">{{.Verdict}}</td></tr>
+{{end}}</table>
+{{end}}<p>{{.WorkRules}}</p>
+{{end}}{{range .Plots}}<div class="zone"><h3>{{.Title}}: {{.Verdict}} (p50 {{.Change}})</h3>
 <svg xmlns="http://www.w3.org/2000/svg" width="{{$.W}}" height="{{$.H}}" viewBox="0 0 {{$.W}} {{$.H}}" role="img">
 <rect x="0" y="0" width="{{$.W}}" height="{{$.H}}" fill="#ffffff"/>
 {{range .Ticks}}<line x1="78" x2="708" y1="{{.Y}}" y2="{{.Y}}" stroke="#e4e4e4"/><text x="72" y="{{.Y}}" font-size="11" text-anchor="end" dominant-baseline="middle" fill="#333">{{.Label}}</text>
@@ -180,10 +194,17 @@ func writeDiffHTML(w io.Writer, r diffReport, o diffOptions) error {
 			Kind: d.key.Kind, Track: d.key.Track, Zone: d.key.Name, Runs: fmt.Sprintf("%d/%d", d.runsBase, d.runsNew),
 			P50Base: fmtNs(d.tests[0].medBase), P50New: fmtNs(d.tests[0].medNew), P50Change: fmtChange(d.tests[0].change),
 			P95Base: fmtNs(d.tests[1].medBase), P95New: fmtNs(d.tests[1].medNew), P95Change: fmtChange(d.tests[1].change),
-			Verdict: d.zoneVerdict(), Bad: d.outcome == regressed || d.overBudget,
+			Verdict: d.zoneVerdict(), Bad: d.outcome == regressed || d.overBudget || d.workOutcome() == regressed,
 		})
 		if d.note == "" && (d.outcome != unchanged || d.overBudget) {
 			pg.Plots = append(pg.Plots, plotOf(r, d))
+		}
+	}
+	if r.hasWork() {
+		pg.WorkSummary, pg.WorkRules = r.workSummary(), r.workRules(o)
+		for _, x := range r.workRows() {
+			pg.WorkRows = append(pg.WorkRows, htmlWorkRow{Kind: x.key.Kind, Track: x.key.Track, Zone: x.key.Name, Stat: x.stat, Runs: x.runs,
+				Base: x.base, New: x.cur, Change: x.change, Tolerance: x.tolerance, Verdict: x.verdict, Bad: x.bad})
 		}
 	}
 	return diffPage.Execute(w, pg)

@@ -52,6 +52,9 @@ func (d zoneDiff) zoneVerdict() string {
 	if d.overBudget {
 		v = append(v, fmt.Sprintf("OVER BUDGET (p95 %s > %s)", fmtNs(d.p95New), d.budget.max))
 	}
+	if w := d.zoneWorkVerdict(); w != "" {
+		v = append(v, w)
+	}
 	return strings.Join(v, ", ")
 }
 
@@ -64,7 +67,7 @@ func (r diffReport) headline() string {
 	if r.common == 0 {
 		s += "; no zone is on both sides"
 	}
-	return s
+	return s + r.workHeadline()
 }
 
 // noiseNote explains what too few runs cannot tell, or "".
@@ -73,10 +76,14 @@ func (r diffReport) noiseNote(o diffOptions) string {
 		return ""
 	}
 	least := leastRuns(o.alpha)
-	return fmt.Sprintf("With %d BASE and %d NEW runs, a change cannot be told from run-to-run noise (another process, clocks and caches move whole runs): "+
+	s := fmt.Sprintf("With %d BASE and %d NEW runs, a change cannot be told from run-to-run noise (another process, clocks and caches move whole runs): "+
 		"only a zone whose median grew by more than %s with every NEW frame slower than every BASE frame counts as regressed; "+
 		"everything else is inconclusive. At least %d runs a side let the runs decide at alpha %g.",
 		len(r.base.Runs), len(r.cur.Runs), fmtChange(o.oneRun), least, o.alpha)
+	if r.hasWork() {
+		s += " This is of times only: work is compared whatever the runs, and one run a side decides an exact statistic."
+	}
+	return s
 }
 
 func (r diffReport) rulesLine(o diffOptions) string {
@@ -128,7 +135,11 @@ func writeDiffText(w io.Writer, r diffReport, o diffOptions) {
 			fmtNs(d.tests[1].medBase), fmtNs(d.tests[1].medNew), fmtChange(d.tests[1].change), d.zoneVerdict())
 	}
 	tw.Flush()
+	writeDiffWorkText(w, r)
 	fmt.Fprintln(w, r.rulesLine(o))
+	if r.hasWork() {
+		fmt.Fprintln(w, r.workRules(o))
+	}
 }
 
 func writeDiffMarkdown(w io.Writer, r diffReport, o diffOptions) {
@@ -168,7 +179,7 @@ func writeDiffMarkdown(w io.Writer, r diffReport, o diffOptions) {
 	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
 	for _, d := range r.zones {
 		v := d.zoneVerdict()
-		if d.outcome == regressed || d.overBudget {
+		if d.outcome == regressed || d.overBudget || d.workOutcome() == regressed {
 			v = "**" + v + "**"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s |\n", d.key.Kind, mdCode(d.key.Track), mdCode(d.key.Name),
@@ -176,7 +187,11 @@ func writeDiffMarkdown(w io.Writer, r diffReport, o diffOptions) {
 			fmtNs(d.tests[0].medBase), fmtNs(d.tests[0].medNew), fmtChange(d.tests[0].change),
 			fmtNs(d.tests[1].medBase), fmtNs(d.tests[1].medNew), fmtChange(d.tests[1].change), v)
 	}
+	writeDiffWorkMarkdown(w, r)
 	fmt.Fprintf(w, "\n%s\n", r.rulesLine(o))
+	if r.hasWork() {
+		fmt.Fprintf(w, "\n%s\n", r.workRules(o))
+	}
 }
 
 // testJSON is one statistic of one zone for --json; what does not apply
@@ -194,17 +209,18 @@ type testJSON struct {
 }
 
 type zoneDiffJSON struct {
-	Kind       string   `json:"kind"`
-	Track      string   `json:"track"`
-	Zone       string   `json:"zone"`
-	RunsBase   int      `json:"runs_base"`
-	RunsNew    int      `json:"runs_new"`
-	Verdict    string   `json:"verdict"`
-	Separated  bool     `json:"frames_separated,omitempty"`
-	P50        testJSON `json:"p50"`
-	P95        testJSON `json:"p95"`
-	BudgetNs   *int64   `json:"budget_p95_ns,omitempty"`
-	OverBudget bool     `json:"over_budget"`
+	Kind       string         `json:"kind"`
+	Track      string         `json:"track"`
+	Zone       string         `json:"zone"`
+	RunsBase   int            `json:"runs_base"`
+	RunsNew    int            `json:"runs_new"`
+	Verdict    string         `json:"verdict"`
+	Separated  bool           `json:"frames_separated,omitempty"`
+	P50        testJSON       `json:"p50"`
+	P95        testJSON       `json:"p95"`
+	BudgetNs   *int64         `json:"budget_p95_ns,omitempty"`
+	OverBudget bool           `json:"over_budget"`
+	Work       []diffWorkJSON `json:"work,omitempty"` // each statistic counted on either side
 }
 
 type sideJSON struct {
@@ -214,23 +230,24 @@ type sideJSON struct {
 }
 
 type diffReportJSON struct {
-	Verdict      string         `json:"verdict"`
-	MinEffect    float64        `json:"min_effect"`
-	FloorNs      int64          `json:"floor_ns"`
-	Alpha        float64        `json:"alpha"`
-	Driver       string         `json:"driver,omitempty"`
-	Base         sideJSON       `json:"base"`
-	New          sideJSON       `json:"new"`
-	Splits       int            `json:"splits"`
-	ExactSplits  bool           `json:"exact_splits"`
-	TooFewRuns   bool           `json:"too_few_runs"`
-	Regressions  int            `json:"regressions"`
-	OverBudget   int            `json:"over_budget"`
-	Inconclusive int            `json:"inconclusive"`
-	Improved     int            `json:"improved"`
-	Unchanged    int            `json:"unchanged"`
-	RunsNeeded   int            `json:"runs_needed,omitempty"`
-	Zones        []zoneDiffJSON `json:"zones"`
+	Verdict      string              `json:"verdict"`
+	MinEffect    float64             `json:"min_effect"`
+	FloorNs      int64               `json:"floor_ns"`
+	Alpha        float64             `json:"alpha"`
+	Driver       string              `json:"driver,omitempty"`
+	Base         sideJSON            `json:"base"`
+	New          sideJSON            `json:"new"`
+	Splits       int                 `json:"splits"`
+	ExactSplits  bool                `json:"exact_splits"`
+	TooFewRuns   bool                `json:"too_few_runs"`
+	Regressions  int                 `json:"regressions"`
+	OverBudget   int                 `json:"over_budget"`
+	Inconclusive int                 `json:"inconclusive"`
+	Improved     int                 `json:"improved"`
+	Unchanged    int                 `json:"unchanged"`
+	RunsNeeded   int                 `json:"runs_needed,omitempty"`
+	Work         *diffWorkReportJSON `json:"work,omitempty"` // when a zone on both sides carries work
+	Zones        []zoneDiffJSON      `json:"zones"`
 }
 
 func finite(f float64) *float64 {
@@ -266,11 +283,11 @@ func diffJSON(r diffReport, o diffOptions) diffReportJSON {
 		Verdict: r.outcome.String(), MinEffect: o.minEffect, FloorNs: o.floor.Nanoseconds(), Alpha: o.alpha, Driver: o.driver,
 		Base: sideOf(r.base), New: sideOf(r.cur), Splits: r.splits, ExactSplits: r.exact, TooFewRuns: r.fewRuns,
 		Regressions: r.regressions, OverBudget: r.overBudget, Inconclusive: r.undecided, Improved: r.improved, Unchanged: r.unchanged,
-		RunsNeeded: r.runsNeeded, Zones: []zoneDiffJSON{},
+		RunsNeeded: r.runsNeeded, Work: diffWorkReportOfJSON(r), Zones: []zoneDiffJSON{},
 	}
 	for _, d := range r.zones {
 		z := zoneDiffJSON{Kind: d.key.Kind, Track: d.key.Track, Zone: d.key.Name, RunsBase: d.runsBase, RunsNew: d.runsNew,
-			Verdict: d.outcome.String(), Separated: d.separated, OverBudget: d.overBudget}
+			Verdict: d.outcome.String(), Separated: d.separated, OverBudget: d.overBudget, Work: diffWorkOfJSON(d.work)}
 		if d.note != "" {
 			z.Verdict = d.note
 		}

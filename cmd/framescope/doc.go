@@ -11,15 +11,33 @@
 // file is replaced only once the trace is read back whole). It exits 1
 // when the application cannot be reached or refuses, printing its answer.
 //
+// # One trace: framescope stats
+//
+// framescope stats TRACE prints, for each zone (its kind and name), the
+// count, mean, p50, p95, p99 and max of its durations; each frame's GPU
+// and CPU totals; what was dropped, by cause; and the recorder's books.
+// Where GPU zones count pipeline statistics (timeline.Work), a second
+// table follows the zones': for each GPU zone name with work, how many of
+// its zones were counted ("counted"), how many have no counts ("no
+// counts"), and a column a statistic the trace counts, keyed as in every
+// trace format (timeline.StatKey: "fragment_shader_invocations", ...),
+// with its mean count per zone counted, as the time columns are per zone;
+// then a line with the zones without counts by reason (timeline
+// WorkMissing keys: "render_pass", "elsewhere", ...). --json gives each
+// zone's "work" ("counted", "no_counts" by reason, and "mean", "max" and
+// "total" by statistic, exact integers past 2^53) and the trace's "work"
+// ("stats", "zones", "counted", "no_counts"). A trace whose zones carry
+// no work prints as it did before zones had any.
+//
 // # The performance gate: framescope diff
 //
 // framescope diff BASE NEW compares two sides, each a trace file or a
 // directory whose every trace file (Perfetto or Chrome JSON, gzipped or
 // not) is one run of the application. It exits 0 when nothing regressed
 // and every zone is shown unchanged (or improved), 1 when a zone
-// regressed or a --budget is exceeded, 2 on bad usage or input (an empty
-// run among them), and 3 when it cannot tell: too few runs, or runs too
-// noisy for the change at hand. A report says, for each inconclusive
+// regressed (in time, or in work: see Work) or a --budget is exceeded, 2
+// on bad usage or input (an empty run among them), and 3 when it cannot
+// tell: too few runs, or runs too noisy for the change at hand. A report says, for each inconclusive
 // zone, about how many runs a side would decide.
 //
 // Runs are the unit. Frames of one run are not independent samples of the
@@ -84,6 +102,39 @@
 // --few-runs-limit (+200%) and every NEW frame is slower than every BASE
 // frame by more than the minimum effect; everything else is inconclusive.
 //
+// # Work
+//
+// GPU zones of a context that counts pipeline statistics carry their work
+// besides their time (timeline.Work): how many vertices, primitives and
+// shader invocations each ran. diff compares them too, zone by zone (the
+// same zones as the times), statistic by statistic, wherever both sides
+// counted one.
+//
+// Runs are the unit here as well: a run's value of a statistic is the
+// zone's mean count per occurrence, over the occurrences that have counts
+// (for a zone that runs once a frame, its count per frame), and each side
+// is its runs' median. An occurrence without counts (Work.Missing says
+// why: inside a render pass, across command buffers, queries spent...)
+// is left out of the mean; a zone with no counts in a run is not
+// compared in that run; a statistic counted on one side only is reported
+// as such, not as a change.
+//
+// Counts need not be tested as times are: for the same work, a GPU counts
+// the same invocations run after run, so a statistic is exact unless
+// shown otherwise, and one run a side is enough to call a change. A
+// statistic regresses when NEW's value exceeds BASE's by more than
+// --min-effect and its tolerance, and improves when it falls by as much;
+// --floor, a duration, does not apply. The tolerance is the larger of
+// the statistic's own in a table (diffWorkTolerance: the spread measured
+// over identical runs on lavapipe and an H100; 0, exact, until then) and
+// 3 times the largest relative deviation of a run from its side's median
+// over both sides (two sides of the same code whose runs lie within ±s of
+// a common centre can have medians 2s apart, and a few runs understate
+// the range of runs to come). A statistic none of whose runs differs and
+// whose table entry is 0 is compared exactly. A work regression fails the
+// gate (exit 1) whatever the times say; an improvement is reported, as
+// a time improvement is.
+//
 // # The defaults, and why
 //
 // --alpha 0.05: with 5 runs a side (252 splits) the smallest p-value is
@@ -115,13 +166,17 @@
 // # Outputs
 //
 // A plain table, sorted by severity (regressed, over budget, inconclusive,
-// improved, new and gone, unchanged); --markdown for a pull-request
-// comment or job summary, naming the runs, the device, the driver
-// (--driver: traces do not record it) and the verdict; --json with every
-// run's values; --html FILE with, for every zone not unchanged, the runs
-// of both sides as box plots in inline SVG. framescope benchfmt writes a
-// side's runs in the Go benchmark format (one line per zone and run), so
-// that benchstat compares Framescope runs too.
+// improved, new and gone, unchanged); where zones carry work, a second
+// table of every statistic that regressed or improved (zone, statistic,
+// runs, BASE's and NEW's values, change, tolerance) and of those counted
+// on one side only. --markdown for a pull-request comment or job summary,
+// naming the runs, the device, the driver (--driver: traces do not record
+// it) and the verdict; --json with every run's values, every statistic's
+// included; --html FILE with both tables and, for every zone not
+// unchanged in time, the runs of both sides as box plots in inline SVG.
+// framescope benchfmt writes a side's runs in the Go benchmark format
+// (one line per zone and run), so that benchstat compares Framescope runs
+// too.
 //
 // Names in traces are untrusted: text output escapes control characters
 // (escape.go), Markdown puts names in code spans, HTML escapes by context.

@@ -51,6 +51,9 @@ type runZone struct {
 	// Box is p5, p25, p50, p75 and p95 of the run's durations, for plots.
 	Box      [5]float64
 	Min, Max int64
+	// Work is the zone's pipeline statistics in the run (diff_work.go);
+	// nil when no occurrence of it carried any.
+	Work *runWork
 }
 
 // runTrace is one trace file of a side: one run.
@@ -58,6 +61,9 @@ type runTrace struct {
 	Path    string
 	Zones   map[zoneKey]runZone
 	Devices []string // GPU devices its queues belong to
+	// CPUWork counts CPU spans that carry pipeline statistics, which only
+	// GPU zones count: loadSide refuses such a trace.
+	CPUWork int
 }
 
 // side is BASE or NEW: one trace file, or every trace file of a directory.
@@ -110,6 +116,9 @@ func loadSide(path string) (side, error) {
 		if len(r.Zones) == 0 {
 			return s, fmt.Errorf("%s: no GPU or CPU zones: an empty run cannot be compared", f)
 		}
+		if r.CPUWork > 0 {
+			return s, fmt.Errorf("%s: malformed: CPU spans with pipeline statistics (%d), which only GPU zones count", f, r.CPUWork)
+		}
 		s.Runs = append(s.Runs, r)
 	}
 	return s, nil
@@ -117,15 +126,15 @@ func loadSide(path string) (side, error) {
 
 // summarizeRun reduces a trace to its zones' statistics.
 func summarizeRun(path string, t *timeline.Trace) runTrace {
-	durs := runDurations(t)
-	r := runTrace{Path: path, Zones: make(map[zoneKey]runZone, len(durs))}
+	durs, works, cpuWork := runDurations(t)
+	r := runTrace{Path: path, Zones: make(map[zoneKey]runZone, len(durs)), CPUWork: cpuWork}
 	for k, d := range durs {
 		s := stats.Summarize(d) // sorts d
 		r.Zones[k] = runZone{
 			N: s.Count, P50: s.P50, P95: s.P95,
 			SE50: stats.QuantileSE(d, 0.50), SE95: stats.QuantileSE(d, 0.95),
 			Box: [5]float64{stats.Quantile(d, 0.05), stats.Quantile(d, 0.25), s.P50, stats.Quantile(d, 0.75), s.P95},
-			Min: s.Min, Max: s.Max,
+			Min: s.Min, Max: s.Max, Work: works[k].result(),
 		}
 	}
 	seen := map[string]bool{}
@@ -139,9 +148,11 @@ func summarizeRun(path string, t *timeline.Trace) runTrace {
 	return r
 }
 
-// runDurations collects the durations of every GPU and CPU zone by key.
-// Zones on a GPU queue's overflow lanes belong to the queue.
-func runDurations(t *timeline.Trace) map[zoneKey][]int64 {
+// runDurations collects the durations of every GPU and CPU zone by key,
+// and the pipeline statistics of the GPU zones that carry them; cpuWork
+// counts the CPU spans that carry them too. Zones on a GPU queue's
+// overflow lanes belong to the queue.
+func runDurations(t *timeline.Trace) (durs map[zoneKey][]int64, works map[zoneKey]*runWorkSum, cpuWork int) {
 	type where struct{ kind, track string }
 	byID := make(map[timeline.TrackID]timeline.Track, len(t.Tracks))
 	for _, tr := range t.Tracks {
@@ -162,16 +173,28 @@ func runDurations(t *timeline.Trace) map[zoneKey][]int64 {
 			tracks[tr.ID] = where{"gpu", queueKey(q)}
 		}
 	}
-	out := map[zoneKey][]int64{}
+	durs, works = map[zoneKey][]int64{}, map[zoneKey]*runWorkSum{}
 	for _, s := range t.Spans {
 		w, ok := tracks[s.Track]
 		if !ok {
 			continue
 		}
 		k := zoneKey{w.kind, w.track, t.Name(s.Name)}
-		out[k] = append(out[k], max(s.Dur(), 0))
+		durs[k] = append(durs[k], max(s.Dur(), 0))
+		switch {
+		case s.Work == nil:
+		case w.kind != "gpu":
+			cpuWork++
+		default:
+			ws := works[k]
+			if ws == nil {
+				ws = &runWorkSum{}
+				works[k] = ws
+			}
+			ws.add(s.Work)
+		}
 	}
-	return out
+	return durs, works, cpuWork
 }
 
 // queueKey names a GPU queue track without its device.

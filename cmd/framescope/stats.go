@@ -93,6 +93,8 @@ type zoneStats struct {
 	Zone string `json:"zone"`
 	Kind string `json:"kind"`
 	summaryJSON
+	// Work is a GPU zone's work; absent where no instance carries any.
+	Work *zoneWorkJSON `json:"work,omitempty"`
 }
 
 type frameTotal struct {
@@ -111,6 +113,8 @@ type statsReport struct {
 	} `json:"frames"`
 	Drops  dropsJSON  `json:"drops"`
 	Ledger ledgerJSON `json:"ledger,omitempty"`
+	// Work is absent from a trace whose zones carry none.
+	Work *workJSON `json:"work,omitempty"`
 }
 
 // dropsJSON is timeline.Drops for --json: "total", then every cause by
@@ -175,8 +179,9 @@ func computeStats(t *timeline.Trace) statsReport {
 	var r statsReport
 	durs := zoneDurations(t)
 	for _, z := range sortedZones(durs) {
-		r.Zones = append(r.Zones, zoneStats{z.Name, z.Kind, toJSON(stats.Summarize(durs[z]))})
+		r.Zones = append(r.Zones, zoneStats{Zone: z.Name, Kind: z.Kind, summaryJSON: toJSON(stats.Summarize(durs[z]))})
 	}
+	addWork(&r, t)
 	r.Frames.Each = frameTotals(t)
 	r.Frames.Count = len(r.Frames.Each)
 	gpu := make([]int64, len(r.Frames.Each))
@@ -236,7 +241,9 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: framescope stats [--json | --markdown] [--frames] TRACE")
 		fmt.Fprintln(stderr, "Per zone: count, mean, p50, p95, p99 and max duration; per frame: GPU and CPU totals;")
 		fmt.Fprintln(stderr, "what was dropped, by cause; and the books of the recorder that made the trace, each of")
-		fmt.Fprintln(stderr, "which must balance: issued = delivered + open + lost.")
+		fmt.Fprintln(stderr, "which must balance: issued = delivered + open + lost. Where GPU zones count pipeline")
+		fmt.Fprintln(stderr, "statistics, per zone: how many were counted, how many have no counts (and why), and each")
+		fmt.Fprintln(stderr, "statistic's mean over those counted.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseArgs(fs, args)
@@ -277,6 +284,7 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
 	}
 	tw.Flush()
+	writeWorkText(w, r)
 	fmt.Fprintf(w, "\nframes: %d\n", r.Frames.Count)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "per frame\tmean\tp50\tp95\tp99\tmax\t")
@@ -308,6 +316,7 @@ func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", z.Kind, mdCode(z.Zone), z.Count,
 			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
 	}
+	writeWorkMarkdown(w, r)
 	fmt.Fprintf(w, "\n**%d frames**\n\n", r.Frames.Count)
 	fmt.Fprintln(w, "| per frame | mean | p50 | p95 | p99 | max |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")

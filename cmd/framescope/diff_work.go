@@ -1,0 +1,272 @@
+package main
+
+import (
+	"math"
+	"math/bits"
+	"strings"
+
+	"github.com/framescope/framescope/internal/stats"
+	"github.com/framescope/framescope/timeline"
+)
+
+// The work gate (issue 23): GPU zones that carry pipeline statistics
+// (timeline.Work) have them compared beside their times. The package doc
+// says how; this file holds the rule and its numbers.
+
+// diffWorkTolerance is, for each pipeline statistic (by bit position), the
+// relative change that identical runs can show: the least tolerance of
+// its comparison, whatever the runs at hand show. 0 is exact: any change
+// beyond --min-effect counts, with one run a side.
+//
+// All 0 for now. The spreads measured over 10 identical runs of the demo
+// on lavapipe and on an NVIDIA H100 fill it: a statistic found to vary
+// between identical runs gets its largest relative deviation from the
+// runs' median there, times diffWorkSpreadFactor, as the spread of the runs
+// at hand would (workSpread).
+var diffWorkTolerance = [timeline.NumPipelineStats]float64{}
+
+// diffWorkSpreadFactor turns the spread seen within a side into a
+// tolerance. The spread is the largest relative deviation of a run from
+// its side's median (workSpread). Two sides of the same code whose runs
+// lie within ±s of a common centre can have medians about 2s apart, one
+// at each edge; and the few runs of a side (2 to 5) understate the range
+// of runs to come (a next run falls outside the range of n with
+// probability 2/(n+1): 2/3 with 2 runs, 1/3 with 5): the third s is
+// margin for them. A wild run widens the tolerance, never narrows it: it
+// can hide a change within that run's deviation, never raise a false one.
+const diffWorkSpreadFactor = 3
+
+// runWork is one zone's work in one run. A run's value of a statistic is
+// its mean count per occurrence of the zone, over the occurrences that
+// counted it: for a zone that runs once a frame, its count per frame.
+type runWork struct {
+	Stats timeline.PipelineStats // statistics at least one occurrence counted
+	// N[i] is how many occurrences counted statistic i, Mean[i] their
+	// mean count.
+	N    [timeline.NumPipelineStats]int
+	Mean [timeline.NumPipelineStats]float64
+	// Missing counts the occurrences with no counts, by reason
+	// (timeline.WorkMissing; the last, a reason this build does not know).
+	Missing [timeline.NumWorkMissing + 1]int
+}
+
+// value returns statistic i's value in the run, and whether the run has it.
+func (w *runWork) value(i int) (float64, bool) {
+	if w == nil || !w.Stats.Has(i) {
+		return 0, false
+	}
+	return w.Mean[i], true
+}
+
+// runWorkSum adds up one zone's counts in one run, in 128 bits, so that no
+// sum of uint64 counts overflows.
+type runWorkSum struct {
+	w        runWork
+	hi, lo   [timeline.NumPipelineStats]uint64
+	min, max [timeline.NumPipelineStats]uint64
+}
+
+func (s *runWorkSum) add(w *timeline.Work) {
+	if w.Missing != timeline.WorkCounted {
+		s.w.Missing[min(w.Missing, timeline.NumWorkMissing)]++
+		return
+	}
+	w.Stats.Each(func(i int) {
+		v := w.Count[i]
+		var carry uint64
+		s.lo[i], carry = bits.Add64(s.lo[i], v, 0)
+		s.hi[i] += carry
+		if s.w.N[i] == 0 || v < s.min[i] {
+			s.min[i] = v
+		}
+		s.max[i] = max(s.max[i], v)
+		s.w.N[i]++
+	})
+}
+
+// result is the run's work, or nil when s is.
+func (s *runWorkSum) result() *runWork {
+	if s == nil {
+		return nil
+	}
+	w := s.w
+	for i, n := range w.N {
+		switch {
+		case n == 0:
+			continue
+		case s.min[i] == s.max[i]:
+			w.Mean[i] = float64(s.min[i]) // exact, whatever n
+		default:
+			w.Mean[i] = (float64(s.hi[i])*0x1p64 + float64(s.lo[i])) / float64(n)
+		}
+		w.Stats |= 1 << i
+	}
+	return &w
+}
+
+// workDiff is the comparison of one statistic of one zone over the runs.
+type workDiff struct {
+	stat      int
+	base, cur []float64 // each run's value, of the runs that have it
+	// medBase and medNew are the medians over the runs; change is
+	// medNew/medBase-1.
+	medBase, medNew, change float64
+	spread                  float64 // the larger workSpread of the two sides
+	tolerance               float64 // max(diffWorkTolerance, diffWorkSpreadFactor*spread)
+	outcome                 outcome // unchanged, improved or regressed
+	// only is "BASE" or "NEW" when only that side counted the statistic
+	// (no outcome then); missing says why the other side has no counts.
+	only, missing string
+}
+
+// exact reports whether the statistic is compared exactly: its table
+// tolerance is 0 and no run of either side differs from its side's.
+func (w workDiff) exact() bool { return w.tolerance == 0 }
+
+// compareWork compares the work of zone k, on both sides: every
+// statistic counted on either side, in bit order.
+func compareWork(k zoneKey, base, cur side, o diffOptions) []workDiff {
+	var out []workDiff
+	for i := range timeline.NumPipelineStats {
+		b, n := sideWorkValues(k, base, i), sideWorkValues(k, cur, i)
+		switch {
+		case len(b) == 0 && len(n) == 0:
+			continue
+		case len(n) == 0:
+			out = append(out, oneSidedWork(i, b, nil, "BASE", whyNoWork(k, cur)))
+		case len(b) == 0:
+			out = append(out, oneSidedWork(i, nil, n, "NEW", whyNoWork(k, base)))
+		default:
+			out = append(out, decideWork(i, b, n, o))
+		}
+	}
+	return out
+}
+
+// sideWorkValues lists the values of statistic i of zone k, one per run of s
+// that has it.
+func sideWorkValues(k zoneKey, s side, i int) []float64 {
+	var v []float64
+	for _, ru := range s.Runs {
+		if x, ok := ru.Zones[k].Work.value(i); ok {
+			v = append(v, x)
+		}
+	}
+	return v
+}
+
+// decideWork compares statistic i's values of the two sides: a change
+// beyond both --min-effect and the tolerance regresses (up) or improves
+// (down).
+func decideWork(i int, b, n []float64, o diffOptions) workDiff {
+	w := workDiff{stat: i, base: b, cur: n, medBase: stats.MedianFloat(b), medNew: stats.MedianFloat(n)}
+	w.change = relChange(w.medBase, w.medNew)
+	w.spread = max(workSpread(b), workSpread(n))
+	w.tolerance = max(diffWorkTolerance[i], diffWorkSpreadFactor*w.spread)
+	limit := max(o.minEffect, w.tolerance)
+	switch {
+	case w.change > limit:
+		w.outcome = regressed
+	case w.change < -limit:
+		w.outcome = improved
+	}
+	return w
+}
+
+func oneSidedWork(i int, b, n []float64, only, missing string) workDiff {
+	return workDiff{stat: i, base: b, cur: n, medBase: stats.MedianFloat(b), medNew: stats.MedianFloat(n),
+		change: math.NaN(), spread: math.NaN(), tolerance: math.NaN(), only: only, missing: missing}
+}
+
+// workSpread is how much the runs of one side disagree: the largest
+// relative deviation of a run's value from the side's median (counts
+// are whole numbers, so a median under 1 counts as 1); 0 with fewer than
+// two runs, which show no spread.
+func workSpread(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m := stats.MedianFloat(v)
+	var s float64
+	for _, x := range v {
+		s = max(s, math.Abs(x-m)/math.Max(math.Abs(m), 1))
+	}
+	return s
+}
+
+// whyNoWork says why zone k has no counts of a statistic on side s:
+// the reasons its occurrences gave, or "not counted" when they carried
+// none (a context that counts nothing, or other statistics).
+func whyNoWork(k zoneKey, s side) string {
+	var n [timeline.NumWorkMissing + 1]int
+	for _, ru := range s.Runs {
+		if w := ru.Zones[k].Work; w != nil {
+			for r, c := range w.Missing {
+				n[r] += c
+			}
+		}
+	}
+	var why []string
+	for r, c := range n {
+		if c > 0 {
+			why = append(why, timeline.WorkMissing(r).String())
+		}
+	}
+	if len(why) == 0 {
+		return "not counted"
+	}
+	return strings.Join(why, ", ")
+}
+
+// workOutcome is the worst outcome of a zone's statistics: regressed,
+// improved or unchanged.
+func (d zoneDiff) workOutcome() outcome {
+	o := unchanged
+	for _, w := range d.work {
+		if w.only == "" {
+			o = max(o, w.outcome)
+		}
+	}
+	return o
+}
+
+// diffWorkCounts tallies the statistics compared over every zone.
+type diffWorkCounts struct {
+	regressed, improved, unchanged, exact, oneSided, zones int
+}
+
+func (r diffReport) workCounts() diffWorkCounts {
+	var c diffWorkCounts
+	for _, d := range r.zones {
+		if len(d.work) > 0 {
+			c.zones++
+		}
+		for _, w := range d.work {
+			switch {
+			case w.only != "":
+				c.oneSided++
+				continue
+			case w.outcome == regressed:
+				c.regressed++
+			case w.outcome == improved:
+				c.improved++
+			default:
+				c.unchanged++
+			}
+			if w.exact() {
+				c.exact++
+			}
+		}
+	}
+	return c
+}
+
+// hasWork reports whether any zone on both sides carried work.
+func (r diffReport) hasWork() bool {
+	for _, d := range r.zones {
+		if len(d.work) > 0 {
+			return true
+		}
+	}
+	return false
+}
