@@ -20,6 +20,12 @@ struct lc_app {
 	int nqueues;
 	VkBuffer work;
 	VkDeviceMemory memory;
+	// With cfg.pipeline_stats: the feature enabled, and the compute
+	// pipeline of cfg.count_spirv that lc_dispatch runs.
+	int pipeline_stats;
+	uint32_t *count_spirv;
+	VkPipelineLayout count_layout;
+	VkPipeline count;
 };
 
 // ---- Validation messages ----
@@ -125,6 +131,11 @@ static const char *device_ext(VkPhysicalDevice pd, const char *a, const char *b)
 int lc_create(const lc_config *cfg, lc_app **out, char *err, size_t errlen) {
 	lc_app *a = calloc(1, sizeof *a);
 	a->cfg = *cfg;
+	if (cfg->count_words) {
+		a->count_spirv = malloc(cfg->count_words * 4);
+		memcpy(a->count_spirv, cfg->count_spirv, cfg->count_words * 4);
+		a->cfg.count_spirv = a->count_spirv;
+	}
 	const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
 	const char *exts[2];
 	uint32_t nexts = 0;
@@ -247,8 +258,14 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	a->host_reset = a->cfg.host_reset && hqr.hostQueryReset;
 	hqr.hostQueryReset = a->host_reset ? VK_TRUE : VK_FALSE;
 	hqr.pNext = NULL;
+	VkPhysicalDeviceFeatures have, want;
+	vkGetPhysicalDeviceFeatures(a->physical, &have);
+	memset(&want, 0, sizeof want);
+	a->pipeline_stats = a->cfg.pipeline_stats && have.pipelineStatisticsQuery && a->cfg.count_words;
+	want.pipelineStatisticsQuery = a->pipeline_stats ? VK_TRUE : VK_FALSE;
 	VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
 	dci.pNext = &hqr;
+	dci.pEnabledFeatures = &want;
 	dci.queueCreateInfoCount = nq;
 	dci.pQueueCreateInfos = qci;
 	dci.enabledExtensionCount = nexts;
@@ -280,12 +297,40 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	if (r != VK_SUCCESS) return fail(err, errlen, "vkAllocateMemory", r);
 	r = vkBindBufferMemory(a->device, a->work, a->memory, 0);
 	if (r != VK_SUCCESS) return fail(err, errlen, "vkBindBufferMemory", r);
+	if (a->pipeline_stats) {
+		VkShaderModuleCreateInfo smi = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+		smi.codeSize = a->cfg.count_words * 4;
+		smi.pCode = a->cfg.count_spirv;
+		VkShaderModule m;
+		r = vkCreateShaderModule(a->device, &smi, NULL, &m);
+		if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateShaderModule", r);
+		VkPipelineLayoutCreateInfo pli = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+		r = vkCreatePipelineLayout(a->device, &pli, NULL, &a->count_layout);
+		if (r != VK_SUCCESS) {
+			vkDestroyShaderModule(a->device, m, NULL);
+			return fail(err, errlen, "vkCreatePipelineLayout", r);
+		}
+		VkComputePipelineCreateInfo cpi = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+		cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+		cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+		cpi.stage.module = m;
+		cpi.stage.pName = "main";
+		cpi.layout = a->count_layout;
+		cpi.basePipelineIndex = -1;
+		r = vkCreateComputePipelines(a->device, VK_NULL_HANDLE, 1, &cpi, NULL, &a->count);
+		vkDestroyShaderModule(a->device, m, NULL);
+		if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateComputePipelines", r);
+	}
 	return 0;
 }
 
 int lc_destroy_device(lc_app *a) {
 	if (!a->device) return 0;
 	VkResult r = vkDeviceWaitIdle(a->device);
+	if (a->count) vkDestroyPipeline(a->device, a->count, NULL);
+	if (a->count_layout) vkDestroyPipelineLayout(a->device, a->count_layout, NULL);
+	a->count = VK_NULL_HANDLE;
+	a->count_layout = VK_NULL_HANDLE;
 	vkDestroyBuffer(a->device, a->work, NULL);
 	vkFreeMemory(a->device, a->memory, NULL);
 	vkDestroyDevice(a->device, NULL);
@@ -301,6 +346,7 @@ void lc_destroy(lc_app *a) {
 	lc_destroy_device(a);
 	if (a->messenger && a->destroy_messenger) a->destroy_messenger(a->instance, a->messenger, NULL);
 	if (a->instance) vkDestroyInstance(a->instance, NULL);
+	free(a->count_spirv);
 	free(a);
 }
 
@@ -313,6 +359,12 @@ lc_queue lc_queue_at(lc_app *a, int i) { return a->queues[i]; }
 int lc_has_host_reset(lc_app *a) { return a->host_reset; }
 int lc_has_calibrated(lc_app *a) { return a->calibrated; }
 int lc_has_debug_utils(lc_app *a) { return a->debug_utils; }
+int lc_has_pipeline_stats(lc_app *a) { return a->pipeline_stats; }
+
+void lc_dispatch(lc_app *a, VkCommandBuffer c, uint32_t groups) {
+	vkCmdBindPipeline(c, VK_PIPELINE_BIND_POINT_COMPUTE, a->count);
+	vkCmdDispatch(c, groups, 1, 1);
+}
 uint64_t lc_work_size(void) { return LC_WORK; }
 
 // ---- Recording and submitting ----

@@ -9,6 +9,8 @@ import "C"
 
 import (
 	"cmp"
+	_ "embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,7 +28,20 @@ type app struct {
 	hostReset  bool
 	calibrated bool
 	debugUtils bool
+	// pipelineStats: pipelineStatisticsQuery is enabled, and dispatch
+	// runs the count pipeline.
+	pipelineStats bool
 }
+
+// countSPIRV is the demo's count.comp (internal/cmd/demo/shaders): a
+// workgroup of 64 invocations. TestCountShaderIsTheDemos keeps the copy
+// the same.
+//
+//go:embed count.comp.spv
+var countSPIRV []byte
+
+// countGroup is count.comp's workgroup size.
+const countGroup = 64
 
 // appQueue is one queue the application made.
 type appQueue struct {
@@ -46,6 +61,7 @@ type appConfig struct {
 	validation, hostReset, calibrated bool
 	queues                            int    // per family
 	device                            string // a substring of the device's name
+	pipelineStats                     bool   // enable pipelineStatisticsQuery where offered
 }
 
 func cbool(b bool) C.int {
@@ -58,7 +74,15 @@ func cbool(b bool) C.int {
 func newApp(cfg appConfig) (*app, error) {
 	C.lc_pin()
 	cc := C.lc_config{validation: cbool(cfg.validation), host_reset: cbool(cfg.hostReset),
-		calibrated: cbool(cfg.calibrated), queues: C.int(cfg.queues)}
+		calibrated: cbool(cfg.calibrated), queues: C.int(cfg.queues), pipeline_stats: cbool(cfg.pipelineStats)}
+	// The words, in C memory: lc_create keeps a copy for a device made again.
+	words := C.malloc(C.size_t(len(countSPIRV)))
+	defer C.free(words)
+	w := unsafe.Slice((*uint32)(words), len(countSPIRV)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(countSPIRV[4*i:])
+	}
+	cc.count_spirv, cc.count_words = (*C.uint32_t)(words), C.size_t(len(w))
 	if cfg.device != "" {
 		cc.device = C.CString(cfg.device)
 		defer C.free(unsafe.Pointer(cc.device))
@@ -94,6 +118,7 @@ func (a *app) load() {
 	}
 	a.calibrated = C.lc_has_calibrated(a.c) != 0
 	a.debugUtils = C.lc_has_debug_utils(a.c) != 0
+	a.pipelineStats = C.lc_has_pipeline_stats(a.c) != 0
 }
 
 // remakeDevice destroys the device and makes a new one on the same
@@ -177,6 +202,9 @@ func (c cmdBuf) execute(secs []cmdBuf) {
 func (a *app) fill(c cmdBuf, offset uint64, value uint32, barrier bool) {
 	C.lc_fill(a.c, c.c, C.uint64_t(offset), C.uint32_t(value), cbool(barrier))
 }
+
+// dispatch records groups workgroups of the count pipeline into c.
+func (a *app) dispatch(c cmdBuf, groups uint32) { C.lc_dispatch(a.c, c.c, C.uint32_t(groups)) }
 
 func workSize() uint64 { return uint64(C.lc_work_size()) }
 

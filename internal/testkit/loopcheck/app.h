@@ -17,6 +17,12 @@ typedef struct {
 	int calibrated;     // enable VK_KHR/EXT_calibrated_timestamps where offered
 	int queues;         // queues to create in each family with timestamps (at most its count)
 	const char *device; // a substring of the device's name; NULL or "": the first GPU, else the first device
+	// pipeline_stats enables pipelineStatisticsQuery where offered, and
+	// makes a compute pipeline of count_spirv (count_words words, a
+	// workgroup of 64 invocations) for lc_dispatch.
+	int pipeline_stats;
+	const uint32_t *count_spirv;
+	size_t count_words;
 } lc_config;
 
 typedef struct {
@@ -40,6 +46,9 @@ lc_queue lc_queue_at(lc_app *a, int i);
 int lc_has_host_reset(lc_app *a);
 int lc_has_calibrated(lc_app *a);
 int lc_has_debug_utils(lc_app *a);
+int lc_has_pipeline_stats(lc_app *a);
+// groups workgroups of the count pipeline: 64*groups compute invocations.
+void lc_dispatch(lc_app *a, VkCommandBuffer c, uint32_t groups);
 
 VkCommandPool lc_create_pool(lc_app *a, uint32_t family);
 void lc_destroy_pool(lc_app *a, VkCommandPool p);

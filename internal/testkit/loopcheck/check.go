@@ -153,6 +153,7 @@ func (r *run) checkZones(tr *timeline.Trace, p *problems) {
 		}
 		slices[z], index[z] = s, i
 		r.checkTime(z, s, p)
+		r.checkWork(z, s, p)
 	}
 	for z, s := range slices {
 		if ps := slices[z.parent]; z.parent != nil && ps != nil && (s.Start < ps.Start || s.End > ps.End) {
@@ -162,6 +163,52 @@ func (r *run) checkZones(tr *timeline.Trace, p *problems) {
 	r.checkFlows(tr, slices, index, p)
 	if r.l.exact() {
 		r.checkLosses(tr, slices, p)
+		var missing uint64
+		for _, s := range slices {
+			if s.Work != nil && s.Work.Missing != timeline.WorkCounted {
+				missing++
+			}
+		}
+		if tr.Drops.Work != missing {
+			p.add("causes", "%d slices without their counts; drops.work %d", missing, tr.Drops.Work)
+		}
+	}
+}
+
+// checkWork holds a slice's work to what the application did: a zone of a
+// context that counts statistics has them, and its counts are the compute
+// invocations the application dispatched between its Begin and End, and
+// none of any other statistic (it dispatched nothing else); or it has
+// none for the one reason such a loop can give, its frame's statistics
+// queries spent. A zone of a context that counts none has no Work.
+func (r *run) checkWork(z *zoneRec, s *timeline.Span, p *problems) {
+	want := r.stats(z.queue)
+	w := s.Work
+	switch {
+	case want == 0:
+		if w != nil {
+			p.add("work", "%q of frame %d has work %+v; its context counts none", z.name, z.frame, *w)
+		}
+		return
+	case w == nil:
+		p.add("work", "%q of frame %d has no work; its context counts %v", z.name, z.frame, want)
+		return
+	case w.Missing == timeline.WorkSpent:
+		return
+	case w.Missing != timeline.WorkCounted:
+		p.add("work", "%q of frame %d has no counts (%v), which the loop cannot cause", z.name, z.frame, w.Missing)
+		return
+	case w.Stats != want:
+		p.add("work", "%q of frame %d counts %v; its context counts %v", z.name, z.frame, w.Stats, want)
+	}
+	for i := range timeline.NumPipelineStats {
+		exp := uint64(0)
+		if timeline.PipelineStats(1)<<i == timeline.ComputeShaderInvocations {
+			exp = z.compute
+		}
+		if w.Count[i] != exp {
+			p.add("work", "%q of frame %d: %s %d, the application's %d", z.name, z.frame, timeline.StatKey(i), w.Count[i], exp)
+		}
 	}
 }
 

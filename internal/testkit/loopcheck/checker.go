@@ -42,16 +42,16 @@ type Result struct {
 func Check(seed uint64, o Options) (res Result, err error) {
 	before := leakcheck.Snapshot()
 	msgs0, _ := messages()
-	a, err := newApp(appConfig{validation: o.Validation, hostReset: true, calibrated: true, queues: 2, device: o.Device})
+	a, err := newApp(appConfig{validation: o.Validation, hostReset: true, calibrated: true, queues: 2, device: o.Device, pipelineStats: true})
 	if err != nil {
 		return res, err
 	}
-	l := Gen(seed, device{queues: len(a.queues), hostReset: a.hostReset, calibrate: a.calibrated})
+	l := Gen(seed, device{queues: len(a.queues), hostReset: a.hostReset, calibrate: a.calibrated, pipelineStats: a.pipelineStats})
 	res.Loop, res.Device = l, a.name
-	if !l.HostReset || !l.Calibrated {
+	if !l.HostReset || !l.Calibrated || !l.Stats {
 		// The application enables what the loop says it does.
 		a.destroy()
-		a, err = newApp(appConfig{validation: o.Validation, hostReset: l.HostReset, calibrated: l.Calibrated, queues: 2, device: o.Device})
+		a, err = newApp(appConfig{validation: o.Validation, hostReset: l.HostReset, calibrated: l.Calibrated, queues: 2, device: o.Device, pipelineStats: l.Stats})
 		if err != nil {
 			return res, err
 		}

@@ -27,7 +27,11 @@
 // the device itself made again mid-run; misuse (zones never ended, ended
 // twice, after EndFrame, the zero Zone, command buffers never submitted,
 // frames without GPU.Submit); a flight recorder's window, a small
-// MaxSpans, a streaming sink, the live view read while the loop runs.
+// MaxSpans, a streaming sink, the live view read while the loop runs;
+// pipeline statistics counted in every zone, with compute dispatches of
+// known size (a workgroup of 64) between the zones' Begins and Ends, in
+// loops that keep to what counting asks of an application (no zone across
+// command buffers or left open, secondaries executed outside every zone).
 // Every choice comes from the seed and the frame's number alone, never
 // from what the library answered, so a seed replays exactly.
 //
@@ -39,9 +43,13 @@
 // submitted, lies inside [its submission's CPU time, the return of the
 // wait for it] within its error bound, lies inside the zone it was
 // recorded in, and has the arrow from its submission's span if and only
-// if its command buffer was named; in a loop that lets nothing go (no
+// if its command buffer was named; with pipeline statistics, has the
+// compute invocations the application dispatched inside it, nested zones
+// included, and nothing else, or no counts only because its frame's
+// statistics queries were spent; in a loop that lets nothing go (no
 // window or span cap, waits as declared), every such zone is there and
-// each cause of loss counts what the application did; the trace reads
+// each cause of loss counts what the application did (Drops.Work the
+// slices without counts); the trace reads
 // back the same from Chrome JSON; Perfetto's trace processor loads it
 // with no error, with as many GPU slices and flows; the validation layer
 // says nothing (but for an application that waits late, whose resets it

@@ -24,6 +24,9 @@ type zoneRec struct {
 	parent *zoneRec // the zone open around it when it began, in the same command buffer
 	begin  *cbRec
 	end    *cbRec // where it was ended first; nil: never
+	// compute is the compute shader invocations the application
+	// dispatched between its Begin and End (Loop.Stats).
+	compute uint64
 }
 
 // cbRec is one command buffer as recorded.

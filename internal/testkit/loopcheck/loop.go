@@ -48,6 +48,13 @@ type Loop struct {
 	NoSubmittedEvery   int // every this many frames, no GPU.Submit at all (the frame asks for no arrows); 0: never
 	MisuseEvery        int // every this many zones, a misuse; 0: none
 	UnsubmittedCBEvery int // every this many command buffers, one is recorded and never submitted; 0: none
+	// Stats: every context counts the pipeline statistics its queue can
+	// (GPUOptions.PipelineStatistics), and command buffers of queues with
+	// compute dispatch work of known size (64 invocations a workgroup).
+	// Such a loop keeps to what counting asks of an application: no zone
+	// across command buffers, none left open, secondaries executed
+	// outside every zone.
+	Stats bool
 }
 
 // Recreate is what the application makes again at a frame.
@@ -67,6 +74,7 @@ func (r Recreate) String() string {
 type device struct {
 	queues               int // queues with timestamps the application made
 	hostReset, calibrate bool
+	pipelineStats        bool // pipelineStatisticsQuery
 }
 
 // Gen draws the loop of seed for d.
@@ -132,6 +140,7 @@ func Gen(seed uint64, d device) Loop {
 		l.Frames += 2 * l.SparseEvery
 	}
 	l.Boundary = pick(0.3)
+	l.Stats = d.pipelineStats && pick(0.3)
 	return l
 }
 
@@ -166,6 +175,7 @@ func (l Loop) String() string {
 	flag(l.NoSubmittedEvery != 0, fmt.Sprintf("no Submitted every %d", l.NoSubmittedEvery))
 	flag(l.MisuseEvery != 0, fmt.Sprintf("misuse every %d zones", l.MisuseEvery))
 	flag(l.UnsubmittedCBEvery != 0, fmt.Sprintf("unsubmitted every %d command buffers", l.UnsubmittedCBEvery))
+	flag(l.Stats, "pipeline statistics")
 	return b.String()
 }
 
@@ -205,6 +215,7 @@ const (
 	opLeaveOpen           // the innermost open zone is never ended (misuse)
 	opZeroEnd             // End the zero Zone (misuse)
 	opExecute             // execute the secondaries here
+	opDispatch            // a dispatch of known size (Loop.Stats)
 )
 
 // frame draws frame f's plan. Frames of the same seed and number are the
@@ -242,6 +253,9 @@ func (l Loop) frame(f int) plan {
 			}
 			if len(c.secondaries) > 0 {
 				at := rng.IntN(len(c.script) + 1)
+				if l.Stats {
+					at = 0 // outside every zone: no query active at vkCmdExecuteCommands
+				}
 				c.script = append(c.script[:at], append([]op{opExecute}, c.script[at:]...)...)
 			}
 			c.unsubmitted = i > 0 && l.UnsubmittedCBEvery > 0 && cbSerial%l.UnsubmittedCBEvery == 0
@@ -251,7 +265,7 @@ func (l Loop) frame(f int) plan {
 		// at the start of a later one of the same goroutine.
 		for i := range cbs {
 			for j := i + 1; j < len(cbs); j++ {
-				if cbs[j].goroutine == cbs[i].goroutine && !cbs[i].unsubmitted && !cbs[j].unsubmitted && rng.IntN(4) == 0 {
+				if cbs[j].goroutine == cbs[i].goroutine && !cbs[i].unsubmitted && !cbs[j].unsubmitted && rng.IntN(4) == 0 && !l.Stats {
 					cbs[i].script = append(cbs[i].script, opBegin)
 					cbs[i].crossTo = j
 					break
@@ -295,6 +309,9 @@ func (l Loop) script(rng *rand.Rand, zones int, _ bool) []op {
 			end := opEnd
 			if l.MisuseEvery > 0 && rng.IntN(l.MisuseEvery) == 0 {
 				end = []op{opEndTwice, opLeaveOpen, opZeroEnd}[rng.IntN(3)]
+				if end == opLeaveOpen && l.Stats {
+					end = opEndTwice // a zone left open would leave its query active
+				}
 			}
 			if end == opZeroEnd {
 				s = append(s, opZeroEnd)
@@ -305,6 +322,9 @@ func (l Loop) script(rng *rand.Rand, zones int, _ bool) []op {
 		}
 		if rng.IntN(3) == 0 {
 			s = append(s, opFill)
+		}
+		if l.Stats && rng.IntN(3) == 0 {
+			s = append(s, opDispatch)
 		}
 	}
 	return s

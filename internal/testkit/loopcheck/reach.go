@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/framescope/framescope/timeline"
 )
 
 // Reach names what a run exercised: loop features and the ways zones
@@ -20,6 +22,7 @@ func (r *run) reach() Reach {
 		"MaxSpans": l.MaxSpans > 0, "sink": l.Sink, "live view": l.Live, "no Collect stretch": l.NoCollectTo > 0,
 		"frames without Submitted": l.NoSubmittedEvery > 0, "sparse GPU work": l.SparseEvery > 0,
 		"frame boundary only": l.Boundary, "zones after close": r.j.afterClose > 0,
+		"pipeline statistics": l.Stats && r.a.pipelineStats,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true
@@ -34,6 +37,10 @@ func (r *run) reach() Reach {
 		x["never submitted"] = x["never submitted"] || d.Unsubmitted+d.Pending > 0
 		x["misuse"] = x["misuse"] || d.Misuse > 0
 		x["unlinked"] = x["unlinked"] || d.Flows > 0
+		x["work: spent"] = x["work: spent"] || st.WorkMissing[timeline.WorkSpent] > 0
+	}
+	for _, z := range r.j.zones {
+		x["work: dispatches counted"] = x["work: dispatches counted"] || z.compute > 0
 	}
 	for _, z := range r.j.zones {
 		switch {

@@ -188,7 +188,7 @@ type recorder struct {
 func (x *recorder) run(buf cmdBuf, rec *cbRec, script []op, prefix string, region int, execute func() error) ([]openZone, error) {
 	r, j := x.r, x.j
 	var stack []openZone
-	nz, nf := 0, 0
+	nz, nf, nd := 0, 0, 0
 	for _, o := range script {
 		switch o {
 		case opBegin:
@@ -230,6 +230,16 @@ func (x *recorder) run(buf cmdBuf, rec *cbRec, script []op, prefix string, regio
 		case opExecute:
 			if err := execute(); err != nil {
 				return nil, err
+			}
+		case opDispatch:
+			if !r.dispatches(x.q) {
+				continue
+			}
+			groups := uint32(1 + nd%5)
+			nd++
+			r.a.dispatch(buf, groups)
+			for _, oz := range stack {
+				oz.rec.compute += countGroup * uint64(groups)
 			}
 		}
 	}

@@ -119,6 +119,7 @@ func (r *run) wrap() error {
 	dev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: r.a.instance(), Physical: r.a.physical(), Device: r.a.device(), Queues: ids,
 		HostQueryReset: r.l.HostReset, CalibratedTimestamps: r.l.Calibrated, DebugUtils: r.a.debugUtils,
+		PipelineStatisticsQuery: r.a.pipelineStats,
 	})
 	if err != nil {
 		return err
@@ -136,7 +137,7 @@ func (r *run) contexts() error {
 			return err
 		}
 		o := profiler.GPUOptions{FramesInFlight: r.l.Declared, QueriesPerFrame: r.l.Queries, MaxQueriesPerFrame: r.l.MaxQueries,
-			DebugLabels: r.l.Labels && r.a.debugUtils}
+			DebugLabels: r.l.Labels && r.a.debugUtils, PipelineStatistics: r.stats(q)}
 		if !r.l.Calibrated && r.l.Calibrate == 0 {
 			o.FallbackQueue, o.FallbackLock = &gq, &r.queue
 		}
@@ -438,3 +439,23 @@ func (v *liveView) stop() {
 		v.srv.Close()
 	})
 }
+
+// stats is what queue q's context counts in a loop with Loop.Stats: every
+// statistic its family can count.
+func (r *run) stats(q int) profiler.PipelineStats {
+	if !r.l.Stats || !r.a.pipelineStats {
+		return 0
+	}
+	var st profiler.PipelineStats
+	if f := r.a.queues[q].flags; f&queueGraphics != 0 {
+		st |= timeline.GraphicsPipelineStats
+	}
+	if r.a.queues[q].flags&queueCompute != 0 {
+		st |= timeline.ComputeShaderInvocations
+	}
+	return st
+}
+
+// dispatches reports whether queue q's command buffers dispatch the
+// count pipeline (Loop.Stats, a family with compute).
+func (r *run) dispatches(q int) bool { return r.stats(q)&timeline.ComputeShaderInvocations != 0 }
