@@ -48,21 +48,7 @@ func checkStats(st PipelineStats, q Queue, d *vk.Device) error {
 // (timeline.WorkRenderPass), and the zone around it keeps its count;
 // outermost, it counts as any zone. Without statistics it is Zone.
 func (g *GPU) ZoneInRenderPass(cmd vkg.CommandBuffer, name Name) Zone {
-	if g == nil {
-		return Zone{}
-	}
-	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
-	if !ok {
-		if g.state.Load() != stateOpen {
-			g.reportLate()
-		}
-		return Zone{}
-	}
-	z := Zone{g: g, pair: pr, cmd: cmd}
-	if g.extra {
-		g.zoneExtra(z, name, true)
-	}
-	return z
+	return g.zone(cmd, name, true)
 }
 
 // zoneExtra records what a zone has besides its begin timestamp: its

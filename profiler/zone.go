@@ -29,22 +29,31 @@ type Zone struct {
 // a time records into it. The context keeps its place in cmd's queries
 // without atomics on that condition, so goroutines recording their own
 // command buffers share little: one atomic for each block of their zones.
-func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone {
+func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone { return g.zone(cmd, name, false) }
+
+// zone is Zone, or ZoneInRenderPass when inside is set. It is inlined
+// into both.
+func (g *GPU) zone(cmd vkg.CommandBuffer, name Name, inside bool) Zone {
 	if g == nil {
 		return Zone{}
 	}
 	pr, ok := g.pool.Begin(cmd, g.begin, uint32(name))
 	if !ok {
-		if g.state.Load() != stateOpen {
-			g.reportLate()
-		}
+		g.refused()
 		return Zone{}
 	}
 	z := Zone{g: g, pair: pr, cmd: cmd}
 	if g.extra {
-		g.zoneExtra(z, name, false)
+		g.zoneExtra(z, name, inside)
 	}
 	return z
+}
+
+// refused reports a refused zone of a closed context as late.
+func (g *GPU) refused() {
+	if g.state.Load() != stateOpen {
+		g.reportLate()
+	}
 }
 
 // End writes the zone's end timestamp into the command buffer it began in.

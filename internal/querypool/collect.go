@@ -280,6 +280,17 @@ func (p *Pool) readPass(mode readMode) {
 	}
 }
 
+// dueQueries counts the queries of s a host reset resets: those its last
+// frame wrote, timestamps and statistics.
+func (s *Slot) dueQueries() uint64 {
+	var n uint64
+	s.each(func(b *block) { n += uint64(b.written) })
+	if s.work != nil {
+		n += uint64(s.work.written)
+	}
+	return n
+}
+
 // resetsDue counts the queries of the spent slots whose frame the
 // application has waited for: what resetDue would reset on the host. The
 // caller holds p.mu.
@@ -287,7 +298,7 @@ func (p *Pool) resetsDue() uint64 {
 	var n uint64
 	for _, s := range p.ring {
 		if s.state.Load() == slotSpent && p.frames-s.begun >= uint64(p.cfg.FramesInFlight) {
-			s.each(func(b *block) { n += uint64(b.written) })
+			n += s.dueQueries()
 		}
 	}
 	return n
@@ -340,7 +351,7 @@ func (p *Pool) resetDue() {
 	t0 := time.Now()
 	var queries uint64
 	for _, s := range p.resets {
-		s.each(func(b *block) { queries += uint64(b.written) })
+		queries += s.dueQueries()
 		if p.resetHost(s) == nil {
 			s.dirty = false
 		}

@@ -347,50 +347,53 @@ func (p *Pool) harvestWork(s *Slot, rs []Result) {
 	// One allocation a harvest: the timeline keeps what the results
 	// point to.
 	works := make([]timeline.Work, len(rs))
+	var idx [timeline.NumPipelineStats]uint8 // result k is statistic idx[k]
+	k := 0
+	p.cfg.Stats.Each(func(i int) { idx[k] = uint8(i); k++ })
 	g := s.gen.Load()
 	for i := range rs {
-		works[i] = p.workOf(s, rs[i].Seq*2, g, used)
-		rs[i].Work = &works[i]
+		wk := &works[i]
+		wk.Stats = p.cfg.Stats
+		if wk.Missing = p.workOf(s, rs[i].Seq*2, g, used, idx[:n], &wk.Count); wk.Missing != timeline.WorkCounted {
+			p.workMissing[wk.Missing].Add(1)
+		}
+		rs[i].Work = wk
 	}
 }
 
-// workOf returns the work of the pair whose first query is q, of
-// generation g, from the running totals.
-func (p *Pool) workOf(s *Slot, q, g, used uint32) timeline.Work {
-	wk := timeline.Work{Stats: p.cfg.Stats}
+// workOf sets count to the work of the pair whose first query is q, of
+// generation g, from the running totals (result k is statistic idx[k]),
+// or returns why it has none.
+func (p *Pool) workOf(s *Slot, q, g, used uint32, idx []uint8, count *[timeline.NumPipelineStats]uint64) timeline.WorkMissing {
 	zw := s.zoneWork(q)
 	switch {
 	case zw.gen != g || zw.state != workEnded:
-		wk.Missing = timeline.WorkUnavailable
+		return timeline.WorkUnavailable
 	case zw.missing != timeline.WorkCounted:
-		wk.Missing = zw.missing
+		return zw.missing
 	case zw.first >= used || zw.last >= used || zw.last < zw.first:
-		wk.Missing = timeline.WorkUnavailable
-	default:
-		n, x := int(s.work.n), &p.scratch
-		before := s.work.prev[zw.first]
-		unav := x.unav[zw.last]
-		if before != noSeg {
-			unav -= x.unav[before]
-		}
-		if unav != 0 {
-			wk.Missing = timeline.WorkUnavailable
-			break
-		}
-		k := 0
-		p.cfg.Stats.Each(func(i int) {
-			v := x.sums[int(zw.last)*n+k]
-			if before != noSeg {
-				v -= x.sums[int(before)*n+k]
-			}
-			wk.Count[i] = v
-			k++
-		})
+		return timeline.WorkUnavailable
 	}
-	if wk.Missing != timeline.WorkCounted {
-		p.workMissing[wk.Missing].Add(1)
+	x, n := &p.scratch, len(idx)
+	last := x.sums[int(zw.last)*n : int(zw.last+1)*n]
+	before := s.work.prev[zw.first]
+	if before == noSeg {
+		if x.unav[zw.last] != 0 {
+			return timeline.WorkUnavailable
+		}
+		for k, i := range idx {
+			count[i] = last[k]
+		}
+		return timeline.WorkCounted
 	}
-	return wk
+	if x.unav[zw.last] != x.unav[before] {
+		return timeline.WorkUnavailable
+	}
+	prev := x.sums[int(before)*n : int(before+1)*n]
+	for k, i := range idx {
+		count[i] = last[k] - prev[k]
+	}
+	return timeline.WorkCounted
 }
 
 // activeSeg returns the segment of s a chain has active in command
