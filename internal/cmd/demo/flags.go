@@ -50,6 +50,7 @@ func ParseFlags(name string, args []string, stderr io.Writer, rig Rig) (Config, 
 	fs.IntVar(&cfg.size, "size", cfg.size, "the image is size x size pixels")
 	fs.IntVar(&cfg.warmup, "warmup", cfg.warmup, "first frames left out of the summary's statistics (they are in the traces)")
 	fs.BoolVar(&cfg.pipelineStats, "pipeline-stats", cfg.pipelineStats, "count every pipeline statistic the device offers in every zone (the work each does), and print the work per frame")
+	fs.BoolVar(&cfg.renderStages, "render-stages", cfg.renderStages, "also write the GPU zones to the Perfetto trace as render stages on hardware queues (ui.perfetto.dev's GPU section), and the work per frame as GPU counters")
 	fs.BoolVar(&cfg.validation, "validation", cfg.validation, "turn the Khronos validation layer on")
 	fs.BoolVar(&cfg.quiet, "quiet", cfg.quiet, "print nothing (but -json)")
 	fs.BoolVar(&cfg.json, "json", cfg.json, "print the summary as JSON")

@@ -38,8 +38,9 @@ type Config struct {
 	size       int // the image is size x size
 	warmup     int // frames left out of the summary's statistics
 	// pipelineStats counts every pipeline statistic the queue offers in
-	// every zone.
-	pipelineStats bool
+	// every zone; renderStages also writes the GPU zones to the Perfetto
+	// trace as render stages, with the work as GPU counters.
+	pipelineStats, renderStages bool
 
 	// flushEvery is how many frames go to the trace files in one batch.
 	flushEvery int
@@ -105,7 +106,7 @@ func run(cfg Config, stdout io.Writer) (summary, error) {
 	}
 	w0, e0 := vk.ValidationCounts()
 
-	tf, err := createTraceFiles(cfg.out, cfg.frames > 0)
+	tf, err := createTraceFiles(cfg.out, cfg.frames > 0, cfg.renderStages)
 	if err != nil {
 		return summary{}, err
 	}

@@ -40,7 +40,7 @@ type traceFiles struct {
 // createTraceFiles creates the trace files in dir. With frameLabels the
 // profile's samples carry their frame, as pprof.Write's do; a run until
 // interrupted leaves them out, so that its profile stays bounded.
-func createTraceFiles(dir string, frameLabels bool) (*traceFiles, error) {
+func createTraceFiles(dir string, frameLabels, renderStages bool) (*traceFiles, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func createTraceFiles(dir string, frameLabels bool) (*traceFiles, error) {
 		tf.pfile.Close()
 		return nil, err
 	}
-	tf.pw = perfetto.NewWriter(tf.pfile, perfetto.Options{})
+	tf.pw = perfetto.NewWriter(tf.pfile, perfetto.Options{RenderStages: renderStages})
 	tf.cbuf = bufio.NewWriterSize(tf.cfile, 64<<10)
 	tf.cw = chrome.NewWriter(tf.cbuf)
 	tf.prof = pprof.NewBuilder(pprof.Options{OmitFrames: !frameLabels})

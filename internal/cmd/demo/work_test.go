@@ -2,8 +2,12 @@ package demo
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/profiler"
@@ -274,5 +278,73 @@ func TestWorkKnownWorkload(t *testing.T) {
 				t.Errorf("%d spans with work in the trace, want %d", n, 7*frames)
 			}
 		})
+	}
+}
+
+// TestWorkTraceProcessor runs the demo with -pipeline-stats -render-stages
+// and loads its Perfetto trace into the trace processor: no import error
+// or data loss (tpcheck.Check), one gpu_slice for every GPU zone, work
+// counter values in gpu_counter, and every counted zone's counts in its
+// slice's args, adding up to the timeline's zone by zone name.
+func TestWorkTraceProcessor(t *testing.T) {
+	cfg := testConfig(t, 6)
+	if !cfg.dev.PipelineStatistics {
+		t.Skip("no pipelineStatisticsQuery")
+	}
+	cfg.pipelineStats, cfg.renderStages = true, true
+	cfg.load = 2
+	if _, err := run(cfg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	pf := filepath.Join(cfg.out, perfettoFile)
+	tr := readPerfetto(t, pf)
+	var gpuZones, counted int
+	want := map[string]uint64{} // "zone/stat" -> the sum of its counts
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track).Kind; k != timeline.TrackGPUQueue && k != timeline.TrackGPULane {
+			continue
+		}
+		gpuZones++
+		if s.Work == nil {
+			t.Fatalf("GPU zone %s has no Work", tr.Name(s.Name))
+		}
+		if s.Work.Missing != timeline.WorkCounted {
+			continue
+		}
+		counted++
+		s.Work.Stats.Each(func(i int) {
+			want[tr.Name(s.Name)+"/"+timeline.StatKey(i)] += s.Work.Count[i]
+		})
+	}
+	if gpuZones == 0 || counted == 0 {
+		t.Fatalf("%d GPU zones, %d counted", gpuZones, counted)
+	}
+	sess := tpcheck.Check(t, pf)
+	if r := sess.MustQuery("select count(*) as n from gpu_slice"); r[0]["n"] != int64(gpuZones) {
+		t.Errorf("%v gpu_slice rows, want one a GPU zone: %d", r[0]["n"], gpuZones)
+	}
+	r := sess.MustQuery(`select count(*) as n, sum(c.value) as v from counter c join gpu_counter_track t on c.track_id = t.id
+		where t.name like '%fragment_shader_invocations'`)
+	if n, _ := r[0]["n"].(int64); n == 0 {
+		t.Errorf("no fragment_shader_invocations values in gpu_counter: %v", r)
+	}
+	got := map[string]uint64{}
+	for _, row := range sess.MustQuery(`select s.name as name, a.key as key, sum(a.int_value) as v
+		from slice s join args a using(arg_set_id)
+		where a.key like 'debug.%' group by s.name, a.key`) {
+		name, _ := row["name"].(string)
+		key, _ := row["key"].(string)
+		v, _ := row["v"].(int64)
+		if _, ok := timeline.StatOf(strings.TrimPrefix(key, "debug.")); ok {
+			got[name+"/"+strings.TrimPrefix(key, "debug.")] = uint64(v)
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("args of %s: %d, want %d", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d work args in the trace processor, %d counts in the timeline", len(got), len(want))
 	}
 }
