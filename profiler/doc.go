@@ -120,12 +120,12 @@
 // vkEndCommandBuffer: the validation layer reports it. Without statistics
 // none of this applies, and the zone path is the same as before.
 //
-// What it costs (docs/measurements/work-23-*): on an NVIDIA H100 a zone
-// that counts takes 1.29 to 1.31 times a raw timestamp pair and a raw
-// statistics query (the driver's vkCmdBeginQuery and vkCmdEndQuery,
-// 600 to 750 ns, most of it), about six times a zone that counts
-// nothing; reading it back (Collect) about 180 to 200 ns a zone against 46
-// to 57 without. Which counts are exact on a driver is measured there too:
+// What it costs, on an NVIDIA H100 (docs/measurements/work-23-*): a zone
+// that counts takes 1.24 to 1.32 times a raw timestamp pair and a raw
+// statistics query (the driver's vkCmdBeginQuery and vkCmdEndQuery, 454
+// to 851 ns, most of it), 5.7 to 6.5 times a zone that counts nothing;
+// reading it back (Collect) 167 to 174 ns a zone against 41 to 54
+// without. Which counts are exact on a driver is measured there too:
 // NVIDIA reuses the vertex shader's results across draws of the same
 // vertices, and llvmpipe counts the fragments of whole 4x4 blocks.
 //
