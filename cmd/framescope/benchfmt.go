@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/framescope/framescope/timeline"
 )
 
 func init() {
@@ -36,8 +39,10 @@ func benchName(s string) string {
 // writeBenchfmt writes every run of s as benchmark results: one line per
 // zone and run, named BenchmarkGPU/track=.../zone=... (or BenchmarkCPU),
 // with the zone's count in the run as the iterations, the run's median
-// as ns/op and its p95 as p95-ns. benchstat then compares the runs of two
-// files as this package's diff does: one sample per run.
+// as ns/op and its p95 as p95-ns, and, for a zone that counts pipeline
+// statistics, each statistic's mean count per occurrence as a metric of
+// its own ("fragment_shader_invocations/op", ...). benchstat then compares
+// the runs of two files as this package's diff does: one sample per run.
 func writeBenchfmt(w io.Writer, s side) error {
 	if devs := s.devices(); len(devs) > 0 {
 		fmt.Fprintf(w, "device: %s\n", benchName(strings.Join(devs, ",")))
@@ -51,8 +56,8 @@ func writeBenchfmt(w io.Writer, s side) error {
 		slices.SortFunc(keys, compareKeys)
 		for _, k := range keys {
 			z := r.Zones[k]
-			if _, err := fmt.Fprintf(w, "Benchmark%s/track=%s/zone=%s %d %.1f ns/op %.1f p95-ns\n",
-				strings.ToUpper(k.Kind), benchName(k.Track), benchName(k.Name), max(z.N, 1), z.P50, z.P95); err != nil {
+			if _, err := fmt.Fprintf(w, "Benchmark%s/track=%s/zone=%s %d %.1f ns/op %.1f p95-ns%s\n",
+				strings.ToUpper(k.Kind), benchName(k.Track), benchName(k.Name), max(z.N, 1), z.P50, z.P95, workMetrics(z.Work)); err != nil {
 				return err
 			}
 		}
@@ -87,4 +92,19 @@ func runBenchfmt(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	return 0
+}
+
+// workMetrics formats a zone's work in a run as benchmark metrics: " V
+// key/op" for each statistic counted, in bit order; "" without work.
+func workMetrics(w *runWork) string {
+	if w == nil {
+		return ""
+	}
+	var b strings.Builder
+	w.Stats.Each(func(i int) {
+		if v, ok := w.value(i); ok {
+			fmt.Fprintf(&b, " %s %s/op", strconv.FormatFloat(v, 'f', -1, 64), timeline.StatKey(i))
+		}
+	})
+	return b.String()
 }

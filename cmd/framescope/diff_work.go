@@ -18,11 +18,14 @@ import (
 // its comparison, whatever the runs at hand show. 0 is exact: any change
 // beyond --min-effect counts, with one run a side.
 //
-// All 0 for now. The spreads measured over 10 identical runs of the demo
-// on lavapipe and on an NVIDIA H100 fill it: a statistic found to vary
-// between identical runs gets its largest relative deviation from the
-// runs' median there, times diffWorkSpreadFactor, as the spread of the runs
-// at hand would (workSpread).
+// All 0, as measured: over 10 identical runs of the demo
+// (-pipeline-stats -load 2) on lavapipe (60 frames) and on an NVIDIA H100
+// (300 frames), every statistic's mean per frame was the same in every
+// run (docs/measurements/work-23-*-determinism.json). A statistic found
+// to vary between identical runs on some device would get its largest
+// relative deviation from the runs' median there, times
+// diffWorkSpreadFactor, as the spread of the runs at hand does
+// (workSpread).
 var diffWorkTolerance = [timeline.NumPipelineStats]float64{}
 
 // diffWorkSpreadFactor turns the spread seen within a side into a

@@ -175,8 +175,9 @@
 // included; --html FILE with both tables and, for every zone not
 // unchanged in time, the runs of both sides as box plots in inline SVG.
 // framescope benchfmt writes a side's runs in the Go benchmark format
-// (one line per zone and run), so that benchstat compares Framescope runs
-// too.
+// (one line per zone and run, with each counted pipeline statistic's mean
+// a metric of its own: "fragment_shader_invocations/op"), so that
+// benchstat compares Framescope runs too.
 //
 // Names in traces are untrusted: text output escapes control characters
 // (escape.go), Markdown puts names in code spans, HTML escapes by context.
