@@ -31,8 +31,8 @@ type Zone struct {
 // command buffers share little: one atomic for each block of their zones.
 func (g *GPU) Zone(cmd vkg.CommandBuffer, name Name) Zone { return g.zone(cmd, name, false) }
 
-// zone is Zone, or ZoneInRenderPass when inside is set. It is inlined
-// into both.
+// zone is Zone, or ZoneInRenderPass when inside is set. Both are inlined
+// where the application calls them, so that a zone costs this one call.
 func (g *GPU) zone(cmd vkg.CommandBuffer, name Name, inside bool) Zone {
 	if g == nil {
 		return Zone{}
