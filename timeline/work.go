@@ -96,21 +96,39 @@ func (s PipelineStats) String() string {
 	return b.String()
 }
 
-// ParsePipelineStats reads a set written as String writes it, or "all".
-// Keys may be separated by "+" or ",".
+// ParsePipelineStats reads a set written as String writes it (keys
+// joined by "+"; "" is none), or "all"; "," joins keys too. It allocates
+// nothing but an error, which quotes at most 64 bytes of a key it does
+// not know.
 func ParsePipelineStats(v string) (PipelineStats, error) {
 	if v == "all" {
 		return AllPipelineStats, nil
 	}
 	var s PipelineStats
-	for _, k := range strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' }) {
+	for v != "" {
+		var k string
+		if i := strings.IndexAny(v, "+,"); i >= 0 {
+			k, v = v[:i], v[i+1:]
+		} else {
+			k, v = v, ""
+		}
 		i, ok := StatOf(strings.TrimSpace(k))
 		if !ok {
-			return 0, fmt.Errorf("timeline: unknown pipeline statistic %q (want one of %s, or all)", k, AllPipelineStats)
+			if len(k) > 64 {
+				k = k[:64] + "..."
+			}
+			return 0, fmt.Errorf("timeline: %q is no pipeline statistic (want their keys joined by +, or all)", k)
 		}
 		s |= 1 << i
 	}
 	return s, nil
+}
+
+// Valid reports whether w is well formed: its reason one of WorkMissing's
+// and no bits past the last statistic. Writers leave out, and count, a
+// Work that is not.
+func (w *Work) Valid() bool {
+	return w.Missing < NumWorkMissing && w.Stats&^AllPipelineStats == 0
 }
 
 // Work is the GPU work a zone did: the pipeline statistics its queue

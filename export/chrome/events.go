@@ -162,7 +162,7 @@ func (w *Writer) begin(ts *trackState, c *cand) {
 		w.buf = append(w.buf, w.name(s.Name)...)
 	}
 	work := s.Work
-	if work != nil && !workOK(work) {
+	if work != nil && !work.Valid() { // written without it, and counted
 		w.invalid.Work++
 		work = nil
 	}

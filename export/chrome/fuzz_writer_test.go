@@ -141,7 +141,7 @@ func FuzzWriter(f *testing.F) {
 				continue
 			}
 			works++
-			if !workOK(s.Work) {
+			if !s.Work.Valid() {
 				bad++
 				continue
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
-	"strings"
 
 	"github.com/framescope/framescope/timeline"
 )
@@ -22,15 +21,7 @@ const (
 	argWorkStats = "work_stats"
 )
 
-// workOK reports whether the writer can write w: its Missing is one of
-// the reasons, and it has no bits past the last statistic. The writer
-// writes a span with another Work without it, and counts it
-// (Invalid.Work).
-func workOK(w *timeline.Work) bool {
-	return w.Missing < timeline.NumWorkMissing && w.Stats&^timeline.AllPipelineStats == 0
-}
-
-// appendWork appends the args of wk (workOK) after sep, the first
+// appendWork appends the args of wk (valid: timeline.Work.Valid) after sep, the first
 // preceded by sep and each other by a comma: one arg per statistic
 // counted, by its key, its count an integer literal (exact past 2^53);
 // for a zone without counts, work_missing and work_stats; for a counted
@@ -186,8 +177,8 @@ func (a *sliceArgs) work() (*timeline.Work, error) {
 			return nil, fmt.Errorf("%q is %s, not a string", argWorkStats, a.WorkStats.quoted())
 		}
 		var err error
-		if stats, err = parseStats(s); err != nil {
-			return nil, err
+		if stats, err = timeline.ParsePipelineStats(s); err != nil {
+			return nil, fmt.Errorf("%q: %w", argWorkStats, err)
 		}
 	}
 	if !a.WorkMissing.set {
@@ -205,26 +196,6 @@ func (a *sliceArgs) work() (*timeline.Work, error) {
 		return nil, fmt.Errorf("%q with counts (of %q)", argWorkMissing, wk.Stats)
 	}
 	return &timeline.Work{Stats: stats, Missing: m}, nil
-}
-
-// parseStats reads a work_stats: statistics' keys joined by '+', as
-// PipelineStats.String joins them; "" is none. It allocates nothing, and
-// an error quotes at most 64 bytes of a key it does not know.
-func parseStats(s string) (timeline.PipelineStats, error) {
-	var stats timeline.PipelineStats
-	for s != "" {
-		var k string
-		k, s, _ = strings.Cut(s, "+")
-		i, ok := timeline.StatOf(k)
-		if !ok {
-			if len(k) > 64 {
-				k = k[:64] + "..."
-			}
-			return 0, fmt.Errorf("%q names %q, which is no pipeline statistic", argWorkStats, k)
-		}
-		stats |= 1 << i
-	}
-	return stats, nil
 }
 
 // reasons lists the keys of the reasons a zone has no counts.

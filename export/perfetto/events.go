@@ -146,7 +146,7 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 		ts, name, frame, errNs = s.Start, s.Name, s.Frame, s.ErrNs
 		if typ == typeSliceEnd {
 			ts = s.End
-		} else if s.Work != nil && workOK(s.Work) {
+		} else if s.Work != nil && s.Work.Valid() {
 			work = s.Work
 		}
 	}

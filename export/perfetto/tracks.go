@@ -80,12 +80,6 @@ var workAnnotationNames = func() (n [annWorkEnd]string) {
 	return n
 }()
 
-// workOK reports whether w is a Work the writer can write: its reason in
-// range and no bits past the last statistic.
-func workOK(w *timeline.Work) bool {
-	return w.Missing < timeline.NumWorkMissing && w.Stats&^timeline.AllPipelineStats == 0
-}
-
 // statGroup is the GpuCounterDescriptor group of statistic i.
 func statGroup(i int) uint64 {
 	switch timeline.PipelineStats(1) << i {

@@ -88,7 +88,7 @@ func TestReadWork(t *testing.T) {
 		want string
 	}{
 		{"unknown reason", []ann{{name: "work_missing", s: "lost", str: true}}, `work_missing is "lost"`},
-		{"unknown statistic", []ann{{name: "work_missing", s: "spent", str: true}, {name: "work_stats", s: "pixels", str: true}}, `unknown pipeline statistic "pixels"`},
+		{"unknown statistic", []ann{{name: "work_missing", s: "spent", str: true}, {name: "work_stats", s: "pixels", str: true}}, `"pixels" is no pipeline statistic`},
 		{"counts and a reason", []ann{{name: "clipping_primitives", u: 4}, {name: "work_missing", s: "frames", str: true}}, "has counts (clipping_primitives) and work_missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -506,7 +506,7 @@ func (w *Writer) collect(b *timeline.Trace) {
 // and counts a malformed Work as invalid.
 func (w *Writer) collectWork(s *timeline.Span, ti int32) {
 	wk := s.Work
-	if !workOK(wk) {
+	if !wk.Valid() {
 		w.stats.Invalid++
 		return
 	}
