@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"math/bits"
 	"strings"
 
 	"github.com/framescope/framescope/internal/stats"
@@ -61,48 +60,33 @@ func (w *runWork) value(i int) (float64, bool) {
 	return w.Mean[i], true
 }
 
-// runWorkSum adds up one zone's counts in one run, in 128 bits, so that no
-// sum of uint64 counts overflows.
-type runWorkSum struct {
-	w        runWork
-	hi, lo   [timeline.NumPipelineStats]uint64
-	min, max [timeline.NumPipelineStats]uint64
-}
+// runWorkSum adds up one zone's counts in one run: stats' accumulator,
+// its sums in 128 bits so that no sum of uint64 counts overflows.
+type runWorkSum = workAcc
 
-func (s *runWorkSum) add(w *timeline.Work) {
-	if w.Missing != timeline.WorkCounted {
-		s.w.Missing[min(w.Missing, timeline.NumWorkMissing)]++
-		return
-	}
-	w.Stats.Each(func(i int) {
-		v := w.Count[i]
-		var carry uint64
-		s.lo[i], carry = bits.Add64(s.lo[i], v, 0)
-		s.hi[i] += carry
-		if s.w.N[i] == 0 || v < s.min[i] {
-			s.min[i] = v
-		}
-		s.max[i] = max(s.max[i], v)
-		s.w.N[i]++
-	})
-}
-
-// result is the run's work, or nil when s is.
-func (s *runWorkSum) result() *runWork {
-	if s == nil {
+// result is the run's work, or nil when a is.
+func (a *workAcc) result() *runWork {
+	if a == nil {
 		return nil
 	}
-	w := s.w
-	for i, n := range w.N {
+	var w runWork
+	for i, n := range a.n {
 		switch {
 		case n == 0:
 			continue
-		case s.min[i] == s.max[i]:
-			w.Mean[i] = float64(s.min[i]) // exact, whatever n
+		case a.min[i] == a.max[i]:
+			w.Mean[i] = float64(a.min[i]) // exact, whatever n
 		default:
-			w.Mean[i] = (float64(s.hi[i])*0x1p64 + float64(s.lo[i])) / float64(n)
+			w.Mean[i] = (float64(a.sum[i][0])*0x1p64 + float64(a.sum[i][1])) / float64(n)
 		}
+		w.N[i] = int(n)
 		w.Stats |= 1 << i
+	}
+	if a.missing != nil {
+		for k, m := range workReasons {
+			w.Missing[m] = int(a.missing[k])
+		}
+		w.Missing[timeline.NumWorkMissing] = int(a.missing[len(workReasons)])
 	}
 	return &w
 }

@@ -40,13 +40,14 @@ func reasonIndex(m timeline.WorkMissing) int {
 	return len(workReasons)
 }
 
-// workAcc sums the work of the instances of one zone.
+// workAcc sums the work of the instances of one zone: of a trace, for
+// stats, or of one run, for diff (runWorkSum).
 type workAcc struct {
-	counted uint64
-	missing []uint64                             // by reasonIndex
-	n       [timeline.NumPipelineStats]uint64    // counted instances with statistic i
-	sum     [timeline.NumPipelineStats][2]uint64 // the sum of their counts, 128 bits: hi, lo
-	max     [timeline.NumPipelineStats]uint64
+	counted  uint64
+	missing  []uint64                             // by reasonIndex
+	n        [timeline.NumPipelineStats]uint64    // counted instances with statistic i
+	sum      [timeline.NumPipelineStats][2]uint64 // the sum of their counts, 128 bits: hi, lo
+	min, max [timeline.NumPipelineStats]uint64
 }
 
 func (a *workAcc) add(w *timeline.Work) {
@@ -60,6 +61,9 @@ func (a *workAcc) add(w *timeline.Work) {
 	a.counted++
 	w.Stats.Each(func(i int) {
 		v := w.Count[i]
+		if a.n[i] == 0 || v < a.min[i] {
+			a.min[i] = v
+		}
 		a.n[i]++
 		var c uint64
 		a.sum[i][1], c = bits.Add64(a.sum[i][1], v, 0)
