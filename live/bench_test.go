@@ -66,7 +66,7 @@ func newRig(b *testing.B, queries uint32, mounted bool) *rig {
 	vkg.CreateFence(d.Handle, &vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}, nil, &f)
 	r.fen = f
 	pdev, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
-		Queues: []profiler.QueueID{{Family: q.Family, Index: q.Index}}, HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
+		Queues: []profiler.QueueID{{Family: q.Family, Index: q.Index}}, HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -64,13 +64,20 @@ type appConfig struct {
 	recorder record.Options
 	ring     int // command buffers in flight; 0: gpu.FramesInFlight (or 3)
 	labels   bool
+	// apiVersion, when set, is what the application tells WrapDevice of
+	// its instance's version; else the version it was made with.
+	apiVersion *uint32
 }
 
 // wrapWith hands the application's device to WrapDevice, with every
 // queue it made.
-func wrapWith(t *testing.T, q *vktest.Queue, labels bool) *profiler.Device {
+func wrapWith(t *testing.T, q *vktest.Queue, labels bool, api ...uint32) *profiler.Device {
 	t.Helper()
 	d := q.Dev
+	version := d.Instance.APIVersion
+	if len(api) > 0 {
+		version = api[0]
+	}
 	ids := make([]profiler.QueueID, len(d.Queues))
 	for i, x := range d.Queues {
 		ids[i] = profiler.QueueID{Family: x.Family, Index: x.Index}
@@ -78,6 +85,7 @@ func wrapWith(t *testing.T, q *vktest.Queue, labels bool) *profiler.Device {
 	dev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: ids,
 		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", DebugUtils: labels && d.Instance.DebugUtils,
+		APIVersion: version,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +111,11 @@ func newApp(t *testing.T, c appConfig) *app {
 	q := vktest.Graphics(t, c.vk)
 	leakcheck.Check(t, 2*time.Second) // the profiler's goroutines end with it
 	g0 := goroutines()
-	dev := wrapWith(t, q, c.labels)
+	var api []uint32
+	if c.apiVersion != nil {
+		api = append(api, *c.apiVersion)
+	}
+	dev := wrapWith(t, q, c.labels, api...)
 	gq, err := dev.Queue(q.Q.Family, q.Q.Index)
 	if err != nil {
 		t.Fatal(err)
@@ -578,7 +590,7 @@ func TestAppDeviceFeatures(t *testing.T) {
 		q := vktest.Graphics(t, vk.Config{})
 		d := q.Dev
 		dev, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
-			Queues: []profiler.QueueID{{Family: q.Q.Family, Index: q.Q.Index}}})
+			Queues: []profiler.QueueID{{Family: q.Q.Family, Index: q.Q.Index}}, APIVersion: d.Instance.APIVersion})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -596,7 +608,7 @@ func TestAppDeviceFeatures(t *testing.T) {
 func TestAppBadQueue(t *testing.T) {
 	q := vktest.Graphics(t, vk.Config{})
 	d := q.Dev
-	base := profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle}
+	base := profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, APIVersion: d.Instance.APIVersion}
 	none := base
 	if _, err := profiler.WrapDevice(none); err == nil {
 		t.Error("WrapDevice without Existing.Queues accepted")
@@ -695,7 +707,7 @@ func TestAppSubmitsWhileLibraryCalibrates(t *testing.T) {
 	q.Lock = new(sync.Mutex)
 	d := q.Dev
 	dev, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
-		Queues: []profiler.QueueID{{Family: q.Q.Family, Index: q.Q.Index}}, HostQueryReset: d.HostQueryReset})
+		Queues: []profiler.QueueID{{Family: q.Q.Family, Index: q.Q.Index}}, HostQueryReset: d.HostQueryReset, APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

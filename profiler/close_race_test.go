@@ -64,7 +64,7 @@ func (w *closeWatch) closeDevice(dev *Device) {
 func wrapForTest(t *testing.T, d *vk.Device) *Device {
 	t.Helper()
 	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: queueIDs(d),
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func TestWrappedDeviceCloseKeepsTheDevice(t *testing.T) {
 	qv, _ := d.QueueFor("graphics")
 	tq := vktest.NewQueue(t, d, qv)
 	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: queueIDs(d),
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", DebugUtils: d.Instance.DebugUtils})
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", DebugUtils: d.Instance.DebugUtils, APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

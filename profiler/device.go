@@ -83,6 +83,18 @@ type Existing struct {
 	// enabled (VkPhysicalDeviceFeatures; needed by
 	// GPUOptions.PipelineStatistics).
 	PipelineStatisticsQuery bool
+	// APIVersion is the apiVersion of the VkApplicationInfo the instance
+	// was created with (vkg.MakeVersion(1, 3, 0)). The profiler calls
+	// only what it and the physical device's version allow, with the
+	// extensions Existing names: 0 reads as 1.0, as Vulkan reads it, and
+	// then the device's UUID and driver name are not read (see
+	// Properties2), and HostQueryReset needs VK_EXT_host_query_reset.
+	APIVersion uint32
+	// Properties2: VK_KHR_get_physical_device_properties2 was enabled on
+	// the instance, for a Vulkan 1.0 instance: the profiler then reads the
+	// device's UUID through it, which tells two devices of one model apart
+	// (see GPU.Track).
+	Properties2 bool
 }
 
 // WrapDevice uses a device the application created. The application must
@@ -99,7 +111,7 @@ func WrapDevice(e Existing) (*Device, error) {
 	d, err := vk.Wrap(vk.Existing{
 		Instance: e.Instance, Physical: e.Physical, Device: e.Device, Queues: refs,
 		HostQueryReset: e.HostQueryReset, CalibratedTimestamps: e.CalibratedTimestamps, DebugUtils: e.DebugUtils,
-		PipelineStatisticsQuery: e.PipelineStatisticsQuery,
+		PipelineStatisticsQuery: e.PipelineStatisticsQuery, APIVersion: e.APIVersion, Properties2: e.Properties2,
 	})
 	if err != nil {
 		return nil, err

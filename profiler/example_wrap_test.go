@@ -26,6 +26,7 @@ func ExampleWrapDevice() {
 		Instance: instance, Physical: physical, Device: device,
 		Queues:         []profiler.QueueID{{Family: family, Index: 0}}, // the queues it created
 		HostQueryReset: true,                                           // what it enabled
+		APIVersion:     vk.MakeVersion(1, 2, 0),                        // the instance's apiVersion
 	})
 	if err != nil {
 		log.Fatal(err)

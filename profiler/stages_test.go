@@ -149,7 +149,7 @@ func TestStagesReachTimestamps(t *testing.T) {
 func TestDebugLabelsWithoutDebugUtils(t *testing.T) {
 	d := vktest.Open(t, vk.Config{})
 	dev, err := WrapDevice(Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: queueIDs(d),
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

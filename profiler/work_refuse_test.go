@@ -45,7 +45,7 @@ func TestWorkRefused(t *testing.T) {
 	d := q.Dev
 	on, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: []profiler.QueueID{{Family: q.Q.Family, Index: q.Q.Index}},
-		HostQueryReset: d.HostQueryReset, PipelineStatisticsQuery: true,
+		HostQueryReset: d.HostQueryReset, PipelineStatisticsQuery: true, APIVersion: d.Instance.APIVersion,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	// says what the application enabled and which queues it created.
 	dev, err := profiler.WrapDevice(profiler.Existing{Instance: a.inst, Physical: a.pd, Device: a.dev,
 		Queues: []profiler.QueueID{{Family: a.family, Index: 0}}, HostQueryReset: true,
-		CalibratedTimestamps: a.calibrated, DebugUtils: a.validation})
+		CalibratedTimestamps: a.calibrated, DebugUtils: a.validation, APIVersion: apiVersion})
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,9 @@ type handles struct {
 
 const region = 1 << 16 // bytes one fill writes; 6 regions a frame
 
+// apiVersion is the instance's: the profiler is told it (Existing.APIVersion).
+var apiVersion = vk.MakeVersion(1, 2, 0)
+
 // errNoVulkan marks a missing Vulkan loader or device; errNoValidation,
 // one of them, the missing validation layer.
 var (
@@ -107,7 +110,7 @@ func newApp(validation bool, slots int) (a *app, err error) {
 		return nil, fmt.Errorf("%w: cannot load libvulkan.so", errNoVulkan)
 	}
 	ici := vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo, PApplicationInfo: &vk.ApplicationInfo{
-		SType: vk.StructureTypeApplicationInfo, PApplicationName: "wrap\x00", ApiVersion: vk.MakeVersion(1, 2, 0)}}
+		SType: vk.StructureTypeApplicationInfo, PApplicationName: "wrap\x00", ApiVersion: apiVersion}}
 	if validation {
 		feats := &validationFeatures{sType: 1000247000, nEnable: 1, enable: &[]int32{4}[0]} // 4: synchronization
 		a.pin.Pin(feats)

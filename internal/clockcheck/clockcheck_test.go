@@ -22,7 +22,7 @@ func wrap(t *testing.T, q *vktest.Queue) *profiler.Device {
 	}
 	dev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle, Queues: ids,
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "",
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", APIVersion: d.Instance.APIVersion,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -52,11 +52,19 @@ type FamilyCaps struct {
 
 // Caps is what Framescope needs to know of a physical device.
 type Caps struct {
-	Index           int
-	Name            string
-	Type            string // discrete, integrated, virtual, cpu, other
-	APIVersion      string
-	APIVersionCode  uint32 // VK_MAKE_VERSION encoding
+	Index          int
+	Name           string
+	Type           string // discrete, integrated, virtual, cpu, other
+	APIVersion     string
+	APIVersionCode uint32 // VK_MAKE_VERSION encoding
+	// Version is what may be used of the device through the instance
+	// Caps was read on: the lower of the instance's and the device's
+	// API versions, as Vulkan rules.
+	Version uint32
+	// UUID is VkPhysicalDeviceIDProperties.deviceUUID, where Version is
+	// 1.1 or more; HasUUID says so.
+	UUID            [16]byte
+	HasUUID         bool
 	VendorID        uint32
 	DeviceID        uint32
 	DriverName      string
@@ -136,12 +144,17 @@ func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 		Type:                        deviceTypeString(p.DeviceType),
 		APIVersion:                  versionString(p.ApiVersion),
 		APIVersionCode:              p.ApiVersion,
+		Version:                     min(p.ApiVersion, in.APIVersion),
 		VendorID:                    p.VendorID,
 		DeviceID:                    p.DeviceID,
 		TimestampPeriod:             p.Limits.TimestampPeriod,
 		TimestampComputeAndGraphics: p.Limits.TimestampComputeAndGraphics == vk.True,
 	}
-	if in.properties2 != nil && p.ApiVersion >= vk.MakeVersion(1, 2, 0) {
+	if in.properties2 != nil && c.Version >= vk.MakeVersion(1, 1, 0) {
+		C.fs_get_device_uuid(C.fsPFN(in.properties2), C.fsVkPhysicalDevice(unsafe.Pointer(pd)), (*C.uint8_t)(unsafe.Pointer(&c.UUID[0])))
+		c.HasUUID = true
+	}
+	if in.properties2 != nil && c.Version >= vk.MakeVersion(1, 2, 0) {
 		var d C.fsDriverInfo
 		C.fs_get_driver_info(C.fsPFN(in.properties2), C.fsVkPhysicalDevice(unsafe.Pointer(pd)), &d)
 		c.DriverName = C.GoString(&d.driverName[0])
@@ -163,19 +176,13 @@ func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 	case exts[ExtCalibratedTimestamps]:
 		c.CalibratedExtension = ExtCalibratedTimestamps
 	}
-	if c.CalibratedExtension != "" && in.timeDomains != nil {
-		var n C.uint32_t
-		h := C.fsVkPhysicalDevice(unsafe.Pointer(pd))
-		if r := C.fs_get_calibrateable_time_domains(C.fsPFN(in.timeDomains), h, &n, nil); r == 0 && n > 0 {
-			ds := make([]C.int32_t, n)
-			if r := C.fs_get_calibrateable_time_domains(C.fsPFN(in.timeDomains), h, &n, &ds[0]); r >= 0 {
-				for _, d := range ds[:n] {
-					c.TimeDomains = append(c.TimeDomains, TimeDomain(d))
-				}
-			}
-		}
+	if in.Properties2 {
+		// Before a device enables the extension, Vulkan 1.1 (or the
+		// instance's VK_KHR_get_physical_device_properties2) is needed to
+		// use a device extension's physical-device commands.
+		c.TimeDomains = in.timeDomainsOf(c.CalibratedExtension, pd)
 	}
-	if in.features2 != nil && (p.ApiVersion >= vk.MakeVersion(1, 2, 0) || exts[ExtHostQueryReset]) {
+	if in.features2 != nil && (c.Version >= vk.MakeVersion(1, 2, 0) || exts[ExtHostQueryReset]) {
 		c.HostQueryReset = C.fs_host_query_reset_supported(C.fsPFN(in.features2),
 			C.fsVkPhysicalDevice(unsafe.Pointer(pd))) != 0
 	}
@@ -184,4 +191,27 @@ func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 	f.Deref()
 	c.PipelineStatisticsQuery = f.PipelineStatisticsQuery == vk.True
 	return c, nil
+}
+
+// timeDomainsOf returns the time domains pd calibrates, when it offers
+// ext (a calibrated-timestamps extension): the caller knows that it may
+// call the extension's physical-device command.
+func (in *Instance) timeDomainsOf(ext string, pd vk.PhysicalDevice) []TimeDomain {
+	if ext == "" || in.timeDomains == nil {
+		return nil
+	}
+	var n C.uint32_t
+	h := C.fsVkPhysicalDevice(unsafe.Pointer(pd))
+	if r := C.fs_get_calibrateable_time_domains(C.fsPFN(in.timeDomains), h, &n, nil); r != 0 || n == 0 {
+		return nil
+	}
+	ds := make([]C.int32_t, n)
+	if r := C.fs_get_calibrateable_time_domains(C.fsPFN(in.timeDomains), h, &n, &ds[0]); r < 0 {
+		return nil
+	}
+	out := make([]TimeDomain, 0, n)
+	for _, d := range ds[:n] {
+		out = append(out, TimeDomain(d))
+	}
+	return out
 }

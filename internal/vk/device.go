@@ -72,6 +72,10 @@ type Device struct {
 	Calibrated string
 	// PipelineStatistics: the pipelineStatisticsQuery feature is enabled.
 	PipelineStatistics bool
+	// Twins is how many of the instance's physical devices have this
+	// one's name (Caps.Name), itself included: above 1, a name alone does
+	// not say which device it is.
+	Twins int
 
 	ownsInstance bool
 	borrowed     bool // Wrap: the application owns the device
@@ -176,14 +180,16 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{Instance: in, Physical: pd, Caps: caps}
+	d := &Device{Instance: in, Physical: pd, Caps: caps, Twins: in.twins(caps.Name)}
 
 	var exts []string
-	if !cfg.NoCalibrated && caps.CalibratedExtension != "" {
+	// The calibrated-timestamps extensions need Vulkan 1.1 or the
+	// instance's VK_KHR_get_physical_device_properties2.
+	if !cfg.NoCalibrated && caps.CalibratedExtension != "" && in.Properties2 {
 		exts = append(exts, cstr(caps.CalibratedExtension))
 		d.Calibrated = caps.CalibratedExtension
 	}
-	core12 := caps.APIVersionCode >= vk.MakeVersion(1, 2, 0)
+	core12 := caps.Version >= vk.MakeVersion(1, 2, 0)
 	wantHQR := !cfg.NoHostQueryReset && caps.HostQueryReset
 	if wantHQR && !core12 {
 		exts = append(exts, cstr(ExtHostQueryReset))
@@ -250,6 +256,12 @@ type Existing struct {
 	// PipelineStatisticsQuery: the pipelineStatisticsQuery feature was
 	// enabled.
 	PipelineStatisticsQuery bool
+	// APIVersion is the instance's VkApplicationInfo.apiVersion; 0 reads
+	// as 1.0, as Vulkan reads it.
+	APIVersion uint32
+	// Properties2: VK_KHR_get_physical_device_properties2 was enabled on
+	// the instance.
+	Properties2 bool
 }
 
 // MaxWrappedQueues bounds Existing.Queues.
@@ -273,7 +285,7 @@ func Wrap(e Existing) (*Device, error) {
 	if err := vk.InitInstance(e.Instance); err != nil {
 		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
 	}
-	in := wrapInstance(e.Instance, e.DebugUtils)
+	in := wrapInstance(e.Instance, e.DebugUtils, e.APIVersion, e.Properties2)
 	pds, err := in.PhysicalDevices()
 	if err != nil {
 		return nil, err
@@ -291,7 +303,11 @@ func Wrap(e Existing) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true,
+	if e.CalibratedTimestamps && !in.Properties2 {
+		return nil, fmt.Errorf("vk: Wrap: Existing.CalibratedTimestamps, through an instance of Vulkan %s without VK_KHR_get_physical_device_properties2, which the calibrated-timestamps extensions need (Existing.APIVersion, Existing.Properties2)",
+			versionString(in.APIVersion))
+	}
+	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true, Twins: in.twins(caps.Name),
 		PipelineStatistics: e.PipelineStatisticsQuery && caps.PipelineStatisticsQuery}
 	for i, r := range e.Queues {
 		if int(r.Family) >= len(caps.Families) || r.Index >= caps.Families[r.Family].Count {
@@ -311,13 +327,26 @@ func Wrap(e Existing) (*Device, error) {
 		d.Queues = append(d.Queues, Queue{Handle: q, Family: r.Family, Index: r.Index, Flags: f.Flags, Bits: f.Bits, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(e.HostQueryReset, e.CalibratedTimestamps && caps.CalibratedExtension != "")
+	if e.HostQueryReset && !d.HostQueryReset {
+		return nil, fmt.Errorf("vk: Wrap: Existing.HostQueryReset, but %s is not loaded: a device of Vulkan %s through an instance of %s has it only with %s enabled (is Existing.APIVersion the instance's?)",
+			d.resetName(), versionString(caps.APIVersionCode), versionString(in.APIVersion), ExtHostQueryReset)
+	}
 	return d, nil
+}
+
+// resetName is the entry point of vkResetQueryPool the device's version
+// allows: the core one from Vulkan 1.2, else the extension's.
+func (d *Device) resetName() string {
+	if d.Caps.Version >= vk.MakeVersion(1, 2, 0) {
+		return "vkResetQueryPool"
+	}
+	return "vkResetQueryPoolEXT"
 }
 
 func (d *Device) loadProcs(hostReset, calibrated bool) {
 	in := d.Instance
 	if hostReset {
-		d.resetQP, _ = deviceProc(in.Handle, d.Handle, "vkResetQueryPool", "vkResetQueryPoolEXT")
+		d.resetQP, _ = deviceProc(in.Handle, d.Handle, d.resetName())
 		d.HostQueryReset = d.resetQP != nil
 	}
 	if calibrated {
@@ -576,4 +605,22 @@ func (d *Device) QueueSubmit(q vk.Queue, cmds []vk.CommandBuffer, fence vk.Fence
 // commands.
 func (d *Device) CmdWaitEvent(cmd vk.CommandBuffer, ev vk.Event) {
 	C.fs_cmd_wait_event(C.fsPFN(d.waitEvents), C.fsVkCommandBuffer(unsafe.Pointer(cmd)), C.uint64_t(handle64(ev)))
+}
+
+// twins counts the instance's physical devices named name.
+func (in *Instance) twins(name string) int {
+	pds, err := in.PhysicalDevices()
+	if err != nil {
+		return 1
+	}
+	n := 0
+	for _, pd := range pds {
+		var p vk.PhysicalDeviceProperties
+		vk.GetPhysicalDeviceProperties(pd, &p)
+		p.Deref()
+		if vk.ToString(p.DeviceName[:]) == name {
+			n++
+		}
+	}
+	return max(n, 1)
 }

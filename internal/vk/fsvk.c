@@ -167,6 +167,28 @@ int fs_get_driver_info(fsPFN fn, fsVkPhysicalDevice pd, fsDriverInfo *out) {
 }
 
 typedef struct {
+	int32_t sType; // 1000071004 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES
+	void *pNext;
+	uint8_t deviceUUID[16];
+	uint8_t driverUUID[16];
+	uint8_t deviceLUID[8];
+	uint32_t deviceNodeMask;
+	uint32_t deviceLUIDValid;
+} fsPhysicalDeviceIDProperties;
+
+void fs_get_device_uuid(fsPFN fn, fsVkPhysicalDevice pd, uint8_t *out) {
+	fsPhysicalDeviceIDProperties id;
+	fsPhysicalDeviceProperties2 p2;
+	memset(&id, 0, sizeof id);
+	memset(&p2, 0, sizeof p2);
+	id.sType = 1000071004;
+	p2.sType = 1000059001;
+	p2.pNext = &id;
+	((fsPFN_GetProperties2)fn)(pd, &p2);
+	memcpy(out, id.deviceUUID, 16);
+}
+
+typedef struct {
 	int32_t sType; // VK_STRUCTURE_TYPE_MEMORY_BARRIER 46
 	const void *pNext;
 	uint32_t srcAccessMask;

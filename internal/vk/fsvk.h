@@ -72,6 +72,8 @@ typedef struct {
 	char driverInfo[256];
 } fsDriverInfo;
 int fs_get_driver_info(fsPFN props2, fsVkPhysicalDevice pd, fsDriverInfo *out);
+// fs_get_device_uuid writes VkPhysicalDeviceIDProperties.deviceUUID (16 bytes).
+void fs_get_device_uuid(fsPFN props2, fsVkPhysicalDevice pd, uint8_t *out);
 
 // Query copies for readback without driver calls: a barrier making all
 // earlier work on the queue finish before the copy, the copy, and a barrier

@@ -41,6 +41,9 @@ type InstanceConfig struct {
 	// when the layer is on; an error if it does not offer them.
 	SyncValidation bool
 	BestPractices  bool
+	// APIVersion is the VkApplicationInfo.apiVersion the instance is made
+	// with (vk.MakeVersion); 0: 1.3. Tests of old applications set 1.0.
+	APIVersion uint32
 }
 
 // VkValidationFeatureEnableEXT values.
@@ -55,6 +58,14 @@ type Instance struct {
 	Handle     vk.Instance
 	Validation bool // the validation layer is on
 	DebugUtils bool // VK_EXT_debug_utils is enabled
+	// APIVersion is the apiVersion the instance was made with (0 reads as
+	// 1.0, as Vulkan reads it): what Framescope may call on it, and, with
+	// a physical device's own version, on a device made from it.
+	APIVersion uint32
+	// Properties2: vkGetPhysicalDeviceProperties2 and Features2 may be
+	// called (Vulkan 1.1, or VK_KHR_get_physical_device_properties2
+	// enabled on the instance).
+	Properties2 bool
 
 	timeDomains     proc // vkGetPhysicalDeviceCalibrateableTimeDomains{KHR,EXT}
 	features2       proc // vkGetPhysicalDeviceFeatures2
@@ -136,7 +147,11 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		defer C.free(unsafe.Pointer(en))
 		copy(unsafe.Slice(en, len(enables)), enables)
 	}
-	if r := C.fs_create_instance(cname, C.uint32_t(vk.MakeVersion(1, 3, 0)), cl, C.uint32_t(len(layers)),
+	api := cfg.APIVersion
+	if api == 0 {
+		api = vk.MakeVersion(1, 3, 0)
+	}
+	if r := C.fs_create_instance(cname, C.uint32_t(api), cl, C.uint32_t(len(layers)),
 		ce, C.uint32_t(len(extNames)), en, C.uint32_t(len(enables)), cbool(validation), &ch); r != 0 {
 		return nil, fmt.Errorf("vk: vkCreateInstance: %w", vk.Error(vk.Result(r)))
 	}
@@ -145,7 +160,7 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		vk.DestroyInstance(h, nil)
 		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
 	}
-	in := wrapInstance(h, debugUtils)
+	in := wrapInstance(h, debugUtils, api, false)
 	in.Validation = validation
 	if validation {
 		if in.createMessenger == nil || in.destroyMsg == nil {
@@ -161,13 +176,23 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	return in, nil
 }
 
-// wrapInstance loads Framescope's instance-level entry points for h.
-func wrapInstance(h vk.Instance, debugUtils bool) *Instance {
-	in := &Instance{Handle: h, DebugUtils: debugUtils}
+// wrapInstance loads Framescope's instance-level entry points for h, an
+// instance of API version api with VK_KHR_get_physical_device_properties2
+// enabled or not (props2ext): only those the version and extensions allow,
+// as the loader answers a name whatever the version.
+func wrapInstance(h vk.Instance, debugUtils bool, api uint32, props2ext bool) *Instance {
+	in := &Instance{Handle: h, DebugUtils: debugUtils, APIVersion: max(api, vk.MakeVersion(1, 0, 0))}
 	in.timeDomains, _ = instanceProc(h, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
 		"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT")
-	in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2", "vkGetPhysicalDeviceFeatures2KHR")
-	in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2", "vkGetPhysicalDeviceProperties2KHR")
+	switch {
+	case in.APIVersion >= vk.MakeVersion(1, 1, 0):
+		in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2")
+		in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2")
+	case props2ext:
+		in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2KHR")
+		in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2KHR")
+	}
+	in.Properties2 = in.features2 != nil && in.properties2 != nil
 	if debugUtils {
 		in.createMessenger, _ = instanceProc(h, "vkCreateDebugUtilsMessengerEXT")
 		in.destroyMsg, _ = instanceProc(h, "vkDestroyDebugUtilsMessengerEXT")

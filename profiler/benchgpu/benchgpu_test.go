@@ -20,7 +20,7 @@ func TestReportsGPUTimePerOp(t *testing.T) {
 	q := vktest.NewQueue(t, d, d.Queues[0])
 	dev, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
 		Queues:         []profiler.QueueID{{Family: d.Queues[0].Family, Index: d.Queues[0].Index}},
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != ""})
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestReportsWorkPerOp(t *testing.T) {
 	q := vktest.NewQueue(t, d, d.Queues[0])
 	dev, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
 		Queues:         []profiler.QueueID{{Family: d.Queues[0].Family, Index: d.Queues[0].Index}},
-		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", PipelineStatisticsQuery: true})
+		HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "", PipelineStatisticsQuery: true, APIVersion: d.Instance.APIVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,7 @@ func newLoop(cfg Config, d *vk.Device, sink timeline.Sink) (*loop, error) {
 		Queues:                  queueIDs(d),
 		HostQueryReset:          d.HostQueryReset,
 		CalibratedTimestamps:    d.Calibrated != "",
+		APIVersion:              d.Instance.APIVersion,
 		DebugUtils:              d.Instance.DebugUtils,
 		PipelineStatisticsQuery: d.PipelineStatistics,
 	})

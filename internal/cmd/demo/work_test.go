@@ -42,7 +42,7 @@ func newWorkRig(t *testing.T, cfg vk.Config) *workRig {
 	pdev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
 		Queues: queueIDs(d), HostQueryReset: d.HostQueryReset, CalibratedTimestamps: d.Calibrated != "",
-		PipelineStatisticsQuery: d.PipelineStatistics,
+		PipelineStatisticsQuery: d.PipelineStatistics, APIVersion: d.Instance.APIVersion,
 	})
 	if err != nil {
 		t.Fatal(err)

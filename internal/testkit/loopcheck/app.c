@@ -151,7 +151,7 @@ int lc_create(const lc_config *cfg, lc_app **out, char *err, size_t errlen) {
 
 	VkApplicationInfo ai = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
 	ai.pApplicationName = "loopcheck";
-	ai.apiVersion = VK_API_VERSION_1_2;
+	ai.apiVersion = cfg->api10 ? VK_API_VERSION_1_0 : VK_API_VERSION_1_2;
 	VkValidationFeatureEnableEXT enables[1] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
 	VkValidationFeaturesEXT vf = {VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
 	vf.enabledValidationFeatureCount = 1;
@@ -240,7 +240,7 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	const char *exts[2];
 	uint32_t nexts = 0;
 	a->calibrated = 0;
-	if (a->cfg.calibrated) {
+	if (a->cfg.calibrated && !a->cfg.api10) {
 		// With the validation layer, the EXT name, which the layer knows
 		// (1.3.239 warns of the KHR one); without it, KHR first.
 		const char *cal = a->cfg.validation
@@ -254,7 +254,7 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	VkPhysicalDeviceHostQueryResetFeatures hqr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
 	VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
 	f2.pNext = &hqr;
-	vkGetPhysicalDeviceFeatures2(a->physical, &f2);
+	if (!a->cfg.api10) vkGetPhysicalDeviceFeatures2(a->physical, &f2);
 	a->host_reset = a->cfg.host_reset && hqr.hostQueryReset;
 	hqr.hostQueryReset = a->host_reset ? VK_TRUE : VK_FALSE;
 	hqr.pNext = NULL;
@@ -264,7 +264,7 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	a->pipeline_stats = a->cfg.pipeline_stats && have.pipelineStatisticsQuery && a->cfg.count_words;
 	want.pipelineStatisticsQuery = a->pipeline_stats ? VK_TRUE : VK_FALSE;
 	VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-	dci.pNext = &hqr;
+	dci.pNext = a->cfg.api10 ? NULL : &hqr;
 	dci.pEnabledFeatures = &want;
 	dci.queueCreateInfoCount = nq;
 	dci.pQueueCreateInfos = qci;
@@ -357,6 +357,7 @@ const char *lc_device_name(lc_app *a) { return a->name; }
 int lc_queue_count(lc_app *a) { return a->nqueues; }
 lc_queue lc_queue_at(lc_app *a, int i) { return a->queues[i]; }
 int lc_has_host_reset(lc_app *a) { return a->host_reset; }
+uint32_t lc_api_version(lc_app *a) { return a->cfg.api10 ? VK_API_VERSION_1_0 : VK_API_VERSION_1_2; }
 int lc_has_calibrated(lc_app *a) { return a->calibrated; }
 int lc_has_debug_utils(lc_app *a) { return a->debug_utils; }
 int lc_has_pipeline_stats(lc_app *a) { return a->pipeline_stats; }

@@ -62,6 +62,7 @@ type appConfig struct {
 	queues                            int    // per family
 	device                            string // a substring of the device's name
 	pipelineStats                     bool   // enable pipelineStatisticsQuery where offered
+	api10                             bool   // an instance of Vulkan 1.0
 }
 
 func cbool(b bool) C.int {
@@ -74,7 +75,8 @@ func cbool(b bool) C.int {
 func newApp(cfg appConfig) (*app, error) {
 	C.lc_pin()
 	cc := C.lc_config{validation: cbool(cfg.validation), host_reset: cbool(cfg.hostReset),
-		calibrated: cbool(cfg.calibrated), queues: C.int(cfg.queues), pipeline_stats: cbool(cfg.pipelineStats)}
+		calibrated: cbool(cfg.calibrated), queues: C.int(cfg.queues), pipeline_stats: cbool(cfg.pipelineStats),
+		api10: cbool(cfg.api10)}
 	// The words, in C memory: lc_create keeps a copy for a device made again.
 	words := C.malloc(C.size_t(len(countSPIRV)))
 	defer C.free(words)
@@ -134,6 +136,10 @@ func (a *app) remakeDevice() error {
 }
 
 func (a *app) destroy() { C.lc_destroy(a.c) }
+
+// apiVersion is the instance's apiVersion, as the application tells the
+// profiler (Existing.APIVersion).
+func (a *app) apiVersion() uint32 { return uint32(C.lc_api_version(a.c)) }
 
 // The handles the profiler takes, as an application that made its
 // objects in C passes them: Vulkan's dispatchable handles are pointers,

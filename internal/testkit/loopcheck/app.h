@@ -23,6 +23,11 @@ typedef struct {
 	int pipeline_stats;
 	const uint32_t *count_spirv;
 	size_t count_words;
+	// api10 makes the instance with apiVersion 1.0 (as Gio does): no
+	// Vulkan 1.1 call, so no host query reset (its feature is read
+	// through vkGetPhysicalDeviceFeatures2) and no calibrated timestamps
+	// (they need VK_KHR_get_physical_device_properties2).
+	int api10;
 } lc_config;
 
 typedef struct {
@@ -44,6 +49,7 @@ const char *lc_device_name(lc_app *a);
 int lc_queue_count(lc_app *a);
 lc_queue lc_queue_at(lc_app *a, int i);
 int lc_has_host_reset(lc_app *a);
+uint32_t lc_api_version(lc_app *a);
 int lc_has_calibrated(lc_app *a);
 int lc_has_debug_utils(lc_app *a);
 int lc_has_pipeline_stats(lc_app *a);

@@ -48,10 +48,11 @@ func Check(seed uint64, o Options) (res Result, err error) {
 	}
 	l := Gen(seed, device{queues: len(a.queues), hostReset: a.hostReset, calibrate: a.calibrated, pipelineStats: a.pipelineStats})
 	res.Loop, res.Device = l, a.name
-	if !l.HostReset || !l.Calibrated || !l.Stats {
+	if !l.HostReset || !l.Calibrated || !l.Stats || l.API10 {
 		// The application enables what the loop says it does.
 		a.destroy()
-		a, err = newApp(appConfig{validation: o.Validation, hostReset: l.HostReset, calibrated: l.Calibrated, queues: 2, device: o.Device, pipelineStats: l.Stats})
+		a, err = newApp(appConfig{validation: o.Validation, hostReset: l.HostReset, calibrated: l.Calibrated, queues: 2, device: o.Device,
+			pipelineStats: l.Stats, api10: l.API10})
 		if err != nil {
 			return res, err
 		}

@@ -55,6 +55,10 @@ type Loop struct {
 	// across command buffers, none left open, secondaries executed
 	// outside every zone.
 	Stats bool
+	// API10: the application's instance is of Vulkan 1.0, as Gio's is: it
+	// enables neither host query reset nor calibrated timestamps, and the
+	// validation layer reports any Vulkan 1.1 call the profiler makes.
+	API10 bool
 }
 
 // Recreate is what the application makes again at a frame.
@@ -141,6 +145,17 @@ func Gen(seed uint64, d device) Loop {
 	}
 	l.Boundary = pick(0.3)
 	l.Stats = d.pipelineStats && pick(0.3)
+	if pick(0.15) {
+		// Neither host query reset nor calibrated timestamps without
+		// Vulkan 1.1: the application calibrates, or gives a queue.
+		l.API10, l.HostReset = true, false
+		if l.Calibrated {
+			l.Calibrated = false
+			if pick(0.7) {
+				l.Calibrate = 1 + rng.IntN(8)
+			}
+		}
+	}
 	return l
 }
 
@@ -154,6 +169,7 @@ func (l Loop) String() string {
 		}
 	}
 	flag(l.LateWait, "waits late")
+	flag(l.API10, "Vulkan 1.0 instance")
 	flag(!l.HostReset, "no host query reset")
 	flag(!l.Calibrated, fmt.Sprintf("no calibrated timestamps (calibrate every %d, 0: fallback queue)", l.Calibrate))
 	fmt.Fprintf(&b, ", %d queues, %d goroutines", l.Queues, l.Goroutines)

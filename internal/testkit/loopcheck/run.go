@@ -119,7 +119,7 @@ func (r *run) wrap() error {
 	dev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: r.a.instance(), Physical: r.a.physical(), Device: r.a.device(), Queues: ids,
 		HostQueryReset: r.l.HostReset, CalibratedTimestamps: r.l.Calibrated, DebugUtils: r.a.debugUtils,
-		PipelineStatisticsQuery: r.a.pipelineStats,
+		PipelineStatisticsQuery: r.a.pipelineStats, APIVersion: r.a.apiVersion(),
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,61 @@
+package profiler_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/internal/testkit/vktest"
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// An application whose instance is of Vulkan 1.0 (as Gio's is), which
+// says so in Existing.APIVersion (0 reads as 1.0): the profiler makes no
+// Vulkan 1.1 call through it (vkGetPhysicalDeviceProperties2 and
+// Features2 among them), which the validation layer would report, and
+// every zone arrives. vktest's device is made through that instance, with
+// what a 1.0 application can enable: no host query reset, no calibrated
+// timestamps (they need VK_KHR_get_physical_device_properties2), so the
+// application calibrates with GPU.Calibrate.
+func TestAppVulkan10Instance(t *testing.T) {
+	for _, api := range []uint32{0, vkg.MakeVersion(1, 0, 0)} {
+		a := newApp(t, appConfig{vk: vk.Config{InstanceConfig: vk.InstanceConfig{APIVersion: vkg.MakeVersion(1, 0, 0)}},
+			gpu: profiler.GPUOptions{FramesInFlight: 2}, apiVersion: &api})
+		if a.q.Dev.HostQueryReset || a.q.Dev.Calibrated != "" {
+			t.Fatal("a Vulkan 1.0 device has host query reset or calibrated timestamps on")
+		}
+		for range 3 {
+			if err := a.g.Calibrate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 12 {
+			a.frame(a.work)
+		}
+		a.expect(a.finish(), 0, timeline.Drops{})
+	}
+}
+
+// WrapDevice told host query reset is on, through an instance of 1.0
+// without VK_EXT_host_query_reset, refuses with an error naming what is
+// missing, rather than call vkResetQueryPool, which Vulkan 1.0 lacks.
+func TestWrapHostResetNeedsVersion(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	d := q.Dev
+	if !d.HostQueryReset || d.Caps.APIVersionCode < vkg.MakeVersion(1, 2, 0) {
+		t.Skip("the device has no core host query reset")
+	}
+	_, err := profiler.WrapDevice(profiler.Existing{Instance: d.Instance.Handle, Physical: d.Physical, Device: d.Handle,
+		Queues: []profiler.QueueID{{Family: q.Q.Family, Index: q.Q.Index}}, HostQueryReset: true})
+	if err == nil {
+		t.Fatal("WrapDevice with HostQueryReset and no APIVersion accepted, on a device that enabled it as core 1.2")
+	}
+	t.Log(err)
+	for _, want := range []string{"vkResetQueryPoolEXT", "Existing.APIVersion", "VK_EXT_host_query_reset"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not name %s", want)
+		}
+	}
+}
