@@ -53,9 +53,14 @@ type calibrator struct {
 	fb      *fallback
 	n       atomic.Uint64
 	errs    atomic.Uint64
-	stopc   chan struct{}
-	done    chan struct{}
-	stopMu  sync.Once
+	lastErr atomic.Pointer[string] // the latest failed attempt's error
+	// first: the first round is the background goroutine's and has not
+	// been tried yet (a fallback's, which takes FallbackLock): collection
+	// leaves the zones to come until it has, so that they convert.
+	first  atomic.Bool
+	stopc  chan struct{}
+	done   chan struct{}
+	stopMu sync.Once
 }
 
 // Limits of calibration.
@@ -103,19 +108,34 @@ func newCalibrator(g *GPU, o calibration) (*calibrator, error) {
 	c.useExt = !o.NoCalibrated && g.dev.Calibrated != "" &&
 		caps.HasTimeDomain(vk.TimeDomainDevice) && caps.HasTimeDomain(o.Clock.domain())
 	c.doms = [2]vk.TimeDomain{vk.TimeDomainDevice, o.Clock.domain()}
-	background := c.useExt || o.FallbackQueue != nil
-	if background {
-		// A first sample now, so that frame 1 converts.
-		if err := c.round(c.queueForBackground()); err != nil {
-			c.errs.Add(1)
+	switch {
+	case c.useExt:
+		// A first sample now, so that frame 1 converts: a few
+		// microseconds, and no lock of the application's.
+		c.failed(c.round(nil))
+		if o.Interval > 0 {
+			go c.loop(false)
+			return c, nil
 		}
+	case o.FallbackQueue != nil:
+		// The first sample submits under FallbackLock, which the
+		// application may hold while it sets up: it is the goroutine's.
+		c.first.Store(true)
+		go c.loop(true)
+		return c, nil
 	}
-	if background && o.Interval > 0 {
-		go c.loop()
-	} else {
-		close(c.done)
-	}
+	close(c.done)
 	return c, nil
+}
+
+// failed counts a failed round and keeps its reason (Stats).
+func (c *calibrator) failed(err error) {
+	if err == nil || err == errStopped {
+		return
+	}
+	c.errs.Add(1)
+	msg := err.Error()
+	c.lastErr.Store(&msg)
 }
 
 func (c *calibrator) queueForBackground() *Queue {
@@ -140,9 +160,17 @@ func nextCalibration(age, interval time.Duration) time.Duration {
 }
 
 // loop recalibrates in the background: every warmupEvery during the first
-// Interval, then every Interval.
-func (c *calibrator) loop() {
+// Interval, then every Interval; first: a round at once, and only that one
+// when Interval is negative.
+func (c *calibrator) loop(first bool) {
 	defer close(c.done)
+	if first {
+		c.failed(c.round(c.queueForBackground()))
+		c.first.Store(false)
+		if c.o.Interval <= 0 {
+			return
+		}
+	}
 	start := time.Now()
 	t := time.NewTimer(nextCalibration(0, c.o.Interval))
 	defer t.Stop()
@@ -151,9 +179,7 @@ func (c *calibrator) loop() {
 		case <-c.stopc:
 			return
 		case <-t.C:
-			if err := c.round(c.queueForBackground()); err != nil {
-				c.errs.Add(1)
-			}
+			c.failed(c.round(c.queueForBackground()))
 			t.Reset(nextCalibration(time.Since(start), c.o.Interval))
 		}
 	}
@@ -164,6 +190,7 @@ func (c *calibrator) loop() {
 func (c *calibrator) stop() {
 	c.stopMu.Do(func() { close(c.stopc) })
 	<-c.done
+	c.first.Store(false)
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
@@ -180,7 +207,12 @@ func (c *calibrator) release() {
 	c.mu.Unlock()
 }
 
-func (c *calibrator) counts() (n, errs uint64) { return c.n.Load(), c.errs.Load() }
+func (c *calibrator) counts() (n, errs uint64, last string) {
+	if p := c.lastErr.Load(); p != nil {
+		last = *p
+	}
+	return c.n.Load(), c.errs.Load(), last
+}
 
 // Calibrate runs one calibration round now. With calibrated timestamps it
 // takes a few microseconds and may run on any goroutine. Without them it
@@ -199,9 +231,7 @@ func (g *GPU) Calibrate() error {
 	if err == errStopped {
 		return g.refusal()
 	}
-	if err != nil {
-		g.cal.errs.Add(1)
-	}
+	g.cal.failed(err)
 	return err
 }
 

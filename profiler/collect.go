@@ -48,7 +48,7 @@ func (z ZoneResult) Dur() int64 { return z.Stop - z.Start }
 // Profiler.BeginFrame leaves that context to it.
 func (g *GPU) Collect(dst []ZoneResult) []ZoneResult {
 	g.manual.Store(true)
-	dst, _ = g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Collect)
+	dst, _ = g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Collect, true)
 	return dst
 }
 
@@ -86,14 +86,17 @@ func (g *GPU) keep(err error) {
 // command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	g.manual.Store(true)
-	return g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Drain)
+	return g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Drain, false)
 }
 
 // collect reads pairs with read (the pool's Collect or Drain), converts
 // them, and adds them to the timeline, and, if keep, appends them to dst;
 // a fault is kept for Err too. begun is the newest frame the application
-// has begun, which it has waited for FramesInFlight frames before.
-func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
+// has begun, which it has waited for FramesInFlight frames before. A
+// collection in the loop (inLoop) reads nothing while the first
+// calibration is still to come from the background: the zones wait for it
+// in the query pool, and then convert.
+func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]querypool.Result) ([]querypool.Result, error), inLoop bool) ([]ZoneResult, error) {
 	if g.state.Load() != stateOpen {
 		return dst, g.refusal()
 	}
@@ -101,6 +104,10 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]que
 	// The application has waited for frame begun-FramesInFlight, whether
 	// or not this context recorded in the frames since.
 	g.pool.Advance(begun)
+	if inLoop && g.cal.first.Load() {
+		g.mu.Unlock()
+		return dst, nil
+	}
 	dst, err := g.collectLocked(dst, keep, read)
 	g.mu.Unlock()
 	g.keep(err)

@@ -81,7 +81,10 @@ type GPUOptions struct {
 	// vkQueuePresentKHR, vkDeviceWaitIdle...); GPU refuses one without
 	// the other. The profiler holds it around each of its own
 	// submissions, never while waiting for the GPU, and so does
-	// GPU.Calibrate: do not call Calibrate holding it. Without
+	// GPU.Calibrate: do not call Calibrate holding it. Profiler.GPU
+	// never takes it: the first sample comes from the context's own
+	// goroutine, and zones read back before it wait for it, so an
+	// application may make the context while it holds the lock. Without
 	// FallbackQueue, such a device is calibrated only when the
 	// application calls GPU.Calibrate from the goroutine that owns the
 	// context's queue.
@@ -142,6 +145,10 @@ type Stats struct {
 	// background's are only counted here.
 	Calibrations      uint64
 	CalibrationErrors uint64
+	// LastCalibrationError is the error of the latest attempt that failed
+	// ("" when none did): why the background rounds fail, which no call
+	// returns ("profiler: calibration submission took over 100ms", ...).
+	LastCalibrationError string
 	// WorkMissing counts the zones read back without their pipeline
 	// statistics, by reason (indexed by timeline.WorkMissing; their sum
 	// is Drops.Work). Their time is delivered as any other zone's.
@@ -185,6 +192,7 @@ type GPU struct {
 
 	clock *clock.Model
 	cal   *calibrator
+	seat  *seat // its device's place on the profiler (identity.go)
 
 	state    atomic.Uint32 // stateOpen, stateClosed or stateDeviceClosed
 	life     sync.Mutex    // Close and the device's close, one at a time
@@ -331,7 +339,11 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		extra:  o.DebugLabels || o.PipelineStatistics != 0,
 		clock:  clock,
 	}
-	g.track = p.rec.QueueTrack(timeline.Queue{Device: caps.Name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
+	p.mu.Lock()
+	name, st := p.seatFor(dev.d)
+	p.mu.Unlock()
+	g.seat = st
+	g.track = p.rec.QueueTrack(timeline.Queue{Device: name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.src = p.rec.GPUSource(g.track)
 	g.ownClock = cal.Clock != ClockMonotonic
 	// The resets a Collect leaves: made on the recorder's goroutine
@@ -349,6 +361,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		g.life.Unlock()
 		g.src.Close()
 		pool.Close()
+		p.unseat(st)
 		return nil, ErrDeviceClosed
 	}
 	g.cal, err = newCalibrator(g, cal)
@@ -359,6 +372,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		g.life.Unlock()
 		g.src.Close()
 		pool.Close()
+		p.unseat(st)
 		return nil, err
 	}
 	g.life.Unlock()
@@ -479,7 +493,7 @@ func (g *GPU) Stats() Stats {
 	for _, n := range s.WorkMissing {
 		s.Drops.Work += n
 	}
-	s.Calibrations, s.CalibrationErrors = g.cal.counts()
+	s.Calibrations, s.CalibrationErrors, s.LastCalibrationError = g.cal.counts()
 	return s
 }
 

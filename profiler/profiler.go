@@ -87,8 +87,9 @@ func (o Options) recorderOptions() record.Options {
 type Profiler struct {
 	rec *record.Recorder
 
-	mu   sync.Mutex
-	gpus []*GPU
+	mu    sync.Mutex
+	gpus  []*GPU
+	seats map[string][]*seat // by physical device: see identity.go
 
 	frameMu sync.Mutex // BeginFrame, one at a time
 	scratch []*GPU     // under frameMu: the contexts BeginFrame collects
@@ -147,7 +148,7 @@ func (p *Profiler) BeginFrame() uint64 {
 	p.mu.Unlock()
 	for _, g := range gpus {
 		if !g.manual.Load() {
-			g.collect(nil, false, id-1, g.pool.Collect) // the timeline's alone: no results kept
+			g.collect(nil, false, id-1, g.pool.Collect, true) // the timeline's alone: no results kept
 		}
 	}
 	clear(gpus)
@@ -205,6 +206,7 @@ func (p *Profiler) forget(g *GPU) {
 	for i, x := range p.gpus {
 		if x == g {
 			p.gpus = append(p.gpus[:i], p.gpus[i+1:]...)
+			g.seat.unseat()
 			return
 		}
 	}
