@@ -17,7 +17,25 @@ import (
 // none on an overflow lane. A context closed and made again on the second
 // device continues its track.
 func TestTwoDevicesAliveAtOnce(t *testing.T) {
-	qs := []*vktest.Queue{vktest.Graphics(t, vk.Config{}), vktest.Graphics(t, vk.Config{})}
+	twoDevices(t, []*vktest.Queue{vktest.Graphics(t, vk.Config{}), vktest.Graphics(t, vk.Config{})}, "", "(device 2)")
+}
+
+// Two GPUs of one model (two H100s), a device and a context on each: a
+// track each, "(GPU 0)" and "(GPU 1)" after the model's name. Skipped on
+// a machine without two devices of one model.
+func TestTwoGPUsOfOneModel(t *testing.T) {
+	q0 := vktest.Graphics(t, vk.Config{Device: "0"})
+	if q0.Dev.Twins < 2 {
+		t.Skipf("%s is the only device of its model here", q0.Dev.Caps.Name)
+	}
+	q1 := vktest.Graphics(t, vk.Config{Device: "1"})
+	twoDevices(t, []*vktest.Queue{q0, q1}, "(GPU 0)", "(GPU 1)")
+}
+
+// twoDevices runs frames on both queues' devices at once, each wrapped
+// with a context of one Profiler, and checks that each device's zones are
+// on a track of its own, whose name has the suffix given.
+func twoDevices(t *testing.T, qs []*vktest.Queue, suffix0, suffix1 string) {
 	p := profiler.New(profiler.Options{})
 	name := p.Name("draw")
 	gpus := make([]*profiler.GPU, 2)
@@ -87,7 +105,7 @@ func TestTwoDevicesAliveAtOnce(t *testing.T) {
 		got[s.Track]++
 	}
 	t.Logf("tracks %q and %q", names[first[0]], names[first[1]])
-	if names[first[0]] == names[first[1]] || !strings.Contains(names[first[1]], "(device 2)") {
+	if names[first[0]] == names[first[1]] || !strings.Contains(names[first[0]], suffix0) || !strings.Contains(names[first[1]], suffix1) {
 		t.Errorf("track names %q and %q do not tell the devices apart", names[first[0]], names[first[1]])
 	}
 	for i, id := range first {

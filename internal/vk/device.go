@@ -180,6 +180,11 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.Validation && caps.Extensions[ExtCalibratedTimestamps] {
+		// The EXT name, which the validation layer knows: Debian's
+		// (1.3.239) warns of the KHR one.
+		caps.CalibratedExtension = ExtCalibratedTimestamps
+	}
 	d := &Device{Instance: in, Physical: pd, Caps: caps, Twins: in.twins(caps.Name)}
 
 	var exts []string
