@@ -57,10 +57,11 @@ type calibrator struct {
 	// first: the first round is the background goroutine's and has not
 	// been tried yet (a fallback's, which takes FallbackLock): collection
 	// leaves the zones to come until it has, so that they convert.
-	first  atomic.Bool
-	stopc  chan struct{}
-	done   chan struct{}
-	stopMu sync.Once
+	first     atomic.Bool
+	firstDone chan struct{} // closed once the first round was tried
+	stopc     chan struct{}
+	done      chan struct{}
+	stopMu    sync.Once
 }
 
 // Limits of calibration.
@@ -102,7 +103,7 @@ func newCalibrator(g *GPU, o calibration) (*calibrator, error) {
 	if err := o.Clock.check(); err != nil {
 		return nil, err
 	}
-	c := &calibrator{g: g, o: o, stopc: make(chan struct{}), done: make(chan struct{})}
+	c := &calibrator{g: g, o: o, stopc: make(chan struct{}), done: make(chan struct{}), firstDone: make(chan struct{})}
 	c.calibrated = g.dev.CalibratedTimestamps
 	caps := g.dev.Caps
 	c.useExt = !o.NoCalibrated && g.dev.Calibrated != "" &&
@@ -167,6 +168,7 @@ func (c *calibrator) loop(first bool) {
 	if first {
 		c.failed(c.round(c.queueForBackground()))
 		c.first.Store(false)
+		close(c.firstDone)
 		if c.o.Interval <= 0 {
 			return
 		}
@@ -205,6 +207,22 @@ func (c *calibrator) release() {
 		c.fb = nil
 	}
 	c.mu.Unlock()
+}
+
+// awaitFirst waits, at most twice FallbackTimeout, for the first round
+// when it is the background's and still to come: for Drain, which may
+// wait, and would otherwise convert nothing it reads.
+func (c *calibrator) awaitFirst() {
+	if !c.first.Load() {
+		return
+	}
+	t := time.NewTimer(2 * c.o.FallbackTimeout)
+	defer t.Stop()
+	select {
+	case <-c.firstDone:
+	case <-c.stopc:
+	case <-t.C:
+	}
 }
 
 func (c *calibrator) counts() (n, errs uint64, last string) {

@@ -80,12 +80,15 @@ func (g *GPU) keep(err error) {
 
 // Drain waits for the readback of everything the GPU has finished and
 // collects it: for shutdown, after vkDeviceWaitIdle. It may wait inside the
-// driver; keep it off the render path. Without host query reset it leaves
+// driver; keep it off the render path. On a context whose first
+// calibration is still to come from FallbackQueue it waits for that too,
+// up to a moment: do not call it holding FallbackLock. Without host query reset it leaves
 // the frames the application has not waited for (FramesInFlight) to a
 // later Collect, Drain or Close: their queries are reset by their first
 // command buffer, and read before it ran they hold an older frame's values.
 func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 	g.manual.Store(true)
+	g.cal.awaitFirst()
 	return g.collect(dst, true, g.p.rec.LastFrame(), g.pool.Drain, false)
 }
 
