@@ -149,15 +149,22 @@ typedef struct {
 } fsPhysicalDeviceProperties2;
 
 typedef void (*fsPFN_GetProperties2)(fsVkPhysicalDevice, fsPhysicalDeviceProperties2 *);
+
+// properties2 calls vkGetPhysicalDeviceProperties2 (fn) with next, a
+// zeroed structure of type sType, chained.
+static void properties2(fsPFN fn, fsVkPhysicalDevice pd, void *next, int32_t sType) {
+	fsPhysicalDeviceProperties2 p2;
+	memset(&p2, 0, sizeof p2);
+	p2.sType = 1000059001;
+	p2.pNext = next;
+	*(int32_t *)next = sType;
+	((fsPFN_GetProperties2)fn)(pd, &p2);
+}
+
 int fs_get_driver_info(fsPFN fn, fsVkPhysicalDevice pd, fsDriverInfo *out) {
 	fsPhysicalDeviceDriverProperties drv;
-	fsPhysicalDeviceProperties2 p2;
 	memset(&drv, 0, sizeof drv);
-	memset(&p2, 0, sizeof p2);
-	drv.sType = 1000196000;
-	p2.sType = 1000059001;
-	p2.pNext = &drv;
-	((fsPFN_GetProperties2)fn)(pd, &p2);
+	properties2(fn, pd, &drv, 1000196000);
 	out->driverID = drv.driverID;
 	memcpy(out->driverName, drv.driverName, sizeof out->driverName);
 	memcpy(out->driverInfo, drv.driverInfo, sizeof out->driverInfo);
@@ -178,13 +185,8 @@ typedef struct {
 
 void fs_get_device_uuid(fsPFN fn, fsVkPhysicalDevice pd, uint8_t *out) {
 	fsPhysicalDeviceIDProperties id;
-	fsPhysicalDeviceProperties2 p2;
 	memset(&id, 0, sizeof id);
-	memset(&p2, 0, sizeof p2);
-	id.sType = 1000071004;
-	p2.sType = 1000059001;
-	p2.pNext = &id;
-	((fsPFN_GetProperties2)fn)(pd, &p2);
+	properties2(fn, pd, &id, 1000071004);
 	memcpy(out, id.deviceUUID, 16);
 }
 
