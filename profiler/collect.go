@@ -299,7 +299,7 @@ func (g *GPU) book() zoneBook {
 		Open:      inFlight + ready,
 		Lost: timeline.Drops{
 			QueryLimit: st.QueryLimit, NoFrame: st.NoFrame, Closed: st.Closed, Unended: st.Unended,
-			Unsubmitted: st.Unsubmitted, Pending: st.Pending, Uncalibrated: unconv,
+			Unsubmitted: st.Unsubmitted, Pending: st.Pending, Overlapped: st.Overlapped, Uncalibrated: unconv,
 			Misuse: st.LateEnds + st.Misuse,
 		},
 	}

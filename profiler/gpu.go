@@ -475,6 +475,7 @@ func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 {
 		return key
 	}
 	g.mu.Lock()
+	g.pool.Executed(g.p.rec.LastFrame(), key, cmds)
 	g.pool.Submitted(g.frame, key, cmds)
 	g.mu.Unlock()
 	return key

@@ -11,6 +11,12 @@ type Drops struct {
 	Unended     uint64 // GPU zones and slices begun and never ended (zones given up once their frame was waited for)
 	Unsubmitted uint64 // GPU zones ended but never executed: their command buffer was not submitted
 	Pending     uint64 // GPU zones whose results were not available, or not collected, when their context closed
+	// Overlapped counts the GPU zones of executions of a recording (a
+	// command buffer recorded once, submitted many times) that ran
+	// beside another execution of it, which Vulkan forbids to queries
+	// (a simultaneous-use command buffer pending twice): one
+	// execution's times cannot be told from the other's.
+	Overlapped uint64
 	// Uncalibrated counts GPU zones read back before their queue had any
 	// clock calibration, so with no host time.
 	Uncalibrated uint64
@@ -48,6 +54,6 @@ type Drops struct {
 // are on the timeline, but their time is missing from a counter, or their
 // counts from the zone); Misuse is not a loss and not in it.
 func (d Drops) Total() uint64 {
-	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated +
+	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Overlapped + d.Uncalibrated +
 		d.GPUSpans + d.Spans + d.Evicted + d.Untimed + d.Work + d.Flows + d.Frames + d.Samples + d.Sink
 }

@@ -47,7 +47,7 @@ type Book struct {
 // Balanced reports whether every book adds up against the trace's drops
 // d: Issued = Delivered + Open + its own causes + its Evicted and Sink.
 func (l Ledger) Balanced(d Drops) bool {
-	zones := d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Uncalibrated + d.GPUSpans
+	zones := d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Overlapped + d.Uncalibrated + d.GPUSpans
 	return l.Zones.adds(zones) && l.Spans.adds(d.Spans) && l.Flows.adds(d.Flows)
 }
 

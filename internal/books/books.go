@@ -17,6 +17,7 @@ const (
 	Unended
 	Unsubmitted
 	Pending
+	Overlapped
 	Uncalibrated
 	GPUSpans
 	Spans
@@ -33,7 +34,7 @@ const (
 
 var causeKeys = [NumCauses]string{
 	QueryLimit: "query_limit", NoFrame: "no_frame", Closed: "closed", Unended: "unended",
-	Unsubmitted: "unsubmitted", Pending: "pending", Uncalibrated: "uncalibrated",
+	Unsubmitted: "unsubmitted", Pending: "pending", Overlapped: "overlapped", Uncalibrated: "uncalibrated",
 	GPUSpans: "gpu_spans", Spans: "spans",
 	Evicted: "evicted", Untimed: "untimed", Work: "work", Flows: "flows",
 	Frames: "frames", Samples: "samples", Sink: "sink", Misuse: "misuse",
@@ -95,6 +96,8 @@ func Count(d *timeline.Drops, c Cause) *uint64 {
 		return &d.Unsubmitted
 	case Pending:
 		return &d.Pending
+	case Overlapped:
+		return &d.Overlapped
 	case Uncalibrated:
 		return &d.Uncalibrated
 	case GPUSpans:

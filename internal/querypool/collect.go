@@ -43,6 +43,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 		p.readMu.Unlock()
 	}
 	p.mu.Lock()
+	p.readRunsLocked()
 	dst, err := p.takeLocked(dst)
 	wake := p.uncopied || p.resetWanted
 	p.mu.Unlock()
@@ -67,6 +68,7 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	p.readPass(readAll)
 	p.readMu.Unlock()
 	p.mu.Lock()
+	p.readRunsLocked()
 	dst, err := p.takeLocked(dst)
 	p.mu.Unlock()
 	return dst, err
@@ -581,6 +583,8 @@ func (p *Pool) Settled() uint64 {
 	for i := range p.ready {
 		oldest = min(oldest, p.ready[i].Frame)
 	}
+	_, runs := p.runsInFlight()
+	oldest = min(oldest, runs)
 	if oldest == ^uint64(0) || oldest == 0 {
 		return oldest // nothing pending; or frame 0 pending, before every frame
 	}

@@ -121,7 +121,11 @@ type Stats struct {
 	// Pending counts pairs ended whose results were not available when
 	// the pool finished (Finish): never submitted, or not yet run.
 	Pending uint64
-	Grown   uint64 // slots recreated larger
+	// Overlapped counts the pairs of recordings' executions that ran
+	// beside another execution of the same recording (simultaneous use):
+	// their values cannot be told apart.
+	Overlapped uint64
+	Grown      uint64 // slots recreated larger
 	// Extended counts query pools made in a frame for the zones its slot
 	// had no room for (host query reset only).
 	Extended uint64
@@ -211,6 +215,15 @@ type Pool struct {
 	pairs, collected, queryLimit, noFrame, unended, unsubmitted atomic.Uint64
 	grown, behind, pending, extended, refusedClosed             atomic.Uint64
 	refusedEnds                                                 endRefusals
+
+	// Recordings (recording.go): by command buffer, under mu; nrecs is
+	// their number, for Executed; open, the slots of those recording now,
+	// for Begin; running, those with an execution not read yet.
+	recs       map[uint64]*recording
+	nrecs      atomic.Int32
+	open       atomic.Pointer[map[uint64]*Slot]
+	running    []*recording
+	overlapped atomic.Uint64
 
 	// chains are the command buffers counting work (Config.Stats).
 	chains      [maxChains]chain
@@ -615,6 +628,11 @@ func (pr Pair) Valid() bool { return pr.s != nil }
 // returns false, counting why, when no pair is available.
 func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
 	s := p.cur.Load()
+	if m := p.open.Load(); m != nil {
+		if rs, ok := (*m)[cmdKey(cmd)]; ok { // a recording's
+			s = rs
+		}
+	}
 	if s == nil {
 		return p.refuseNoFrame()
 	}
@@ -772,14 +790,14 @@ func (p *Pool) Stats() Stats {
 		Pairs: p.pairs.Load(), Collected: p.collected.Load(), QueryLimit: p.queryLimit.Load(),
 		NoFrame: p.noFrame.Load(), Closed: p.refusedClosed.Load(), Unended: p.unended.Load(), Unsubmitted: p.unsubmitted.Load(),
 		LateEnds: p.refusedEnds.late.Load(), Misuse: p.refusedEnds.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
-		Pending: p.pending.Load(), Extended: p.extended.Load(),
+		Pending: p.pending.Load(), Extended: p.extended.Load(), Overlapped: p.overlapped.Load(),
 	}
 }
 
 // Account returns the counters and, counted from the slots at the same
 // moment, the pairs in flight: counted in Pairs (their frame ended) and
 // neither read back nor given up yet. By construction
-// Pairs = inFlight + Collected + Unended + Unwritten + Pending; ready is
+// Pairs = inFlight + Collected + Unended + Unwritten + Pending + Overlapped; ready is
 // how many of Collected wait in the pool for Collect to take them.
 func (p *Pool) Account() (st Stats, inFlight, ready uint64) {
 	p.mu.Lock()
@@ -790,7 +808,8 @@ func (p *Pool) Account() (st Stats, inFlight, ready uint64) {
 			inFlight += uint64(s.handedOut())
 		}
 	}
-	return p.Stats(), inFlight, uint64(len(p.ready))
+	runs, _ := p.runsInFlight()
+	return p.Stats(), inFlight + runs, uint64(len(p.ready))
 }
 
 // Slots returns the ring's size and each slot's capacity in queries.
@@ -847,6 +866,12 @@ func (p *Pool) stopLocked() {
 	p.mu.Lock()
 	p.closed.Store(true)
 	p.endFrameLocked()
+	for _, r := range p.recs {
+		if r.open {
+			p.closeLocked(r) // its later zones are refused
+		}
+	}
+	p.open.Store(nil)
 	p.mu.Unlock()
 	p.wakeReader() // one pending or this: either way it sees closed
 	<-p.done
@@ -894,6 +919,7 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 		p.harvestFinal(s)
 		s.state.Store(slotSpent)
 	}
+	p.finishRecordings()
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
 	p.mu.Unlock()
@@ -934,6 +960,10 @@ func (p *Pool) releaseLocked() {
 		s.destroy(p.dev)
 	}
 	p.retired = nil
+	if !p.finished {
+		p.finishRecordings()
+	}
+	p.releaseRecordings()
 	// Pairs read back that nobody collected: the context closed first.
 	if n := uint64(len(p.ready)); n > 0 {
 		p.collected.Add(-n)

@@ -81,7 +81,8 @@ type SourceReport struct {
 	// not read back or given up yet (in flight on the GPU).
 	Issued, Open uint64
 	// Lost counts its zones lost by cause (QueryLimit, NoFrame, Closed,
-	// Unended, Unsubmitted, Pending, Uncalibrated) and its misuse (Misuse).
+	// Unended, Unsubmitted, Pending, Overlapped, Uncalibrated) and its
+	// misuse (Misuse).
 	Lost timeline.Drops
 	// Unlinked counts the zones it delivered without the submission key
 	// their frame's submissions should have given them: arrows lost.

@@ -129,9 +129,16 @@ func (q *Queue) alloc(level vkg.CommandBufferLevel, n int) []vkg.CommandBuffer {
 // to be executed outside a render pass.
 func (q *Queue) BeginSecondary(cmd vkg.CommandBuffer) {
 	q.tb.Helper()
+	q.BeginSecondaryWith(cmd, vkg.CommandBufferUsageOneTimeSubmitBit)
+}
+
+// BeginSecondaryWith begins a secondary command buffer with the usage
+// flags given, to be executed outside a render pass.
+func (q *Queue) BeginSecondaryWith(cmd vkg.CommandBuffer, flags vkg.CommandBufferUsageFlagBits) {
+	q.tb.Helper()
 	bi := &vkg.CommandBufferBeginInfo{
 		SType: vkg.StructureTypeCommandBufferBeginInfo,
-		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit),
+		Flags: vkg.CommandBufferUsageFlags(flags),
 		PInheritanceInfo: []vkg.CommandBufferInheritanceInfo{{
 			SType: vkg.StructureTypeCommandBufferInheritanceInfo,
 		}},
@@ -160,9 +167,17 @@ func (q *Queue) Cmd() vkg.CommandBuffer { return q.Cmds(1)[0] }
 // Begin begins (or, after a reset, re-begins) cmd for one-time submit.
 func (q *Queue) Begin(cmd vkg.CommandBuffer) {
 	q.tb.Helper()
+	q.BeginWith(cmd, vkg.CommandBufferUsageOneTimeSubmitBit)
+}
+
+// BeginWith begins (or re-begins) cmd with the usage flags given: 0 for a
+// command buffer submitted many times, one at a time;
+// SIMULTANEOUS_USE for one that may be pending more than once.
+func (q *Queue) BeginWith(cmd vkg.CommandBuffer, flags vkg.CommandBufferUsageFlagBits) {
+	q.tb.Helper()
 	bi := vkg.CommandBufferBeginInfo{
 		SType: vkg.StructureTypeCommandBufferBeginInfo,
-		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit),
+		Flags: vkg.CommandBufferUsageFlags(flags),
 	}
 	if r := vkg.BeginCommandBuffer(cmd, &bi); r != vkg.Success {
 		q.tb.Fatalf("vkBeginCommandBuffer: %v", vkg.Error(r))
@@ -202,11 +217,24 @@ func (q *Queue) Event() vkg.Event {
 // fence (which may be nil).
 func (q *Queue) Submit(fence vkg.Fence, cmds ...vkg.CommandBuffer) {
 	q.tb.Helper()
+	q.End(cmds...)
+	q.Resubmit(fence, cmds...)
+}
+
+// End ends the command buffers' recording.
+func (q *Queue) End(cmds ...vkg.CommandBuffer) {
+	q.tb.Helper()
 	for _, c := range cmds {
 		if r := vkg.EndCommandBuffer(c); r != vkg.Success {
 			q.tb.Fatalf("vkEndCommandBuffer: %v", vkg.Error(r))
 		}
 	}
+}
+
+// Resubmit submits command buffers already recorded (ended), in one
+// batch, signalling fence (which may be nil).
+func (q *Queue) Resubmit(fence vkg.Fence, cmds ...vkg.CommandBuffer) {
+	q.tb.Helper()
 	q.lock()
 	err := q.Dev.QueueSubmit(q.Q.Handle, cmds, fence)
 	q.unlock()

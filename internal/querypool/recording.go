@@ -1,0 +1,434 @@
+package querypool
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Recordings: a command buffer recorded once and submitted many times
+// (one per swapchain image, a static one beside per-frame ones) writes
+// the same queries at every execution. Its zones therefore take their
+// pairs from a slot of its own, not from a frame's: BeginRecording
+// records the reset of that slot's queries at the start of the command
+// buffer, EndRecording the copy of its results into the slot's host
+// memory at the end, so that every execution resets, writes and copies
+// its own timestamps. An execution is what Executed is told of, in the
+// application's frame of its submission; its results are read from host
+// memory, with no driver call, once the application has waited for that
+// frame, or at the latest when the recording is submitted again (Vulkan
+// lets a command buffer without the simultaneous-use flag be submitted
+// again only once its last execution has completed) or recorded again.
+// Read, its availability words are cleared, so that the next execution's
+// copy is told from this one's.
+//
+// The books: a recording's pairs are counted (Stats.Pairs) at each
+// execution, not when they are handed out; those never ended by
+// EndRecording are counted once, as Unended. An execution whose results
+// never come is counted Unsubmitted, and one that ran while the one
+// before it had not finished (a simultaneous-use command buffer pending
+// twice, which Vulkan's query rules forbid to timestamps), with that one,
+// as Overlapped: neither's values can be told apart.
+
+// MaxRecordings bounds the recordings a pool keeps at once.
+const MaxRecordings = 256
+
+// Errors from BeginRecording.
+var (
+	ErrRecordingNoCopy = errors.New("querypool: a recording needs vkCmdCopyQueryPoolResults, which this queue may not record (transfer-only)")
+	ErrRecordingStats  = errors.New("querypool: recordings do not count pipeline statistics yet")
+	ErrRecordingCount  = fmt.Errorf("querypool: more than %d recordings at once", MaxRecordings)
+)
+
+// recording is one command buffer recorded to run many times.
+type recording struct {
+	cmd  uint64
+	s    *Slot
+	open bool // between BeginRecording and EndRecording
+	// pairs are the pairs EndRecording found ended, in Begin order: each
+	// execution's zones.
+	pairs []recPair
+	run   *execution // the latest execution, not read yet
+	// early counts executions named before EndRecording: their pairs
+	// are counted when it knows them.
+	early uint64
+	ran   bool // executed since recorded
+}
+
+// recPair is a pair of a recording: its index in the slot, and its name.
+type recPair struct{ j, name uint32 }
+
+// execution is one submission of a recording.
+type execution struct {
+	frame, key uint64
+	begun      uint64 // Pool.frames when it was submitted
+	host       int64  // Config.Now then
+	overlapped bool   // submitted while the one before had not finished
+}
+
+func cmdKey(cmd vkg.CommandBuffer) uint64 { return uint64(uintptr(unsafe.Pointer(cmd))) }
+
+// BeginRecording makes cmd, in the recording state and outside a render
+// pass, a recording: the zones begun in it until EndRecording take pairs
+// of its own, and its queries' reset is recorded into it now. A command
+// buffer recorded again (BeginRecording again) first has its last
+// execution read: Vulkan lets it be recorded again only once that has
+// completed. On an error, Begin refuses the zones of cmd until
+// EndRecording, counting them as NoFrame.
+func (p *Pool) BeginRecording(cmd vkg.CommandBuffer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.beginRecordingLocked(cmd)
+	if err != nil {
+		p.setOpen(cmdKey(cmd), nil) // refuse its zones, rather than put them in a frame's slot
+	}
+	return err
+}
+
+func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
+	switch {
+	case p.closed.Load():
+		return ErrClosed
+	case p.cfg.NoCopy:
+		return ErrRecordingNoCopy
+	case p.cfg.Stats != 0:
+		return ErrRecordingStats
+	}
+	k := cmdKey(cmd)
+	r := p.recs[k]
+	if r == nil {
+		if len(p.recs) >= MaxRecordings {
+			return ErrRecordingCount
+		}
+		s, err := p.newSlot(-1, p.cfg.Queries)
+		if err != nil {
+			return err
+		}
+		s.limit = s.cap // no extra blocks: they would need resets of their own
+		r = &recording{cmd: k, s: s}
+		if p.recs == nil {
+			p.recs = map[uint64]*recording{}
+		}
+		p.recs[k] = r
+		p.nrecs.Store(int32(len(p.recs)))
+	} else {
+		p.retireLocked(r)
+	}
+	s := r.s
+	s.renew(s.usedNow())
+	s.next.Store(0)
+	s.unused = 0
+	clear(s.cursors)
+	s.spares = s.spares[:0]
+	s.frozen.Store(0)
+	s.refused.Store(0)
+	s.elsewhere.Store(false)
+	clear(s.block.buf.Uint64s())
+	vkg.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
+	s.state.Store(slotRecording)
+	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
+	p.setOpen(k, s)
+	return nil
+}
+
+// EndRecording ends the recording of cmd, in the recording state and
+// outside a render pass: its zones still open will never end (Unended,
+// once), and the copy of its results into host memory is recorded into
+// cmd. It does nothing to a command buffer BeginRecording did not make a
+// recording, but end the refusal of its zones.
+func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := cmdKey(cmd)
+	r := p.recs[k]
+	if r == nil || !r.open {
+		p.dropOpen(k)
+		return
+	}
+	p.closeLocked(r)
+	if n := r.s.usedNow(); n > 0 && !p.closed.Load() {
+		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, true)
+	}
+}
+
+// closeLocked ends r's recording: no more pairs, the open ones void, the
+// ended ones its executions' zones. The caller holds p.mu.
+func (p *Pool) closeLocked(r *recording) {
+	s := r.s
+	r.open = false
+	p.dropOpen(r.cmd)
+	s.state.Store(slotClosed)
+	s.waitBegins()
+	s.sealCursors()
+	used := s.usedNow()
+	s.abandon(used)
+	g := s.gen.Load()
+	s.waitEnding(used, g)
+	var void uint64
+	for j := range used / 2 {
+		switch s.block.pairState(j, g) {
+		case pairEnded:
+			r.pairs = append(r.pairs, recPair{j: j, name: s.block.meta[j].name})
+		case pairVoid, pairOpen:
+			void++
+		}
+	}
+	p.pairs.Add(void + uint64(len(r.pairs))*r.early)
+	p.unended.Add(void)
+	r.early = 0
+}
+
+// setOpen publishes the recordings open now, for Begin, with k's slot
+// (nil: its zones are refused). Begin reads the map without a lock, so
+// it is copied, never changed: recordings are begun once each, not each
+// frame. The caller holds p.mu.
+func (p *Pool) setOpen(k uint64, s *Slot) {
+	m := map[uint64]*Slot{k: s}
+	if old := p.open.Load(); old != nil {
+		for x, y := range *old {
+			if x != k {
+				m[x] = y
+			}
+		}
+	}
+	p.open.Store(&m)
+}
+
+// dropOpen publishes the recordings open now without k. The caller holds
+// p.mu.
+func (p *Pool) dropOpen(k uint64) {
+	old := p.open.Load()
+	if old == nil {
+		return
+	}
+	if _, ok := (*old)[k]; !ok {
+		return
+	}
+	if len(*old) == 1 {
+		p.open.Store(nil)
+		return
+	}
+	m := make(map[uint64]*Slot, len(*old)-1)
+	for x, y := range *old {
+		if x != k {
+			m[x] = y
+		}
+	}
+	p.open.Store(&m)
+}
+
+// Executed notes that cmds, submitted under key in the application's
+// frame, carry the recordings among them: each is one execution. Cheap
+// when the pool has no recording.
+func (p *Pool) Executed(frame, key uint64, cmds []vkg.CommandBuffer) {
+	if p.nrecs.Load() == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return
+	}
+	for _, c := range cmds {
+		k := cmdKey(c)
+		r := p.recs[k]
+		switch {
+		case r == nil:
+		case p.oneShot(k):
+			// Recorded again without BeginRecording: a command buffer of
+			// the frame now, whose zones are the frame's.
+			p.retireLocked(r)
+			p.forgetLocked(r)
+		default:
+			p.executeLocked(r, frame, key)
+		}
+	}
+}
+
+// oneShot reports whether command buffer k has zones in the frame
+// recording now: it was recorded again, without BeginRecording. The
+// caller holds p.mu.
+func (p *Pool) oneShot(k uint64) bool {
+	s := p.cur.Load()
+	if s == nil {
+		return false
+	}
+	for i := range s.cursors {
+		if s.cursors[i].cmd.Load() == k {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetLocked drops a retired recording and destroys its slot, once no
+// End may still be in it. The caller holds p.mu.
+func (p *Pool) forgetLocked(r *recording) {
+	delete(p.recs, r.cmd)
+	p.nrecs.Store(int32(len(p.recs)))
+	r.s.quiesce()
+	r.s.destroy(p.dev)
+}
+
+// executeLocked notes an execution of r. Its last one has completed, if
+// the application keeps Vulkan's rules: it is read now. The caller holds
+// p.mu.
+func (p *Pool) executeLocked(r *recording, frame, key uint64) {
+	overlapped := false
+	if r.run != nil && !r.open {
+		overlapped = !p.readRunLocked(r, runAgain)
+	}
+	var host int64
+	if p.cfg.Now != nil {
+		host = p.cfg.Now()
+	}
+	r.run = &execution{frame: frame, key: key, begun: p.frames, host: host, overlapped: overlapped}
+	r.ran = true
+	if r.open {
+		r.early++
+	} else {
+		p.pairs.Add(uint64(len(r.pairs)))
+	}
+	if !slices.Contains(p.running, r) {
+		p.running = append(p.running, r)
+	}
+}
+
+// Why a recording's execution is read.
+type readWhy int
+
+const (
+	runPoll   readWhy = iota // its frame was waited for: read if all in
+	runAgain                 // the recording runs again: the last one has finished, or runs beside
+	runRecord                // the recording is recorded again: the last one has finished, or never ran
+	runFinal                 // the pool's end, the device idle: what is not in is Pending
+)
+
+// readRunLocked reads r's latest execution from host memory into
+// p.ready, or counts why it cannot, once it is settled: its results are
+// all in, or a later execution (runAgain), the pool's end or StaleFrames
+// frames say that no more will come. It reports false for an execution
+// not finished when a later one comes: that one runs beside it. The
+// caller holds p.mu.
+func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
+	x := r.run
+	vals := r.s.block.buf.Uint64s()
+	all := true
+	for _, pr := range r.pairs {
+		if vals[4*pr.j+1] == 0 || vals[4*pr.j+3] == 0 {
+			all = false
+			break
+		}
+	}
+	n := uint64(len(r.pairs))
+	running := !all && why == runAgain && p.frames-x.begun < uint64(p.cfg.FramesInFlight)
+	switch {
+	case !all && why == runPoll && p.frames-x.begun < p.cfg.StaleFrames:
+		return true // still to come
+	case x.overlapped || running:
+		// It ran beside the execution before it, or runs beside the one
+		// to come: one's values are not told from the other's.
+		p.overlapped.Add(n)
+	case all:
+		p.ready = slices.Grow(p.ready, len(r.pairs))
+		for i, pr := range r.pairs {
+			v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
+			p.ready = append(p.ready, Result{Frame: x.frame, Host: x.host, Name: pr.name, Seq: uint32(i), Cmd: r.cmd,
+				Begin: v[0] & p.mask, End: v[2] & p.mask, Key: x.key, Submitted: true})
+		}
+		p.collected.Add(n)
+	case why == runFinal:
+		p.pending.Add(n)
+	default:
+		p.unsubmitted.Add(n) // named, and never ran
+	}
+	r.run = nil
+	clear(vals)
+	return !running
+}
+
+// readRunsLocked reads the executions the application has waited for,
+// and gives up those that never ran. The caller holds p.mu.
+func (p *Pool) readRunsLocked() {
+	f := uint64(p.cfg.FramesInFlight)
+	keep := p.running[:0]
+	for _, r := range p.running {
+		if r.run != nil && !r.open && p.frames-r.run.begun >= f {
+			p.readRunLocked(r, runPoll)
+		}
+		if r.run != nil {
+			keep = append(keep, r)
+		}
+	}
+	clear(p.running[len(keep):])
+	p.running = keep
+}
+
+// retireLocked reads r's last execution, for BeginRecording again or
+// the pool's end; what cannot be read is counted: an execution not in
+// (final: Pending, else never ran: Unsubmitted), a recording never
+// executed (Unsubmitted, its pairs counted once). The caller holds p.mu.
+func (p *Pool) retireLocked(r *recording) {
+	if r.open {
+		p.closeLocked(r)
+	}
+	if r.run != nil {
+		p.readRunLocked(r, runRecord)
+	}
+	if !r.ran {
+		n := uint64(len(r.pairs))
+		p.pairs.Add(n)
+		p.unsubmitted.Add(n)
+	}
+	r.ran = true
+	r.pairs = r.pairs[:0]
+	if i := slices.Index(p.running, r); i >= 0 {
+		p.running = slices.Delete(p.running, i, i+1)
+	}
+}
+
+// runsInFlight returns the pairs of executions not read yet, and the
+// oldest frame among them (^0: none). The caller holds p.mu.
+func (p *Pool) runsInFlight() (pairs, oldest uint64) {
+	oldest = ^uint64(0)
+	for _, r := range p.running {
+		if r.run != nil && !r.open {
+			pairs += uint64(len(r.pairs))
+			oldest = min(oldest, r.run.frame)
+		}
+	}
+	return pairs, oldest
+}
+
+// finishRecordings reads every recording's last execution at the pool's
+// end, after the device went idle: what is not in is Pending. The
+// caller holds p.mu.
+func (p *Pool) finishRecordings() {
+	for _, r := range p.recs {
+		if r.open {
+			p.closeLocked(r)
+		}
+		if r.run != nil {
+			p.readRunLocked(r, runFinal)
+		}
+		if !r.ran {
+			n := uint64(len(r.pairs))
+			p.pairs.Add(n)
+			p.unsubmitted.Add(n)
+			r.ran = true
+		}
+	}
+	p.running = p.running[:0]
+}
+
+// releaseRecordings destroys the recordings' slots. The caller holds
+// p.mu, and the pool is stopped.
+func (p *Pool) releaseRecordings() {
+	for _, r := range p.recs {
+		p.forgetLocked(r)
+	}
+	p.open.Store(nil)
+}

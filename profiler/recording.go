@@ -1,0 +1,62 @@
+package profiler
+
+import (
+	"fmt"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Recording is a command buffer recorded once and submitted many times: a
+// small value, ended once with End.
+type Recording struct {
+	g   *GPU
+	cmd vkg.CommandBuffer
+}
+
+// Record makes cmd, just begun (vkBeginCommandBuffer) and outside a render
+// pass, a recording: a command buffer the application submits again
+// without recording it again, such as one per swapchain image recorded at
+// start-up, or a static one beside those recorded every frame. Its zones
+// are timed at every execution, each execution in the frame of the
+// Submit that names cmd, with that submission's arrow:
+//
+//	rec := gpu.Record(cmd) // once per recording, not per frame
+//	gpu.Zone(cmd, draw).End()
+//	rec.End()              // before vkEndCommandBuffer
+//	...
+//	gpu.Submit(s, cmd)     // every frame that submits it
+//
+// Record records the reset of the recording's queries into cmd, and End
+// the copy of their results, so that each execution writes and copies its
+// own; the application calls neither BeginFrame nor EndFrame for it.
+// Recording cmd again begins with Record again. A recording must not run
+// twice at once (a command buffer with the simultaneous-use flag pending
+// twice): Vulkan forbids writing a query twice without a reset, and the
+// executions that overlapped lose their zones, counted as
+// [timeline.Drops].Overlapped. An execution named by Submit that never
+// runs is counted Unsubmitted; one submitted without Submit is not seen,
+// and the next execution's results may be taken for it. Zones in a
+// recording must end in it. Record refuses, keeping the error for
+// [GPU.Err], with PipelineStatistics (not yet), on a transfer-only queue,
+// and past 256 recordings: the zones recorded into cmd until End are then
+// refused and counted (NoFrame).
+func (g *GPU) Record(cmd vkg.CommandBuffer) Recording {
+	if g == nil || g.state.Load() != stateOpen {
+		return Recording{}
+	}
+	if err := g.pool.BeginRecording(cmd); err != nil {
+		g.keep(fmt.Errorf("profiler: Record: %w", g.poolErr(err)))
+	}
+	return Recording{g: g, cmd: cmd}
+}
+
+// End ends the recording: it records the copy of its results into the
+// command buffer, which must be outside a render pass, before
+// vkEndCommandBuffer. Zones of the recording still open will never be
+// timed (Unended). Ending the zero Recording does nothing.
+func (r Recording) End() {
+	if r.g == nil || r.g.state.Load() != stateOpen {
+		return
+	}
+	r.g.pool.EndRecording(r.cmd)
+}

@@ -1,0 +1,190 @@
+package profiler_test
+
+import (
+	"testing"
+
+	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// reusable records the recording's zones into cmd, begun to be submitted
+// many times: a frame zone holding two draws, 3 zones.
+func (a *app) reusable(cmd vkg.CommandBuffer) {
+	a.q.BeginWith(cmd, 0)
+	rec := a.g.Record(cmd)
+	func() {
+		defer a.g.Zone(cmd, a.frameZone).End()
+		a.g.Zone(cmd, a.draw).End()
+		a.g.Zone(cmd, a.draw).End()
+	}()
+	rec.End()
+	a.q.End(cmd)
+}
+
+// resubmit runs one frame that submits the recorded cmds (and, when
+// fresh is set, a command buffer recorded in the frame, with its zones,
+// first), waiting first for the frame slot's last use.
+func (a *app) resubmit(slot int, fresh bool, cmds ...vkg.CommandBuffer) {
+	a.t.Helper()
+	if a.inFlight[slot] {
+		a.q.Wait(a.fences[slot])
+	}
+	a.p.BeginFrame()
+	all := cmds
+	if fresh {
+		cmd := a.cmds[slot]
+		a.q.Begin(cmd)
+		a.g.BeginFrame(cmd)
+		a.work(cmd)
+		a.g.EndFrame(cmd)
+		a.q.End(cmd)
+		all = append([]vkg.CommandBuffer{cmd}, cmds...)
+	}
+	s := a.main.Span(a.submit)
+	a.g.Submit(s, all...)
+	a.q.Resubmit(a.fences[slot], all...)
+	a.inFlight[slot] = true
+	s.End()
+	a.cpuSpans++
+	a.frames++
+	a.zones += 3 * len(cmds)
+	a.p.EndFrame()
+}
+
+// Command buffers recorded once and submitted every frame, as vkcube and
+// the Vulkan tutorials do (one per frame slot), and beside command
+// buffers recorded every frame (a static one per slot, as engines keep
+// for what does not change): every execution's zones reach the trace, in
+// the frame of their submission with its arrow, and the validation layer
+// says nothing (no query written without a reset).
+func TestRecordingsRunManyTimes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fif   int
+		fresh bool
+	}{{"per slot", 3, false}, {"per slot, one in flight", 1, false}, {"beside per-frame ones", 2, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: c.fif}})
+			static := a.q.Cmds(len(a.cmds))
+			for _, cmd := range static {
+				a.q.End(cmd) // vktest hands them out begun
+				a.reusable(cmd)
+			}
+			for f := range 60 {
+				a.resubmit(f%len(static), c.fresh, static[f%len(static)])
+			}
+			tr := a.finish()
+			a.expect(tr, 0, timeline.Drops{})
+			want := 3
+			if c.fresh {
+				want += 7
+			}
+			zonesByFrame(t, tr, 60, want)
+		})
+	}
+}
+
+// A recording recorded again (Record again after vkBeginCommandBuffer)
+// reads its last execution first and goes on; one never submitted is
+// counted Unsubmitted at Close, its zones once.
+func TestRecordingRecordedAgain(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	static := a.q.Cmds(2)
+	for _, cmd := range static {
+		a.q.End(cmd)
+		a.reusable(cmd)
+	}
+	for f := range 40 {
+		slot := f % 2
+		if f%10 == 9 {
+			a.q.Wait(a.fences[slot])
+			a.inFlight[slot] = false
+			a.reusable(static[slot])
+		}
+		a.resubmit(slot, false, static[slot])
+	}
+	never := a.q.Cmd()
+	a.q.End(never)
+	a.reusable(never)
+	a.zones += 3
+	a.expect(a.finish(), 3, timeline.Drops{Unsubmitted: 3})
+}
+
+// zonesByFrame checks that each of the trace's frames has want GPU zones.
+func zonesByFrame(t *testing.T, tr *timeline.Trace, frames, want int) {
+	t.Helper()
+	gpu := map[timeline.TrackID]bool{}
+	for _, k := range tr.Tracks {
+		gpu[k.ID] = k.Kind == timeline.TrackGPUQueue || k.Kind == timeline.TrackGPULane
+	}
+	per := map[uint64]int{}
+	for _, s := range tr.Spans {
+		if gpu[s.Track] {
+			per[s.Frame]++
+		}
+	}
+	// Each execution's zones come after the span that submitted them:
+	// a time given to another execution would not, one frame in two.
+	for _, fl := range tr.Flows {
+		from, to := tr.Spans[fl.From], tr.Spans[fl.To]
+		if to.Start+int64(to.ErrNs) < from.Start {
+			t.Errorf("a zone of frame %d starts %d ns before the span that submitted it", to.Frame, from.Start-to.Start)
+			break
+		}
+	}
+	if len(per) != frames {
+		t.Errorf("GPU zones in %d frames, want %d", len(per), frames)
+	}
+	for f, n := range per {
+		if n != want {
+			t.Errorf("frame %d has %d GPU zones, want %d", f, n, want)
+		}
+	}
+}
+
+// A secondary command buffer recorded once (outside a render pass) and
+// executed from a primary recorded every frame: its zones reach the trace
+// at every execution, with the submission's arrow, and the validation
+// layer says nothing.
+func TestRecordingCachedSecondary(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	secs := a.q.Secondaries(len(a.cmds))
+	for _, sec := range secs {
+		a.q.BeginSecondaryWith(sec, 0)
+		rec := a.g.Record(sec)
+		func() {
+			defer a.g.Zone(sec, a.frameZone).End()
+			a.g.Zone(sec, a.draw).End()
+			a.g.Zone(sec, a.draw).End()
+		}()
+		rec.End()
+		a.q.End(sec)
+	}
+	for f := range 40 {
+		slot := f % len(a.cmds)
+		if a.inFlight[slot] {
+			a.q.Wait(a.fences[slot])
+		}
+		a.p.BeginFrame()
+		cmd := a.cmds[slot]
+		a.q.Begin(cmd)
+		a.g.BeginFrame(cmd)
+		a.g.Zone(cmd, a.pass).End()
+		vkg.CmdExecuteCommands(cmd, 1, secs[slot:slot+1])
+		a.g.EndFrame(cmd)
+		a.q.End(cmd)
+		s := a.main.Span(a.submit)
+		a.g.Submit(s, cmd, secs[slot])
+		a.q.Resubmit(a.fences[slot], cmd)
+		a.inFlight[slot] = true
+		s.End()
+		a.cpuSpans++
+		a.frames++
+		a.zones += 4
+		a.p.EndFrame()
+	}
+	tr := a.finish()
+	a.expect(tr, 0, timeline.Drops{})
+	zonesByFrame(t, tr, 40, 4)
+}
