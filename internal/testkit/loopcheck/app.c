@@ -399,6 +399,11 @@ int lc_begin_cmd(VkCommandBuffer c, int secondary) {
 	return (int)vkBeginCommandBuffer(c, &bi);
 }
 
+int lc_begin_reusable(VkCommandBuffer c) {
+	VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	return (int)vkBeginCommandBuffer(c, &bi);
+}
+
 int lc_end_cmd(VkCommandBuffer c) { return (int)vkEndCommandBuffer(c); }
 
 void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3) {

@@ -61,6 +61,9 @@ void lc_destroy_pool(lc_app *a, VkCommandPool p);
 int lc_reset_pool(lc_app *a, VkCommandPool p);
 VkCommandBuffer lc_alloc_cmd(lc_app *a, VkCommandPool p, int secondary);
 int lc_begin_cmd(VkCommandBuffer c, int secondary);
+// lc_begin_reusable begins a primary to be submitted many times, one
+// execution at a time (no usage flag).
+int lc_begin_reusable(VkCommandBuffer c);
 int lc_end_cmd(VkCommandBuffer c);
 void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3);
 // A little GPU work: fill 4 bytes of the work buffer at offset, after a

@@ -59,6 +59,12 @@ type Loop struct {
 	// enables neither host query reset nor calibrated timestamps, and the
 	// validation layer reports any Vulkan 1.1 call the profiler makes.
 	API10 bool
+	// Recordings: each frame slot has, on each queue that can time one, a
+	// command buffer recorded once (GPU.Record) and submitted in the
+	// slot's frames, recorded again every RecordEvery frames (0: only
+	// when its context is made again).
+	Recordings  bool
+	RecordEvery int
 }
 
 // Recreate is what the application makes again at a frame.
@@ -145,6 +151,12 @@ func Gen(seed uint64, d device) Loop {
 	}
 	l.Boundary = pick(0.3)
 	l.Stats = d.pipelineStats && pick(0.3)
+	if pick(0.3) {
+		l.Recordings = true
+		if pick(0.5) {
+			l.RecordEvery = 2 + rng.IntN(20)
+		}
+	}
 	if pick(0.15) {
 		// Neither host query reset nor calibrated timestamps without
 		// Vulkan 1.1: the application calibrates, or gives a queue.
@@ -170,6 +182,7 @@ func (l Loop) String() string {
 	}
 	flag(l.LateWait, "waits late")
 	flag(l.API10, "Vulkan 1.0 instance")
+	flag(l.Recordings, fmt.Sprintf("recordings (again every %d)", l.RecordEvery))
 	flag(!l.HostReset, "no host query reset")
 	flag(!l.Calibrated, fmt.Sprintf("no calibrated timestamps (calibrate every %d, 0: fallback queue)", l.Calibrate))
 	fmt.Fprintf(&b, ", %d queues, %d goroutines", l.Queues, l.Goroutines)

@@ -53,6 +53,9 @@ func (r *run) frame(f int) error {
 	if err != nil {
 		return err
 	}
+	if err := r.rerecord(id, f, s, sl); err != nil {
+		return err
+	}
 	js := make([]journal, r.l.Goroutines)
 	errs := make([]error, r.l.Goroutines)
 	var wg sync.WaitGroup
@@ -380,6 +383,12 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 				named = append(named, s.handle())
 			}
 		}
+	}
+	if rc := sl.recording(q); gi == 0 && rc != nil && pl.submitted && len(bufs) < 8 {
+		// The slot's recording runs in the queue's first submission.
+		bufs = append(bufs, rc.buf)
+		named = append(named, rc.buf.handle())
+		r.executeRecording(frame, q, rc, sub)
 	}
 	if pl.submitted {
 		r.gpus[q].Submit(span, named...)

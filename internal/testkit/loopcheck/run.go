@@ -58,6 +58,7 @@ type slot struct {
 	sems     []semaphore
 	inFlight []bool
 	submits  []*submitRec
+	recs     []*recorded // by queue (Loop.Recordings); nil where none
 }
 
 // Names of the CPU spans.
@@ -183,6 +184,9 @@ func (r *run) makeSlots() error {
 			sl.sems = append(sl.sems, r.a.semaphore())
 			sl.inFlight = append(sl.inFlight, false)
 		}
+		if err := r.makeRecordings(sl); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -199,6 +203,11 @@ func (r *run) destroySlots() {
 		for q := range sl.fences {
 			r.a.destroyFence(sl.fences[q])
 			r.a.destroySemaphore(sl.sems[q])
+		}
+		for _, rc := range sl.recs {
+			if rc != nil {
+				r.a.destroyPool(rc.pool)
+			}
 		}
 	}
 	r.slots = nil
@@ -249,6 +258,7 @@ func (r *run) again(kind Recreate) error {
 	for _, g := range r.gpus {
 		g.Close()
 	}
+	r.forgetRecordings(r.p.Frame())
 	r.zonesAfterClose()
 	r.faults()
 	switch kind {
@@ -354,6 +364,7 @@ func (r *run) finish() (string, error) {
 	if err := r.p.Close(); err != nil {
 		return "", fmt.Errorf("Profiler.Close: %w", err)
 	}
+	r.forgetRecordings(0)
 	r.faults()
 	r.dev.Close()
 	path := filepath.Join(r.dir, "dump.perfetto-trace")

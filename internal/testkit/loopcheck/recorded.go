@@ -1,0 +1,160 @@
+package loopcheck
+
+import (
+	"fmt"
+
+	"github.com/framescope/framescope/profiler"
+)
+
+// recorded is a command buffer of one frame slot and queue recorded once
+// and submitted in every frame of its slot, as vkcube and the Vulkan
+// tutorials do (Loop.Recordings): made a recording with GPU.Record, from
+// a command pool of its own, which the loop never resets under it.
+type recorded struct {
+	pool  cmdPool
+	buf   cmdBuf
+	zones []recZone // the zones ended in it, in Begin order
+	stale bool      // to be recorded (again) before it is submitted
+	ran   bool      // submitted since it was recorded
+}
+
+// recZone is a zone of a recording: its name and the zone around it (an
+// index into zones; -1: none).
+type recZone struct {
+	name   string
+	parent int
+}
+
+// makeRecordings gives slot sl a recording on each queue whose context
+// can time one: graphics or compute (the copy of its results), counting
+// no statistics.
+func (r *run) makeRecordings(sl *slot) error {
+	if !r.l.Recordings {
+		return nil
+	}
+	sl.recs = make([]*recorded, r.l.Queues)
+	for q := range r.l.Queues {
+		if r.a.queues[q].flags&(queueGraphics|queueCompute) == 0 || r.stats(q) != 0 {
+			continue
+		}
+		p, err := r.a.pool(r.a.queues[q].family)
+		if err != nil {
+			return err
+		}
+		b, err := r.a.alloc(p, false)
+		if err != nil {
+			r.a.destroyPool(p)
+			return err
+		}
+		sl.recs[q] = &recorded{pool: p, buf: b, stale: true}
+	}
+	return nil
+}
+
+// record records slot s's recordings that are stale, and, every
+// RecordEvery frames, all of them again, on the contexts open now. Its
+// refused zones are noted once, in frame.
+func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
+	for q, rc := range sl.recs {
+		if rc == nil || !rc.stale && (r.l.RecordEvery == 0 || f%r.l.RecordEvery != 0) {
+			continue
+		}
+		r.forgetRecording(frame, q, rc)
+		if err := r.a.resetPool(rc.pool); err != nil {
+			return err
+		}
+		if err := rc.buf.beginReusable(); err != nil {
+			return err
+		}
+		cmd := rc.buf.handle()
+		rec := r.gpus[q].Record(cmd)
+		// An outer zone around two.
+		outer := r.recZone(frame, q, s, rc, 0, -1)
+		parent := -1
+		if outer.Valid() {
+			parent = len(rc.zones) // where the outer zone goes once ended
+		}
+		inner := []recZone{}
+		for i := 1; i <= 2; i++ {
+			if z := r.recZone(frame, q, s, rc, i, parent); z.Valid() {
+				z.End()
+				inner = append(inner, recZone{name: fmt.Sprintf("q%d r%d z%d", q, s, i), parent: parent})
+			}
+		}
+		if outer.Valid() {
+			outer.End()
+			rc.zones = append(rc.zones, recZone{name: fmt.Sprintf("q%d r%d z0", q, s), parent: -1})
+		}
+		rc.zones = append(rc.zones, inner...)
+		rec.End()
+		if err := rc.buf.end(); err != nil {
+			return err
+		}
+		rc.stale, rc.ran = false, false
+	}
+	return nil
+}
+
+// executeRecording notes in the journal one execution of slot sl's
+// recording on queue q, in submission sub of frame: each of its zones,
+// as the library counts them, once an execution.
+func (r *run) executeRecording(frame uint64, q int, rc *recorded, sub *submitRec) {
+	cb := &cbRec{queue: q, submit: sub, named: true}
+	zs := make([]*zoneRec, len(rc.zones))
+	for i, z := range rc.zones {
+		zr := &zoneRec{frame: frame, queue: q, name: z.name, valid: true, ended: 1, begin: cb, end: cb}
+		if z.parent >= 0 {
+			zr.parent = zs[z.parent]
+		}
+		zs[i] = zr
+	}
+	r.j.zones = append(r.j.zones, zs...)
+	r.j.calls += uint64(len(zs))
+	rc.ran = true
+}
+
+// forgetRecording notes, when a recording is recorded again or its
+// context closes, the zones of one that never ran: the library counts
+// them once, as never submitted.
+func (r *run) forgetRecording(frame uint64, q int, rc *recorded) {
+	if !rc.ran {
+		cb := &cbRec{queue: q}
+		for _, z := range rc.zones {
+			r.j.zones = append(r.j.zones, &zoneRec{frame: frame, queue: q, name: z.name, valid: true, ended: 1, begin: cb, end: cb})
+			r.j.calls++
+		}
+	}
+	rc.zones, rc.ran, rc.stale = rc.zones[:0], true, true
+}
+
+// forgetRecordings is forgetRecording for every recording, as their
+// contexts close.
+func (r *run) forgetRecordings(frame uint64) {
+	for _, sl := range r.slots {
+		for q, rc := range sl.recs {
+			if rc != nil {
+				r.forgetRecording(frame, q, rc)
+			}
+		}
+	}
+}
+
+// recording returns the slot's recording on queue q, nil where none.
+func (sl *slot) recording(q int) *recorded {
+	if sl.recs == nil {
+		return nil
+	}
+	return sl.recs[q]
+}
+
+// recZone begins zone i of slot s's recording on queue q; one refused is
+// noted in the journal at once, in frame.
+func (r *run) recZone(frame uint64, q, s int, rc *recorded, i, parent int) profiler.Zone {
+	name := fmt.Sprintf("q%d r%d z%d", q, s, i)
+	z := r.gpus[q].Zone(rc.buf.handle(), r.name(name))
+	if !z.Valid() {
+		r.j.calls++
+		r.j.zones = append(r.j.zones, &zoneRec{frame: frame, queue: q, name: name})
+	}
+	return z
+}
