@@ -60,6 +60,25 @@
 // vk.Device(unsafe.Pointer(device)), and likewise for the instance, the
 // physical device, queues and command buffers.
 //
+// A command buffer recorded once and submitted many times (one per
+// swapchain image, a static one, a cached secondary) is made a recording
+// with [GPU.Record] when it is recorded; each execution that a Submit
+// names is timed in its frame:
+//
+//	rec := gpu.Record(cmd)
+//	gpu.Zone(cmd, draw).End()
+//	rec.End()
+//	...
+//	gpu.Submit(s, cmd) // each frame that submits it
+//
+// Without Record, its zones are delivered once, and each later execution
+// writes their queries again without a reset, which Vulkan forbids.
+//
+// [Existing].APIVersion says the instance's version: the profiler calls
+// only what it allows. Each queue's track belongs to its device: two GPUs
+// of one model, or two logical devices alive at once, get tracks of their
+// own.
+//
 // # Work
 //
 // Time on a GPU is noisy; the work behind it is not. With

@@ -269,6 +269,9 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 		return nil, err
 	}
 	cal := o.calibration()
+	if cal.FallbackLock != nil && cal.FallbackQueue == nil {
+		return nil, errors.New("profiler: GPUOptions.FallbackLock without FallbackQueue: give the queue the profiler may submit to with it, or neither")
+	}
 	if fq := cal.FallbackQueue; fq != nil {
 		if cal.FallbackLock == nil {
 			return nil, errors.New("profiler: GPUOptions.FallbackQueue needs FallbackLock, the lock the application holds around its own submissions to that queue")

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,9 @@ func TestOptionsBeyondLimits(t *testing.T) {
 		{GPUOptions{CalibrateEvery: time.Nanosecond}, "GPUOptions.CalibrateEvery 1ns: at least 1ms"},
 		{GPUOptions{calib: calibration{Burst: 1 << 30}}, "calibration burst 1073741824: at most 256"},
 		{GPUOptions{calib: calibration{FallbackTimeout: time.Hour}}, "calibration fallback timeout 1h0m0s: at most 10s"},
+		// The lock alone, as the docs say, is refused too (it was taken
+		// without a word, and every zone was lost uncalibrated).
+		{GPUOptions{FallbackLock: &sync.Mutex{}}, "GPUOptions.FallbackLock without FallbackQueue"},
 	} {
 		g, err := p.GPU(dev, gq, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

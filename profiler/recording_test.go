@@ -3,6 +3,9 @@ package profiler_test
 import (
 	"testing"
 
+	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/testkit/vktest"
+	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
@@ -187,4 +190,63 @@ func TestRecordingCachedSecondary(t *testing.T) {
 	tr := a.finish()
 	a.expect(tr, 0, timeline.Drops{})
 	zonesByFrame(t, tr, 40, 4)
+}
+
+// A recording with the simultaneous-use flag submitted again while its
+// last execution still runs (held on an event the host sets later): the
+// two executions write the same queries, which Vulkan forbids, so neither
+// is timed, and both are counted as Overlapped; nothing else is lost and
+// the books balance. (The validation layer may report the queries: this
+// is the pattern the docs refuse.)
+func TestRecordingOverlapCounted(t *testing.T) {
+	d := vktest.OpenUnchecked(t, vk.Config{})
+	gq, ok := d.QueueFor("graphics")
+	if !ok {
+		gq = d.Queues[0]
+	}
+	q := vktest.NewQueue(t, d, gq)
+	dev := wrapWith(t, q, false)
+	pq, err := dev.Queue(gq.Family, gq.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profiler.New(profiler.Options{})
+	g, err := p.GPU(dev, pq, profiler.GPUOptions{FramesInFlight: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, submit := p.Name("z"), p.Name("submit")
+	main := p.CPUTrack("main")
+	ev := q.Event()
+	cmd := q.Cmd()
+	q.End(cmd)
+	q.BeginWith(cmd, vkg.CommandBufferUsageSimultaneousUseBit)
+	rec := g.Record(cmd)
+	q.WaitEvent(cmd, ev)
+	for range 3 {
+		g.Zone(cmd, name).End()
+	}
+	rec.End()
+	q.End(cmd)
+	for range 2 { // both pending at once: the first waits for the event
+		p.BeginFrame()
+		s := main.Span(submit)
+		g.Submit(s, cmd)
+		q.Resubmit(nil, cmd)
+		s.End()
+		p.EndFrame()
+	}
+	vkg.SetEvent(d.Handle, ev)
+	vkg.DeviceWaitIdle(d.Handle)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := g.Stats()
+	if st.Drops.Overlapped != 6 || st.Delivered != 0 || !st.Balanced() || st.Issued != 6 {
+		t.Errorf("two overlapping executions of 3 zones: %+v", st)
+	}
+	tr := p.Dump()
+	if tr.Drops.Overlapped != 6 || len(books.Unbalanced(&tr.Ledger, tr.Drops)) > 0 {
+		t.Errorf("the trace: drops %+v, books %+v", tr.Drops, tr.Ledger)
+	}
 }
