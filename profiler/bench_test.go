@@ -368,3 +368,59 @@ func BenchmarkCalibratedTimestampsCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCollectRecording times Collect of one execution of a recording
+// (GPU.Record) of 1,000 zones, recorded once and submitted every frame:
+// its results read from the recording's host memory and converted. Run it
+// beside BenchmarkCollect, whose frame has as many zones recorded in it.
+func BenchmarkCollectRecording(b *testing.B) {
+	const zones = 1000
+	r := newBenchRig(b)
+	p, g := r.profiler(2 * zones)
+	names := []Name{p.Name("outer"), p.Name("inner")}
+	track, submit := p.CPUTrack("bench"), p.Name("submit")
+	pool, rec := r.commandBuffer()
+	b.Cleanup(func() { vkg.DestroyCommandPool(r.dev.Handle, pool, nil) })
+	vkg.BeginCommandBuffer(rec, &vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo})
+	recording := g.Record(rec)
+	for i := 0; i < zones/2; i++ {
+		z := g.Zone(rec, names[0])
+		g.Zone(rec, names[1]).End()
+		z.End()
+	}
+	recording.End()
+	vkg.EndCommandBuffer(rec)
+	zs := g.Collect(make([]ZoneResult, 0, zones))
+	frame := func() {
+		p.BeginFrame()
+		s := track.Span(submit)
+		g.Submit(s, rec)
+		if err := r.dev.QueueSubmit(r.q.Handle, []vkg.CommandBuffer{rec}, r.fen); err != nil {
+			b.Fatal(err)
+		}
+		s.End()
+		vkg.WaitForFences(r.dev.Handle, 1, []vkg.Fence{r.fen}, vkg.True, uint64(10*time.Second))
+		vkg.ResetFences(r.dev.Handle, 1, []vkg.Fence{r.fen})
+		p.EndFrame()
+		p.BeginFrame() // the next frame begins: the one above is now FramesInFlight old
+		p.EndFrame()
+	}
+	var total int
+	var collectNs int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		frame()
+		b.StartTimer()
+		t0 := timeline.Now()
+		zs = g.Collect(zs[:0])
+		collectNs += timeline.Now() - t0
+		total += len(zs)
+	}
+	b.StopTimer()
+	if total != zones*b.N {
+		b.Fatalf("collected %d zones, want %d; %+v", total, zones*b.N, g.Stats())
+	}
+	b.ReportMetric(float64(collectNs)/float64(total), "ns/zone")
+}

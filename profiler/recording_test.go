@@ -242,6 +242,7 @@ func TestRecordingOverlapCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := g.Stats()
+	t.Logf("2 executions of 3 zones at once: %d issued, %d delivered, %d overlapped", st.Issued, st.Delivered, st.Drops.Overlapped)
 	if st.Drops.Overlapped != 6 || st.Delivered != 0 || !st.Balanced() || st.Issued != 6 {
 		t.Errorf("two overlapping executions of 3 zones: %+v", st)
 	}
