@@ -404,6 +404,13 @@ int lc_begin_reusable(VkCommandBuffer c) {
 	return (int)vkBeginCommandBuffer(c, &bi);
 }
 
+int lc_begin_reusable_secondary(VkCommandBuffer c) {
+	VkCommandBufferInheritanceInfo ii = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+	VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	bi.pInheritanceInfo = &ii;
+	return (int)vkBeginCommandBuffer(c, &bi);
+}
+
 int lc_end_cmd(VkCommandBuffer c) { return (int)vkEndCommandBuffer(c); }
 
 void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3) {

@@ -193,7 +193,10 @@ func (a *app) alloc(p cmdPool, secondary bool) (cmdBuf, error) {
 func (c cmdBuf) begin(secondary bool) error {
 	return vkErr("vkBeginCommandBuffer", C.lc_begin_cmd(c.c, cbool(secondary)))
 }
-func (c cmdBuf) beginReusable() error {
+func (c cmdBuf) beginReusable(secondary bool) error {
+	if secondary {
+		return vkErr("vkBeginCommandBuffer", C.lc_begin_reusable_secondary(c.c))
+	}
 	return vkErr("vkBeginCommandBuffer", C.lc_begin_reusable(c.c))
 }
 func (c cmdBuf) end() error                { return vkErr("vkEndCommandBuffer", C.lc_end_cmd(c.c)) }

@@ -64,6 +64,9 @@ int lc_begin_cmd(VkCommandBuffer c, int secondary);
 // lc_begin_reusable begins a primary to be submitted many times, one
 // execution at a time (no usage flag).
 int lc_begin_reusable(VkCommandBuffer c);
+// lc_begin_reusable_secondary begins a secondary to be executed many
+// times, outside a render pass, one execution at a time.
+int lc_begin_reusable_secondary(VkCommandBuffer c);
 int lc_end_cmd(VkCommandBuffer c);
 void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3);
 // A little GPU work: fill 4 bytes of the work buffer at offset, after a

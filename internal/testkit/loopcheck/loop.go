@@ -65,6 +65,10 @@ type Loop struct {
 	// when its context is made again).
 	Recordings  bool
 	RecordEvery int
+	// CachedSecondaries: with Recordings, each frame slot also has, on
+	// each such queue, a secondary recorded once and executed by the
+	// first primary of its queue in the slot's frames.
+	CachedSecondaries bool
 }
 
 // Recreate is what the application makes again at a frame.
@@ -156,6 +160,7 @@ func Gen(seed uint64, d device) Loop {
 		if pick(0.5) {
 			l.RecordEvery = 2 + rng.IntN(20)
 		}
+		l.CachedSecondaries = pick(0.5)
 	}
 	if pick(0.15) {
 		// Neither host query reset nor calibrated timestamps without
@@ -183,6 +188,7 @@ func (l Loop) String() string {
 	flag(l.LateWait, "waits late")
 	flag(l.API10, "Vulkan 1.0 instance")
 	flag(l.Recordings, fmt.Sprintf("recordings (again every %d)", l.RecordEvery))
+	flag(l.CachedSecondaries, "cached secondaries")
 	flag(!l.HostReset, "no host query reset")
 	flag(!l.Calibrated, fmt.Sprintf("no calibrated timestamps (calibrate every %d, 0: fallback queue)", l.Calibrate))
 	fmt.Fprintf(&b, ", %d queues, %d goroutines", l.Queues, l.Goroutines)

@@ -19,6 +19,7 @@ type frameCB struct {
 	begun   bool
 	secs    []cmdBuf // its secondaries, made by its goroutine
 	secRecs []*cbRec
+	cached  *recorded // the slot's cached secondary it executes (Loop.CachedSecondaries)
 }
 
 // openZone is a zone begun and not yet ended.
@@ -56,6 +57,7 @@ func (r *run) frame(f int) error {
 	if err := r.rerecord(id, f, s, sl); err != nil {
 		return err
 	}
+	r.submitting = pl.submitted
 	js := make([]journal, r.l.Goroutines)
 	errs := make([]error, r.l.Goroutines)
 	var wg sync.WaitGroup
@@ -168,6 +170,12 @@ func (r *run) record(frame uint64, s int, sl *slot, g int, cbs [][]*frameCB, j *
 			}
 			if fc.plan.crossTo >= 0 && len(open) > 0 {
 				carry[cbs[q][fc.plan.crossTo]] = open[len(open)-1]
+			}
+			if rc := sl.secondaryRecording(q); rc != nil && fc.index == 0 && !fc.plan.unsubmitted && r.submitting {
+				// The slot's cached secondary, in the queue's first
+				// primary: an execution Submit names.
+				fc.buf.execute([]cmdBuf{rc.buf})
+				fc.cached = rc
 			}
 			span.End()
 			j.cpuSpans++
@@ -382,6 +390,10 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 			if fc.plan.nameSecs {
 				named = append(named, s.handle())
 			}
+		}
+		if rc := fc.cached; rc != nil {
+			named = append(named, rc.buf.handle())
+			r.executeRecording(frame, q, rc, sub)
 		}
 	}
 	if rc := sl.recording(q); gi == 0 && rc != nil && pl.submitted && len(bufs) < 8 {

@@ -11,11 +11,12 @@ import (
 // tutorials do (Loop.Recordings): made a recording with GPU.Record, from
 // a command pool of its own, which the loop never resets under it.
 type recorded struct {
-	pool  cmdPool
-	buf   cmdBuf
-	zones []recZone // the zones ended in it, in Begin order
-	stale bool      // to be recorded (again) before it is submitted
-	ran   bool      // submitted since it was recorded
+	pool      cmdPool
+	buf       cmdBuf
+	secondary bool      // a secondary, executed by the first primary of its queue's frame
+	zones     []recZone // the zones ended in it, in Begin order
+	stale     bool      // to be recorded (again) before it is submitted
+	ran       bool      // submitted since it was recorded
 }
 
 // recZone is a zone of a recording: its name and the zone around it (an
@@ -33,29 +34,45 @@ func (r *run) makeRecordings(sl *slot) error {
 		return nil
 	}
 	sl.recs = make([]*recorded, r.l.Queues)
+	sl.secRecs = make([]*recorded, r.l.Queues)
 	for q := range r.l.Queues {
 		if r.a.queues[q].flags&(queueGraphics|queueCompute) == 0 || r.stats(q) != 0 {
 			continue
 		}
-		p, err := r.a.pool(r.a.queues[q].family)
-		if err != nil {
+		var err error
+		if sl.recs[q], err = r.newRecorded(q, false); err != nil {
 			return err
 		}
-		b, err := r.a.alloc(p, false)
-		if err != nil {
-			r.a.destroyPool(p)
-			return err
+		if r.l.CachedSecondaries {
+			if sl.secRecs[q], err = r.newRecorded(q, true); err != nil {
+				return err
+			}
 		}
-		sl.recs[q] = &recorded{pool: p, buf: b, stale: true}
 	}
 	return nil
+}
+
+// newRecorded makes a recording's command buffer, and the pool of its own
+// it comes from.
+func (r *run) newRecorded(q int, secondary bool) (*recorded, error) {
+	p, err := r.a.pool(r.a.queues[q].family)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.a.alloc(p, secondary)
+	if err != nil {
+		r.a.destroyPool(p)
+		return nil, err
+	}
+	return &recorded{pool: p, buf: b, secondary: secondary, stale: true}, nil
 }
 
 // record records slot s's recordings that are stale, and, every
 // RecordEvery frames, all of them again, on the contexts open now. Its
 // refused zones are noted once, in frame.
 func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
-	for q, rc := range sl.recs {
+	for q, rc := range append(slicesClip(sl.recs), sl.secRecs...) {
+		q %= r.l.Queues
 		if rc == nil || !rc.stale && (r.l.RecordEvery == 0 || f%r.l.RecordEvery != 0) {
 			continue
 		}
@@ -63,7 +80,7 @@ func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
 		if err := r.a.resetPool(rc.pool); err != nil {
 			return err
 		}
-		if err := rc.buf.beginReusable(); err != nil {
+		if err := rc.buf.beginReusable(rc.secondary); err != nil {
 			return err
 		}
 		cmd := rc.buf.handle()
@@ -78,12 +95,12 @@ func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
 		for i := 1; i <= 2; i++ {
 			if z := r.recZone(frame, q, s, rc, i, parent); z.Valid() {
 				z.End()
-				inner = append(inner, recZone{name: fmt.Sprintf("q%d r%d z%d", q, s, i), parent: parent})
+				inner = append(inner, recZone{name: rc.zoneName(q, s, i), parent: parent})
 			}
 		}
 		if outer.Valid() {
 			outer.End()
-			rc.zones = append(rc.zones, recZone{name: fmt.Sprintf("q%d r%d z0", q, s), parent: -1})
+			rc.zones = append(rc.zones, recZone{name: rc.zoneName(q, s, 0), parent: -1})
 		}
 		rc.zones = append(rc.zones, inner...)
 		rec.End()
@@ -131,12 +148,33 @@ func (r *run) forgetRecording(frame uint64, q int, rc *recorded) {
 // contexts close.
 func (r *run) forgetRecordings(frame uint64) {
 	for _, sl := range r.slots {
-		for q, rc := range sl.recs {
+		for q, rc := range append(slicesClip(sl.recs), sl.secRecs...) {
 			if rc != nil {
-				r.forgetRecording(frame, q, rc)
+				r.forgetRecording(frame, q%r.l.Queues, rc)
 			}
 		}
 	}
+}
+
+// zoneName names zone i of slot s's recording on queue q.
+func (rc *recorded) zoneName(q, s, i int) string {
+	if rc.secondary {
+		return fmt.Sprintf("q%d rs%d z%d", q, s, i)
+	}
+	return fmt.Sprintf("q%d r%d z%d", q, s, i)
+}
+
+// slicesClip is recs with no room past its length, so that an append
+// copies it.
+func slicesClip(recs []*recorded) []*recorded { return recs[:len(recs):len(recs)] }
+
+// secondaryRecording returns the slot's cached secondary on queue q,
+// nil where none.
+func (sl *slot) secondaryRecording(q int) *recorded {
+	if sl.secRecs == nil {
+		return nil
+	}
+	return sl.secRecs[q]
 }
 
 // recording returns the slot's recording on queue q, nil where none.
@@ -150,7 +188,7 @@ func (sl *slot) recording(q int) *recorded {
 // recZone begins zone i of slot s's recording on queue q; one refused is
 // noted in the journal at once, in frame.
 func (r *run) recZone(frame uint64, q, s int, rc *recorded, i, parent int) profiler.Zone {
-	name := fmt.Sprintf("q%d r%d z%d", q, s, i)
+	name := rc.zoneName(q, s, i)
 	z := r.gpus[q].Zone(rc.buf.handle(), r.name(name))
 	if !z.Valid() {
 		r.j.calls++

@@ -42,9 +42,10 @@ type run struct {
 	out   *os.File
 	live  *liveView
 
-	collected []profiler.ZoneResult
-	errs      []error // what went wrong, for the report
-	calErrs   int     // GPU.Calibrate calls that failed with frames in flight
+	collected  []profiler.ZoneResult
+	submitting bool    // the frame being recorded calls GPU.Submit
+	errs       []error // what went wrong, for the report
+	calErrs    int     // GPU.Calibrate calls that failed with frames in flight
 }
 
 // slot is one frame in flight: per goroutine and queue a command pool and
@@ -59,6 +60,7 @@ type slot struct {
 	inFlight []bool
 	submits  []*submitRec
 	recs     []*recorded // by queue (Loop.Recordings); nil where none
+	secRecs  []*recorded // by queue (Loop.CachedSecondaries); nil where none
 }
 
 // Names of the CPU spans.
@@ -204,7 +206,7 @@ func (r *run) destroySlots() {
 			r.a.destroyFence(sl.fences[q])
 			r.a.destroySemaphore(sl.sems[q])
 		}
-		for _, rc := range sl.recs {
+		for _, rc := range append(slicesClip(sl.recs), sl.secRecs...) {
 			if rc != nil {
 				r.a.destroyPool(rc.pool)
 			}
