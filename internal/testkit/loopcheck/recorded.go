@@ -192,7 +192,7 @@ func (r *run) recZone(frame uint64, q, s int, rc *recorded, i, parent int) profi
 	z := r.gpus[q].Zone(rc.buf.handle(), r.name(name))
 	if !z.Valid() {
 		r.j.calls++
-		r.j.zones = append(r.j.zones, &zoneRec{frame: frame, queue: q, name: name})
+		r.j.zones = append(r.j.zones, &zoneRec{frame: frame, queue: q, name: name, begin: &cbRec{queue: q}})
 	}
 	return z
 }
