@@ -123,7 +123,7 @@ func (o GPUOptions) calibration() calibration {
 // from the other counts, so the book balances only when each zone was
 // counted once, where it ended; after Close, Open is 0.
 type Stats struct {
-	Issued    uint64 // zones begun (GPU.Zone calls), refused ones included
+	Issued    uint64 // zones begun (GPU.Zone calls), refused ones included; a recording's, once each execution
 	Delivered uint64 // zones converted: handed to the timeline (on ClockMonotonicRaw, returned by Collect alone)
 	Open      uint64 // zones in flight: not read back or given up yet, or read back and not collected
 	// Drops counts the context's losses under the names every trace and

@@ -251,3 +251,23 @@ func TestRecordingOverlapCounted(t *testing.T) {
 		t.Errorf("the trace: drops %+v, books %+v", tr.Drops, tr.Ledger)
 	}
 }
+
+// A recording whose End never comes (the application ends the command
+// buffer without it) has no copy of its results: each execution Submit
+// names is counted, as Unended, and the books balance (they lost 1,188 of
+// 1,200 zones without a count before).
+func TestRecordingNeverEnded(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 1}})
+	cmd := a.q.Cmd()
+	a.q.End(cmd)
+	a.q.BeginWith(cmd, 0)
+	a.g.Record(cmd) // and no End
+	for range 3 {
+		a.g.Zone(cmd, a.draw).End()
+	}
+	a.q.End(cmd)
+	for range 10 {
+		a.resubmit(0, false, cmd)
+	}
+	a.expect(a.finish(), 30, timeline.Drops{Unended: 30})
+}

@@ -868,7 +868,7 @@ func (p *Pool) stopLocked() {
 	p.endFrameLocked()
 	for _, r := range p.recs {
 		if r.open {
-			p.closeLocked(r) // its later zones are refused
+			p.closeLocked(r, false) // its later zones are refused
 		}
 	}
 	p.open.Store(nil)

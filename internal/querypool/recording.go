@@ -148,15 +148,21 @@ func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
 		p.dropOpen(k)
 		return
 	}
-	p.closeLocked(r)
+	p.closeLocked(r, true)
 	if n := r.s.usedNow(); n > 0 && !p.closed.Load() {
 		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, true)
 	}
 }
 
 // closeLocked ends r's recording: no more pairs, the open ones void, the
-// ended ones its executions' zones. The caller holds p.mu.
-func (p *Pool) closeLocked(r *recording) {
+// ended ones its executions' zones. Executions named before the end are
+// counted now that their pairs are known: with EndRecording (copied), the
+// last of them may run and is read as any; those before it were named
+// while the command buffer could not run (Unsubmitted). Without it (the
+// pool's end, or Record again), none has a copy to read: each is lost
+// with its recording's end never recorded (Unended). The caller holds
+// p.mu.
+func (p *Pool) closeLocked(r *recording, copied bool) {
 	s := r.s
 	r.open = false
 	p.dropOpen(r.cmd)
@@ -176,8 +182,17 @@ func (p *Pool) closeLocked(r *recording) {
 			void++
 		}
 	}
-	p.pairs.Add(void + uint64(len(r.pairs))*r.early)
+	n := uint64(len(r.pairs))
+	p.pairs.Add(void + n*r.early)
 	p.unended.Add(void)
+	switch {
+	case r.early == 0:
+	case copied:
+		p.unsubmitted.Add(n * (r.early - 1))
+	default:
+		p.unended.Add(n * r.early)
+		r.run = nil
+	}
 	r.early = 0
 }
 
@@ -373,7 +388,7 @@ func (p *Pool) readRunsLocked() {
 // executed (Unsubmitted, its pairs counted once). The caller holds p.mu.
 func (p *Pool) retireLocked(r *recording) {
 	if r.open {
-		p.closeLocked(r)
+		p.closeLocked(r, false)
 	}
 	if r.run != nil {
 		p.readRunLocked(r, runRecord)
@@ -409,7 +424,7 @@ func (p *Pool) runsInFlight() (pairs, oldest uint64) {
 func (p *Pool) finishRecordings() {
 	for _, r := range p.recs {
 		if r.open {
-			p.closeLocked(r)
+			p.closeLocked(r, false)
 		}
 		if r.run != nil {
 			p.readRunLocked(r, runFinal)

@@ -65,6 +65,9 @@ type Loop struct {
 	// when its context is made again).
 	Recordings  bool
 	RecordEvery int
+	// With MisuseEvery, a recording recorded in frame f of slot s leaves
+	// its Recording.End out where (f+s)%MisuseEvery is 0.
+	//
 	// CachedSecondaries: with Recordings, each frame slot also has, on
 	// each such queue, a secondary recorded once and executed by the
 	// first primary of its queue in the slot's frames.

@@ -22,7 +22,7 @@ func (r *run) reach() Reach {
 		"MaxSpans": l.MaxSpans > 0, "sink": l.Sink, "live view": l.Live, "no Collect stretch": l.NoCollectTo > 0,
 		"frames without Submitted": l.NoSubmittedEvery > 0, "sparse GPU work": l.SparseEvery > 0,
 		"frame boundary only": l.Boundary, "zones after close": r.j.afterClose > 0,
-		"pipeline statistics": l.Stats && r.a.pipelineStats, "Vulkan 1.0 instance": l.API10, "recordings": l.Recordings, "cached secondaries": l.CachedSecondaries,
+		"pipeline statistics": l.Stats && r.a.pipelineStats, "Vulkan 1.0 instance": l.API10, "recordings": l.Recordings, "cached secondaries": l.CachedSecondaries, "recordings never ended": r.noEnds > 0,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true

@@ -17,6 +17,9 @@ type recorded struct {
 	zones     []recZone // the zones ended in it, in Begin order
 	stale     bool      // to be recorded (again) before it is submitted
 	ran       bool      // submitted since it was recorded
+	// noEnd: a misuse, Recording.End was left out: no execution of it
+	// can be timed, and each is counted as never ended.
+	noEnd bool
 }
 
 // recZone is a zone of a recording: its name and the zone around it (an
@@ -103,7 +106,12 @@ func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
 			rc.zones = append(rc.zones, recZone{name: rc.zoneName(q, s, 0), parent: -1})
 		}
 		rc.zones = append(rc.zones, inner...)
-		rec.End()
+		rc.noEnd = r.l.MisuseEvery > 0 && (f+s)%r.l.MisuseEvery == 0
+		if !rc.noEnd {
+			rec.End()
+		} else {
+			r.noEnds++
+		}
 		if err := rc.buf.end(); err != nil {
 			return err
 		}
@@ -117,9 +125,13 @@ func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
 // as the library counts them, once an execution.
 func (r *run) executeRecording(frame uint64, q int, rc *recorded, sub *submitRec) {
 	cb := &cbRec{queue: q, submit: sub, named: true}
+	ended := 1
+	if rc.noEnd {
+		ended = 0 // not timed: counted as never ended
+	}
 	zs := make([]*zoneRec, len(rc.zones))
 	for i, z := range rc.zones {
-		zr := &zoneRec{frame: frame, queue: q, name: z.name, valid: true, ended: 1, begin: cb, end: cb}
+		zr := &zoneRec{frame: frame, queue: q, name: z.name, valid: true, ended: ended, begin: cb, end: cb}
 		if z.parent >= 0 {
 			zr.parent = zs[z.parent]
 		}

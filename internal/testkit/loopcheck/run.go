@@ -44,6 +44,7 @@ type run struct {
 
 	collected  []profiler.ZoneResult
 	submitting bool    // the frame being recorded calls GPU.Submit
+	noEnds     int     // recordings left without Recording.End (misuse)
 	errs       []error // what went wrong, for the report
 	calErrs    int     // GPU.Calibrate calls that failed with frames in flight
 }
