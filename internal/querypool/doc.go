@@ -107,9 +107,10 @@
 // order, and cgo lets C use the whole allocation a pointer passed to it
 // points into: so a Begin, or an End of a pair of the first block, passes
 // the hot fields' address, and C finds the rest beside it. Begin's
-// result goes to a word of the caller's Go stack, whose address it passes
-// as an integer (so that the word stays on the stack; a goroutine's
-// stack does not move during a cgo call that makes no call into Go).
+// result is cgo's: a word of the caller's stack whose address went as an
+// integer was cheaper, but a goroutine's stack may move at the cgo
+// wrapper's entry, before the call, leaving the address stale
+// (TestBeginResultSurvivesStackMoves).
 // BenchmarkZonePath times the zone path alone, with a driver that does
 // nothing, beside two bare cgo calls.
 //

@@ -284,13 +284,15 @@ out:
 	return res;
 }
 
-// fs_zone_begin is Begin's one cgo call: zone_begin, its result stored at
-// to. The caller passes the address of a word of its own Go stack as an
-// integer, so that the word stays on the stack; a cgo call's own result
-// costs the call two more calls into Go's runtime. The stack cannot move
-// during the call, which makes none into Go.
-void fs_zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t to) {
-	*(int64_t *)to = zone_begin(s, cmd, stage, name);
+// fs_zone_begin is Begin's one cgo call: zone_begin, its result returned
+// as cgo returns one. (Writing it to a word of the caller's Go stack whose
+// address came as an integer saved cgo's result its two calls into Go's
+// runtime, but a goroutine's stack may move at the cgo wrapper's entry,
+// before the call: grown, or shrunk by the collector. The word the C half
+// then wrote was no longer the caller's, and the Begin read its old
+// value.)
+int64_t fs_zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name) {
+	return zone_begin(s, cmd, stage, name);
 }
 
 #define FS_GEN_MASK ((1u << FS_GEN_BITS) - 1)

@@ -116,12 +116,9 @@ func guardSync() { C.fs_guard_sync() }
 // beginC hands out a pair of s's first block and records its begin
 // timestamp (see fs_zone_begin): gen<<32 | query, or cBeginNoFrame, or
 // cBeginSlow for Go's path. It is small enough to inline, as Begin is.
-// The C half stores the result in r, on this goroutine's stack, which
-// does not move during the call (see fs_zone_begin).
+// The result comes back as cgo returns one (see fs_zone_begin).
 func beginC(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) int64 {
-	var r int64
-	C.fs_zone_begin(s.hotC(), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name), C.uintptr_t(uintptr(unsafe.Pointer(&r))))
-	return r
+	return int64(C.fs_zone_begin(s.hotC(), C.uintptr_t(uintptr(unsafe.Pointer(cmd))), C.uint32_t(stage), C.uint32_t(name)))
 }
 
 // hotC is s's hot fields as C has them; the cursors and the first

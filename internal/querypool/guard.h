@@ -77,7 +77,7 @@ typedef struct {
 int fs_guard_init(int fence);
 int fs_guard_records(int *used);
 void fs_guard_sync(void);
-void fs_zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name, uintptr_t to);
+int64_t fs_zone_begin(fsSlotHot *s, uintptr_t cmd, uint32_t stage, uint32_t name);
 void fs_zone_end_first(fsSlotHot *s, uint64_t pair, uintptr_t cmd, uint32_t stage, uint64_t *refused);
 int fs_zone_end(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, fsSlotHot *s, uint64_t *refused);
 void fs_zone_end_quiet(fsPairMeta *m, uint32_t gen, uintptr_t cmd, uint32_t stage, uint64_t pool, uint32_t query, fsSlotHot *s,
