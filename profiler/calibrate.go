@@ -56,7 +56,7 @@ type calibrator struct {
 	lastErr atomic.Pointer[string] // the latest failed attempt's error
 	// first: the first round is the background goroutine's and has not
 	// been tried yet (a fallback's, which takes FallbackLock): collection
-	// leaves the zones to come until it has, so that they convert.
+	// holds the zones it reads until it has, so that they convert.
 	first     atomic.Bool
 	firstDone chan struct{} // closed once the first round was tried
 	stopc     chan struct{}

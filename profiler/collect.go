@@ -96,9 +96,9 @@ func (g *GPU) Drain(dst []ZoneResult) ([]ZoneResult, error) {
 // them, and adds them to the timeline, and, if keep, appends them to dst;
 // a fault is kept for Err too. begun is the newest frame the application
 // has begun, which it has waited for FramesInFlight frames before. A
-// collection in the loop (inLoop) reads nothing while the first
-// calibration is still to come from the background: the zones wait for it
-// in the query pool, and then convert.
+// collection in the loop (inLoop) converts nothing while the first
+// calibration is still to come from the background: it holds what it
+// reads (holdLocked), which converts after it.
 func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]querypool.Result) ([]querypool.Result, error), inLoop bool) ([]ZoneResult, error) {
 	if g.state.Load() != stateOpen {
 		return dst, g.refusal()
@@ -108,8 +108,10 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]que
 	// or not this context recorded in the frames since.
 	g.pool.Advance(begun)
 	if inLoop && g.cal.first.Load() {
+		err := g.holdLocked()
 		g.mu.Unlock()
-		return dst, nil
+		g.keep(err)
+		return dst, err
 	}
 	dst, err := g.collectLocked(dst, keep, read)
 	g.mu.Unlock()
@@ -117,10 +119,33 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]que
 	return dst, err
 }
 
+// maxHeld bounds the zones read back before the first calibration and
+// kept to convert after it: past it they wait in their query slots, and
+// once every slot is taken new frames are refused (Drops.NoFrame).
+const maxHeld = 1 << 16
+
+// holdLocked reads back what the GPU finished while the first calibration
+// is still to come, so that the query slots come free for the frames that
+// follow; the zones are converted by the first collection after it. The
+// caller holds g.mu.
+func (g *GPU) holdLocked() error {
+	if len(g.held) >= maxHeld {
+		return nil
+	}
+	held, err := g.pool.Collect(g.held)
+	g.held = held
+	return g.poolErr(err)
+}
+
 // collectLocked is collect for a caller holding g.mu, open or closing.
+// Zones held from before the first calibration come first.
 func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
 	raw, err := read(g.raw[:0])
 	g.raw = raw
+	if len(g.held) > 0 {
+		raw = append(g.held, raw...)
+		g.held = nil // once in a context's life: its room goes
+	}
 	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {
 		return dst, err
 	}
@@ -296,7 +321,7 @@ func (g *GPU) book() zoneBook {
 	return zoneBook{
 		Issued:    st.Pairs + st.QueryLimit + st.NoFrame + st.Closed,
 		Delivered: delivered,
-		Open:      inFlight + ready,
+		Open:      inFlight + ready + uint64(len(g.held)),
 		Lost: timeline.Drops{
 			QueryLimit: st.QueryLimit, NoFrame: st.NoFrame, Closed: st.Closed, Unended: st.Unended,
 			Unsubmitted: st.Unsubmitted, Pending: st.Pending, Overlapped: st.Overlapped, Uncalibrated: unconv,

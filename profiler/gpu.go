@@ -202,6 +202,7 @@ type GPU struct {
 	mu        sync.Mutex // frames, submissions, collection
 	frame     uint64
 	raw       []querypool.Result
+	held      []querypool.Result // read before the first calibration, to convert after it (collect.go)
 	spans     []record.GPUSpan
 	nest      nesting // convert's, under mu
 	lastCal   int64

@@ -58,7 +58,10 @@ func TestGPUDoesNotWaitForFallbackLock(t *testing.T) {
 		q.SubmitWait(cmd) // the application's own submission, under its lock
 		q.Free(cmd)
 	}
-	for range 3 { // still setting up: the lock held, the frames submitted under it
+	// Still setting up: the lock held, the frames submitted under it. More
+	// frames than the context has query slots: Collect reads them back to
+	// convert after the first calibration, so none is refused.
+	for range 8 {
 		frame()
 		g.Collect(nil)
 	}
@@ -74,7 +77,7 @@ func TestGPUDoesNotWaitForFallbackLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := g.Stats(); len(zs) != zones || st.Drops.Uncalibrated != 0 || st.Delivered != uint64(zones) {
+	if st := g.Stats(); len(zs) != zones || st.Drops.Total() != 0 || st.Delivered != uint64(zones) {
 		t.Errorf("%d zones recorded; Drain gave %d, stats %+v", zones, len(zs), st)
 	}
 }
