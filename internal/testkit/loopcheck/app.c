@@ -1,32 +1,10 @@
 #include "app.h"
+#include "app_impl.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define LC_WORK (16u << 20) // bytes of the work buffer
-
-struct lc_app {
-	lc_config cfg;
-	VkInstance instance;
-	VkDebugUtilsMessengerEXT messenger;
-	PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
-	VkPhysicalDevice physical;
-	VkDevice device;
-	char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
-	int debug_utils, host_reset, calibrated;
-	lc_queue queues[64];
-	int nqueues;
-	VkBuffer work;
-	VkDeviceMemory memory;
-	// With cfg.pipeline_stats: the feature enabled, and the compute
-	// pipeline of cfg.count_spirv that lc_dispatch runs.
-	int pipeline_stats;
-	uint32_t *count_spirv;
-	VkPipelineLayout count_layout;
-	VkPipeline count;
-};
 
 // ---- Validation messages ----
 
@@ -81,7 +59,7 @@ static void messenger_info(VkDebugUtilsMessengerCreateInfoEXT *ci) {
 
 // ---- Set-up ----
 
-static int fail(char *err, size_t len, const char *what, VkResult r) {
+int lc_fail(char *err, size_t len, const char *what, VkResult r) {
 	snprintf(err, len, "%s: VkResult %d", what, (int)r);
 	return r == VK_SUCCESS ? -1 : (int)r;
 }
@@ -112,7 +90,7 @@ static int has_layer(const char *name) {
 	return found;
 }
 
-static const char *device_ext(VkPhysicalDevice pd, const char *a, const char *b) {
+const char *lc_device_ext(VkPhysicalDevice pd, const char *a, const char *b) {
 	uint32_t n = 0;
 	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
 	VkExtensionProperties *p = calloc(n ? n : 1, sizeof *p);
@@ -171,7 +149,7 @@ int lc_create(const lc_config *cfg, lc_app **out, char *err, size_t errlen) {
 	VkResult r = vkCreateInstance(&ci, NULL, &a->instance);
 	if (r != VK_SUCCESS) {
 		free(a);
-		return fail(err, errlen, "vkCreateInstance", r);
+		return lc_fail(err, errlen, "vkCreateInstance", r);
 	}
 	if (a->debug_utils) {
 		PFN_vkCreateDebugUtilsMessengerEXT create =
@@ -237,27 +215,48 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 		snprintf(err, errlen, "%s has no queue family with timestamps", a->name);
 		return -1;
 	}
-	const char *exts[2];
+	const char *exts[4];
 	uint32_t nexts = 0;
 	a->calibrated = 0;
 	if (a->cfg.calibrated && !a->cfg.api10) {
 		// With the validation layer, the EXT name, which the layer knows
 		// (1.3.239 warns of the KHR one); without it, KHR first.
 		const char *cal = a->cfg.validation
-			? device_ext(a->physical, "VK_EXT_calibrated_timestamps", "VK_KHR_calibrated_timestamps")
-			: device_ext(a->physical, "VK_KHR_calibrated_timestamps", "VK_EXT_calibrated_timestamps");
+			? lc_device_ext(a->physical, "VK_EXT_calibrated_timestamps", "VK_KHR_calibrated_timestamps")
+			: lc_device_ext(a->physical, "VK_KHR_calibrated_timestamps", "VK_EXT_calibrated_timestamps");
 		if (cal) {
 			exts[nexts++] = cal;
 			a->calibrated = 1;
 		}
 	}
 	VkPhysicalDeviceHostQueryResetFeatures hqr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
+	VkPhysicalDeviceTimelineSemaphoreFeatures tl = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+	VkPhysicalDeviceSynchronization2FeaturesKHR s2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES_KHR};
+	VkPhysicalDeviceDynamicRenderingFeaturesKHR dr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES_KHR};
 	VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
 	f2.pNext = &hqr;
+	hqr.pNext = &tl;
+	tl.pNext = &s2;
+	s2.pNext = &dr;
 	if (!a->cfg.api10) vkGetPhysicalDeviceFeatures2(a->physical, &f2);
 	a->host_reset = a->cfg.host_reset && hqr.hostQueryReset;
 	hqr.hostQueryReset = a->host_reset ? VK_TRUE : VK_FALSE;
-	hqr.pNext = NULL;
+	// Timeline semaphores are Vulkan 1.2's, the other two extensions.
+	a->timeline = a->cfg.timeline && !a->cfg.api10 && tl.timelineSemaphore;
+	a->sync2 = a->cfg.sync2 && !a->cfg.api10 && s2.synchronization2 &&
+		lc_device_ext(a->physical, VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME, NULL);
+	a->rendering = a->cfg.rendering && !a->cfg.api10 && dr.dynamicRendering &&
+		lc_device_ext(a->physical, VK_KHR_DYNAMIC_RENDERING_EXTENSION_NAME, NULL);
+	if (a->sync2) exts[nexts++] = VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME;
+	if (a->rendering) {
+		// VK_KHR_dynamic_rendering needs VK_KHR_depth_stencil_resolve
+		// (core in 1.2) and VK_KHR_get_physical_device_properties2 (1.1).
+		exts[nexts++] = VK_KHR_DYNAMIC_RENDERING_EXTENSION_NAME;
+	}
+	tl.timelineSemaphore = a->timeline ? VK_TRUE : VK_FALSE;
+	s2.synchronization2 = a->sync2 ? VK_TRUE : VK_FALSE;
+	dr.dynamicRendering = a->rendering ? VK_TRUE : VK_FALSE;
+	dr.pNext = NULL;
 	VkPhysicalDeviceFeatures have, want;
 	vkGetPhysicalDeviceFeatures(a->physical, &have);
 	memset(&want, 0, sizeof want);
@@ -271,7 +270,13 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	dci.enabledExtensionCount = nexts;
 	dci.ppEnabledExtensionNames = exts;
 	VkResult r = vkCreateDevice(a->physical, &dci, NULL, &a->device);
-	if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateDevice", r);
+	if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkCreateDevice", r);
+	a->submit2 = a->sync2 ? (PFN_vkQueueSubmit2KHR)vkGetDeviceProcAddr(a->device, "vkQueueSubmit2KHR") : NULL;
+	a->barrier2 = a->sync2 ? (PFN_vkCmdPipelineBarrier2KHR)vkGetDeviceProcAddr(a->device, "vkCmdPipelineBarrier2KHR") : NULL;
+	a->begin_rendering = a->rendering ? (PFN_vkCmdBeginRenderingKHR)vkGetDeviceProcAddr(a->device, "vkCmdBeginRenderingKHR") : NULL;
+	a->end_rendering = a->rendering ? (PFN_vkCmdEndRenderingKHR)vkGetDeviceProcAddr(a->device, "vkCmdEndRenderingKHR") : NULL;
+	a->sync2 = a->sync2 && a->submit2 && a->barrier2;
+	a->rendering = a->rendering && a->begin_rendering && a->end_rendering;
 	a->nqueues = 0;
 	for (uint32_t i = 0; i < nq; i++) {
 		for (uint32_t k = 0; k < qci[i].queueCount && a->nqueues < 64; k++) {
@@ -287,28 +292,28 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	bi.size = LC_WORK;
 	bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 	r = vkCreateBuffer(a->device, &bi, NULL, &a->work);
-	if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateBuffer", r);
+	if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkCreateBuffer", r);
 	VkMemoryRequirements req;
 	vkGetBufferMemoryRequirements(a->device, a->work, &req);
 	VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
 	mai.allocationSize = req.size;
 	mai.memoryTypeIndex = (uint32_t)__builtin_ctz(req.memoryTypeBits);
 	r = vkAllocateMemory(a->device, &mai, NULL, &a->memory);
-	if (r != VK_SUCCESS) return fail(err, errlen, "vkAllocateMemory", r);
+	if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkAllocateMemory", r);
 	r = vkBindBufferMemory(a->device, a->work, a->memory, 0);
-	if (r != VK_SUCCESS) return fail(err, errlen, "vkBindBufferMemory", r);
+	if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkBindBufferMemory", r);
 	if (a->pipeline_stats) {
 		VkShaderModuleCreateInfo smi = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
 		smi.codeSize = a->cfg.count_words * 4;
 		smi.pCode = a->cfg.count_spirv;
 		VkShaderModule m;
 		r = vkCreateShaderModule(a->device, &smi, NULL, &m);
-		if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateShaderModule", r);
+		if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkCreateShaderModule", r);
 		VkPipelineLayoutCreateInfo pli = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
 		r = vkCreatePipelineLayout(a->device, &pli, NULL, &a->count_layout);
 		if (r != VK_SUCCESS) {
 			vkDestroyShaderModule(a->device, m, NULL);
-			return fail(err, errlen, "vkCreatePipelineLayout", r);
+			return lc_fail(err, errlen, "vkCreatePipelineLayout", r);
 		}
 		VkComputePipelineCreateInfo cpi = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
 		cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
@@ -319,7 +324,7 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 		cpi.basePipelineIndex = -1;
 		r = vkCreateComputePipelines(a->device, VK_NULL_HANDLE, 1, &cpi, NULL, &a->count);
 		vkDestroyShaderModule(a->device, m, NULL);
-		if (r != VK_SUCCESS) return fail(err, errlen, "vkCreateComputePipelines", r);
+		if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkCreateComputePipelines", r);
 	}
 	return 0;
 }
@@ -361,6 +366,9 @@ uint32_t lc_api_version(lc_app *a) { return a->cfg.api10 ? VK_API_VERSION_1_0 : 
 int lc_has_calibrated(lc_app *a) { return a->calibrated; }
 int lc_has_debug_utils(lc_app *a) { return a->debug_utils; }
 int lc_has_pipeline_stats(lc_app *a) { return a->pipeline_stats; }
+int lc_has_timeline(lc_app *a) { return a->timeline; }
+int lc_has_sync2(lc_app *a) { return a->sync2; }
+int lc_has_rendering(lc_app *a) { return a->rendering; }
 
 void lc_dispatch(lc_app *a, VkCommandBuffer c, uint32_t groups) {
 	vkCmdBindPipeline(c, VK_PIPELINE_BIND_POINT_COMPUTE, a->count);
@@ -420,7 +428,17 @@ void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkComma
 }
 
 void lc_fill(lc_app *a, VkCommandBuffer c, uint64_t offset, uint32_t value, int barrier) {
-	if (barrier) {
+	if (barrier && a->sync2 && a->use_sync2) {
+		VkMemoryBarrier2KHR mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER_2_KHR};
+		mb.srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT_KHR;
+		mb.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT_KHR;
+		mb.dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT_KHR;
+		mb.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT_KHR;
+		VkDependencyInfoKHR di = {VK_STRUCTURE_TYPE_DEPENDENCY_INFO_KHR};
+		di.memoryBarrierCount = 1;
+		di.pMemoryBarriers = &mb;
+		a->barrier2(c, &di);
+	} else if (barrier) {
 		VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
 		mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
 		mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -446,26 +464,6 @@ VkSemaphore lc_create_semaphore(lc_app *a) {
 }
 
 void lc_destroy_semaphore(lc_app *a, VkSemaphore s) { vkDestroySemaphore(a->device, s, NULL); }
-
-int lc_submit(VkQueue q, uint32_t n, const VkCommandBuffer *cmds, VkSemaphore wait, VkSemaphore signal, VkFence fence) {
-	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-	VkCommandBuffer c[8];
-	if (n > 8) n = 8;
-	memcpy(c, cmds, n * sizeof c[0]);
-	VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-	si.commandBufferCount = n;
-	si.pCommandBuffers = c;
-	if (wait) {
-		si.waitSemaphoreCount = 1;
-		si.pWaitSemaphores = &wait;
-		si.pWaitDstStageMask = &stage;
-	}
-	if (signal) {
-		si.signalSemaphoreCount = 1;
-		si.pSignalSemaphores = &signal;
-	}
-	return (int)vkQueueSubmit(q, 1, &si, fence);
-}
 
 int lc_wait_fence(lc_app *a, VkFence f, uint64_t timeout) {
 	VkResult r = vkWaitForFences(a->device, 1, &f, VK_TRUE, timeout);

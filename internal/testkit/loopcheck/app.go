@@ -31,6 +31,10 @@ type app struct {
 	// pipelineStats: pipelineStatisticsQuery is enabled, and dispatch
 	// runs the count pipeline.
 	pipelineStats bool
+	// What the device offers and the application enabled: timeline
+	// semaphores, synchronization2 (submissions and barriers go through
+	// it once useSync2 says so), dynamic rendering.
+	timeline, sync2, rendering bool
 }
 
 // countSPIRV is the demo's count.comp (internal/cmd/demo/shaders): a
@@ -63,6 +67,9 @@ type appConfig struct {
 	device                            string // a substring of the device's name
 	pipelineStats                     bool   // enable pipelineStatisticsQuery where offered
 	api10                             bool   // an instance of Vulkan 1.0
+	// Enable timeline semaphores, synchronization2 and dynamic rendering
+	// where offered.
+	modern bool
 }
 
 func cbool(b bool) C.int {
@@ -76,7 +83,7 @@ func newApp(cfg appConfig) (*app, error) {
 	C.lc_pin()
 	cc := C.lc_config{validation: cbool(cfg.validation), host_reset: cbool(cfg.hostReset),
 		calibrated: cbool(cfg.calibrated), queues: C.int(cfg.queues), pipeline_stats: cbool(cfg.pipelineStats),
-		api10: cbool(cfg.api10)}
+		api10: cbool(cfg.api10), timeline: cbool(cfg.modern), sync2: cbool(cfg.modern), rendering: cbool(cfg.modern)}
 	// The words, in C memory: lc_create keeps a copy for a device made again.
 	words := C.malloc(C.size_t(len(countSPIRV)))
 	defer C.free(words)
@@ -121,7 +128,15 @@ func (a *app) load() {
 	a.calibrated = C.lc_has_calibrated(a.c) != 0
 	a.debugUtils = C.lc_has_debug_utils(a.c) != 0
 	a.pipelineStats = C.lc_has_pipeline_stats(a.c) != 0
+	a.timeline = C.lc_has_timeline(a.c) != 0
+	a.sync2 = C.lc_has_sync2(a.c) != 0
+	a.rendering = C.lc_has_rendering(a.c) != 0
 }
+
+// useSync2 makes submissions and barriers go through synchronization2
+// (vkQueueSubmit2KHR, vkCmdPipelineBarrier2KHR), where enabled; for the
+// device made again too.
+func (a *app) useSync2(on bool) { C.lc_use_sync2(a.c, cbool(on)) }
 
 // remakeDevice destroys the device and makes a new one on the same
 // instance: every object made on the old one must be gone.
@@ -229,14 +244,36 @@ func (a *app) wait(f fence, timeout int64) error {
 	return vkErr("vkWaitForFences", C.lc_wait_fence(a.c, f.c, C.uint64_t(timeout)))
 }
 
+// sync is what a submission waits for and signals: semaphores (nil: none)
+// with their timeline values (0: binary), and a fence (nil: none).
+type batchSync struct {
+	wait, signal     semaphore
+	waitAt, signalAt uint64
+	fence            fence
+}
+
 // submit submits cmds in one batch on q.
-func (q appQueue) submit(cmds []cmdBuf, wait, signal semaphore, f fence) error {
+func (a *app) submit(q appQueue, cmds []cmdBuf, s batchSync) error {
 	var cs [8]C.VkCommandBuffer
 	for i := range min(len(cmds), 8) {
 		cs[i] = cmds[i].c
 	}
-	return vkErr("vkQueueSubmit", C.lc_submit(q.c, C.uint32_t(min(len(cmds), 8)), &cs[0], wait.c, signal.c, f.c))
+	return vkErr("vkQueueSubmit", C.lc_submit(a.c, q.c, C.uint32_t(min(len(cmds), 8)), &cs[0],
+		s.wait.c, C.uint64_t(s.waitAt), s.signal.c, C.uint64_t(s.signalAt), s.fence.c))
 }
+
+// timelineSemaphore makes a timeline semaphore at 0.
+func (a *app) timelineSemaphore() semaphore { return semaphore{C.lc_create_timeline(a.c)} }
+
+// waitTimeline waits until s reaches value.
+func (a *app) waitTimeline(s semaphore, value uint64, timeout int64) error {
+	return vkErr("vkWaitSemaphores", C.lc_wait_timeline(a.c, s.c, C.uint64_t(value), C.uint64_t(timeout)))
+}
+
+// beginRendering and endRendering record a dynamic rendering instance
+// with no attachments around what c records between them.
+func (a *app) beginRendering(c cmdBuf) { C.lc_begin_rendering(a.c, c.c) }
+func (a *app) endRendering(c cmdBuf)   { C.lc_end_rendering(a.c, c.c) }
 
 // messages returns the validation layer's warnings and errors so far in
 // the process, and the latest.

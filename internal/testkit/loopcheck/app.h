@@ -28,6 +28,11 @@ typedef struct {
 	// through vkGetPhysicalDeviceFeatures2) and no calibrated timestamps
 	// (they need VK_KHR_get_physical_device_properties2).
 	int api10;
+	// Enabled where the device offers them (not with api10): timeline
+	// semaphores; VK_KHR_synchronization2, which lc_submit and lc_fill
+	// then use (vkQueueSubmit2KHR, vkCmdPipelineBarrier2KHR); and
+	// VK_KHR_dynamic_rendering (lc_begin_rendering).
+	int timeline, sync2, rendering;
 } lc_config;
 
 typedef struct {
@@ -53,6 +58,9 @@ uint32_t lc_api_version(lc_app *a);
 int lc_has_calibrated(lc_app *a);
 int lc_has_debug_utils(lc_app *a);
 int lc_has_pipeline_stats(lc_app *a);
+int lc_has_timeline(lc_app *a);
+int lc_has_sync2(lc_app *a);
+int lc_has_rendering(lc_app *a);
 // groups workgroups of the count pipeline: 64*groups compute invocations.
 void lc_dispatch(lc_app *a, VkCommandBuffer c, uint32_t groups);
 
@@ -80,7 +88,37 @@ VkSemaphore lc_create_semaphore(lc_app *a);
 void lc_destroy_semaphore(lc_app *a, VkSemaphore s);
 // One batch: up to 8 command buffers, waiting on wait (may be null) at
 // every stage, signalling signal (may be null) and fence (may be null).
-int lc_submit(VkQueue q, uint32_t n, const VkCommandBuffer *cmds, VkSemaphore wait, VkSemaphore signal, VkFence fence);
+// A timeline semaphore's value is wait_value or signal_value (0 for a
+// binary one). With synchronization2 on, through vkQueueSubmit2KHR.
+int lc_submit(lc_app *a, VkQueue q, uint32_t n, const VkCommandBuffer *cmds, VkSemaphore wait, uint64_t wait_value,
+	VkSemaphore signal, uint64_t signal_value, VkFence fence);
+// lc_use_sync2 makes lc_submit and lc_fill use synchronization2, where
+// enabled.
+void lc_use_sync2(lc_app *a, int on);
+// A timeline semaphore at 0, and a wait for it to reach value (at most
+// timeout ns).
+VkSemaphore lc_create_timeline(lc_app *a);
+int lc_wait_timeline(lc_app *a, VkSemaphore s, uint64_t value, uint64_t timeout);
+// A dynamic rendering instance with no attachments, on a primary
+// outside one (VK_KHR_dynamic_rendering).
+void lc_begin_rendering(lc_app *a, VkCommandBuffer c);
+void lc_end_rendering(lc_app *a, VkCommandBuffer c);
+
+// A second device on the application's physical device, alive beside its
+// own: one queue (the first family with timestamps), a command pool, a
+// command buffer and a fence, used one frame at a time.
+typedef struct lc_twin lc_twin;
+int lc_twin_create(lc_app *a, lc_twin **out, char *err, size_t errlen);
+void lc_twin_destroy(lc_twin *t);
+VkDevice lc_twin_device(lc_twin *t);
+lc_queue lc_twin_queue(lc_twin *t);
+// lc_twin_begin waits for the last submission, resets the pool and
+// begins the command buffer, which it returns (NULL: failed).
+VkCommandBuffer lc_twin_begin(lc_twin *t);
+// lc_twin_submit ends the command buffer and submits it with the fence.
+int lc_twin_submit(lc_twin *t);
+// lc_twin_wait waits for the last submission, if any.
+int lc_twin_wait(lc_twin *t);
 // Waits for f (at most timeout ns) and resets it.
 int lc_wait_fence(lc_app *a, VkFence f, uint64_t timeout);
 int lc_wait_idle(lc_app *a);

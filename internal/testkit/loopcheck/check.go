@@ -59,6 +59,7 @@ func (r *run) check(path string) (*timeline.Trace, problems) {
 	r.checkChrome(tr, &p)
 	r.checkBooks(tr, &p)
 	r.checkZones(tr, &p)
+	r.checkTwin(tr, &p)
 	return tr, p
 }
 

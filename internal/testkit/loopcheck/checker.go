@@ -42,21 +42,23 @@ type Result struct {
 func Check(seed uint64, o Options) (res Result, err error) {
 	before := leakcheck.Snapshot()
 	msgs0, _ := messages()
-	a, err := newApp(appConfig{validation: o.Validation, hostReset: true, calibrated: true, queues: 2, device: o.Device, pipelineStats: true})
+	a, err := newApp(appConfig{validation: o.Validation, hostReset: true, calibrated: true, queues: 2, device: o.Device, pipelineStats: true, modern: true})
 	if err != nil {
 		return res, err
 	}
-	l := Gen(seed, device{queues: len(a.queues), hostReset: a.hostReset, calibrate: a.calibrated, pipelineStats: a.pipelineStats})
+	l := Gen(seed, device{queues: len(a.queues), hostReset: a.hostReset, calibrate: a.calibrated, pipelineStats: a.pipelineStats,
+		timeline: a.timeline, sync2: a.sync2, rendering: a.rendering})
 	res.Loop, res.Device = l, a.name
 	if !l.HostReset || !l.Calibrated || !l.Stats || l.API10 {
 		// The application enables what the loop says it does.
 		a.destroy()
 		a, err = newApp(appConfig{validation: o.Validation, hostReset: l.HostReset, calibrated: l.Calibrated, queues: 2, device: o.Device,
-			pipelineStats: l.Stats, api10: l.API10})
+			pipelineStats: l.Stats, api10: l.API10, modern: true})
 		if err != nil {
 			return res, err
 		}
 	}
+	a.useSync2(l.Submit2)
 	l.Queues = min(l.Queues, len(a.queues)) // without host query reset, fewer
 	res.Loop = l
 	r := &run{l: l, a: a, dir: o.Dir}
@@ -125,6 +127,7 @@ func (r *run) close() {
 	if r.p != nil {
 		r.p.Close()
 	}
+	r.stopTwin()
 	if r.dev != nil {
 		r.dev.Close()
 	}

@@ -31,8 +31,16 @@
 // pipeline statistics counted in every zone, with compute dispatches of
 // known size (a workgroup of 64) between the zones' Begins and Ends, in
 // loops that keep to what counting asks of an application (no zone across
-// command buffers or left open, secondaries executed outside every zone).
-// Every choice comes from the seed and the frame's number alone, never
+// command buffers or left open, secondaries executed outside every zone);
+// command buffers recorded once and submitted in every frame of their
+// slot (GPU.Record), cached secondaries executed from fresh primaries, and
+// recordings whose End never comes; a Vulkan 1.0 instance; frames waited
+// for on a timeline semaphore a queue rather than fences, with the queues
+// submitted last first, so that each waits for a value not yet submitted
+// (wait before signal) and they complete out of the CPU's order;
+// vkQueueSubmit2 and synchronization2 barriers; zones inside dynamic
+// rendering instances; a second device on the same physical device, alive
+// beside the first, with zones every frame. Every choice comes from the seed and the frame's number alone, never
 // from what the library answered, so a seed replays exactly.
 //
 // After each loop it checks, against its own journal: the profiler's
@@ -50,7 +58,8 @@
 // window or span cap, waits as declared), every such zone is there and
 // each cause of loss counts what the application did (Drops.Work the
 // slices without counts); the trace reads
-// back the same from Chrome JSON; Perfetto's trace processor loads it
+// back the same from Chrome JSON; each device alive has tracks of its own
+// (no queue track holds zones of two); Perfetto's trace processor loads it
 // with no error, with as many GPU slices and flows; the validation layer
 // says nothing (but for an application that waits late, whose resets it
 // may report); no goroutine is left. TestLoops also says what its seeds

@@ -72,6 +72,22 @@ type Loop struct {
 	// each such queue, a secondary recorded once and executed by the
 	// first primary of its queue in the slot's frames.
 	CachedSecondaries bool
+	// Timeline: the application waits for its frames on a timeline
+	// semaphore a queue, not on fences, and chains its queues by them;
+	// WaitBeforeSignal: it submits a frame's queues last first, each
+	// waiting for a value the next submission signals, so that they
+	// complete out of the order the CPU submitted them in.
+	Timeline, WaitBeforeSignal bool
+	// Submit2: submissions and barriers go through synchronization2
+	// (vkQueueSubmit2KHR, vkCmdPipelineBarrier2KHR).
+	Submit2 bool
+	// Rendering: on graphics queues, every other primary records its
+	// zones inside dynamic rendering instances (vkCmdBeginRenderingKHR),
+	// ended for GPU work that may not run in one.
+	Rendering bool
+	// Twin: a second device on the same physical device, alive for the
+	// whole run, wrapped on the same profiler, with zones every frame.
+	Twin bool
 }
 
 // Recreate is what the application makes again at a frame.
@@ -92,6 +108,8 @@ type device struct {
 	queues               int // queues with timestamps the application made
 	hostReset, calibrate bool
 	pipelineStats        bool // pipelineStatisticsQuery
+	timeline, sync2      bool // timeline semaphores, synchronization2
+	rendering            bool // dynamic rendering
 }
 
 // Gen draws the loop of seed for d.
@@ -176,6 +194,12 @@ func Gen(seed uint64, d device) Loop {
 			}
 		}
 	}
+	if pick(0.25) && d.timeline && !l.API10 {
+		l.Timeline, l.WaitBeforeSignal = true, pick(0.5)
+	}
+	l.Submit2 = pick(0.25) && d.sync2 && !l.API10
+	l.Rendering = pick(0.25) && d.rendering && !l.API10 && !l.Stats
+	l.Twin = pick(0.15)
 	return l
 }
 
@@ -214,6 +238,11 @@ func (l Loop) String() string {
 	flag(l.MisuseEvery != 0, fmt.Sprintf("misuse every %d zones", l.MisuseEvery))
 	flag(l.UnsubmittedCBEvery != 0, fmt.Sprintf("unsubmitted every %d command buffers", l.UnsubmittedCBEvery))
 	flag(l.Stats, "pipeline statistics")
+	flag(l.Timeline, "timeline semaphores")
+	flag(l.WaitBeforeSignal, "queues submitted last first (wait before signal)")
+	flag(l.Submit2, "vkQueueSubmit2")
+	flag(l.Rendering, "dynamic rendering")
+	flag(l.Twin, "a second device alive")
 	return b.String()
 }
 

@@ -23,6 +23,8 @@ func (r *run) reach() Reach {
 		"frames without Submitted": l.NoSubmittedEvery > 0, "sparse GPU work": l.SparseEvery > 0,
 		"frame boundary only": l.Boundary, "zones after close": r.j.afterClose > 0,
 		"pipeline statistics": l.Stats && r.a.pipelineStats, "Vulkan 1.0 instance": l.API10, "recordings": l.Recordings, "cached secondaries": l.CachedSecondaries, "recordings never ended": r.noEnds > 0,
+		"timeline semaphores": l.Timeline && r.a.timeline, "wait before signal": l.WaitBeforeSignal && r.a.timeline && l.Queues > 1,
+		"vkQueueSubmit2": l.Submit2 && r.a.sync2, "dynamic rendering": l.Rendering && r.a.rendering, "two devices alive": l.Twin,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true
@@ -70,7 +72,7 @@ func (a Reached) Add(x Reach) {
 func (a Reached) Missed(device string, queues int) []string {
 	var out []string
 	for k, n := range a {
-		if n == 0 && !(k == "queues > 1" && queues < 2) {
+		if n == 0 && !((k == "queues > 1" || k == "wait before signal") && queues < 2) {
 			out = append(out, k)
 		}
 	}

@@ -3,6 +3,7 @@ package loopcheck
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/framescope/framescope/profiler"
@@ -79,6 +80,11 @@ func (r *run) frame(f int) error {
 	}
 	if err := r.endAndSubmit(f, id, sl, pl, cbs); err != nil {
 		return err
+	}
+	if r.twin != nil {
+		if err := r.twinFrame(id, f); err != nil {
+			return err
+		}
 	}
 	r.endSpan(fs)
 	if !r.l.Boundary { // else the next BeginFrame ends the frame and collects
@@ -164,7 +170,8 @@ func (r *run) record(frame uint64, s int, sl *slot, g int, cbs [][]*frameCB, j *
 			execute := func() error {
 				return r.secondaries(&rec, s, sl, g, fc, &secTaken[q])
 			}
-			open, err := rec.run(fc.buf, fc.rec, fc.plan.script, fmt.Sprintf("q%d c%d", q, fc.index), r.region(s, q, fc.index, 0), execute)
+			render := r.l.Rendering && r.a.rendering && r.a.queues[q].flags&queueGraphics != 0 && (int(frame)+fc.index)%2 == 0
+			open, err := rec.run(fc.buf, fc.rec, fc.plan.script, fmt.Sprintf("q%d c%d", q, fc.index), r.region(s, q, fc.index, 0), execute, render)
 			if err != nil {
 				return err
 			}
@@ -195,12 +202,29 @@ type recorder struct {
 
 // run runs script into buf (whose record is rec), naming its zones
 // "prefix zN" and filling its region of the work buffer; execute runs at
-// opExecute. It returns the zones it leaves open, innermost last.
-func (x *recorder) run(buf cmdBuf, rec *cbRec, script []op, prefix string, region int, execute func() error) ([]openZone, error) {
+// opExecute. With render, the zones' ops go inside dynamic rendering
+// instances, ended for the ops that may not run in one (transfers,
+// dispatches, secondaries executed). It returns the zones it leaves open,
+// innermost last.
+func (x *recorder) run(buf cmdBuf, rec *cbRec, script []op, prefix string, region int, execute func() error, render bool) ([]openZone, error) {
 	r, j := x.r, x.j
 	var stack []openZone
 	nz, nf, nd := 0, 0, 0
+	inside := false
+	rendering := func(on bool) {
+		switch {
+		case on && !inside:
+			r.a.beginRendering(buf)
+		case !on && inside:
+			r.a.endRendering(buf)
+		}
+		inside = on
+	}
+	defer rendering(false)
 	for _, o := range script {
+		if render {
+			rendering(o != opFill && o != opExecute && o != opDispatch)
+		}
 		switch o {
 		case opBegin:
 			name := fmt.Sprintf("%s z%d", prefix, nz)
@@ -275,7 +299,7 @@ func (r *run) secondaries(x *recorder, s int, sl *slot, g int, fc *frameCB, take
 			return err
 		}
 		rec := &cbRec{queue: q, primary: fc.rec}
-		open, err := x.run(buf, rec, script, fmt.Sprintf("q%d c%d s%d", q, fc.index, si), r.region(s, q, fc.index, si+1), nil)
+		open, err := x.run(buf, rec, script, fmt.Sprintf("q%d c%d s%d", q, fc.index, si), r.region(s, q, fc.index, si+1), nil, false)
 		if err != nil {
 			return err
 		}
@@ -340,26 +364,34 @@ func (r *run) endAndSubmit(f int, frame uint64, sl *slot, pl plan, cbs [][]*fram
 			}
 		}
 	}
-	for k, q := range used {
-		var wait, signal semaphore
-		if k > 0 {
-			wait = sl.sems[used[k-1]]
+	order := make([]int, len(used)) // of used: the order the CPU submits the queues in
+	for k := range used {
+		order[k] = k
+		if r.l.Timeline {
+			r.tnext[used[k]]++
+			sl.tvals[used[k]] = r.tnext[used[k]]
 		}
-		if k < len(used)-1 {
-			signal = sl.sems[q]
-		}
+	}
+	if r.l.WaitBeforeSignal {
+		// Each queue's first batch waits for a value the queue submitted
+		// after it signals: the application submits the frame under its
+		// queue lock, so the profiler's own submissions wait behind it.
+		slices.Reverse(order)
+		r.queue.Lock()
+		defer r.queue.Unlock()
+	}
+	for _, k := range order {
+		q := used[k]
 		groups := pl.submits[q]
 		for gi, gr := range groups {
-			first, last := gi == 0, gi == len(groups)-1
-			var w, sg semaphore
-			var fn fence
-			if first {
-				w = wait
+			var bs batchSync
+			if gi == 0 && k > 0 {
+				bs.wait, bs.waitAt = r.chain(sl, used[k-1])
 			}
-			if last {
-				sg, fn = signal, sl.fences[q]
+			if gi == len(groups)-1 {
+				bs.signal, bs.signalAt, bs.fence = r.signal(sl, q, k == len(used)-1)
 			}
-			if err := r.submit(frame, sl, pl, q, gi, cbs[q], gr, w, sg, fn); err != nil {
+			if err := r.submit(frame, sl, pl, q, gi, cbs[q], gr, bs); err != nil {
 				return err
 			}
 		}
@@ -368,9 +400,32 @@ func (r *run) endAndSubmit(f int, frame uint64, sl *slot, pl plan, cbs [][]*fram
 	return nil
 }
 
+// chain is what the first batch of a queue waits for: the last batch of
+// the queue before it in the frame, by its binary semaphore or its
+// timeline's value.
+func (r *run) chain(sl *slot, prev int) (semaphore, uint64) {
+	if r.l.Timeline {
+		return r.timelines[prev], sl.tvals[prev]
+	}
+	return sl.sems[prev], 0
+}
+
+// signal is what the last batch of queue q signals: the frame's value on
+// its timeline, which the application waits for; or its fence, and its
+// binary semaphore unless it is the frame's last queue.
+func (r *run) signal(sl *slot, q int, lastQueue bool) (semaphore, uint64, fence) {
+	if r.l.Timeline {
+		return r.timelines[q], sl.tvals[q], fence{}
+	}
+	if lastQueue {
+		return semaphore{}, 0, sl.fences[q]
+	}
+	return sl.sems[q], 0, sl.fences[q]
+}
+
 // submit submits one group of command buffers under a CPU span, marked
 // with the key GPU.Submit gives them and their secondaries.
-func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB, group []int, wait, signal semaphore, f fence) error {
+func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB, group []int, bs batchSync) error {
 	name := fmt.Sprintf("submit q%d s%d", q, gi)
 	span := r.main.Span(r.name(name))
 	sub := &submitRec{frame: frame, queue: q, index: gi, span: name, linked: pl.submitted}
@@ -405,10 +460,14 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 	if pl.submitted {
 		r.gpus[q].Submit(span, named...)
 	}
-	r.queue.Lock()
+	if !r.l.WaitBeforeSignal { // else endAndSubmit holds it
+		r.queue.Lock()
+	}
 	sub.t0 = timeline.Now()
-	err := r.a.queues[q].submit(bufs, wait, signal, f)
-	r.queue.Unlock()
+	err := r.a.submit(r.a.queues[q], bufs, bs)
+	if !r.l.WaitBeforeSignal {
+		r.queue.Unlock()
+	}
 	r.endSpan(span)
 	sl.submits = append(sl.submits, sub)
 	r.j.submits = append(r.j.submits, sub)

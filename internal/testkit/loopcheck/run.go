@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +43,12 @@ type run struct {
 	out   *os.File
 	live  *liveView
 
+	// Loop.Timeline: a timeline semaphore a queue, and the value its
+	// next frame signals.
+	timelines []semaphore
+	tnext     []uint64
+	twin      *twin // Loop.Twin
+
 	collected  []profiler.ZoneResult
 	submitting bool    // the frame being recorded calls GPU.Submit
 	noEnds     int     // recordings left without Recording.End (misuse)
@@ -59,6 +66,7 @@ type slot struct {
 	fences   []fence
 	sems     []semaphore
 	inFlight []bool
+	tvals    []uint64 // Loop.Timeline: per queue, the value its submissions signal
 	submits  []*submitRec
 	recs     []*recorded // by queue (Loop.Recordings); nil where none
 	secRecs  []*recorded // by queue (Loop.CachedSecondaries); nil where none
@@ -106,6 +114,11 @@ func (r *run) start() error {
 	}
 	if err := r.wrap(); err != nil {
 		return err
+	}
+	if l.Twin {
+		if err := r.startTwin(); err != nil {
+			return err
+		}
 	}
 	if l.Live {
 		r.live = startLive(r.p)
@@ -166,6 +179,12 @@ func (r *run) contexts() error {
 // makeSlots makes the objects of every frame in flight.
 func (r *run) makeSlots() error {
 	r.slots = make([]slot, r.l.Ring)
+	if r.l.Timeline {
+		r.timelines, r.tnext = make([]semaphore, r.l.Queues), make([]uint64, r.l.Queues)
+		for q := range r.timelines {
+			r.timelines[q] = r.a.timelineSemaphore()
+		}
+	}
 	for s := range r.slots {
 		sl := &r.slots[s]
 		sl.pools = make([][]cmdPool, r.l.Goroutines)
@@ -186,6 +205,7 @@ func (r *run) makeSlots() error {
 			sl.fences = append(sl.fences, r.a.fence())
 			sl.sems = append(sl.sems, r.a.semaphore())
 			sl.inFlight = append(sl.inFlight, false)
+			sl.tvals = append(sl.tvals, 0)
 		}
 		if err := r.makeRecordings(sl); err != nil {
 			return err
@@ -213,7 +233,10 @@ func (r *run) destroySlots() {
 			}
 		}
 	}
-	r.slots = nil
+	for _, t := range r.timelines {
+		r.a.destroySemaphore(t)
+	}
+	r.slots, r.timelines, r.tnext = nil, nil, nil
 }
 
 // wait waits for the submissions of slot s, as the application does
@@ -224,7 +247,13 @@ func (r *run) wait(s int) error {
 		if !on {
 			continue
 		}
-		if err := r.a.wait(sl.fences[q], int64(30*time.Second)); err != nil {
+		var err error
+		if r.l.Timeline {
+			err = r.a.waitTimeline(r.timelines[q], sl.tvals[q], int64(30*time.Second))
+		} else {
+			err = r.a.wait(sl.fences[q], int64(30*time.Second))
+		}
+		if err != nil {
 			return err
 		}
 		sl.inFlight[q] = false
@@ -239,7 +268,7 @@ func (r *run) wait(s int) error {
 
 // waitAll waits for every frame in flight.
 func (r *run) waitAll() error {
-	var errs []error
+	errs := []error{r.twinWait()}
 	for s := range r.slots {
 		errs = append(errs, r.wait(s))
 	}
@@ -301,7 +330,7 @@ func (r *run) zonesAfterClose() {
 func (r *run) collect(drain bool) {
 	s := r.main.Span(r.name(spanCollect))
 	defer r.endSpan(s)
-	for _, g := range r.gpus {
+	for _, g := range r.contextsOpen() {
 		var err error
 		if drain {
 			r.collected, err = g.Drain(r.collected[:0])
@@ -320,11 +349,20 @@ func (r *run) collect(drain bool) {
 // faults notes the contexts' lasting faults (GPU.Err) but the want of a
 // calibration the loop chose.
 func (r *run) faults() {
-	for _, g := range r.gpus {
+	for _, g := range r.contextsOpen() {
 		if err := g.Err(); err != nil && !(errors.Is(err, profiler.ErrNoCalibration) && !r.l.Calibrated) {
 			r.errs = append(r.errs, fmt.Errorf("GPU.Err: %w", err))
 		}
 	}
+}
+
+// contextsOpen returns the contexts the loop uses now: one a profiled
+// queue, and the second device's.
+func (r *run) contextsOpen() []*profiler.GPU {
+	if r.twin == nil || r.twin.g == nil {
+		return r.gpus
+	}
+	return append(slices.Clip(r.gpus), r.twin.g)
 }
 
 func (r *run) endSpan(s profiler.Span) {
@@ -370,6 +408,9 @@ func (r *run) finish() (string, error) {
 	r.forgetRecordings(0)
 	r.faults()
 	r.dev.Close()
+	if err := r.stopTwin(); err != nil {
+		return "", err
+	}
 	path := filepath.Join(r.dir, "dump.perfetto-trace")
 	if r.sink != nil {
 		path = r.out.Name()
@@ -457,7 +498,7 @@ func (v *liveView) stop() {
 // stats is what queue q's context counts in a loop with Loop.Stats: every
 // statistic its family can count.
 func (r *run) stats(q int) profiler.PipelineStats {
-	if !r.l.Stats || !r.a.pipelineStats {
+	if !r.l.Stats || !r.a.pipelineStats || q == twinQueue {
 		return 0
 	}
 	var st profiler.PipelineStats
