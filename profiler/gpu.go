@@ -138,6 +138,14 @@ type Stats struct {
 	Grown    uint64 // frames' query pools made larger after a frame ran out
 	Extended uint64 // query pools made in a frame that outgrew its own (host query reset)
 	Behind   uint64 // frames that found no free slot
+	// Resubmitted counts the command buffers a Submit named that hold
+	// zones of an earlier frame and none of their own: submitted again
+	// without being recorded again, which the library refuses unless
+	// made a recording (GPU.Record): their later executions are not timed
+	// and write queries without a reset, and the earlier frame's queries
+	// are kept out of use so that no later frame's zones share them. A
+	// command buffer recorded again without zones counts here too.
+	Resubmitted uint64
 	// Calibrations counts the samples of the device and host clocks the
 	// context's clock model was fed (in the background and by
 	// GPU.Calibrate), and CalibrationErrors the attempts that failed: the
@@ -492,7 +500,7 @@ func (g *GPU) Stats() Stats {
 	g.mu.Unlock()
 	q := g.pool.Stats()
 	s := Stats{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Drops: b.Lost,
-		Grown: q.Grown, Extended: q.Extended, Behind: q.Behind}
+		Grown: q.Grown, Extended: q.Extended, Behind: q.Behind, Resubmitted: q.Resubmitted}
 	s.Drops.Flows = g.unlinked.Load()
 	s.WorkMissing = g.pool.WorkMissing()
 	for _, n := range s.WorkMissing {

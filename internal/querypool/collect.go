@@ -275,6 +275,9 @@ func (p *Pool) readPass(mode readMode) {
 		s.next.Store(0)
 		s.dirty = true
 		s.state.Store(slotSpent)
+		if s.pin.Load() {
+			p.pinOutLocked(s) // a command buffer of its frame runs again
+		}
 	}
 	p.mu.Unlock()
 	if mode != readCopies {

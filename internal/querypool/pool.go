@@ -125,7 +125,12 @@ type Stats struct {
 	// beside another execution of the same recording (simultaneous use):
 	// their values cannot be told apart.
 	Overlapped uint64
-	Grown      uint64 // slots recreated larger
+	// Resubmitted counts command buffers named to Submitted with zones in
+	// an earlier frame's slot and none in the frame's: submitted again
+	// without being recorded again (their slot pinned, resubmit.go), or
+	// recorded again without zones.
+	Resubmitted uint64
+	Grown       uint64 // slots recreated larger
 	// Extended counts query pools made in a frame for the zones its slot
 	// had no room for (host query reset only).
 	Extended uint64
@@ -171,7 +176,11 @@ type Pool struct {
 
 	mu      sync.Mutex // ring management; never taken by Begin or End
 	ring    []*Slot
-	retired []*Slot // replaced by larger slots; destroyed by Release
+	retired []*Slot // replaced by larger slots, or pinned; destroyed by Release
+	npinned int     // slots pinned (resubmit.go), at most MaxPinned
+	// again holds the command buffers submitted again without being
+	// recorded again, until they are (resubmit.go).
+	again map[uint64]struct{}
 	// frames is the application's frame clock: the newest frame it has
 	// begun, as BeginFrame and Advance were told. FramesInFlight counts
 	// in it, so a queue that records in few of the application's frames
@@ -219,11 +228,12 @@ type Pool struct {
 	// Recordings (recording.go): by command buffer, under mu; nrecs is
 	// their number, for Executed; open, the slots of those recording now,
 	// for Begin; running, those with an execution not read yet.
-	recs       map[uint64]*recording
-	nrecs      atomic.Int32
-	open       atomic.Pointer[map[uint64]*Slot]
-	running    []*recording
-	overlapped atomic.Uint64
+	recs        map[uint64]*recording
+	nrecs       atomic.Int32
+	open        atomic.Pointer[map[uint64]*Slot]
+	running     []*recording
+	overlapped  atomic.Uint64
+	resubmitted atomic.Uint64
 
 	// chains are the command buffers counting work (Config.Stats).
 	chains      [maxChains]chain
@@ -582,6 +592,7 @@ func (p *Pool) endFrameLocked() {
 func (p *Pool) Submitted(frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.pinResubmittedLocked(frame, cmds)
 	var s *Slot
 	for _, c := range p.ring {
 		if c.frame == frame {
@@ -791,6 +802,7 @@ func (p *Pool) Stats() Stats {
 		NoFrame: p.noFrame.Load(), Closed: p.refusedClosed.Load(), Unended: p.unended.Load(), Unsubmitted: p.unsubmitted.Load(),
 		LateEnds: p.refusedEnds.late.Load(), Misuse: p.refusedEnds.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
 		Pending: p.pending.Load(), Extended: p.extended.Load(), Overlapped: p.overlapped.Load(),
+		Resubmitted: p.resubmitted.Load(),
 	}
 }
 

@@ -98,6 +98,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		return ErrRecordingStats
 	}
 	k := cmdKey(cmd)
+	delete(p.again, k) // submitted again before: a recording now
 	r := p.recs[k]
 	if r == nil {
 		if len(p.recs) >= MaxRecordings {
