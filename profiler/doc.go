@@ -72,7 +72,9 @@
 //	gpu.Submit(s, cmd) // each frame that submits it
 //
 // Without Record, its zones are delivered once, and each later execution
-// writes their queries again without a reset, which Vulkan forbids.
+// writes their queries again without a reset, which Vulkan forbids: the
+// profiler keeps those queries from later frames and counts such
+// submissions ([Stats].Resubmitted), but cannot time them.
 //
 // [Existing].APIVersion says the instance's version: the profiler calls
 // only what it allows. Each queue's track belongs to its device: two GPUs
