@@ -176,11 +176,14 @@ type Pool struct {
 
 	mu      sync.Mutex // ring management; never taken by Begin or End
 	ring    []*Slot
-	retired []*Slot // replaced by larger slots, or pinned; destroyed by Release
-	npinned int     // slots pinned (resubmit.go), at most MaxPinned
-	// again holds the command buffers submitted again without being
-	// recorded again, until they are (resubmit.go).
-	again map[uint64]struct{}
+	retired []*Slot // replaced by larger slots; destroyed by Release
+	// Pins (resubmit.go): the slots pinned out of the ring, how many are
+	// pinned in all, and the command buffers submitted again without
+	// being recorded again, until they are, with the slot pinned for each
+	// (nil: none, MaxPinned reached).
+	pinned  []*Slot
+	npinned int
+	again   map[uint64]*Slot
 	// frames is the application's frame clock: the newest frame it has
 	// begun, as BeginFrame and Advance were told. FramesInFlight counts
 	// in it, so a queue that records in few of the application's frames
@@ -967,11 +970,11 @@ func (p *Pool) releaseLocked() {
 		}
 		s.destroy(p.dev)
 	}
-	for _, s := range p.retired {
+	for _, s := range append(p.retired, p.pinned...) {
 		s.quiesce()
 		s.destroy(p.dev)
 	}
-	p.retired = nil
+	p.retired, p.pinned = nil, nil
 	if !p.finished {
 		p.finishRecordings()
 	}

@@ -98,7 +98,9 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		return ErrRecordingStats
 	}
 	k := cmdKey(cmd)
-	delete(p.again, k) // submitted again before: a recording now
+	if s, ok := p.again[k]; ok {
+		p.forgetAgainLocked(k, s) // submitted again before: a recording now
+	}
 	r := p.recs[k]
 	if r == nil {
 		if len(p.recs) >= MaxRecordings {

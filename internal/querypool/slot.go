@@ -178,9 +178,11 @@ type Slot struct {
 	begun   uint64        // Pool.frames when its frame began
 	closed  uint64        // frame counter value when it closed
 	dirty   bool          // needs a reset before use (command path)
-	// pin: a command buffer of its frame was submitted again: it is
-	// never reset or reused once read back (resubmit.go).
-	pin atomic.Bool
+	// pin: command buffers of its frame (pins of them, under Pool.mu)
+	// were submitted again: it is never reset or reused once read back
+	// (resubmit.go).
+	pin  atomic.Bool
+	pins int
 	// dirtyReset: its frame's reset was recorded in a command buffer, so
 	// until the application has waited for the frame its queries may
 	// hold the last frame's values.

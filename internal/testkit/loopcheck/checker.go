@@ -97,7 +97,7 @@ func Check(seed uint64, o Options) (res Result, err error) {
 	res.Zones, res.CalibrateErrors = r.j.calls, r.calErrs
 	msgs, last := messages()
 	res.Messages = msgs - msgs0
-	if res.Messages > 0 && !l.LateWait {
+	if res.Messages > 0 && !l.LateWait && !l.Resubmit {
 		p.add("validation", "%d messages, the latest: %s", res.Messages, last)
 	}
 	if left := waitGoroutines(before); len(left) > 0 {

@@ -27,6 +27,11 @@ type zoneRec struct {
 	// compute is the compute shader invocations the application
 	// dispatched between its Begin and End (Loop.Stats).
 	compute uint64
+	// stale: a zone of a command buffer submitted again without Record
+	// (Loop.Resubmit), which the library refuses: read back after a later
+	// execution ran, it has that execution's times, so only its start
+	// is held to its submission.
+	stale bool
 }
 
 // cbRec is one command buffer as recorded.

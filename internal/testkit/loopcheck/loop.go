@@ -88,6 +88,11 @@ type Loop struct {
 	// Twin: a second device on the same physical device, alive for the
 	// whole run, wrapped on the same profiler, with zones every frame.
 	Twin bool
+	// Resubmit, with misuse: each frame slot has a command buffer
+	// recorded once, with zones and without GPU.Record, and submitted
+	// again in the slot's later frames (the pattern the library refuses;
+	// the validation layer reports its queries).
+	Resubmit bool
 }
 
 // Recreate is what the application makes again at a frame.
@@ -200,6 +205,7 @@ func Gen(seed uint64, d device) Loop {
 	l.Submit2 = pick(0.25) && d.sync2 && !l.API10
 	l.Rendering = pick(0.25) && d.rendering && !l.API10 && !l.Stats
 	l.Twin = pick(0.15)
+	l.Resubmit = pick(0.3) && l.MisuseEvery > 0 && !l.Stats
 	return l
 }
 
@@ -243,6 +249,7 @@ func (l Loop) String() string {
 	flag(l.Submit2, "vkQueueSubmit2")
 	flag(l.Rendering, "dynamic rendering")
 	flag(l.Twin, "a second device alive")
+	flag(l.Resubmit, "command buffers submitted again without Record")
 	return b.String()
 }
 

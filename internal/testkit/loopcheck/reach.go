@@ -25,6 +25,7 @@ func (r *run) reach() Reach {
 		"pipeline statistics": l.Stats && r.a.pipelineStats, "Vulkan 1.0 instance": l.API10, "recordings": l.Recordings, "cached secondaries": l.CachedSecondaries, "recordings never ended": r.noEnds > 0,
 		"timeline semaphores": l.Timeline && r.a.timeline, "wait before signal": l.WaitBeforeSignal && r.a.timeline && l.Queues > 1,
 		"vkQueueSubmit2": l.Submit2 && r.a.sync2, "dynamic rendering": l.Rendering && r.a.rendering, "two devices alive": l.Twin,
+		"submitted again without Record": l.Resubmit,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true

@@ -58,6 +58,12 @@ func (r *run) frame(f int) error {
 	if err := r.rerecord(id, f, s, sl); err != nil {
 		return err
 	}
+	var staleCB *cbRec
+	if pl.queues[0] != nil && pl.submitted {
+		if staleCB, err = r.recordStale(id, s, sl); err != nil {
+			return err
+		}
+	}
 	r.submitting = pl.submitted
 	js := make([]journal, r.l.Goroutines)
 	errs := make([]error, r.l.Goroutines)
@@ -78,7 +84,7 @@ func (r *run) frame(f int) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if err := r.endAndSubmit(f, id, sl, pl, cbs); err != nil {
+	if err := r.endAndSubmit(f, id, sl, pl, cbs, staleCB); err != nil {
 		return err
 	}
 	if r.twin != nil {
@@ -325,7 +331,7 @@ func (r *run) region(s, q, cb, sec int) int {
 // endAndSubmit ends the frame on each queue, in the last command buffer
 // it runs, ends the command buffers and submits them: queues chained by
 // semaphores, each submission under a CPU span marked with its key.
-func (r *run) endAndSubmit(f int, frame uint64, sl *slot, pl plan, cbs [][]*frameCB) error {
+func (r *run) endAndSubmit(f int, frame uint64, sl *slot, pl plan, cbs [][]*frameCB, staleCB *cbRec) error {
 	var used []int
 	for q := r.l.Queues - 1; q >= 0; q-- {
 		if cbs[q] != nil {
@@ -391,7 +397,7 @@ func (r *run) endAndSubmit(f int, frame uint64, sl *slot, pl plan, cbs [][]*fram
 			if gi == len(groups)-1 {
 				bs.signal, bs.signalAt, bs.fence = r.signal(sl, q, k == len(used)-1)
 			}
-			if err := r.submit(frame, sl, pl, q, gi, cbs[q], gr, bs); err != nil {
+			if err := r.submit(frame, sl, pl, q, gi, cbs[q], gr, bs, staleCB); err != nil {
 				return err
 			}
 		}
@@ -425,7 +431,7 @@ func (r *run) signal(sl *slot, q int, lastQueue bool) (semaphore, uint64, fence)
 
 // submit submits one group of command buffers under a CPU span, marked
 // with the key GPU.Submit gives them and their secondaries.
-func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB, group []int, bs batchSync) error {
+func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB, group []int, bs batchSync, staleCB *cbRec) error {
 	name := fmt.Sprintf("submit q%d s%d", q, gi)
 	span := r.main.Span(r.name(name))
 	sub := &submitRec{frame: frame, queue: q, index: gi, span: name, linked: pl.submitted}
@@ -456,6 +462,15 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 		bufs = append(bufs, rc.buf)
 		named = append(named, rc.buf.handle())
 		r.executeRecording(frame, q, rc, sub)
+	}
+	if st := sl.stale; gi == 0 && q == 0 && st != nil && st.recorded && pl.submitted && len(bufs) < 8 {
+		// The slot's stale command buffer, submitted again (or, in the
+		// frame that recorded it, once).
+		bufs = append(bufs, st.buf)
+		named = append(named, st.buf.handle())
+		if staleCB != nil {
+			staleCB.submit, staleCB.named = sub, true
+		}
 	}
 	if pl.submitted {
 		r.gpus[q].Submit(span, named...)

@@ -68,6 +68,7 @@ type slot struct {
 	inFlight []bool
 	tvals    []uint64 // Loop.Timeline: per queue, the value its submissions signal
 	submits  []*submitRec
+	stale    *stale      // Loop.Resubmit
 	recs     []*recorded // by queue (Loop.Recordings); nil where none
 	secRecs  []*recorded // by queue (Loop.CachedSecondaries); nil where none
 }
@@ -210,6 +211,9 @@ func (r *run) makeSlots() error {
 		if err := r.makeRecordings(sl); err != nil {
 			return err
 		}
+		if err := r.newStale(sl); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -231,6 +235,9 @@ func (r *run) destroySlots() {
 			if rc != nil {
 				r.a.destroyPool(rc.pool)
 			}
+		}
+		if sl.stale != nil {
+			r.a.destroyPool(sl.stale.pool)
 		}
 	}
 	for _, t := range r.timelines {
@@ -291,6 +298,7 @@ func (r *run) again(kind Recreate) error {
 		g.Close()
 	}
 	r.forgetRecordings(r.p.Frame())
+	r.staleAgain()
 	r.zonesAfterClose()
 	r.faults()
 	switch kind {

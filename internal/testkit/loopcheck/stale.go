@@ -1,0 +1,85 @@
+package loopcheck
+
+import "fmt"
+
+// stale is a frame slot's command buffer recorded once, with zones and
+// without GPU.Record, on queue 0 in the first frame of its slot, and
+// submitted again, named to GPU.Submit, in the slot's later frames
+// (Loop.Resubmit): the vkcube pattern without Record, which the library
+// refuses. Its later executions are not timed (the journal expects
+// nothing of them), and the library must keep the queries they write
+// from every other frame's zones, which the checks hold to their times.
+type stale struct {
+	pool     cmdPool
+	buf      cmdBuf
+	recorded bool // recorded on the contexts open now
+}
+
+// newStale makes slot sl's stale command buffer, from a pool of its own.
+func (r *run) newStale(sl *slot) error {
+	if !r.l.Resubmit {
+		return nil
+	}
+	p, err := r.a.pool(r.a.queues[0].family)
+	if err != nil {
+		return err
+	}
+	b, err := r.a.alloc(p, false)
+	if err != nil {
+		r.a.destroyPool(p)
+		return err
+	}
+	sl.stale = &stale{pool: p, buf: b}
+	return nil
+}
+
+// recordStale records slot s's stale command buffer in frame, on queue 0
+// (whose frame take began), when the contexts open now have not seen it:
+// an outer zone around an inner one. It returns the command buffer's
+// record, for its first submission; nil when it was recorded before.
+func (r *run) recordStale(frame uint64, s int, sl *slot) (*cbRec, error) {
+	st := sl.stale
+	if st == nil || st.recorded {
+		return nil, nil
+	}
+	if err := r.a.resetPool(st.pool); err != nil {
+		return nil, err
+	}
+	if err := st.buf.beginReusable(false); err != nil {
+		return nil, err
+	}
+	cb := &cbRec{queue: 0}
+	var open []*zoneRec
+	var zs []func()
+	for i := range 2 {
+		name := fmt.Sprintf("q0 stale%d z%d", s, i)
+		z := r.gpus[0].Zone(st.buf.handle(), r.name(name))
+		r.j.calls++
+		zr := &zoneRec{frame: frame, queue: 0, name: name, valid: z.Valid(), begin: cb, stale: true}
+		if len(open) > 0 {
+			zr.parent = open[len(open)-1]
+		}
+		r.j.zones = append(r.j.zones, zr)
+		open = append(open, zr)
+		zs = append(zs, z.End)
+	}
+	for i := len(zs) - 1; i >= 0; i-- {
+		zs[i]()
+		open[i].ended, open[i].end = 1, cb
+	}
+	if err := st.buf.end(); err != nil {
+		return nil, err
+	}
+	st.recorded = true
+	return cb, nil
+}
+
+// staleAgain notes that the contexts were made again: each slot's stale
+// command buffer is recorded again on the new ones.
+func (r *run) staleAgain() {
+	for _, sl := range r.slots {
+		if sl.stale != nil {
+			sl.stale.recorded = false
+		}
+	}
+}
