@@ -399,6 +399,7 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		}
 		s.dirty = false
 	}
+	s.keepPrev()
 	s.frame = frame
 	s.host = 0
 	if p.cfg.Now != nil {
@@ -433,10 +434,19 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 // when every slot is in use (the GPU or the application is behind). The
 // caller holds p.mu.
 func (p *Pool) pickSlotLocked() (*Slot, error) {
+	// The free slot used longest ago: a command buffer of its frame
+	// submitted again, which the application may do once it has waited
+	// for the frame (one command buffer per frame in flight), is then
+	// named by a Submit before the slot is given to another frame, and
+	// the slot is pinned in time (resubmit.go).
+	var free *Slot
 	for _, c := range p.ring {
-		if c.state.Load() == slotFree {
-			return c, nil
+		if c.state.Load() == slotFree && (free == nil || c.begun < free.begun) {
+			free = c
 		}
+	}
+	if free != nil {
+		return free, nil
 	}
 	if len(p.ring) < p.cfg.MaxSlots {
 		n, err := p.newSlot(len(p.ring), p.wantCap)
@@ -448,17 +458,21 @@ func (p *Pool) pickSlotLocked() (*Slot, error) {
 	}
 	// vkResetQueryPool does not wait: a spent slot can be reset here
 	// rather than by the pool's goroutine.
+	var spent *Slot // the one used longest ago, as above
 	for _, c := range p.ring {
-		if c.state.Load() == slotSpent && p.frames-c.begun >= uint64(p.cfg.FramesInFlight) {
-			if p.dev.HostQueryReset {
-				if err := p.resetHost(c); err != nil {
-					return nil, err
-				}
-				c.dirty = false
-			}
-			c.state.Store(slotFree)
-			return c, nil
+		if c.state.Load() == slotSpent && p.frames-c.begun >= uint64(p.cfg.FramesInFlight) && (spent == nil || c.begun < spent.begun) {
+			spent = c
 		}
+	}
+	if c := spent; c != nil {
+		if p.dev.HostQueryReset {
+			if err := p.resetHost(c); err != nil {
+				return nil, err
+			}
+			c.dirty = false
+		}
+		c.state.Store(slotFree)
+		return c, nil
 	}
 	return p.awaitReset(), nil
 }

@@ -57,10 +57,20 @@ func (p *Pool) pinResubmittedLocked(frame uint64, cmds []vkg.CommandBuffer) {
 // of its own, and pins the earlier slot that holds its zones, if any.
 // The caller holds p.mu.
 func (p *Pool) againLocked(frame, k uint64) {
-	for _, s := range p.ring {
-		if s.frame == frame || !s.hasCursor(k) {
-			continue
+	// The newest frame that recorded k: it may have been recorded with
+	// zones in several (a handle reused), and only the last recording
+	// runs.
+	var s *Slot
+	var at uint64
+	for _, c := range p.ring {
+		if c.frame != frame && c.frame >= at && c.hasCursor(k) {
+			s, at = c, c.frame
 		}
+		if c.prevFrame != frame && c.prevFrame >= at && c.hadCursor(k) {
+			s, at = c, c.prevFrame
+		}
+	}
+	if s != nil {
 		p.resubmitted.Add(1)
 		if len(p.again) >= maxAgain {
 			return
@@ -72,7 +82,6 @@ func (p *Pool) againLocked(frame, k uint64) {
 			s = nil
 		}
 		p.again[k] = s
-		return
 	}
 }
 
@@ -99,6 +108,23 @@ func (p *Pool) inFrame(frame, k uint64) bool {
 		}
 	}
 	return false
+}
+
+// keepPrev keeps the command buffers of s's frame as its previous
+// frame's, as s is given to the next frame: one that comes back later
+// (submitted again after its frame's slot was reused: more swapchain
+// images than frames in flight) is still found. The caller holds p.mu.
+func (s *Slot) keepPrev() {
+	for i := range s.cursors {
+		s.prev[i] = s.cursors[i].cmd.Load()
+	}
+	s.prevFrame = s.frame
+}
+
+// hadCursor reports whether command buffer k took a cursor of the frame
+// s recorded before its present one.
+func (s *Slot) hadCursor(k uint64) bool {
+	return k != 0 && slices.Contains(s.prev[:], k)
 }
 
 // hasCursor reports whether command buffer k took a cursor of s's frame.

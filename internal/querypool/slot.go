@@ -183,6 +183,10 @@ type Slot struct {
 	// (resubmit.go).
 	pin  atomic.Bool
 	pins int
+	// prev holds the command buffers of its frame before the one it
+	// records now, and prevFrame that frame (resubmit.go).
+	prev      [cursorSlots]uint64
+	prevFrame uint64
 	// dirtyReset: its frame's reset was recorded in a command buffer, so
 	// until the application has waited for the frame its queries may
 	// hold the last frame's values.

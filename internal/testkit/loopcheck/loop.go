@@ -205,7 +205,10 @@ func Gen(seed uint64, d device) Loop {
 	l.Submit2 = pick(0.25) && d.sync2 && !l.API10
 	l.Rendering = pick(0.25) && d.rendering && !l.API10 && !l.Stats
 	l.Twin = pick(0.15)
-	l.Resubmit = pick(0.3) && l.MisuseEvery > 0 && !l.Stats
+	// Not with late waits: a command buffer that comes back after its
+	// frame's slot went to a later frame has overwritten that frame's
+	// zones before the library could know (docs/design.md).
+	l.Resubmit = pick(0.3) && l.MisuseEvery > 0 && !l.Stats && !l.LateWait
 	return l
 }
 

@@ -59,10 +59,18 @@ func (r *run) frame(f int) error {
 		return err
 	}
 	var staleCB *cbRec
-	if pl.queues[0] != nil && pl.submitted {
+	switch {
+	case pl.queues[0] != nil && pl.submitted:
 		if staleCB, err = r.recordStale(id, s, sl); err != nil {
 			return err
 		}
+	case sl.stale != nil:
+		// A frame of its slot that does not submit it: it is recorded
+		// again before it runs again. The library keeps the queries of
+		// a command buffer submitted again from other frames' zones only
+		// if it learns of it before the slot goes to another frame: when
+		// it comes back in each frame of its slot (docs/design.md).
+		sl.stale.recorded = false
 	}
 	r.submitting = pl.submitted
 	js := make([]journal, r.l.Goroutines)
@@ -463,13 +471,18 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 		named = append(named, rc.buf.handle())
 		r.executeRecording(frame, q, rc, sub)
 	}
-	if st := sl.stale; gi == 0 && q == 0 && st != nil && st.recorded && pl.submitted && len(bufs) < 8 {
+	if st := sl.stale; gi == 0 && q == 0 && st != nil && st.recorded && pl.submitted {
 		// The slot's stale command buffer, submitted again (or, in the
-		// frame that recorded it, once).
-		bufs = append(bufs, st.buf)
-		named = append(named, st.buf.handle())
-		if staleCB != nil {
-			staleCB.submit, staleCB.named = sub, true
+		// frame that recorded it, once); with no room in the batch, it
+		// is recorded again before it runs again (see frame).
+		if len(bufs) < 8 {
+			bufs = append(bufs, st.buf)
+			named = append(named, st.buf.handle())
+			if staleCB != nil {
+				staleCB.submit, staleCB.named = sub, true
+			}
+		} else {
+			st.recorded = false
 		}
 	}
 	if pl.submitted {
