@@ -40,7 +40,10 @@
 // (wait before signal) and they complete out of the CPU's order;
 // vkQueueSubmit2 and synchronization2 barriers; zones inside dynamic
 // rendering instances; a second device on the same physical device, alive
-// beside the first, with zones every frame. Every choice comes from the seed and the frame's number alone, never
+// beside the first, with zones every frame; with misuse, a command buffer
+// a frame slot recorded once without Record and submitted again in the
+// slot's later frames (refused: its zones are held to their submission's
+// start only, and the validation layer's reports expected). Every choice comes from the seed and the frame's number alone, never
 // from what the library answered, so a seed replays exactly.
 //
 // After each loop it checks, against its own journal: the profiler's
