@@ -242,9 +242,17 @@ func compare(base, cur side, o diffOptions) diffReport {
 		}
 		r.zones = append(r.zones, d)
 	}
-	canTest := ts.decide(&r, o)
+	// The work statistics the runs decide share the gate's level with
+	// the time tests (diff_work_runs.go): half each, when there are any.
+	wt := workTestsOf(&r, o)
+	to := o
+	if len(wt.values) > 0 {
+		to.alpha /= 2
+	}
+	wt.decide(&r, to.alpha, o)
+	canTest := ts.decide(&r, to)
 	for i := range r.zones {
-		r.zones[i].decide(canTest, o)
+		r.zones[i].decide(canTest, to)
 	}
 	r.applyBudgets(o)
 	r.tally()
@@ -521,7 +529,7 @@ func (r *diffReport) tally() {
 	switch {
 	case r.regressions > 0 || r.overBudget > 0 || w.regressed > 0:
 		r.outcome = regressed
-	case r.undecided > 0 || r.common == 0:
+	case r.undecided > 0 || r.common == 0 || w.inconclusive > 0 || w.oneSided > 0:
 		r.outcome = inconclusive
 	case r.improved > 0 || w.improved > 0:
 		r.outcome = improved

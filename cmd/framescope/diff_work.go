@@ -13,30 +13,21 @@ import (
 // says how; this file holds the rule and its numbers.
 
 // diffWorkTolerance is, for each pipeline statistic (by bit position), the
-// relative change that identical runs can show: the least tolerance of
-// its comparison, whatever the runs at hand show. 0 is exact: any change
-// beyond --min-effect counts, with one run a side.
+// relative change that identical runs can show. 0 is exact: where the
+// runs of each side agree, any change beyond --min-effect counts, with
+// one run a side. A statistic with a tolerance is always left to the runs
+// (diff_work_runs.go), and a change within it is never a regression.
 //
 // All 0, as measured: over 10 identical runs of the demo
 // (-pipeline-stats -load 2) on lavapipe (60 frames) and on an NVIDIA H100
 // (300 frames), every statistic's mean per frame was the same in every
-// run (docs/measurements/work-23-*-determinism.json). A statistic found
-// to vary between identical runs on some device would get its largest
-// relative deviation from the runs' median there, times
-// diffWorkSpreadFactor, as the spread of the runs at hand does
-// (workSpread).
+// run (docs/measurements/work-23-*-determinism.json).
+//
+// Until issue 38 a side's spread widened the tolerance (3 times the
+// largest deviation of a run from its side's median), and a change within
+// it was "unchanged": BASE 1000, 1000, 1000, 1000, 1100 against NEW 1250
+// in five runs, every NEW run above every BASE run, was unchanged.
 var diffWorkTolerance = [timeline.NumPipelineStats]float64{}
-
-// diffWorkSpreadFactor turns the spread seen within a side into a
-// tolerance. The spread is the largest relative deviation of a run from
-// its side's median (workSpread). Two sides of the same code whose runs
-// lie within ±s of a common centre can have medians about 2s apart, one
-// at each edge; and the few runs of a side (2 to 5) understate the range
-// of runs to come (a next run falls outside the range of n with
-// probability 2/(n+1): 2/3 with 2 runs, 1/3 with 5): the third s is
-// margin for them. A wild run widens the tolerance, never narrows it: it
-// can hide a change within that run's deviation, never raise a false one.
-const diffWorkSpreadFactor = 3
 
 // runWork is one zone's work in one run. A run's value of a statistic is
 // its mean count per occurrence of the zone, over the occurrences that
@@ -99,8 +90,13 @@ type workDiff struct {
 	// medNew/medBase-1.
 	medBase, medNew, change float64
 	spread                  float64 // the larger workSpread of the two sides
-	tolerance               float64 // max(diffWorkTolerance, diffWorkSpreadFactor*spread)
-	outcome                 outcome // unchanged, improved or regressed
+	tolerance               float64 // the statistic's measured tolerance (diffWorkTolerance)
+	// tested: the runs decide (diff_work_runs.go), a side's runs
+	// disagreeing or the tolerance not 0; pRegressed and pUnchanged are
+	// their test's p-values.
+	tested                 bool
+	pRegressed, pUnchanged float64
+	outcome                outcome // unchanged, improved, inconclusive or regressed
 	// only is "BASE" or "NEW" when only that side counted the statistic
 	// (no outcome then); missing says why the other side has no counts.
 	only, missing string
@@ -108,7 +104,7 @@ type workDiff struct {
 
 // exact reports whether the statistic is compared exactly: its table
 // tolerance is 0 and no run of either side differs from its side's.
-func (w workDiff) exact() bool { return w.tolerance == 0 }
+func (w workDiff) exact() bool { return w.only == "" && !w.tested }
 
 // compareWork compares the work of zone k, on both sides: every
 // statistic counted on either side, in bit order.
@@ -142,27 +138,36 @@ func sideWorkValues(k zoneKey, s side, i int) []float64 {
 	return v
 }
 
-// decideWork compares statistic i's values of the two sides: a change
-// beyond both --min-effect and the tolerance regresses (up) or improves
-// (down).
+// decideWork compares statistic i's values of the two sides. Where every
+// run of each side agrees and the statistic's tolerance is 0, exactly: a
+// change beyond --min-effect regresses (up) or improves (down), one run a
+// side is enough. Otherwise the runs decide, with the other statistics
+// that need them (diff_work_runs.go): tested, inconclusive until then.
 func decideWork(i int, b, n []float64, o diffOptions) workDiff {
-	w := workDiff{stat: i, base: b, cur: n, medBase: stats.MedianFloat(b), medNew: stats.MedianFloat(n)}
+	w := workDiff{stat: i, base: b, cur: n, medBase: stats.MedianFloat(b), medNew: stats.MedianFloat(n),
+		pRegressed: math.NaN(), pUnchanged: math.NaN()}
 	w.change = relChange(w.medBase, w.medNew)
 	w.spread = max(workSpread(b), workSpread(n))
-	w.tolerance = max(diffWorkTolerance[i], diffWorkSpreadFactor*w.spread)
-	limit := max(o.minEffect, w.tolerance)
+	w.tolerance = diffWorkTolerance[i]
+	if w.spread > 0 || w.tolerance > 0 {
+		w.tested, w.outcome = true, inconclusive
+		return w
+	}
 	switch {
-	case w.change > limit:
+	case w.change > o.minEffect:
 		w.outcome = regressed
-	case w.change < -limit:
+	case w.change < -o.minEffect:
 		w.outcome = improved
 	}
 	return w
 }
 
+// oneSidedWork is statistic i counted on one side only: the other's
+// counts are missing, so nothing says it did not change (inconclusive).
 func oneSidedWork(i int, b, n []float64, only, missing string) workDiff {
 	return workDiff{stat: i, base: b, cur: n, medBase: stats.MedianFloat(b), medNew: stats.MedianFloat(n),
-		change: math.NaN(), spread: math.NaN(), tolerance: math.NaN(), only: only, missing: missing}
+		change: math.NaN(), spread: math.NaN(), tolerance: math.NaN(), pRegressed: math.NaN(), pUnchanged: math.NaN(),
+		only: only, missing: missing, outcome: inconclusive}
 }
 
 // workSpread is how much the runs of one side disagree: the largest
@@ -206,20 +211,21 @@ func whyNoWork(k zoneKey, s side) string {
 }
 
 // workOutcome is the worst outcome of a zone's statistics: regressed,
-// improved or unchanged.
+// inconclusive (one counted on one side only among them), improved or
+// unchanged.
 func (d zoneDiff) workOutcome() outcome {
 	o := unchanged
 	for _, w := range d.work {
-		if w.only == "" {
-			o = max(o, w.outcome)
-		}
+		o = max(o, w.outcome)
 	}
 	return o
 }
 
-// diffWorkCounts tallies the statistics compared over every zone.
+// diffWorkCounts tallies the statistics compared over every zone;
+// inconclusive counts the tested ones the runs could not decide, not
+// those counted on one side only (oneSided).
 type diffWorkCounts struct {
-	regressed, improved, unchanged, exact, oneSided, zones int
+	regressed, improved, unchanged, inconclusive, exact, oneSided, zones int
 }
 
 func (r diffReport) workCounts() diffWorkCounts {
@@ -237,6 +243,8 @@ func (r diffReport) workCounts() diffWorkCounts {
 				c.regressed++
 			case w.outcome == improved:
 				c.improved++
+			case w.outcome == inconclusive:
+				c.inconclusive++
 			default:
 				c.unchanged++
 			}

@@ -15,9 +15,9 @@ import (
 // diff whose traces carry no work prints none of it.
 
 // diffWorkRow is one line of the work tables, in plain text: a statistic of
-// a zone that regressed or improved, or the statistics a zone counted on
-// one side only. Unchanged statistics are counted in the summary, and
-// listed in --json.
+// a zone that regressed, improved or is inconclusive, or the statistics a
+// zone counted on one side only. Unchanged statistics are counted in the
+// summary, which names the first few, and listed in --json.
 type diffWorkRow struct {
 	key                                               zoneKey
 	stat, runs, base, cur, change, tolerance, verdict string
@@ -81,16 +81,20 @@ func fmtWorkCount(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
+// fmtWorkTolerance says how a statistic was compared: exactly, or by
+// the runs (with the measured tolerance, where not 0).
 func fmtWorkTolerance(w workDiff) string {
 	switch {
 	case math.IsNaN(w.tolerance):
 		return "-"
 	case w.exact():
 		return "exact"
+	case w.tolerance == 0:
+		return "runs"
 	case math.IsInf(w.tolerance, 1) || w.tolerance > 1e6:
-		return "±inf"
+		return "runs, ±inf"
 	}
-	return fmt.Sprintf("±%.1f%%", w.tolerance*100)
+	return fmt.Sprintf("runs, ±%.1f%%", w.tolerance*100)
 }
 
 // workHeadline is what the headline adds for work, or "".
@@ -100,6 +104,9 @@ func (r diffReport) workHeadline() string {
 	}
 	c := r.workCounts()
 	s := fmt.Sprintf("; work: %d regressed, %d improved, %d unchanged", c.regressed, c.improved, c.unchanged)
+	if c.inconclusive > 0 {
+		s += fmt.Sprintf(", %d inconclusive", c.inconclusive)
+	}
 	if c.oneSided > 0 {
 		s += fmt.Sprintf(", %d on one side only", c.oneSided)
 	}
@@ -110,24 +117,53 @@ func (r diffReport) workHeadline() string {
 func (r diffReport) workSummary() string {
 	c := r.workCounts()
 	s := fmt.Sprintf("Work (%d pipeline statistics of %d GPU zones, %d compared exactly): %d regressed, %d improved, %d unchanged",
-		c.regressed+c.improved+c.unchanged, c.zones, c.exact, c.regressed, c.improved, c.unchanged)
+		c.regressed+c.improved+c.unchanged+c.inconclusive, c.zones, c.exact, c.regressed, c.improved, c.unchanged)
+	if c.inconclusive > 0 {
+		s += fmt.Sprintf(", %d inconclusive (their runs disagree, and are too few or too close to tell)", c.inconclusive)
+	}
 	if c.oneSided > 0 {
-		s += fmt.Sprintf(", %d counted on one side only", c.oneSided)
+		s += fmt.Sprintf(", %d counted on one side only (inconclusive)", c.oneSided)
 	}
 	if c.unchanged > 0 {
-		s += "; --json lists the unchanged"
+		s += fmt.Sprintf("; the unchanged are not listed below (--json lists them): %s", r.firstUnchanged(3))
 	}
 	return s + "."
 }
 
+// firstUnchanged names the first n unchanged statistics, "zone statistic"
+// each, and how many more.
+func (r diffReport) firstUnchanged(n int) string {
+	var names []string
+	more := 0
+	for _, d := range r.zones {
+		for _, w := range d.work {
+			if w.only != "" || w.outcome != unchanged {
+				continue
+			}
+			if len(names) < n {
+				names = append(names, termText(d.key.Name)+" "+timeline.StatKey(w.stat))
+			} else {
+				more++
+			}
+		}
+	}
+	s := strings.Join(names, ", ")
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
 // workRules says how work is compared.
 func (r diffReport) workRules(o diffOptions) string {
-	return fmt.Sprintf("Work rules: a run's value is the zone's mean count per occurrence, a side's the median over its runs; "+
-		"a statistic regresses when NEW's exceeds BASE's by more than %s and its tolerance "+
-		"(none where the statistic's measured tolerance is 0 and no run differs from its side's median; "+
-		"else %d times the largest relative deviation of a run from its side's median, and at least the measured tolerance). "+
-		"One run a side is enough; --floor does not apply to counts.",
-		fmtChange(o.minEffect), diffWorkSpreadFactor)
+	return fmt.Sprintf("Work rules: a run's value is the zone's mean count per occurrence, a side's the median over its runs. "+
+		"Where every run of each side agrees and the statistic's measured tolerance is 0, it is compared exactly: "+
+		"it regresses when NEW's exceeds BASE's by more than %s, and one run a side is enough. "+
+		"Otherwise the runs decide, as for time (a permutation test over the runs of every such statistic at once, "+
+		"sharing the gate's level with the time tests): regressed or improved beyond %s and the tolerance, "+
+		"unchanged only when the runs show the change is within %s, else inconclusive. "+
+		"A statistic counted on one side only is inconclusive. --floor does not apply to counts.",
+		fmtChange(o.minEffect), fmtChange(o.minEffect), fmtChange(o.minEffect))
 }
 
 func writeDiffWorkText(w io.Writer, r diffReport) {
@@ -181,8 +217,12 @@ type diffWorkJSON struct {
 	Spread     *float64  `json:"spread"`
 	Tolerance  *float64  `json:"tolerance"`
 	Exact      bool      `json:"exact"`
-	Verdict    string    `json:"verdict"`           // unchanged, improved, regressed, base_only or new_only
-	Missing    string    `json:"missing,omitempty"` // why the other side has no counts
+	// PRegressed and PUnchanged are the runs' test's p-values, for a
+	// statistic the runs decide.
+	PRegressed *float64 `json:"p_regressed,omitempty"`
+	PUnchanged *float64 `json:"p_unchanged,omitempty"`
+	Verdict    string   `json:"verdict"`           // unchanged, improved, inconclusive, regressed, base_only or new_only
+	Missing    string   `json:"missing,omitempty"` // why the other side has no counts
 }
 
 // diffWorkReportJSON is the work part of --json's summary.
@@ -191,10 +231,10 @@ type diffWorkReportJSON struct {
 	Regressions  int                `json:"regressions"`
 	Improved     int                `json:"improved"`
 	Unchanged    int                `json:"unchanged"`
+	Inconclusive int                `json:"inconclusive"`
 	Exact        int                `json:"exact"`
 	OneSide      int                `json:"one_side"`
 	Zones        int                `json:"zones"`
-	SpreadFactor float64            `json:"spread_factor"`
 	Tolerance    map[string]float64 `json:"tolerance"` // the measured table, by statistic
 }
 
@@ -203,7 +243,8 @@ func diffWorkOfJSON(ws []workDiff) []diffWorkJSON {
 	for _, w := range ws {
 		j := diffWorkJSON{Statistic: timeline.StatKey(w.stat), Base: finiteAll(w.base), New: finiteAll(w.cur),
 			MedianBase: finite(w.medBase), MedianNew: finite(w.medNew), Change: finite(w.change),
-			Spread: finite(w.spread), Tolerance: finite(w.tolerance), Verdict: w.outcome.String(), Missing: w.missing}
+			Spread: finite(w.spread), Tolerance: finite(w.tolerance), PRegressed: finite(w.pRegressed), PUnchanged: finite(w.pUnchanged),
+			Verdict: w.outcome.String(), Missing: w.missing}
 		switch w.only {
 		case "BASE":
 			j.Verdict = "base_only"
@@ -223,8 +264,9 @@ func diffWorkReportOfJSON(r diffReport) *diffWorkReportJSON {
 	}
 	c := r.workCounts()
 	j := &diffWorkReportJSON{Value: "mean count per occurrence of the zone in a run; median over the runs of a side",
-		Regressions: c.regressed, Improved: c.improved, Unchanged: c.unchanged, Exact: c.exact, OneSide: c.oneSided, Zones: c.zones,
-		SpreadFactor: diffWorkSpreadFactor, Tolerance: map[string]float64{}}
+		Regressions: c.regressed, Improved: c.improved, Unchanged: c.unchanged, Inconclusive: c.inconclusive, Exact: c.exact,
+		OneSide: c.oneSided, Zones: c.zones,
+		Tolerance: map[string]float64{}}
 	for i, t := range diffWorkTolerance {
 		j.Tolerance[timeline.StatKey(i)] = t
 	}
@@ -237,6 +279,8 @@ func (d zoneDiff) zoneWorkVerdict() string {
 	switch d.workOutcome() {
 	case regressed:
 		v = append(v, "WORK REGRESSED")
+	case inconclusive:
+		v = append(v, "work inconclusive")
 	case improved:
 		v = append(v, "work improved")
 	}

@@ -117,23 +117,30 @@
 // why: inside a render pass, across command buffers, queries spent...)
 // is left out of the mean; a zone with no counts in a run is not
 // compared in that run; a statistic counted on one side only is reported
-// as such, not as a change.
+// as such, and is inconclusive (nothing says it did not change).
 //
-// Counts need not be tested as times are: for the same work, a GPU counts
-// the same invocations run after run, so a statistic is exact unless
-// shown otherwise, and one run a side is enough to call a change. A
-// statistic regresses when NEW's value exceeds BASE's by more than
-// --min-effect and its tolerance, and improves when it falls by as much;
-// --floor, a duration, does not apply. The tolerance is the larger of
-// the statistic's own in a table (diffWorkTolerance: the spread measured
-// over identical runs on lavapipe and an H100; 0, exact, until then) and
-// 3 times the largest relative deviation of a run from its side's median
-// over both sides (two sides of the same code whose runs lie within ±s of
-// a common centre can have medians 2s apart, and a few runs understate
-// the range of runs to come). A statistic none of whose runs differs and
-// whose table entry is 0 is compared exactly. A work regression fails the
-// gate (exit 1) whatever the times say; an improvement is reported, as
-// a time improvement is.
+// For the same work, a GPU counts the same invocations run after run, so
+// a statistic whose runs all agree on each side, and whose tolerance
+// (diffWorkTolerance: the spread measured over identical runs on lavapipe
+// and an H100; 0 for every statistic) is 0, is compared exactly: it
+// regresses when NEW's value exceeds BASE's by more than --min-effect,
+// and improves when it falls by as much; one run a side is enough.
+// --floor, a duration, does not apply. Where a side's runs disagree, or
+// the tolerance is not 0, the runs decide, as they do for time: a
+// permutation test over the runs (max-T, on the log of the counts, over
+// every such statistic of every zone together) at the gate's level, which
+// the time tests then share (each family at half of --alpha). Such a
+// statistic regresses or improves only beyond both --min-effect and its
+// tolerance, significantly; it is unchanged only when the runs show it
+// moved by less than --min-effect; otherwise it is inconclusive (exit 3
+// unless something regressed), with too few runs as with a change too
+// small to tell. A spread never makes "unchanged": five runs a side, all
+// of NEW above all of BASE by 25%, regress though one BASE run sits 10%
+// up. A work regression fails the gate (exit 1) whatever the times say;
+// an improvement is reported, as a time improvement is. Every statistic
+// not unchanged has a row in the text and markdown tables; the summary
+// above them names the first unchanged, and --json lists all with their
+// p-values.
 //
 // # The defaults, and why
 //
