@@ -243,7 +243,7 @@ func (w *watcher) makeShared(c *viewCache) {
 	for k := range books.NumKinds {
 		b, lost := books.Of(&wn.ledger, k), books.Lost(&wn.ledger, k, wn.drops).Total()
 		v.Books[k.String()] = bookView{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Lost: lost,
-			Balanced: b.Issued == b.Delivered+b.Open+lost}
+			Balanced: books.Balances(&wn.ledger, k, wn.drops)}
 	}
 
 	c.byFrame = map[uint64][]int32{}

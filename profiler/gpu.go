@@ -513,7 +513,8 @@ func (g *GPU) Stats() Stats {
 // Balanced reports whether the context's books add up: every zone begun
 // was delivered, is open, or was lost under one cause.
 func (s Stats) Balanced() bool {
-	return s.Issued == s.Delivered+s.Open+books.GPUZones(s.Drops)
+	t, ok := timeline.Sum(s.Delivered, s.Open, books.GPUZones(s.Drops))
+	return ok && s.Issued == t
 }
 
 // Close stops calibration, collects into the timeline every zone the GPU

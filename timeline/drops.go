@@ -1,5 +1,10 @@
 package timeline
 
+import (
+	"math"
+	"math/bits"
+)
+
 // Drops counts, by cause, what never reached the timeline, and the misuse
 // that lost nothing. Every exporter writes every count, under the field's
 // name in snake case ("query_limit", "no_frame", ...), and every reader
@@ -52,8 +57,35 @@ type Drops struct {
 
 // Total is the sum of every loss, Untimed and Work included (their zones
 // are on the timeline, but their time is missing from a counter, or their
-// counts from the zone); Misuse is not a loss and not in it.
+// counts from the zone); Misuse is not a loss and not in it. A sum past
+// 2^64-1 is 2^64-1: Overflows says whether it was.
 func (d Drops) Total() uint64 {
-	return d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Overlapped + d.Uncalibrated +
-		d.GPUSpans + d.Spans + d.Evicted + d.Untimed + d.Work + d.Flows + d.Frames + d.Samples + d.Sink
+	t, _ := d.sum()
+	return t
+}
+
+// Overflows reports whether the losses add up to more than 2^64-1, which
+// no recorder counts: a reader refuses such a trace.
+func (d Drops) Overflows() bool {
+	_, ok := d.sum()
+	return !ok
+}
+
+func (d Drops) sum() (uint64, bool) {
+	return Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.Uncalibrated,
+		d.GPUSpans, d.Spans, d.Evicted, d.Untimed, d.Work, d.Flows, d.Frames, d.Samples, d.Sink)
+}
+
+// Sum adds counts, and reports false when the sum passes 2^64-1 (it is
+// then 2^64-1): counts are added so everywhere, never wrapped.
+func Sum(xs ...uint64) (uint64, bool) {
+	var t uint64
+	for _, x := range xs {
+		s, carry := bits.Add64(t, x, 0)
+		if carry != 0 {
+			return math.MaxUint64, false
+		}
+		t = s
+	}
+	return t, true
 }

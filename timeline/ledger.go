@@ -47,9 +47,14 @@ type Book struct {
 // Balanced reports whether every book adds up against the trace's drops
 // d: Issued = Delivered + Open + its own causes + its Evicted and Sink.
 func (l Ledger) Balanced(d Drops) bool {
-	zones := d.QueryLimit + d.NoFrame + d.Closed + d.Unended + d.Unsubmitted + d.Pending + d.Overlapped + d.Uncalibrated + d.GPUSpans
-	return l.Zones.adds(zones) && l.Spans.adds(d.Spans) && l.Flows.adds(d.Flows)
+	zones, ok := Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.Uncalibrated, d.GPUSpans)
+	return ok && l.Zones.Adds(zones) && l.Spans.Adds(d.Spans) && l.Flows.Adds(d.Flows)
 }
 
-// adds reports whether b adds up with own items lost to its own causes.
-func (b Book) adds(own uint64) bool { return b.Issued == b.Delivered+b.Open+own+b.Evicted+b.Sink }
+// Adds reports whether b adds up with own items lost to its own causes:
+// Issued = Delivered + Open + own + Evicted + Sink, the right side
+// added with no sum past 2^64-1 (one that passes it does not add up).
+func (b Book) Adds(own uint64) bool {
+	s, ok := Sum(b.Delivered, b.Open, own, b.Evicted, b.Sink)
+	return ok && b.Issued == s
+}

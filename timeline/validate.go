@@ -151,7 +151,23 @@ func (t *Trace) Validate() error {
 			p.add("calibration %d has error bound %v", i, c.ErrNs)
 		}
 	}
+	checkSums(&p, t.Drops, t.Ledger)
 	return p.err()
+}
+
+// checkSums reports counts whose sums pass 2^64-1, which no recorder
+// counts: the drops' total, and each book's Delivered + Open + Evicted +
+// Sink with the drops (wrapped, such sums made a book of 2^64-1 lost and
+// 1 more look balanced, and the total 0).
+func checkSums(p *problems, d Drops, l Ledger) {
+	if d.Overflows() {
+		p.add("the drops add up past 2^64-1")
+	}
+	for i, b := range [3]Book{l.Zones, l.Spans, l.Flows} {
+		if _, ok := Sum(b.Delivered, b.Open, b.Evicted, b.Sink); !ok {
+			p.add("the %s book's delivered, open, evicted and sink add up past 2^64-1", [3]string{"zones", "spans", "flows"}[i])
+		}
+	}
 }
 
 // checkNesting reports spans of one track that overlap without one

@@ -218,6 +218,9 @@ func fmtNs(ns float64) string {
 func dropsLine(d dropsJSON) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dropped: %d", d.Total)
+	if d.Overflows() {
+		b.WriteString(" or more (the causes add up past 2^64-1)")
+	}
 	sep := " ("
 	for c := range books.NumCauses {
 		if n := *books.Count(&d.Drops, c); n > 0 {

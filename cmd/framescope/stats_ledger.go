@@ -44,7 +44,7 @@ func ledgerOf(t *timeline.Trace) ledgerJSON {
 		lost := books.Lost(&t.Ledger, k, t.Drops)
 		out[k.String()] = bookJSON{
 			Issued: b.Issued, Delivered: b.Delivered, InTrace: in[k], Open: b.Open, Lost: dropsOf(lost),
-			Balanced: b.Issued == b.Delivered+b.Open+lost.Total(),
+			Balanced: books.Balances(&t.Ledger, k, t.Drops),
 		}
 	}
 	return out

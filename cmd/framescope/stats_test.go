@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	pathpkg "path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/framescope/framescope/export/chrome"
+	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -200,5 +203,28 @@ func TestStatsLedger(t *testing.T) {
 		if c.name == "none" && r.Ledger != nil {
 			t.Errorf("JSON has a ledger for a trace without one: %v", r.Ledger)
 		}
+	}
+}
+
+// TestStatsRefusesWrappingDrops (issue 38): a trace whose drops add up
+// past 2^64-1 (query_limit 2^64-1 and no_frame 1) printed "dropped: 0"
+// and a balanced zones book; both readers now refuse it, saying why, and
+// pprof's comment on such drops says "at least".
+func TestStatsRefusesWrappingDrops(t *testing.T) {
+	dir := t.TempDir()
+	tr := synthTrace(2, 5, 1, nil)
+	tr.Drops = timeline.Drops{QueryLimit: math.MaxUint64, NoFrame: 1}
+	for _, f := range []traceFormat{formatPerfetto, formatChrome} {
+		p := writeFile(t, dir, fmt.Sprint("t", f), tr, f, false)
+		code, out, errOut := runCLI("stats", p)
+		if code != 2 || !strings.Contains(errOut, "the drops add up past 2^64-1") || strings.Contains(out, "dropped: 0") {
+			t.Errorf("format %d: exit %d, stdout %q, stderr %q", f, code, out, errOut)
+		}
+	}
+	p := pprof.Build(tr)
+	if !slices.ContainsFunc(p.Comments, func(c string) bool {
+		return strings.HasPrefix(c, "framescope dropped at least 18446744073709551615 (the causes add up past 2^64-1): query_limit 18446744073709551615, no_frame 1,")
+	}) {
+		t.Errorf("pprof comments %q: no saturated drops comment", p.Comments)
 	}
 }

@@ -357,7 +357,7 @@ func (w *Writer) writeCalibration(c timeline.Calibration) {
 // everything this writer refused (spans, flows, samples, work), as the
 // Perfetto writer's counters show them.
 func (w *Writer) writeDropsCounter() {
-	total := w.total().Total() + w.invalid.Flows + w.invalid.Samples + w.invalid.Work
+	total, _ := timeline.Sum(w.total().Total(), w.invalid.Flows, w.invalid.Samples, w.invalid.Work) // saturates at 2^64-1
 	if total == w.lastDrops {
 		return
 	}

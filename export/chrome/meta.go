@@ -127,7 +127,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		rd.dropsOK = true
 		// The counter also counts the flows, samples and work the writer
 		// refused.
-		rd.dropsRecorded = rd.t.Drops.Total() + a["invalid_flows"] + a["invalid_samples"] + a["invalid_work"]
+		rd.dropsRecorded, _ = timeline.Sum(rd.t.Drops.Total(), a["invalid_flows"], a["invalid_samples"], a["invalid_work"]) // saturates, as the writer's
 	case metaLedger:
 		var a map[string]uint64
 		if err := json.Unmarshal(ev.Args, &a); err != nil {
@@ -203,6 +203,6 @@ func (rd *reader) counter(ev *rawEvent, pid int64) error {
 // the count of what was refused, as its cause is not in the counter.
 func (rd *reader) countDrops() {
 	if rd.dropsCounter > rd.dropsRecorded {
-		rd.t.Drops.Spans += rd.dropsCounter - rd.dropsRecorded
+		rd.t.Drops.Spans, _ = timeline.Sum(rd.t.Drops.Spans, rd.dropsCounter-rd.dropsRecorded) // past 2^64-1, Validate refuses
 	}
 }

@@ -86,7 +86,11 @@
 //     an instant marker saying what grew by how much. (Not as
 //     previous_packet_dropped: the trace processor takes that to mean the
 //     packet sequence itself lost packets, and ignores its interned names
-//     from there on.)
+//     from there on.) Drops and the ledger's counts are integer counter
+//     values, exact to 2^63-1; from 2^63 on, a double for the UI with the
+//     exact count in an "exact" debug annotation, which Read takes, so no
+//     count goes through float64. Read refuses a count counter that is
+//     negative or fractional, as the Chrome reader refuses such a count.
 //
 // With [Options.RenderStages] (framescope convert -render-stages) the
 // trace also holds what Perfetto's GPU data sources write, which

@@ -275,6 +275,35 @@ func (w *Writer) counter(ts int64, uuid uint64, v float64) {
 	w.endPacket()
 }
 
+// keyExact names the annotation that carries a count counter's exact
+// value where the counter's own int64 cannot: from 2^63 on, the counter
+// is a double for the UI, the annotation the count.
+const keyExact = "exact"
+
+// countCounter adds a point to a counter of a count (drops, the ledger):
+// an integer counter value, exact up to 2^63-1, and past it a double with
+// the exact count beside it (keyExact), so that no count goes through
+// float64.
+func (w *Writer) countCounter(ts int64, uuid, n uint64) {
+	e := w.timedPacket(ts)
+	at := e.open(fPktTrackEvent)
+	e.varint(fTEType, typeCounter)
+	if uuid != w.cur.track {
+		e.varint(fTETrackUuid, uuid)
+	}
+	if n < 1<<63 {
+		e.varint(fTEIntCounter, n)
+	} else {
+		e.double(fTEDoubleCounter, float64(n))
+		da := e.open(fTEAnnotations)
+		e.str(fDAName, keyExact)
+		e.varint(fDAUint, n)
+		e.close(da)
+	}
+	e.close(at)
+	w.endPacket()
+}
+
 // writeDrops writes the drop counters that changed, and a marker saying
 // by how much, at the time of the batch's last event.
 func (w *Writer) writeDrops(d timeline.Drops) {
@@ -286,7 +315,7 @@ func (w *Writer) writeDrops(d timeline.Drops) {
 	ts := w.cur.last
 	for i := range now {
 		if now[i] != w.lastDrops[i] {
-			w.counter(ts, uint64(uuidDrops+i), float64(now[i]))
+			w.countCounter(ts, uint64(uuidDrops+i), now[i])
 		}
 	}
 	// Not previous_packet_dropped: the trace processor takes it to mean
@@ -321,7 +350,7 @@ func (w *Writer) writeLedger(l timeline.Ledger) {
 	ts := w.cur.last
 	for i := range now {
 		if now[i] != w.lastLedger[i] {
-			w.counter(ts, uint64(uuidLedger+1+i), float64(now[i]))
+			w.countCounter(ts, uint64(uuidLedger+1+i), now[i])
 		}
 	}
 	w.lastLedger = now

@@ -815,6 +815,8 @@ type tevent struct {
 	name           string
 	hasName        bool
 	value          float64
+	count          uint64 // an integer counter value, or keyExact's
+	hasCount       bool
 	frame          uint64
 	errNs          uint32
 	hasFrame       bool
@@ -844,6 +846,9 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 			e.value = math.Float64frombits(v)
 		case fTEIntCounter:
 			e.value = float64(int64(v))
+			if int64(v) >= 0 {
+				e.count, e.hasCount = v, true
+			}
 		case fTEFlowIDs:
 			e.flows = append(e.flows, v)
 		case fTETermFlowIDs:
@@ -877,7 +882,7 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 	case typeSliceEnd:
 		return rd.end(rt, ts)
 	case typeCounter:
-		rd.counter(rt, ts, e.value)
+		return rd.counter(rt, ts, &e)
 	}
 	return nil
 }
@@ -904,6 +909,8 @@ func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 		return err
 	}
 	switch {
+	case isInt && name == keyExact:
+		e.count, e.hasCount = v, true
 	case isInt && name == annotationNames[annFrame]:
 		e.frame, e.hasFrame = v, true
 		e.args |= 1 << (annFrame - 1)
@@ -983,23 +990,29 @@ func (rd *reader) end(rt *rtrack, ts int64) error {
 	return nil
 }
 
-func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
+func (rd *reader) counter(rt *rtrack, ts int64, e *tevent) error {
+	v := e.value
 	switch rt.role {
 	case "drops":
 		if rt.field < 0 {
-			return
+			return nil
 		}
-		n := uint64(0)
-		if v > 0 && v < math.MaxUint64 {
-			n = uint64(v)
+		n, err := countOf(e, "framescope dropped: "+dropFields[rt.field])
+		if err != nil {
+			return err
 		}
 		if c, ok := books.CauseOf(dropFields[rt.field]); ok {
 			*books.Count(&rd.t.Drops, c) = n
 		}
 	case "ledger":
-		if rt.field >= 0 && v >= 0 && v < math.MaxUint64 {
-			*books.LedgerCount(&rd.t.Ledger, rt.field) = uint64(v)
+		if rt.field < 0 {
+			return nil
 		}
+		n, err := countOf(e, "framescope ledger: "+books.LedgerKey(rt.field))
+		if err != nil {
+			return err
+		}
+		*books.LedgerCount(&rd.t.Ledger, rt.field) = n
 	case "calibration":
 		key := [2]int64{int64(rt.of), ts}
 		i, ok := rd.calib[key]
@@ -1022,6 +1035,23 @@ func (rd *reader) counter(rt *rtrack, ts int64, v float64) {
 			rd.t.Samples = append(rd.t.Samples, timeline.Sample{Track: rt.id, Time: ts, Value: v})
 		}
 	}
+	return nil
+}
+
+// countOf is a count counter's value, exactly: its integer counter value
+// or its keyExact annotation; a double (as writers before issue 38 wrote
+// counts from 2^53 on) only when it is a whole number below 2^64. A
+// negative or fractional count is refused, as the Chrome reader refuses
+// one, naming the counter.
+func countOf(e *tevent, what string) (uint64, error) {
+	v := e.value
+	switch {
+	case e.hasCount:
+		return e.count, nil
+	case v >= 0 && v < 0x1p64 && v == math.Trunc(v):
+		return uint64(v), nil
+	}
+	return 0, corrupt("counter %q is %v, not a count", what, v)
 }
 
 // finish matches slice begins and ends in time order per track, drops

@@ -109,3 +109,25 @@ func checkTrace(t *testing.T, x expected, got *timeline.Trace) {
 		t.Errorf("drops: got %+v, want %+v", got.Drops, x.drops)
 	}
 }
+
+// TestCountsRoundTripExactly: drops and ledger counts went through float64
+// counters (issue 38): drops of 2^64-2 came back 0, and a ledger of 2^53+1
+// issued and 2^53 delivered came back balanced. Every count now comes back
+// as it went in, and a counter that is no count is refused.
+func TestCountsRoundTripExactly(t *testing.T) {
+	for _, n := range []uint64{0, 1<<53 - 1, 1<<53 + 1, 1<<63 - 1, 1 << 63, 1<<64 - 2, 1<<64 - 1} {
+		in := &timeline.Trace{Names: []string{""}, Drops: timeline.Drops{Spans: n, Misuse: n},
+			Ledger: timeline.Ledger{Zones: timeline.Book{Issued: n, Delivered: n / 2}}}
+		var b bytes.Buffer
+		if err := Write(&b, in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(&b)
+		if err != nil {
+			t.Fatalf("%d: %v", n, err)
+		}
+		if got.Drops != in.Drops || got.Ledger != in.Ledger {
+			t.Errorf("%d: drops %+v, ledger %+v; want %+v, %+v", n, got.Drops, got.Ledger, in.Drops, in.Ledger)
+		}
+	}
+}

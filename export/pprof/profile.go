@@ -425,7 +425,7 @@ func LedgerComment(l timeline.Ledger, d timeline.Drops) string {
 		}
 		bk := books.Of(&l, k)
 		fmt.Fprintf(&b, " %s %d = %d delivered + %d open + %d lost", k, bk.Issued, bk.Delivered, bk.Open, books.Lost(&l, k, d).Total())
-		if bk.Issued != bk.Delivered+bk.Open+books.Lost(&l, k, d).Total() {
+		if !books.Balances(&l, k, d) {
 			b.WriteString(" (does not balance)")
 		}
 	}
@@ -436,7 +436,11 @@ func LedgerComment(l timeline.Ledger, d timeline.Drops) string {
 // dropped N: query_limit 1, no_frame 2, ..." with every cause, misuse last.
 func DropsComment(d timeline.Drops) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "framescope dropped %d:", d.Total())
+	if d.Overflows() {
+		fmt.Fprintf(&b, "framescope dropped at least %d (the causes add up past 2^64-1):", d.Total())
+	} else {
+		fmt.Fprintf(&b, "framescope dropped %d:", d.Total())
+	}
 	for c := range books.NumCauses {
 		if c > 0 {
 			b.WriteByte(',')

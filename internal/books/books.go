@@ -146,7 +146,7 @@ func GPUZones(d timeline.Drops) uint64 {
 	var n uint64
 	for c := range NumCauses {
 		if k, own := KindOf(c); own && k == ZoneBook {
-			n += *Count(&d, c)
+			n, _ = timeline.Sum(n, *Count(&d, c)) // saturates
 		}
 	}
 	return n

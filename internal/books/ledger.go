@@ -85,12 +85,20 @@ func Lost(l *timeline.Ledger, k Kind, d timeline.Drops) timeline.Drops {
 func Unbalanced(l *timeline.Ledger, d timeline.Drops) []Kind {
 	var out []Kind
 	for k := range NumKinds {
-		b := Of(l, k)
-		if b.Issued != b.Delivered+b.Open+Lost(l, k, d).Total() {
+		if !Balances(l, k, d) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// Balances reports whether book k of l adds up against d: Issued =
+// Delivered + Open + lost, with no sum past 2^64-1 (one that passes it,
+// which no recorder counts, does not add up).
+func Balances(l *timeline.Ledger, k Kind, d timeline.Drops) bool {
+	b, lost := Of(l, k), Lost(l, k, d)
+	s, ok := timeline.Sum(b.Delivered, b.Open, lost.Total())
+	return ok && !lost.Overflows() && b.Issued == s
 }
 
 // NumLedgerCounts is how many counts a Ledger holds: five a book.
