@@ -102,7 +102,9 @@ func workMetrics(w *runWork) string {
 	}
 	var b strings.Builder
 	w.Stats.Each(func(i int) {
-		if v, ok := w.value(i); ok {
+		if n, ok := w.whole(i); ok {
+			fmt.Fprintf(&b, " %d %s/op", n, timeline.StatKey(i)) // exactly, past 2^53 too
+		} else if v, ok := w.value(i); ok {
 			fmt.Fprintf(&b, " %s %s/op", strconv.FormatFloat(v, 'f', -1, 64), timeline.StatKey(i))
 		}
 	})

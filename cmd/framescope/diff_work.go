@@ -2,6 +2,9 @@ package main
 
 import (
 	"math"
+	"math/big"
+	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/framescope/framescope/internal/stats"
@@ -38,9 +41,23 @@ type runWork struct {
 	// mean count.
 	N    [timeline.NumPipelineStats]int
 	Mean [timeline.NumPipelineStats]float64
+	// Whole[i] is the mean as an integer where it is one (Mean is
+	// float64, exact only to 2^53): IsWhole says where. Exact comparisons,
+	// JSON and benchfmt use it.
+	Whole   [timeline.NumPipelineStats]uint64
+	IsWhole [timeline.NumPipelineStats]bool
 	// Missing counts the occurrences with no counts, by reason
 	// (timeline.WorkMissing; the last, a reason this build does not know).
 	Missing [timeline.NumWorkMissing + 1]int
+}
+
+// whole returns statistic i's value in the run as an integer, where the
+// run has it and it is one.
+func (w *runWork) whole(i int) (uint64, bool) {
+	if w == nil || !w.Stats.Has(i) || !w.IsWhole[i] {
+		return 0, false
+	}
+	return w.Whole[i], true
 }
 
 // value returns statistic i's value in the run, and whether the run has it.
@@ -67,8 +84,13 @@ func (a *workAcc) result() *runWork {
 			continue
 		case a.min[i] == a.max[i]:
 			w.Mean[i] = float64(a.min[i]) // exact, whatever n
+			w.Whole[i], w.IsWhole[i] = a.min[i], true
 		default:
 			w.Mean[i] = (float64(a.sum[i][0])*0x1p64 + float64(a.sum[i][1])) / float64(n)
+			if a.sum[i][0] < n { // the quotient fits 64 bits
+				q, r := bits.Div64(a.sum[i][0], a.sum[i][1], n)
+				w.Whole[i], w.IsWhole[i] = q, r == 0
+			}
 		}
 		w.N[i] = int(n)
 		w.Stats |= 1 << i
@@ -86,6 +108,10 @@ func (a *workAcc) result() *runWork {
 type workDiff struct {
 	stat      int
 	base, cur []float64 // each run's value, of the runs that have it
+	// baseWhole and curWhole are the same as integers, where every run's
+	// value is one (whole): exact comparisons and outputs use them.
+	baseWhole, curWhole []uint64
+	whole               bool
 	// medBase and medNew are the medians over the runs; change is
 	// medNew/medBase-1.
 	medBase, medNew, change float64
@@ -112,18 +138,36 @@ func compareWork(k zoneKey, base, cur side, o diffOptions) []workDiff {
 	var out []workDiff
 	for i := range timeline.NumPipelineStats {
 		b, n := sideWorkValues(k, base, i), sideWorkValues(k, cur, i)
+		bw, nw := sideWholeValues(k, base, i), sideWholeValues(k, cur, i)
+		var w workDiff
 		switch {
 		case len(b) == 0 && len(n) == 0:
 			continue
 		case len(n) == 0:
-			out = append(out, oneSidedWork(i, b, nil, "BASE", whyNoWork(k, cur)))
+			w = oneSidedWork(i, b, nil, "BASE", whyNoWork(k, cur))
 		case len(b) == 0:
-			out = append(out, oneSidedWork(i, nil, n, "NEW", whyNoWork(k, base)))
+			w = oneSidedWork(i, nil, n, "NEW", whyNoWork(k, base))
 		default:
-			out = append(out, decideWork(i, b, n, o))
+			w = decideWork(i, b, n, bw, nw, o)
 		}
+		if len(bw) == len(b) && len(nw) == len(n) {
+			w.baseWhole, w.curWhole, w.whole = bw, nw, true
+		}
+		out = append(out, w)
 	}
 	return out
+}
+
+// sideWholeValues lists the integer values of statistic i of zone k, one
+// per run of s that has one.
+func sideWholeValues(k zoneKey, s side, i int) []uint64 {
+	var v []uint64
+	for _, ru := range s.Runs {
+		if x, ok := ru.Zones[k].Work.whole(i); ok {
+			v = append(v, x)
+		}
+	}
+	return v
 }
 
 // sideWorkValues lists the values of statistic i of zone k, one per run of s
@@ -143,23 +187,48 @@ func sideWorkValues(k zoneKey, s side, i int) []float64 {
 // change beyond --min-effect regresses (up) or improves (down), one run a
 // side is enough. Otherwise the runs decide, with the other statistics
 // that need them (diff_work_runs.go): tested, inconclusive until then.
-func decideWork(i int, b, n []float64, o diffOptions) workDiff {
+func decideWork(i int, b, n []float64, bw, nw []uint64, o diffOptions) workDiff {
 	w := workDiff{stat: i, base: b, cur: n, medBase: stats.MedianFloat(b), medNew: stats.MedianFloat(n),
 		pRegressed: math.NaN(), pUnchanged: math.NaN()}
 	w.change = relChange(w.medBase, w.medNew)
 	w.spread = max(workSpread(b), workSpread(n))
+	whole := len(bw) == len(b) && len(nw) == len(n)
+	if whole && w.spread == 0 && (!allSame(bw) || !allSame(nw)) {
+		// Runs that float64 cannot tell apart (past 2^53) still differ.
+		w.spread = math.SmallestNonzeroFloat64
+	}
 	w.tolerance = diffWorkTolerance[i]
 	if w.spread > 0 || w.tolerance > 0 {
 		w.tested, w.outcome = true, inconclusive
 		return w
 	}
+	up, down := w.change > o.minEffect, w.change < -o.minEffect
+	if whole { // in integers: float64 tells 2^53 from 2^53+1 not
+		b, n := bw[0], nw[0]
+		up = n > b && exceedsBy(n, b, b, o.minEffect)
+		down = b > n && exceedsBy(b, n, b, o.minEffect)
+	}
 	switch {
-	case w.change > o.minEffect:
+	case up:
 		w.outcome = regressed
-	case w.change < -o.minEffect:
+	case down:
 		w.outcome = improved
 	}
 	return w
+}
+
+// allSame reports whether every value of v is the first.
+func allSame(v []uint64) bool {
+	return !slices.ContainsFunc(v, func(x uint64) bool { return x != v[0] })
+}
+
+// exceedsBy reports whether hi-lo > m*of, computed exactly (m is a
+// float64, so exact as a binary fraction).
+func exceedsBy(hi, lo, of uint64, m float64) bool {
+	d := new(big.Float).SetPrec(256).SetUint64(hi - lo)
+	lim := new(big.Float).SetPrec(256).SetUint64(of)
+	lim.Mul(lim, new(big.Float).SetPrec(256).SetFloat64(m))
+	return d.Cmp(lim) > 0
 }
 
 // oneSidedWork is statistic i counted on one side only: the other's

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,7 +46,7 @@ func (r diffReport) workRows() []diffWorkRow {
 				runs[s] = max(runs[s], len(w.base)+len(w.cur))
 			case w.outcome != unchanged:
 				rows = append(rows, diffWorkRow{key: d.key, stat: timeline.StatKey(w.stat),
-					runs: fmt.Sprintf("%d/%d", len(w.base), len(w.cur)), base: fmtWorkCount(w.medBase), cur: fmtWorkCount(w.medNew),
+					runs: fmt.Sprintf("%d/%d", len(w.base), len(w.cur)), base: w.fmtMedian(false), cur: w.fmtMedian(true),
 					change: fmtChange(w.change), tolerance: fmtWorkTolerance(w), verdict: diffWorkVerdict(w), bad: w.outcome == regressed})
 			}
 		}
@@ -66,6 +68,37 @@ func diffWorkVerdict(w workDiff) string {
 		return "REGRESSED"
 	}
 	return w.outcome.String()
+}
+
+// fmtMedian writes a side's median: exactly, where it is a whole number
+// of whole runs' values.
+func (w workDiff) fmtMedian(cur bool) string {
+	v, f := w.baseWhole, w.medBase
+	if cur {
+		v, f = w.curWhole, w.medNew
+	}
+	if m, ok := wholeMedian(v); w.whole && ok {
+		return strconv.FormatUint(m, 10)
+	}
+	return fmtWorkCount(f)
+}
+
+// wholeMedian is the median of v where it is a whole number: the middle
+// value, or the mean of the two middle ones when even.
+func wholeMedian(v []uint64) (uint64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	s := slices.Sorted(slices.Values(v))
+	h := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[h], true
+	}
+	a, b := s[h-1], s[h]
+	if (a^b)&1 != 0 {
+		return 0, false
+	}
+	return a/2 + b/2 + a&b&1, true
 }
 
 // fmtWorkCount writes a count, or a mean of counts: whole numbers whole.
@@ -208,15 +241,17 @@ func writeDiffWorkMarkdown(w io.Writer, r diffReport) {
 // diffWorkJSON is one statistic of one zone for --json; what does not apply
 // is null.
 type diffWorkJSON struct {
-	Statistic  string    `json:"statistic"`
-	Base       []float64 `json:"base"` // each run's mean count per occurrence
-	New        []float64 `json:"new"`
-	MedianBase *float64  `json:"median_base"`
-	MedianNew  *float64  `json:"median_new"`
-	Change     *float64  `json:"change"` // null also when BASE's is 0 and NEW's is not
-	Spread     *float64  `json:"spread"`
-	Tolerance  *float64  `json:"tolerance"`
-	Exact      bool      `json:"exact"`
+	Statistic string `json:"statistic"`
+	// Base and New are each run's mean count per occurrence, and the
+	// medians the sides': integers exactly where every run's is one.
+	Base       []json.Number `json:"base"`
+	New        []json.Number `json:"new"`
+	MedianBase *json.Number  `json:"median_base"`
+	MedianNew  *json.Number  `json:"median_new"`
+	Change     *float64      `json:"change"` // null also when BASE's is 0 and NEW's is not
+	Spread     *float64      `json:"spread"`
+	Tolerance  *float64      `json:"tolerance"`
+	Exact      bool          `json:"exact"`
 	// PRegressed and PUnchanged are the runs' test's p-values, for a
 	// statistic the runs decide.
 	PRegressed *float64 `json:"p_regressed,omitempty"`
@@ -241,8 +276,8 @@ type diffWorkReportJSON struct {
 func diffWorkOfJSON(ws []workDiff) []diffWorkJSON {
 	var out []diffWorkJSON
 	for _, w := range ws {
-		j := diffWorkJSON{Statistic: timeline.StatKey(w.stat), Base: finiteAll(w.base), New: finiteAll(w.cur),
-			MedianBase: finite(w.medBase), MedianNew: finite(w.medNew), Change: finite(w.change),
+		j := diffWorkJSON{Statistic: timeline.StatKey(w.stat), Base: countsJSON(w.base, w.baseWhole, w.whole), New: countsJSON(w.cur, w.curWhole, w.whole),
+			MedianBase: medianJSON(w.medBase, w.baseWhole, w.whole), MedianNew: medianJSON(w.medNew, w.curWhole, w.whole), Change: finite(w.change),
 			Spread: finite(w.spread), Tolerance: finite(w.tolerance), PRegressed: finite(w.pRegressed), PUnchanged: finite(w.pUnchanged),
 			Verdict: w.outcome.String(), Missing: w.missing}
 		switch w.only {
@@ -256,6 +291,36 @@ func diffWorkOfJSON(ws []workDiff) []diffWorkJSON {
 		out = append(out, j)
 	}
 	return out
+}
+
+// countsJSON writes a side's run values: the integers where whole, else
+// the means as numbers (finite ones).
+func countsJSON(f []float64, v []uint64, whole bool) []json.Number {
+	out := []json.Number{}
+	if whole {
+		for _, x := range v {
+			out = append(out, json.Number(strconv.FormatUint(x, 10)))
+		}
+		return out
+	}
+	for _, x := range finiteAll(f) {
+		out = append(out, json.Number(strconv.FormatFloat(x, 'g', -1, 64)))
+	}
+	return out
+}
+
+// medianJSON is a side's median, exactly where it is a whole number of
+// whole values; nil where there is none.
+func medianJSON(f float64, v []uint64, whole bool) *json.Number {
+	if m, ok := wholeMedian(v); whole && ok {
+		n := json.Number(strconv.FormatUint(m, 10))
+		return &n
+	}
+	if finite(f) == nil {
+		return nil
+	}
+	n := json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	return &n
 }
 
 func diffWorkReportOfJSON(r diffReport) *diffWorkReportJSON {

@@ -203,8 +203,8 @@ func TestDiffWorkRegression(t *testing.T) {
 		for _, w := range z.Work {
 			if w.Verdict == "regressed" {
 				flagged++
-				if z.Zone != "z2" || w.Statistic != "fragment_shader_invocations" || *w.MedianBase != 12288 || *w.MedianNew != 18432 ||
-					math.Abs(*w.Change-0.5) > 1e-12 || !w.Exact || len(w.Base) != 1 || w.Base[0] != 12288 {
+				if z.Zone != "z2" || w.Statistic != "fragment_shader_invocations" || *w.MedianBase != "12288" || *w.MedianNew != "18432" ||
+					math.Abs(*w.Change-0.5) > 1e-12 || !w.Exact || len(w.Base) != 1 || w.Base[0] != "12288" {
 					t.Errorf("json: %s %+v", z.Zone, w)
 				}
 			}
@@ -658,5 +658,44 @@ func checkWorkProperties(t *testing.T, seed uint64) {
 	r = compare(frag(base), frag(base), diffOpts)
 	if w := workOfZone(t, r, "z0", fragStat); w.outcome == regressed {
 		t.Errorf("seed %d: BASE and NEW both %v: regressed; replay: go test ./cmd/framescope -run TestDiffWorkProperties -work.seed=%d", seed, base, seed)
+	}
+}
+
+// TestDiffWorkExactIntegers (issue 38): "compared exactly" went through
+// float64: 2^53 against 2^53+1 with --min-effect 0 was unchanged, --json
+// printed 9007199254740993 as 9007199254740992, and benchfmt 2^64-1 as
+// 18446744073709552000. Whole counts are now integers end to end.
+func TestDiffWorkExactIntegers(t *testing.T) {
+	frag := func(v uint64) func(int) workOf {
+		return func(int) workOf {
+			return func(z string, f uint64) *timeline.Work {
+				w := baseWork(z, f)
+				if z == "z0" {
+					w.Count[fragStat] = v
+				}
+				return w
+			}
+		}
+	}
+	o := diffOpts
+	o.minEffect = 0
+	r := compare(workRuns(1, 1, frag(1<<53)), workRuns(100, 1, frag(1<<53+1)), o)
+	if w := workOfZone(t, r, "z0", fragStat); w.outcome != regressed || !w.exact() {
+		t.Errorf("2^53 against 2^53+1, --min-effect 0: %+v", w)
+	}
+	out := allOutputs(t, r)
+	if !strings.Contains(out["json"], `"median_new": 9007199254740993`) || !strings.Contains(out["json"], `"new": [
+            9007199254740993`) {
+		t.Errorf("json lacks 2^53+1:\n%s", out["json"])
+	}
+	if !strings.Contains(out["text"], "9007199254740992 9007199254740993") {
+		t.Errorf("text lacks the exact counts:\n%s", out["text"])
+	}
+	var b bytes.Buffer
+	if err := writeBenchfmt(&b, workRuns(1, 1, frag(math.MaxUint64))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), " 18446744073709551615 fragment_shader_invocations/op") {
+		t.Errorf("benchfmt lacks 2^64-1:\n%s", b.String())
 	}
 }
