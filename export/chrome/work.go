@@ -14,11 +14,11 @@ import (
 const (
 	// argWorkMissing is why a zone has no counts: a timeline.WorkMissing
 	// key other than "counted".
-	argWorkMissing = "work_missing"
+	argWorkMissing = timeline.KeyWorkMissing
 	// argWorkStats are the statistics a zone without counts would have
 	// counted, as timeline.PipelineStats.String joins them ("" for none);
 	// on a counted zone only when it counted no statistic.
-	argWorkStats = "work_stats"
+	argWorkStats = timeline.KeyWorkStats
 )
 
 // appendWork appends the args of wk (valid: timeline.Work.Valid) after sep, the first
@@ -156,56 +156,43 @@ func (r *rawArg) quoted() string {
 }
 
 // work returns the Work the args describe (see GPU work in the package
-// doc), or an error saying what breaks the format.
+// doc), or an error saying what breaks the format: the JSON types here,
+// the rules in timeline.WorkArgs, which every reader shares.
 func (a *sliceArgs) work() (*timeline.Work, error) {
-	wk := &timeline.Work{}
+	var wa timeline.WorkArgs
 	for i, r := range a.stats() {
 		if !r.set {
 			continue
 		}
 		v, ok := r.count()
 		if !ok {
-			return nil, fmt.Errorf("%q is %s, not a count (an integer from 0 to 18446744073709551615)", timeline.StatKey(i), r.quoted())
+			return nil, timeline.NotACount(i, r.quoted())
 		}
-		wk.Stats |= 1 << i
-		wk.Count[i] = v
+		wa.Counted |= 1 << i
+		wa.Count[i] = v
 	}
-	var stats timeline.PipelineStats
 	if a.WorkStats.set {
 		s, ok := a.WorkStats.str()
 		if !ok {
-			return nil, fmt.Errorf("%q is %s, not a string", argWorkStats, a.WorkStats.quoted())
+			return nil, timeline.NotAStatsList(a.WorkStats.quoted())
 		}
 		var err error
-		if stats, err = timeline.ParsePipelineStats(s); err != nil {
+		if wa.Stats, err = timeline.ParsePipelineStats(s); err != nil {
 			return nil, fmt.Errorf("%q: %w", argWorkStats, err)
 		}
+		wa.HasStats = true
 	}
-	if !a.WorkMissing.set {
-		if a.WorkStats.set && stats != wk.Stats {
-			return nil, fmt.Errorf("%q says %q, but the counts are of %q", argWorkStats, stats, wk.Stats)
+	if a.WorkMissing.set {
+		s, ok := a.WorkMissing.str()
+		m, known := timeline.WorkMissingOf(s)
+		if !ok || !known || m == timeline.WorkCounted {
+			return nil, timeline.NotAReason(a.WorkMissing.quoted())
 		}
-		return wk, nil
+		wa.Missing, wa.HasMissing = m, true
 	}
-	s, ok := a.WorkMissing.str()
-	m, known := timeline.WorkMissingOf(s)
-	if !ok || !known || m == timeline.WorkCounted {
-		return nil, fmt.Errorf("%q is %s, not a reason a zone has no counts (%s)", argWorkMissing, a.WorkMissing.quoted(), reasons)
+	wk, err := wa.Work()
+	if err != nil {
+		return nil, err
 	}
-	if wk.Stats != 0 {
-		return nil, fmt.Errorf("%q with counts (of %q)", argWorkMissing, wk.Stats)
-	}
-	return &timeline.Work{Stats: stats, Missing: m}, nil
+	return &wk, nil
 }
-
-// reasons lists the keys of the reasons a zone has no counts.
-var reasons = func() string {
-	s := ""
-	for m := timeline.WorkCounted + 1; m < timeline.NumWorkMissing; m++ {
-		if s != "" {
-			s += ", "
-		}
-		s += strconv.Quote(m.String())
-	}
-	return s
-}()

@@ -823,11 +823,10 @@ type tevent struct {
 	hasErr         bool
 	args           uint8 // as rev.args
 	flows, termFlo []uint64
-	// A GPU zone's work: its counts (in work.Stats and work.Count),
-	// work_missing in work.Missing, work_stats in workStats.
-	work      timeline.Work
-	workStats timeline.PipelineStats
-	hasWork   bool
+	// A GPU zone's work as its annotations gave it, held to the rules
+	// every reader shares (timeline.WorkArgs) at the slice's begin.
+	work    timeline.WorkArgs
+	hasWork bool
 }
 
 func (rd *reader) event(s *rseq, ts int64, b []byte) error {
@@ -891,21 +890,31 @@ func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 	var name string
 	var v uint64
 	var str []byte
-	var isInt, isString bool
+	var isInt, isString, negative bool
+	other := "" // a value of another type, as text, for an error
 	err := fields(b, func(num protowire.Number, _ protowire.Type, x uint64, c []byte) error {
 		switch num {
 		case fDANameIID:
 			name = s.anns[x]
 		case fDAName:
 			name = string(c)
-		case fDAUint, fDAInt:
+		case fDAUint:
 			v, isInt = x, true
+		case fDAInt:
+			v, isInt, negative = x, true, int64(x) < 0
 		case fDAString:
 			str, isString = c, true
+		case fDADouble:
+			other = strconv.FormatFloat(math.Float64frombits(x), 'g', -1, 64)
+		case fDABool:
+			other = strconv.FormatBool(x != 0)
 		}
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if handled, err := workAnnotation(e, name, v, str, isInt, isString, negative, other); handled {
 		return err
 	}
 	switch {
@@ -920,26 +929,57 @@ func (rd *reader) annotation(s *rseq, e *tevent, b []byte) error {
 	case isString && name == annotationNames[annQueue]:
 		// The track's description holds the queue.
 		e.args |= 1 << (annQueue - 1)
-	case isString && name == keyWorkMissing:
-		m, ok := timeline.WorkMissingOf(string(str))
-		if !ok {
-			return corrupt("a slice's %s is %q, which is no reason a zone has no counts", keyWorkMissing, str)
-		}
-		e.work.Missing, e.hasWork = m, true
-	case isString && name == keyWorkStats:
-		st, err := timeline.ParsePipelineStats(string(str))
-		if err != nil {
-			return corrupt("a slice's %s: %v", keyWorkStats, err)
-		}
-		e.workStats, e.hasWork = e.workStats|st, true
-	case isInt:
-		if i, ok := timeline.StatOf(name); ok {
-			e.work.Stats |= 1 << i
-			e.work.Count[i] = v
-			e.hasWork = true
-		}
 	}
 	return nil
+}
+
+// workAnnotation reads annotation name into e's work if it is one of a
+// zone's work keys (reporting handled), refusing what no reader takes:
+// a count that is negative, fractional or no number, a reason or a list
+// of statistics that is no string or names none.
+func workAnnotation(e *tevent, name string, v uint64, str []byte, isInt, isString, negative bool, other string) (bool, error) {
+	text := func() string { // the value as written, for an error alone
+		switch {
+		case isString:
+			return strconv.Quote(string(str))
+		case negative:
+			return strconv.FormatInt(int64(v), 10)
+		case isInt:
+			return strconv.FormatUint(v, 10)
+		}
+		return other
+	}
+	wa := &e.work
+	switch name {
+	case keyWorkMissing:
+		m, ok := timeline.WorkMissingOf(string(str))
+		if !isString || !ok || m == timeline.WorkCounted {
+			return true, corrupt("a slice's work: %v", timeline.NotAReason(text()))
+		}
+		wa.Missing, wa.HasMissing, e.hasWork = m, true, true
+		return true, nil
+	case keyWorkStats:
+		if !isString {
+			return true, corrupt("a slice's work: %v", timeline.NotAStatsList(text()))
+		}
+		st, err := timeline.ParsePipelineStats(string(str))
+		if err != nil {
+			return true, corrupt("a slice's work: %q: %v", keyWorkStats, err)
+		}
+		wa.Stats, wa.HasStats, e.hasWork = st, true, true
+		return true, nil
+	}
+	i, ok := timeline.StatOf(name)
+	if !ok {
+		return false, nil
+	}
+	if !isInt || negative {
+		return true, corrupt("a slice's work: %v", timeline.NotACount(i, text()))
+	}
+	wa.Counted |= 1 << i
+	wa.Count[i] = v
+	e.hasWork = true
+	return true, nil
 }
 
 func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
@@ -960,11 +1000,10 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 	flow := len(e.flows)+len(e.termFlo) > 0
 	var work uint32
 	if e.hasWork {
-		if e.work.Missing != timeline.WorkCounted && e.work.Stats != 0 {
-			return corrupt("a slice has counts (%s) and %s %q", e.work.Stats, keyWorkMissing, e.work.Missing)
+		wk, err := e.work.Work()
+		if err != nil {
+			return corrupt("a slice's work: %v", err)
 		}
-		wk := e.work
-		wk.Stats |= e.workStats
 		work = rd.works.add(wk)
 	}
 	rt.events.add(rev{ts: ts, begin: true, flow: flow, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr, work: work})

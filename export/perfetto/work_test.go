@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"unsafe"
@@ -20,6 +21,11 @@ type ann struct {
 	u    uint64
 	s    string
 	str  bool
+	// i and d, where set (isInt, isDouble), make an int_value or a
+	// double_value annotation.
+	i               int64
+	d               float64
+	isInt, isDouble bool
 }
 
 // workSlices builds a trace of one GPU queue track and, for each list of
@@ -36,10 +42,17 @@ func workSlices(anns ...[]ann) []byte {
 		for _, a := range as {
 			d := protowire.AppendTag(nil, fDAName, protowire.BytesType)
 			d = protowire.AppendString(d, a.name)
-			if a.str {
+			switch {
+			case a.str:
 				d = protowire.AppendTag(d, fDAString, protowire.BytesType)
 				d = protowire.AppendString(d, a.s)
-			} else {
+			case a.isInt:
+				d = protowire.AppendTag(d, fDAInt, protowire.VarintType)
+				d = protowire.AppendVarint(d, uint64(a.i))
+			case a.isDouble:
+				d = protowire.AppendTag(d, fDADouble, protowire.Fixed64Type)
+				d = protowire.AppendFixed64(d, math.Float64bits(a.d))
+			default:
 				d = protowire.AppendTag(d, fDAUint, protowire.VarintType)
 				d = protowire.AppendVarint(d, a.u)
 			}
@@ -87,9 +100,19 @@ func TestReadWork(t *testing.T) {
 		anns []ann
 		want string
 	}{
-		{"unknown reason", []ann{{name: "work_missing", s: "lost", str: true}}, `work_missing is "lost"`},
+		{"unknown reason", []ann{{name: "work_missing", s: "lost", str: true}}, `"work_missing" is "lost", not a reason a zone has no counts`},
 		{"unknown statistic", []ann{{name: "work_missing", s: "spent", str: true}, {name: "work_stats", s: "pixels", str: true}}, `"pixels" is no pipeline statistic`},
-		{"counts and a reason", []ann{{name: "clipping_primitives", u: 4}, {name: "work_missing", s: "frames", str: true}}, "has counts (clipping_primitives) and work_missing"},
+		{"counts and a reason", []ann{{name: "clipping_primitives", u: 4}, {name: "work_missing", s: "frames", str: true}}, `"work_missing" with counts (of "clipping_primitives")`},
+		// Issue 38: each was read, as a count of 2^64-1, as "counted, 0",
+		// or dropped; the Chrome reader refuses each with these words
+		// (TestReadBadWork there).
+		{"negative count", []ann{{name: "fragment_shader_invocations", i: -1, isInt: true}}, `"fragment_shader_invocations" is -1, not a count`},
+		{"fractional count", []ann{{name: "fragment_shader_invocations", d: 1.5, isDouble: true}}, `"fragment_shader_invocations" is 1.5, not a count`},
+		{"reason as an integer", []ann{{name: "work_missing", u: 3}}, `"work_missing" is 3, not a reason`},
+		{"counted as a reason", []ann{{name: "work_missing", s: "counted", str: true}}, `"work_missing" is "counted", not a reason`},
+		{"statistics listed alone", []ann{{name: "work_stats", s: "fragment_shader_invocations", str: true}}, `"work_stats" says "fragment_shader_invocations", but the counts are of ""`},
+		{"statistics listed against the counts", []ann{{name: "fragment_shader_invocations", u: 5}, {name: "work_stats", s: "clipping_primitives,fragment_shader_invocations", str: true}}, `"work_stats" says "clipping_primitives+fragment_shader_invocations", but the counts are of "fragment_shader_invocations"`},
+		{"statistics list as an integer", []ann{{name: "work_stats", u: 1}}, `"work_stats" is 1, not a string`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := readBytes(workSlices(tc.anns))
