@@ -107,12 +107,6 @@ func (t *Trace) Validate() error {
 		if int(s.Name) >= len(t.Names) {
 			p.add("span %d has name %d, out of %d names", i, s.Name, len(t.Names))
 		}
-		if s.Work != nil && k != TrackGPUQueue && k != TrackGPULane {
-			p.add("span %d on track %d carries pipeline statistics, which only GPU zones count", i, s.Track)
-		}
-		if s.Work != nil && !s.Work.Valid() {
-			p.add("span %d on track %d has work past the model (reason %d, statistics %#x)", i, s.Track, s.Work.Missing, uint32(s.Work.Stats))
-		}
 		if s.End < s.Start {
 			p.add("span %d on track %d ends (%d) before it starts (%d)", i, s.Track, s.End, s.Start)
 			continue

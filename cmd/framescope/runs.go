@@ -61,6 +61,9 @@ type runTrace struct {
 	Path    string
 	Zones   map[zoneKey]runZone
 	Devices []string // GPU devices its queues belong to
+	// CPUWork counts CPU spans that carry pipeline statistics, which only
+	// GPU zones count: loadSide refuses such a trace.
+	CPUWork int
 }
 
 // side is BASE or NEW: one trace file, or every trace file of a directory.
@@ -113,6 +116,9 @@ func loadSide(path string) (side, error) {
 		if len(r.Zones) == 0 {
 			return s, fmt.Errorf("%s: no GPU or CPU zones: an empty run cannot be compared", f)
 		}
+		if r.CPUWork > 0 {
+			return s, fmt.Errorf("%s: malformed: CPU spans with pipeline statistics (%d), which only GPU zones count", f, r.CPUWork)
+		}
 		s.Runs = append(s.Runs, r)
 	}
 	return s, nil
@@ -120,8 +126,8 @@ func loadSide(path string) (side, error) {
 
 // summarizeRun reduces a trace to its zones' statistics.
 func summarizeRun(path string, t *timeline.Trace) runTrace {
-	durs, works := runDurations(t)
-	r := runTrace{Path: path, Zones: make(map[zoneKey]runZone, len(durs))}
+	durs, works, cpuWork := runDurations(t)
+	r := runTrace{Path: path, Zones: make(map[zoneKey]runZone, len(durs)), CPUWork: cpuWork}
 	for k, d := range durs {
 		s := stats.Summarize(d) // sorts d
 		r.Zones[k] = runZone{
@@ -143,10 +149,10 @@ func summarizeRun(path string, t *timeline.Trace) runTrace {
 }
 
 // runDurations collects the durations of every GPU and CPU zone by key,
-// and the pipeline statistics of the GPU zones that carry them (a CPU
-// span has none: the readers refuse one that does, timeline.Validate).
-// Zones on a GPU queue's overflow lanes belong to the queue.
-func runDurations(t *timeline.Trace) (durs map[zoneKey][]int64, works map[zoneKey]*runWorkSum) {
+// and the pipeline statistics of the GPU zones that carry them; cpuWork
+// counts the CPU spans that carry them too. Zones on a GPU queue's
+// overflow lanes belong to the queue.
+func runDurations(t *timeline.Trace) (durs map[zoneKey][]int64, works map[zoneKey]*runWorkSum, cpuWork int) {
 	type where struct{ kind, track string }
 	byID := make(map[timeline.TrackID]timeline.Track, len(t.Tracks))
 	for _, tr := range t.Tracks {
@@ -175,7 +181,11 @@ func runDurations(t *timeline.Trace) (durs map[zoneKey][]int64, works map[zoneKe
 		}
 		k := zoneKey{w.kind, w.track, t.Name(s.Name)}
 		durs[k] = append(durs[k], max(s.Dur(), 0))
-		if s.Work != nil && w.kind == "gpu" {
+		switch {
+		case s.Work == nil:
+		case w.kind != "gpu":
+			cpuWork++
+		default:
 			ws := works[k]
 			if ws == nil {
 				ws = &runWorkSum{}
@@ -184,7 +194,7 @@ func runDurations(t *timeline.Trace) (durs map[zoneKey][]int64, works map[zoneKe
 			ws.add(s.Work)
 		}
 	}
-	return durs, works
+	return durs, works, cpuWork
 }
 
 // queueKey names a GPU queue track without its device.
