@@ -540,6 +540,14 @@ func TestDiffCPUWorkRefused(t *testing.T) {
 	if want := "NEW: " + bad + ": malformed: CPU spans with pipeline statistics (1)"; code != exitBadInput || !strings.Contains(errs, want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, want)
 	}
+	// stats read such a trace silently (issue 38); it refuses it as diff
+	// and benchfmt do.
+	for _, cmd := range []string{"stats", "benchfmt"} {
+		code, _, errs = runCLI(cmd, bad)
+		if want := bad + ": malformed: CPU spans with pipeline statistics (1)"; code != exitBadInput || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", cmd, code, errs, want)
+		}
+	}
 }
 
 // TestDiffWorkThroughFiles runs the gate on trace files, Perfetto and

@@ -116,12 +116,24 @@ func loadSide(path string) (side, error) {
 		if len(r.Zones) == 0 {
 			return s, fmt.Errorf("%s: no GPU or CPU zones: an empty run cannot be compared", f)
 		}
-		if r.CPUWork > 0 {
-			return s, fmt.Errorf("%s: malformed: CPU spans with pipeline statistics (%d), which only GPU zones count", f, r.CPUWork)
+		if err := cpuWorkError(f, r.CPUWork); err != nil {
+			return s, err
 		}
 		s.Runs = append(s.Runs, r)
 	}
 	return s, nil
+}
+
+// cpuWorkError is the one rule of every command on CPU spans that carry
+// pipeline statistics (n of them in the trace at path): only GPU zones
+// count work, so such a trace is malformed. The readers take it (another
+// tool's Chrome trace may put counts on a thread), the commands that
+// read counts refuse it: diff, benchfmt and stats alike.
+func cpuWorkError(path string, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: malformed: CPU spans with pipeline statistics (%d), which only GPU zones count", path, n)
 }
 
 // summarizeRun reduces a trace to its zones' statistics.

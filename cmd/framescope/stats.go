@@ -258,6 +258,10 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	t, err := loadTrace(pos[0])
+	if err == nil {
+		_, _, cpuWork := runDurations(t)
+		err = cpuWorkError(pos[0], cpuWork)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope stats: %v\n", err)
 		return 2
