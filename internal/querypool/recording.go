@@ -390,18 +390,7 @@ func (p *Pool) readRunsLocked() {
 // (final: Pending, else never ran: Unsubmitted), a recording never
 // executed (Unsubmitted, its pairs counted once). The caller holds p.mu.
 func (p *Pool) retireLocked(r *recording) {
-	if r.open {
-		p.closeLocked(r, false)
-	}
-	if r.run != nil {
-		p.readRunLocked(r, runRecord)
-	}
-	if !r.ran {
-		n := uint64(len(r.pairs))
-		p.pairs.Add(n)
-		p.unsubmitted.Add(n)
-	}
-	r.ran = true
+	p.settleLocked(r, runRecord)
 	r.pairs = r.pairs[:0]
 	if i := slices.Index(p.running, r); i >= 0 {
 		p.running = slices.Delete(p.running, i, i+1)
@@ -426,20 +415,28 @@ func (p *Pool) runsInFlight() (pairs, oldest uint64) {
 // caller holds p.mu.
 func (p *Pool) finishRecordings() {
 	for _, r := range p.recs {
-		if r.open {
-			p.closeLocked(r, false)
-		}
-		if r.run != nil {
-			p.readRunLocked(r, runFinal)
-		}
-		if !r.ran {
-			n := uint64(len(r.pairs))
-			p.pairs.Add(n)
-			p.unsubmitted.Add(n)
-			r.ran = true
-		}
+		p.settleLocked(r, runFinal)
 	}
 	p.running = p.running[:0]
+}
+
+// settleLocked ends r's recording if open, reads its last execution (why
+// says what is counted if it is not in), and counts the pairs of a
+// recording that never ran once, as never submitted. The caller holds
+// p.mu.
+func (p *Pool) settleLocked(r *recording, why readWhy) {
+	if r.open {
+		p.closeLocked(r, false)
+	}
+	if r.run != nil {
+		p.readRunLocked(r, why)
+	}
+	if !r.ran {
+		n := uint64(len(r.pairs))
+		p.pairs.Add(n)
+		p.unsubmitted.Add(n)
+	}
+	r.ran = true
 }
 
 // releaseRecordings destroys the recordings' slots. The caller holds
