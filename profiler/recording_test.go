@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/books"
-	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
@@ -199,22 +198,7 @@ func TestRecordingCachedSecondary(t *testing.T) {
 // the books balance. (The validation layer may report the queries: this
 // is the pattern the docs refuse.)
 func TestRecordingOverlapCounted(t *testing.T) {
-	d := vktest.OpenUnchecked(t, vk.Config{})
-	gq, ok := d.QueueFor("graphics")
-	if !ok {
-		gq = d.Queues[0]
-	}
-	q := vktest.NewQueue(t, d, gq)
-	dev := wrapWith(t, q, false)
-	pq, err := dev.Queue(gq.Family, gq.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := profiler.New(profiler.Options{})
-	g, err := p.GPU(dev, pq, profiler.GPUOptions{FramesInFlight: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, q, p, g := uncheckedGPU(t, vk.Config{}, 3)
 	name, submit := p.Name("z"), p.Name("submit")
 	main := p.CPUTrack("main")
 	ev := q.Event()

@@ -27,22 +27,7 @@ func TestResubmittedWithoutRecord(t *testing.T) {
 }
 
 func resubmitWithoutRecord(t *testing.T, cfg vk.Config) {
-	d := vktest.OpenUnchecked(t, cfg)
-	gq, ok := d.QueueFor("graphics")
-	if !ok {
-		gq = d.Queues[0]
-	}
-	q := vktest.NewQueue(t, d, gq)
-	dev := wrapWith(t, q, false)
-	pq, err := dev.Queue(gq.Family, gq.Index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := profiler.New(profiler.Options{})
-	g, err := p.GPU(dev, pq, profiler.GPUOptions{FramesInFlight: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, q, p, g := uncheckedGPU(t, cfg, 2)
 	static, own := p.Name("static"), p.Name("own")
 	submit := p.Name("submit")
 	main := p.CPUTrack("main")
@@ -99,6 +84,30 @@ func resubmitWithoutRecord(t *testing.T, cfg vk.Config) {
 		t.Errorf("the trace's books %v do not balance: %+v, %+v", u, tr.Ledger, tr.Drops)
 	}
 	ownInOrder(t, tr, p, frames)
+}
+
+// uncheckedGPU opens a device without the validation layer's check (for
+// the patterns the docs refuse, which it reports), wraps it, and makes a
+// profiler with a context of fif frames in flight on its graphics queue.
+func uncheckedGPU(t *testing.T, cfg vk.Config, fif int) (*vk.Device, *vktest.Queue, *profiler.Profiler, *profiler.GPU) {
+	t.Helper()
+	d := vktest.OpenUnchecked(t, cfg)
+	gq, ok := d.QueueFor("graphics")
+	if !ok {
+		gq = d.Queues[0]
+	}
+	q := vktest.NewQueue(t, d, gq)
+	dev := wrapWith(t, q, false)
+	pq, err := dev.Queue(gq.Family, gq.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profiler.New(profiler.Options{})
+	g, err := p.GPU(dev, pq, profiler.GPUOptions{FramesInFlight: fif})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, q, p, g
 }
 
 // ownInOrder checks each frame's three "own" zones: all there, one after
