@@ -49,24 +49,8 @@ func (r *run) recordStale(frame uint64, s int, sl *slot) (*cbRec, error) {
 		return nil, err
 	}
 	cb := &cbRec{queue: 0}
-	var open []*zoneRec
-	var zs []func()
-	for i := range 2 {
-		name := fmt.Sprintf("q0 stale%d z%d", s, i)
-		z := r.gpus[0].Zone(st.buf.handle(), r.name(name))
-		r.j.calls++
-		zr := &zoneRec{frame: frame, queue: 0, name: name, valid: z.Valid(), begin: cb, stale: true}
-		if len(open) > 0 {
-			zr.parent = open[len(open)-1]
-		}
-		r.j.zones = append(r.j.zones, zr)
-		open = append(open, zr)
-		zs = append(zs, z.End)
-	}
-	for i := len(zs) - 1; i >= 0; i-- {
-		zs[i]()
-		open[i].ended, open[i].end = 1, cb
-	}
+	names := []string{fmt.Sprintf("q0 stale%d z0", s), fmt.Sprintf("q0 stale%d z1", s)}
+	r.nestedZones(r.gpus[0], st.buf.handle(), names, frame, cb, true)
 	if err := st.buf.end(); err != nil {
 		return nil, err
 	}

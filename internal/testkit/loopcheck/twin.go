@@ -81,23 +81,11 @@ func (r *run) twinFrame(frame uint64, f int) error {
 	cmd := cmdHandle(c)
 	t.g.BeginFrame(cmd)
 	rec := &cbRec{queue: twinQueue}
-	var stack []*zoneRec
-	var zs []profiler.Zone
+	var names []string
 	for i := range 1 + f%3 {
-		name := fmt.Sprintf("twin z%d", i)
-		z := t.g.Zone(cmd, r.name(name))
-		r.j.calls++
-		zr := &zoneRec{frame: frame, queue: twinQueue, name: name, valid: z.Valid(), begin: rec}
-		if len(stack) > 0 {
-			zr.parent = stack[len(stack)-1]
-		}
-		r.j.zones = append(r.j.zones, zr)
-		stack, zs = append(stack, zr), append(zs, z)
+		names = append(names, fmt.Sprintf("twin z%d", i))
 	}
-	for i := len(zs) - 1; i >= 0; i-- {
-		zs[i].End()
-		stack[i].ended, stack[i].end = 1, rec
-	}
+	r.nestedZones(t.g, cmd, names, frame, rec, false)
 	t.g.EndFrame(cmd)
 	span := r.main.Span(r.name(spanTwinSubmit))
 	sub := &submitRec{frame: frame, queue: twinQueue, span: spanTwinSubmit, linked: true}
@@ -123,6 +111,27 @@ func (r *run) twinWait() error {
 	t.last.done = timeline.Now()
 	t.last = nil
 	return err
+}
+
+// nestedZones records a zone a name into cmd on context g, each inside
+// the one before, and ends them, noting each in the journal in frame,
+// recorded in cb (stale: Loop.Resubmit's, see zoneRec).
+func (r *run) nestedZones(g *profiler.GPU, cmd vkg.CommandBuffer, names []string, frame uint64, cb *cbRec, stale bool) {
+	recs := make([]*zoneRec, len(names))
+	zs := make([]profiler.Zone, len(names))
+	for i, name := range names {
+		zs[i] = g.Zone(cmd, r.name(name))
+		r.j.calls++
+		recs[i] = &zoneRec{frame: frame, queue: cb.queue, name: name, valid: zs[i].Valid(), begin: cb, stale: stale}
+		if i > 0 {
+			recs[i].parent = recs[i-1]
+		}
+		r.j.zones = append(r.j.zones, recs[i])
+	}
+	for i := len(zs) - 1; i >= 0; i-- {
+		zs[i].End()
+		recs[i].ended, recs[i].end = 1, cb
+	}
 }
 
 // stopTwin waits for the twin, and closes and destroys what it made:
