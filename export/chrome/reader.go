@@ -404,11 +404,10 @@ func (rd *reader) event(ev *rawEvent) error {
 		r.name = rd.internBytes(ev.Name.bytes())
 		if len(ev.Args) > 0 {
 			a := &rd.args
-			a.reset()
 			// Args of the wrong type leave the frame and error bound
 			// unread, as other tools' args may; work args are checked
 			// on their own.
-			if json.Unmarshal(ev.Args, a) == nil {
+			if a.decode(ev.Args) == nil {
 				r.arg, r.err = a.Frame, a.ErrNs
 			}
 			if a.hasWork() {

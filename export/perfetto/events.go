@@ -19,15 +19,15 @@ type zeroGroup struct {
 func (w *Writer) writeEvents(b *timeline.Trace, ev []event) {
 	for i := 0; i < len(ev); {
 		j := i + 1
-		for j < len(ev) && ev[j].ts == ev[i].ts && ev[j].track == ev[i].track {
+		for j < len(ev) && ev[j].ts == ev[i].ts && ev[j].track() == ev[i].track() {
 			j++
 		}
 		// The run's slices, then its other events (they sort last).
 		k := j
-		for k > i && ev[k-1].kind == evOther {
+		for k > i && ev[k-1].kind() == evOther {
 			k--
 		}
-		if k-i > 1 && ev[k-1].kind == evZero {
+		if k-i > 1 && ev[k-1].kind() == evZero {
 			w.writeRun(b, ev[i:k])
 		} else {
 			for x := i; x < k; x++ {
@@ -47,22 +47,22 @@ func (w *Writer) writeEvents(b *timeline.Trace, ev []event) {
 // ends or begins here, or between the others at depth d.
 func (w *Writer) writeRun(b *timeline.Trace, run []event) {
 	z := len(run)
-	for z > 0 && run[z-1].kind == evZero {
+	for z > 0 && run[z-1].kind() == evZero {
 		z--
 	}
 	w.groups = w.groups[:0]
 	for k := z; k < len(run); k++ {
-		if n := len(w.groups); n > 0 && w.groups[n-1].depth == run[k].depth {
+		if n := len(w.groups); n > 0 && w.groups[n-1].depth == run[k].depth() {
 			w.groups[n-1].end = k + 1
 			continue
 		}
-		w.groups = append(w.groups, zeroGroup{depth: run[k].depth, start: k, end: k + 1})
+		w.groups = append(w.groups, zeroGroup{depth: run[k].depth(), start: k, end: k + 1})
 	}
 	for _, e := range run[:z] {
-		if e.kind == evEnd {
-			w.writeZeros(b, run, int(e.depth)+1)
+		if e.kind() == evEnd {
+			w.writeZeros(b, run, int(e.depth())+1)
 		} else {
-			w.writeZeros(b, run, int(e.depth))
+			w.writeZeros(b, run, int(e.depth()))
 		}
 		w.writeEvent(b, e)
 	}
@@ -97,9 +97,9 @@ func (w *Writer) writeZeros(b *timeline.Trace, run []event, d int) {
 // writeEvent writes one event; a zero-length slice becomes its begin and
 // end.
 func (w *Writer) writeEvent(b *timeline.Trace, e event) {
-	switch e.src {
+	switch e.src() {
 	case srcSpan, srcFrame:
-		switch e.kind {
+		switch e.kind() {
 		case evBegin:
 			w.writeSlice(b, e, typeSliceBegin)
 		case evEnd:
@@ -110,10 +110,10 @@ func (w *Writer) writeEvent(b *timeline.Trace, e event) {
 		}
 	case srcSample:
 		s := &b.Samples[e.idx]
-		w.counter(s.Time, w.tracks[e.track].uuid, s.Value)
+		w.counter(s.Time, w.tracks[e.track()].uuid, s.Value)
 	case srcCalib:
 		c := &b.Calibrations[e.idx]
-		t := &w.tracks[e.track]
+		t := &w.tracks[e.track()]
 		w.describeCalib(t)
 		w.counter(c.Time, calibUUID(t.ID, 0), c.ErrNs)
 		w.counter(c.Time, calibUUID(t.ID, 1), c.DriftPPM)
@@ -132,7 +132,7 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 	var ts int64
 	var work *timeline.Work
 	literal := ""
-	if ev.src == srcFrame {
+	if ev.src() == srcFrame {
 		t = &w.framesList
 		w.describeFrames()
 		f := &b.Frames[ev.idx]
@@ -141,7 +141,7 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 			ts = f.End
 		}
 	} else {
-		t = &w.tracks[ev.track]
+		t = &w.tracks[ev.track()]
 		s := &b.Spans[ev.idx]
 		ts, name, frame, errNs = s.Start, s.Name, s.Frame, s.ErrNs
 		if typ == typeSliceEnd {
@@ -167,11 +167,11 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 		} else {
 			e.varint(fTENameIID, uint64(name)+1)
 		}
-		w.writeArgs(t, ts, ev.depth, frame, errNs)
+		w.writeArgs(t, ts, ev.depth(), frame, errNs)
 		if work != nil {
 			w.writeWork(work)
 		}
-		if ev.src == srcSpan {
+		if ev.src() == srcSpan {
 			for f := w.flowOut[ev.idx]; f >= 0; f = w.nextOut[f] {
 				e.fixed64(fTEFlowIDs, w.flowIDs[f])
 			}
@@ -182,8 +182,8 @@ func (w *Writer) writeSlice(b *timeline.Trace, ev event, typ uint64) {
 	}
 	e.close(at)
 	w.endPacket()
-	if w.opt.RenderStages && typ == typeSliceBegin && t.cat == catGPU && ev.src == srcSpan {
-		w.renderStage(&b.Spans[ev.idx], ev.track)
+	if w.opt.RenderStages && typ == typeSliceBegin && t.cat == catGPU && ev.src() == srcSpan {
+		w.renderStage(&b.Spans[ev.idx], ev.track())
 	}
 }
 

@@ -294,14 +294,35 @@ const (
 
 // event is one thing to write at one time. track is an index into
 // Writer.tracks, or -1 for the writer's own frames track.
+//
+// It is 24 bytes: the writer holds two for each span of a batch, and a
+// whole trace converted is one batch of up to 4 Mi spans. key holds the
+// track, kind, source and depth, which its methods give back.
 type event struct {
-	ts    int64
-	key   uint64 // orders events of one time: see mkEvent
-	track int32
-	idx   int32
-	depth uint16
-	kind  uint8
-	src   uint8
+	ts  int64
+	key uint64 // orders events of one time: see mkEvent
+	idx int32
+}
+
+func (e event) track() int32 { return int32(uint32(e.key>>32)) - 1 }
+func (e event) kind() uint8  { return uint8(e.key >> 24) }
+
+func (e event) src() uint8 {
+	if e.kind() == evOther {
+		return uint8(e.key >> 16)
+	}
+	return uint8(e.key)
+}
+
+// depth is 0 for evOther, whose events mkEvent makes at depth 0.
+func (e event) depth() uint16 {
+	switch e.kind() {
+	case evOther:
+		return 0
+	case evEnd:
+		return 0xffff - uint16(e.key>>8)
+	}
+	return uint16(e.key >> 8)
 }
 
 // mkEvent makes an event with its sort key: track, then kind, then depth
@@ -317,7 +338,7 @@ func mkEvent(ts int64, track, idx int32, depth uint16, kind, src uint8) event {
 	if kind != evOther {
 		key = uint64(uint32(track+1))<<32 | uint64(kind)<<24 | uint64(d)<<8 | uint64(src)
 	}
-	return event{ts: ts, key: key, track: track, idx: idx, depth: depth, kind: kind, src: src}
+	return event{ts: ts, key: key, idx: idx}
 }
 
 func cmpEvent(a, b event) int {
@@ -428,38 +449,11 @@ func (w *Writer) known(id timeline.TrackID) bool {
 
 // collect validates the batch's items and lists their events.
 func (w *Writer) collect(b *timeline.Trace) {
-	w.events = w.events[:0]
 	if len(w.workGroups) > 0 {
 		w.workGroups = w.workGroups[:0]
 		clear(w.workIndex)
 	}
-	n := len(b.Spans)
-	w.valid = grow(w.valid, n)
-	w.flowOut = grow(w.flowOut, n)
-	w.flowIn = grow(w.flowIn, n)
-	for i := range b.Spans {
-		s := &b.Spans[i]
-		w.flowOut[i], w.flowIn[i] = -1, -1
-		ti, ok := w.trackIndex[s.Track]
-		w.valid[i] = ok && w.tracks[ti].Kind != timeline.TrackCounter &&
-			int(s.Name) < len(b.Names) && s.Start >= 0 && s.End >= s.Start
-		if !w.valid[i] {
-			w.stats.Invalid++
-			continue
-		}
-		w.tracks[ti].count++
-		if s.Work != nil {
-			w.collectWork(s, ti)
-		}
-		if s.End == s.Start {
-			w.events = append(w.events, mkEvent(s.Start, ti, int32(i), s.Depth, evZero, srcSpan))
-			continue
-		}
-		w.events = append(w.events,
-			mkEvent(s.Start, ti, int32(i), s.Depth, evBegin, srcSpan),
-			mkEvent(s.End, ti, int32(i), s.Depth, evEnd, srcSpan))
-	}
-
+	w.collectSpans(b)
 	for i := range w.workGroups {
 		g := &w.workGroups[i]
 		w.events = append(w.events, mkEvent(g.start, g.queue, int32(i), 0, evOther, srcWork))
@@ -498,6 +492,49 @@ func (w *Writer) collect(b *timeline.Trace) {
 			continue
 		}
 		w.events = append(w.events, mkEvent(c.Time, ti, int32(i), 0, evOther, srcCalib))
+	}
+}
+
+// collectSpans validates the batch's spans, gathers their work, and lists
+// their events first in a list made to the size the batch needs: a whole
+// trace of 4 Mi spans is one batch, and growing its list by appending
+// would hold two lists at once.
+func (w *Writer) collectSpans(b *timeline.Trace) {
+	n := len(b.Spans)
+	w.valid = grow(w.valid, n)
+	w.flowOut = grow(w.flowOut, n)
+	w.flowIn = grow(w.flowIn, n)
+	need := 2*len(b.Frames) + len(b.Samples) + len(b.Calibrations)
+	for i := range b.Spans {
+		s := &b.Spans[i]
+		w.flowOut[i], w.flowIn[i] = -1, -1
+		ti, ok := w.trackIndex[s.Track]
+		w.valid[i] = ok && w.tracks[ti].Kind != timeline.TrackCounter &&
+			int(s.Name) < len(b.Names) && s.Start >= 0 && s.End >= s.Start
+		if !w.valid[i] {
+			w.stats.Invalid++
+			continue
+		}
+		w.tracks[ti].count++
+		if s.Work != nil {
+			w.collectWork(s, ti)
+		}
+		need += 2
+	}
+	w.events = reserve(w.events, need+len(w.workGroups))
+	for i := range b.Spans {
+		s := &b.Spans[i]
+		if !w.valid[i] {
+			continue
+		}
+		ti := w.trackIndex[s.Track]
+		if s.End == s.Start {
+			w.events = append(w.events, mkEvent(s.Start, ti, int32(i), s.Depth, evZero, srcSpan))
+			continue
+		}
+		w.events = append(w.events,
+			mkEvent(s.Start, ti, int32(i), s.Depth, evBegin, srcSpan),
+			mkEvent(s.End, ti, int32(i), s.Depth, evEnd, srcSpan))
 	}
 }
 
@@ -565,7 +602,7 @@ func (w *Writer) linkFlows(b *timeline.Trace) {
 	n := len(b.Spans)
 	w.beginPos = grow(w.beginPos, n)
 	for k, ev := range w.events {
-		if ev.src == srcSpan && ev.kind != evEnd {
+		if ev.src() == srcSpan && ev.kind() != evEnd {
 			w.beginPos[ev.idx] = int32(k)
 		}
 	}
@@ -599,6 +636,19 @@ func (w *Writer) hasFramesTrack() bool {
 		}
 	}
 	return false
+}
+
+// reserve returns events emptied, with room for n: a quarter more for a
+// batch the radix sort takes, so that the batches after it reuse the list,
+// and no more for a larger one.
+func reserve(events []event, n int) []event {
+	if cap(events) >= n {
+		return events[:0]
+	}
+	if n <= maxRadix {
+		n += n / 4
+	}
+	return make([]event, 0, n)
 }
 
 func grow[T any](s []T, n int) []T {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/framescope/framescope/timeline"
 )
@@ -239,6 +240,31 @@ func TestWriterReset(t *testing.T) {
 		}
 		if !reflect.DeepEqual(a, b) || w.Stats() != nw.Stats() {
 			t.Errorf("%s: the reset writer wrote another trace than a new one:\nreset %+v\nnew   %+v", c.name, w.Stats(), nw.Stats())
+		}
+	}
+}
+
+// TestEventKeyHoldsItsFields: an event keeps its track, kind, source and
+// depth only in its sort key (24 bytes an event, issue 38's memory bound);
+// they come back as made, at the ends of their ranges.
+func TestEventKeyHoldsItsFields(t *testing.T) {
+	if size := unsafe.Sizeof(event{}); size != 24 {
+		t.Errorf("an event is %d bytes, want 24", size)
+	}
+	for _, track := range []int32{-1, 0, 1, 1<<31 - 2} {
+		for _, kind := range []uint8{evEnd, evBegin, evZero, evOther} {
+			for _, src := range []uint8{srcSpan, srcFrame, srcSample, srcCalib, srcWork} {
+				for _, depth := range []uint16{0, 1, 0xfffe, 0xffff} {
+					if kind == evOther {
+						depth = 0 // made at depth 0 only
+					}
+					e := mkEvent(-5, track, 9, depth, kind, src)
+					if e.track() != track || e.kind() != kind || e.src() != src || e.depth() != depth || e.ts != -5 || e.idx != 9 {
+						t.Fatalf("mkEvent(track %d, kind %d, src %d, depth %d) gives back track %d, kind %d, src %d, depth %d",
+							track, kind, src, depth, e.track(), e.kind(), e.src(), e.depth())
+					}
+				}
+			}
 		}
 	}
 }

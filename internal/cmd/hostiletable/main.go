@@ -51,6 +51,12 @@ func rows() []row {
 	js := func(n, depth int) func(io.Writer) error {
 		return func(w io.Writer) error { return hostile.ChromeSlices(w, n, depth) }
 	}
+	pfWork := func(n int) func(io.Writer) error {
+		return func(w io.Writer) error { return perfettoWork(w, n) }
+	}
+	jsWork := func(n int) func(io.Writer) error {
+		return func(w io.Writer) error { return chromeWork(w, n) }
+	}
 	pfBomb := func(n int) func(io.Writer) error {
 		return func(w io.Writer) error { return hostile.PerfettoBomb(w, n, 1) }
 	}
@@ -88,6 +94,13 @@ func rows() []row {
 		{"width: Chrome JSON, 2,000,000 slices side by side", "wide.json", js(2_000_000, 1), "convert IN OUT.pftrace"},
 		{"width: Chrome JSON, 4,000,000 slices side by side (at the span limit)", "wide4.json", js(4_000_000, 1), "convert IN OUT.pftrace"},
 		{"width: Perfetto, 4,000,000 tiny slices side by side", "wide.pftrace", pf(4_000_000, 1, false), "convert IN OUT.pb.gz"},
+		{"work: Perfetto, 4 Mi GPU zones, each with all 11 statistics (at the span limit)", "work.pftrace", pfWork(4 << 20), "stats IN"},
+		{"work: Perfetto, 4 Mi GPU zones, each with all 11 statistics (at the span limit)", "work.pftrace", pfWork(4 << 20), "convert IN OUT.json"},
+		{"work: Perfetto, 4 Mi GPU zones, each with all 11 statistics (at the span limit)", "work.pftrace", pfWork(4 << 20), "convert IN OUT.pb.gz"},
+		{"work: Perfetto, 4 Mi GPU zones, each with all 11 statistics (at the span limit)", "work.pftrace", pfWork(4 << 20), "convert IN OUT.pftrace"},
+		{"work: Perfetto, 4 Mi GPU zones, each with all 11 statistics (at the span limit)", "work.pftrace", pfWork(4 << 20), "convert -render-stages IN OUT.pftrace"},
+		{"work: Chrome JSON, 1,750,000 GPU zones, each with all 11 statistics (1 GB, at the size limit)", "work.json", jsWork(1_750_000), "stats IN"},
+		{"work: Chrome JSON, 1,750,000 GPU zones, each with all 11 statistics (1 GB, at the size limit)", "work.json", jsWork(1_750_000), "convert IN OUT.pftrace"},
 		{"packet size: Perfetto, one 60 MiB packet", "bigpkt.pftrace", huge(60 << 20), "stats IN"},
 		{"packet size: Perfetto, one 65 MiB packet (past MaxPacket), gzipped", "bigpkt.pftrace.gz", gz(huge(65 << 20)), "stats IN"},
 		{"packet size: Chrome JSON, one event with a 60 MiB name", "bigevent.json", bigEvent(60 << 20), "convert IN OUT.pftrace"},
