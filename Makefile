@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops
+.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops layer
 
 all: test
 
@@ -67,6 +67,17 @@ bench: deps
 devices: deps
 	$(GO) run ./cmd/framescope devices
 
+# Framescope's Vulkan layer, and the framescope command beside it, which
+# finds it there: build/layer/framescope run -- PROGRAM.
+LAYER_DIR := $(CURDIR)/build/layer
+layer: deps-demo
+	@mkdir -p $(LAYER_DIR)
+	$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -fvisibility=hidden -o $(LAYER_DIR)/libVkLayer_framescope.so layer/shim/*.c -ldl -lpthread
+	$(GO) build -buildmode=c-shared -o $(LAYER_DIR)/libframescope_go.so ./layer/lib
+	@rm -f $(LAYER_DIR)/libframescope_go.h
+	cp layer/VkLayer_framescope.json $(LAYER_DIR)/
+	$(GO) build -o $(LAYER_DIR)/framescope ./cmd/framescope
+
 demo: deps-demo
 	$(GO) run ./examples/triangle -frames 300 -out out -png out/triangle.png
 
@@ -74,4 +85,4 @@ generate: deps
 	$(GO) generate ./...
 
 clean:
-	rm -rf .cache out
+	rm -rf .cache out build

@@ -60,3 +60,18 @@ func (r Recording) End() {
 	}
 	r.g.pool.EndRecording(r.cmd)
 }
+
+// Freed tells the profiler that the application frees cmds
+// (vkFreeCommandBuffers, or vkDestroyCommandPool, which frees its
+// command buffers), before it does: a recording among them has its last
+// execution read and is dropped, so that a program that records command
+// buffers as recordings and frees them keeps within the 256 recordings a
+// context keeps at once. Command buffers without recordings need no call.
+func (g *GPU) Freed(cmds ...vkg.CommandBuffer) {
+	if g == nil || g.state.Load() != stateOpen {
+		return
+	}
+	for _, c := range cmds {
+		g.pool.Freed(c)
+	}
+}

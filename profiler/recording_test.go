@@ -255,3 +255,27 @@ func TestRecordingNeverEnded(t *testing.T) {
 	}
 	a.expect(a.finish(), 30, timeline.Drops{Unended: 30})
 }
+
+// Command buffers made recordings and freed, many more than the 256
+// recordings a context keeps at once, as a program under the layer does
+// (which makes every command buffer a recording) when it allocates
+// command buffers and frees them: each freed after its execution, with
+// GPU.Freed, every zone reaches the trace and none is refused (without
+// Freed, the 257th Record is refused and its zones counted NoFrame).
+// They are allocated at once: the driver gives a freed handle out again,
+// which makes a new recording of the old one's place.
+func TestRecordingsFreed(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	cmds := a.q.Cmds(300) // all at once: a freed handle may come back
+	for i, cmd := range cmds {
+		slot := i % 2
+		a.q.End(cmd)
+		a.reusable(cmd)
+		a.resubmit(slot, false, cmd)
+		a.q.Wait(a.fences[slot])
+		a.inFlight[slot] = false
+		a.g.Freed(cmd)
+		a.q.Free(cmd)
+	}
+	a.expect(a.finish(), 0, timeline.Drops{})
+}

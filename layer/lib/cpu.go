@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"syscall"
+
+	"github.com/framescope/framescope/profiler"
+)
+
+// CPU span kinds (shim.h's FS_CPU_*), and their names.
+var cpuNames = [...]string{
+	1: "vkQueueSubmit",
+	2: "vkQueuePresentKHR",
+	3: "vkAcquireNextImageKHR",
+	4: "vkWaitForFences",
+	5: "vkWaitSemaphores",
+	6: "vkQueueWaitIdle",
+	7: "vkDeviceWaitIdle",
+}
+
+// cpuSpans are the open CPU spans of the program's threads, each thread
+// on a track of its own, handed to the shim as numbers: a span is open
+// for the length of one hooked call.
+type cpuSpans struct {
+	mu     sync.Mutex
+	names  [len(cpuNames)]profiler.Name
+	tracks map[int]profiler.CPUTrack
+	open   map[uint64]profiler.Span
+	next   uint64
+}
+
+// maxThreads bounds the tracks: a program that makes a thread for each
+// call would grow them without bound; the rest share one.
+const maxThreads = 1024
+
+func (l *layer) cpuBegin(what int) uint64 {
+	p := l.profiler()
+	if p == nil || what <= 0 || what >= len(cpuNames) {
+		return 0
+	}
+	c := &l.cpu
+	tid := syscall.Gettid()
+	c.mu.Lock()
+	if c.tracks == nil {
+		c.tracks, c.open = map[int]profiler.CPUTrack{}, map[uint64]profiler.Span{}
+		for i, n := range cpuNames {
+			if n != "" {
+				c.names[i] = p.Name(n)
+			}
+		}
+	}
+	t, ok := c.tracks[tid]
+	if !ok {
+		name := fmt.Sprintf("thread %d", tid)
+		if len(c.tracks) >= maxThreads {
+			tid, name = -1, "other threads"
+		}
+		if t, ok = c.tracks[tid]; !ok {
+			t = p.CPUTrack(name)
+			c.tracks[tid] = t
+		}
+	}
+	c.next++
+	id := c.next
+	name := c.names[what]
+	c.mu.Unlock()
+	s := t.Span(name)
+	c.mu.Lock()
+	c.open[id] = s
+	c.mu.Unlock()
+	return id
+}
+
+func (c *cpuSpans) get(id uint64) (profiler.Span, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.open[id]
+	return s, ok
+}
+
+func (l *layer) cpuEnd(id uint64) {
+	c := &l.cpu
+	c.mu.Lock()
+	s, ok := c.open[id]
+	delete(c.open, id)
+	c.mu.Unlock()
+	if ok {
+		s.End()
+	}
+}

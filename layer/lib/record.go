@@ -1,0 +1,185 @@
+package main
+
+/*
+#include <stdint.h>
+#include <string.h>
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/framescope/framescope/profiler"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// renderPassContinue is VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT:
+// a secondary that runs wholly inside a render pass, where a recording's
+// query reset may not be recorded.
+const renderPassContinue = 0x2
+
+// cmdBegin makes every command buffer a recording: the layer cannot know
+// whether the program will submit it once or every frame, and a
+// recording is timed at each execution either way.
+func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) {
+	s := l.state(cmd)
+	if s == nil {
+		return
+	}
+	s.open, s.secondaries, s.recording = s.open[:0], s.secondaries[:0], false
+	if s.secondary && flags&renderPassContinue != 0 {
+		return
+	}
+	if s.gpu = l.context(s.dev, s.family); s.gpu == nil {
+		return
+	}
+	s.rec = s.gpu.Record(vkg.CommandBuffer(cmd))
+	s.recording = true
+}
+
+// cmdEnd ends the zones still open (a label begun here and ended in
+// another command buffer ends here) and the recording.
+func (l *layer) cmdEnd(cmd unsafe.Pointer) {
+	s := l.state(cmd)
+	if s == nil || !s.recording {
+		return
+	}
+	for i := len(s.open) - 1; i >= 0; i-- {
+		s.open[i].z.End()
+	}
+	s.open = s.open[:0]
+	s.rec.End()
+	s.recording = false
+}
+
+func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
+	if s := l.state(primary); s != nil {
+		s.secondaries = append(s.secondaries, secondaries...)
+	}
+}
+
+func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
+	s := l.state(cmd)
+	if s == nil || !s.recording {
+		return
+	}
+	var name profiler.Name
+	switch kind {
+	case zoneRenderPass:
+		name = l.names.of("render pass", l.p)
+	case zoneRendering:
+		name = l.names.of("rendering", l.p)
+	default:
+		name = l.names.ofC(label, l.p)
+	}
+	s.open = append(s.open, openZone{z: s.gpu.Zone(vkg.CommandBuffer(cmd), name), kind: kind})
+}
+
+// zoneEnd ends the innermost open zone of kind: labels and render passes
+// may interleave, zones may not, and the profiler counts what that
+// breaks.
+func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
+	s := l.state(cmd)
+	if s == nil || !s.recording {
+		return
+	}
+	for i := len(s.open) - 1; i >= 0; i-- {
+		if s.open[i].kind == kind {
+			s.open[i].z.End()
+			s.open = append(s.open[:i], s.open[i+1:]...)
+			return
+		}
+	}
+}
+
+// submit names the submission's command buffers, and the secondaries
+// they execute, to their contexts, with the submit span's arrow.
+func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer) {
+	sp, ok := l.cpu.get(span)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	byCtx := map[*profiler.GPU][]vkg.CommandBuffer{}
+	var add func(c unsafe.Pointer, depth int)
+	add = func(c unsafe.Pointer, depth int) {
+		s := l.cmds[c]
+		if s == nil || s.gpu == nil || depth > 1 {
+			return
+		}
+		byCtx[s.gpu] = append(byCtx[s.gpu], vkg.CommandBuffer(c))
+		for _, sec := range s.secondaries {
+			add(sec, depth+1)
+		}
+	}
+	for _, c := range cmds {
+		add(c, 0)
+	}
+	l.mu.Unlock()
+	for g, cs := range byCtx {
+		g.Submit(sp, cs...)
+	}
+}
+
+// present ends the frame: a frame per vkQueuePresentKHR.
+func (l *layer) present(queue unsafe.Pointer) {
+	if p := l.profiler(); p != nil {
+		p.BeginFrame()
+	}
+}
+
+func (l *layer) profiler() *profiler.Profiler {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p
+}
+
+// names are the zone names the layer registered: each once, at most
+// maxNames distinct ones (a program that labels with a counter in the
+// text would grow them without bound); the rest share otherName.
+type names struct {
+	mu  sync.Mutex
+	ids map[string]profiler.Name
+}
+
+const (
+	maxNames  = 4096
+	otherName = "(other labels)"
+)
+
+func (n *names) of(s string, p *profiler.Profiler) profiler.Name {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if id, ok := n.ids[s]; ok {
+		return id
+	}
+	if n.ids == nil {
+		n.ids = map[string]profiler.Name{}
+	}
+	if len(n.ids) >= maxNames {
+		s = otherName
+		if id, ok := n.ids[s]; ok {
+			return id
+		}
+	}
+	id := p.Name(s)
+	n.ids[s] = id
+	return id
+}
+
+// ofC is of for a label's C string, without a Go string for one seen
+// before.
+func (n *names) ofC(label *C.char, p *profiler.Profiler) profiler.Name {
+	if label == nil {
+		return n.of("(no name)", p)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(label)), C.strlen(label))
+	n.mu.Lock()
+	id, ok := n.ids[string(b)]
+	n.mu.Unlock()
+	if ok {
+		return id
+	}
+	return n.of(string(b), p)
+}

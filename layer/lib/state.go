@@ -1,0 +1,271 @@
+package main
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+
+// loader_gipa returns the loader's vkGetInstanceProcAddr: the program
+// loaded the loader, so that the layer could be loaded.
+static void *loader_gipa(void) {
+	void *h = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD);
+	return h ? dlsym(h, "vkGetInstanceProcAddr") : NULL;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/framescope/framescope/profiler"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// layer is what the layer knows of the program. Its lock guards the maps
+// only: it is never held across a call into the profiler, which calls
+// Vulkan through the loader and so may come back into the layer's hooks.
+type layer struct {
+	mu      sync.Mutex
+	p       *profiler.Profiler
+	out     *output
+	devices map[unsafe.Pointer]*device // by VkDevice
+	queues  map[unsafe.Pointer]*device // by VkQueue
+	pools   map[uint64]uint32          // VkCommandPool: its queue family
+	cmds    map[unsafe.Pointer]*cmdState
+	names   names
+	cpu     cpuSpans
+}
+
+var the = &layer{
+	devices: map[unsafe.Pointer]*device{},
+	queues:  map[unsafe.Pointer]*device{},
+	pools:   map[uint64]uint32{},
+	cmds:    map[unsafe.Pointer]*cmdState{},
+}
+
+// device is one VkDevice: what it was made with, and, from its first
+// command buffer on, the profiler's view of it and a GPU context per
+// queue family (on the family's first queue).
+type device struct {
+	handle   unsafe.Pointer
+	existing profiler.Existing
+	physical uint32 // its place in the instance's list of physical devices
+	wrap     sync.Once
+	dev      *profiler.Device
+	err      error
+	ctxMu    sync.Mutex
+	ctxs     map[uint32]*profiler.GPU
+}
+
+// cmdState is one command buffer: the context its zones go to, its
+// recording, its open zones and the secondaries it executes.
+type cmdState struct {
+	dev         *device
+	pool        uint64
+	family      uint32
+	secondary   bool
+	gpu         *profiler.GPU
+	rec         profiler.Recording
+	recording   bool
+	open        []openZone
+	secondaries []unsafe.Pointer
+}
+
+type openZone struct {
+	z    profiler.Zone
+	kind int
+}
+
+// Zone kinds (shim.h's FS_ZONE_*).
+const (
+	zoneLabel      = 1
+	zoneMarker     = 2
+	zoneRenderPass = 3
+	zoneRendering  = 4
+)
+
+func (l *layer) deviceCreated(instance unsafe.Pointer, physical uint32, dev unsafe.Pointer, api, flags uint32, families, counts []uint32) {
+	e := profiler.Existing{
+		Instance:             vkg.Instance(instance),
+		Device:               vkg.Device(dev),
+		HostQueryReset:       flags&1 != 0,
+		CalibratedTimestamps: flags&2 != 0,
+		DebugUtils:           flags&4 != 0,
+		Properties2:          flags&8 != 0,
+		APIVersion:           api,
+	}
+	for i, f := range families {
+		for q := range counts[i] {
+			e.Queues = append(e.Queues, profiler.QueueID{Family: f, Index: q})
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p == nil {
+		l.start()
+	}
+	l.devices[dev] = &device{handle: dev, existing: e, physical: physical, ctxs: map[uint32]*profiler.GPU{}}
+}
+
+// wrapped returns the profiler's view of d, made on first use: the
+// device cannot be used through the loader until vkCreateDevice has
+// returned to the program.
+func (d *device) wrapped() *profiler.Device {
+	d.wrap.Do(func() {
+		if d.existing.Physical, d.err = programPhysical(d.existing.Instance, d.physical); d.err == nil {
+			d.dev, d.err = profiler.WrapDevice(d.existing)
+		}
+		if d.err != nil {
+			fmt.Fprintf(os.Stderr, "framescope layer: %v: its zones are not profiled\n", d.err)
+		}
+	})
+	return d.dev
+}
+
+// programPhysical returns the program's handle of the instance's
+// physical device at ordinal, as the loader lists them to the program.
+func programPhysical(inst vkg.Instance, ordinal uint32) (vkg.PhysicalDevice, error) {
+	gipa := C.loader_gipa()
+	if gipa == nil {
+		return nil, fmt.Errorf("no libvulkan.so.1 in the process")
+	}
+	vkg.SetGetInstanceProcAddr(gipa)
+	if err := vkg.Init(); err != nil {
+		return nil, err
+	}
+	if err := vkg.InitInstance(inst); err != nil {
+		return nil, err
+	}
+	var n uint32
+	if r := vkg.EnumeratePhysicalDevices(inst, &n, nil); r != vkg.Success {
+		return nil, fmt.Errorf("vkEnumeratePhysicalDevices: %d", r)
+	}
+	pds := make([]vkg.PhysicalDevice, n)
+	if r := vkg.EnumeratePhysicalDevices(inst, &n, pds); r != vkg.Success && r != vkg.Incomplete {
+		return nil, fmt.Errorf("vkEnumeratePhysicalDevices: %d", r)
+	}
+	if ordinal >= n {
+		return nil, fmt.Errorf("the device's physical device (%d) is not among the instance's %d", ordinal, n)
+	}
+	return pds[ordinal], nil
+}
+
+// context returns the GPU context of d's queue family, made on first use
+// on the family's first queue, or nil where there is none.
+func (l *layer) context(d *device, family uint32) *profiler.GPU {
+	dev := d.wrapped()
+	if dev == nil {
+		return nil
+	}
+	d.ctxMu.Lock()
+	defer d.ctxMu.Unlock()
+	if g, ok := d.ctxs[family]; ok {
+		return g
+	}
+	var g *profiler.GPU
+	q, err := dev.Queue(family, 0)
+	if err == nil {
+		g, err = l.p.GPU(dev, q, profiler.GPUOptions{FramesInFlight: 16})
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "framescope layer: queue family %d: %v: its zones are not profiled\n", family, err)
+		g = nil
+	}
+	d.ctxs[family] = g
+	return g
+}
+
+func (l *layer) deviceDestroyed(dev unsafe.Pointer) {
+	l.mu.Lock()
+	d := l.devices[dev]
+	delete(l.devices, dev)
+	for q, qd := range l.queues {
+		if qd == d {
+			delete(l.queues, q)
+		}
+	}
+	for c, s := range l.cmds {
+		if s.dev == d {
+			delete(l.cmds, c)
+		}
+	}
+	l.mu.Unlock()
+	if d != nil && d.dev != nil {
+		d.dev.Close() // closes its contexts, collecting what the GPU finished
+	}
+}
+
+func (l *layer) queue(dev, q unsafe.Pointer, family, index uint32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d := l.devices[dev]; d != nil {
+		l.queues[q] = d
+	}
+}
+
+func (l *layer) pool(dev unsafe.Pointer, pool uint64, family uint32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pools[pool] = family
+}
+
+// poolGone forgets a destroyed pool and its command buffers; a reset one
+// keeps them, recorded again or freed later.
+func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
+	if !destroyed {
+		return
+	}
+	l.mu.Lock()
+	delete(l.pools, pool)
+	var gone []unsafe.Pointer
+	for c, s := range l.cmds {
+		if s.pool == pool && s.dev == l.devices[dev] {
+			gone = append(gone, c)
+		}
+	}
+	l.mu.Unlock()
+	l.freed(gone)
+}
+
+func (l *layer) allocated(dev unsafe.Pointer, pool uint64, cmds []unsafe.Pointer, secondary bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.devices[dev]
+	family, ok := l.pools[pool]
+	if d == nil || !ok {
+		return
+	}
+	for _, c := range cmds {
+		l.cmds[c] = &cmdState{dev: d, pool: pool, family: family, secondary: secondary}
+	}
+}
+
+// freed forgets command buffers the program frees, and tells their
+// contexts, which drop their recordings (GPU.Freed).
+func (l *layer) freed(cmds []unsafe.Pointer) {
+	type freedCmd struct {
+		g   *profiler.GPU
+		cmd unsafe.Pointer
+	}
+	var tell []freedCmd
+	l.mu.Lock()
+	for _, c := range cmds {
+		if s := l.cmds[c]; s != nil && s.gpu != nil {
+			tell = append(tell, freedCmd{s.gpu, c})
+		}
+		delete(l.cmds, c)
+	}
+	l.mu.Unlock()
+	for _, f := range tell {
+		f.g.Freed(vkg.CommandBuffer(f.cmd))
+	}
+}
+
+func (l *layer) state(cmd unsafe.Pointer) *cmdState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cmds[cmd]
+}

@@ -1,0 +1,312 @@
+// The device commands the layer hooks: each calls the next layer's, and
+// tells the Go library what happened, before or after as the zone's
+// place in the command buffer asks. Without the Go library they only
+// pass through.
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define DEV(h) fs_device *v = fs_device_of(h)
+#define GO(f, ...)                           \
+	do {                                 \
+		if (fs_go_loaded)            \
+			fs_go.f(__VA_ARGS__); \
+	} while (0)
+
+static uint64_t cpu_begin(int what) { return fs_go_loaded ? fs_go.cpu_begin(what) : 0; }
+static void cpu_end(uint64_t s) { GO(cpu_end, s); }
+
+static VKAPI_ATTR void VKAPI_CALL fs_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
+	if (!device)
+		return;
+	DEV(device);
+	if (!v)
+		return;
+	GO(device_destroyed, device); // the profiler closes while the device lives
+	fs_remove_device(v->key);
+	v->DestroyDevice(device, alloc);
+	free(v);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue *q) {
+	DEV(device);
+	v->GetDeviceQueue(device, family, index, q);
+	if (*q)
+		GO(queue, device, *q, family, index);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info, VkQueue *q) {
+	DEV(device);
+	v->GetDeviceQueue2(device, info, q);
+	if (*q && info->flags == 0) // protected queues: not profiled
+		GO(queue, device, *q, info->queueFamilyIndex, info->queueIndex);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo *ci,
+							    const VkAllocationCallbacks *alloc, VkCommandPool *pool) {
+	DEV(device);
+	VkResult r = v->CreateCommandPool(device, ci, alloc, pool);
+	if (r == VK_SUCCESS)
+		GO(pool, device, (uint64_t)*pool, ci->queueFamilyIndex);
+	return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc) {
+	DEV(device);
+	if (pool)
+		GO(pool_gone, device, (uint64_t)pool, 1); // frees its command buffers
+	v->DestroyCommandPool(device, pool, alloc);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags) {
+	DEV(device);
+	VkResult r = v->ResetCommandPool(device, pool, flags);
+	GO(pool_gone, device, (uint64_t)pool, 0);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo *ai,
+								 VkCommandBuffer *cmds) {
+	DEV(device);
+	VkResult r = v->AllocateCommandBuffers(device, ai, cmds);
+	if (r == VK_SUCCESS)
+		GO(allocated, device, (uint64_t)ai->commandPool, ai->commandBufferCount, (void *const *)cmds,
+		   ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
+	return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t n, const VkCommandBuffer *cmds) {
+	DEV(device);
+	GO(freed, device, n, (void *const *)cmds);
+	v->FreeCommandBuffers(device, pool, n, cmds);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_BeginCommandBuffer(VkCommandBuffer cmd, const VkCommandBufferBeginInfo *info) {
+	DEV(cmd);
+	VkResult r = v->BeginCommandBuffer(cmd, info);
+	if (r == VK_SUCCESS)
+		GO(cmd_begin, cmd, info->flags);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_EndCommandBuffer(VkCommandBuffer cmd) {
+	DEV(cmd);
+	GO(cmd_end, cmd);
+	return v->EndCommandBuffer(cmd);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdExecuteCommands(VkCommandBuffer cmd, uint32_t n, const VkCommandBuffer *secondaries) {
+	DEV(cmd);
+	GO(execute, cmd, n, (void *const *)secondaries);
+	v->CmdExecuteCommands(cmd, n, secondaries);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, VkSubpassContents c) {
+	DEV(cmd);
+	GO(zone_begin, cmd, NULL, FS_ZONE_RENDER_PASS);
+	v->CmdBeginRenderPass(cmd, b, c);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass(VkCommandBuffer cmd) {
+	DEV(cmd);
+	v->CmdEndRenderPass(cmd);
+	GO(zone_end, cmd, FS_ZONE_RENDER_PASS);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass2(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, const VkSubpassBeginInfo *s) {
+	DEV(cmd);
+	GO(zone_begin, cmd, NULL, FS_ZONE_RENDER_PASS);
+	v->CmdBeginRenderPass2(cmd, b, s);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass2(VkCommandBuffer cmd, const VkSubpassEndInfo *e) {
+	DEV(cmd);
+	v->CmdEndRenderPass2(cmd, e);
+	GO(zone_end, cmd, FS_ZONE_RENDER_PASS);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRendering(VkCommandBuffer cmd, const VkRenderingInfo *info) {
+	DEV(cmd);
+	// A resumed instance continues the one suspended before it: one zone.
+	if (!(info->flags & VK_RENDERING_RESUMING_BIT))
+		GO(zone_begin, cmd, NULL, FS_ZONE_RENDERING);
+	v->CmdBeginRendering(cmd, info);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRendering(VkCommandBuffer cmd) {
+	DEV(cmd);
+	v->CmdEndRendering(cmd);
+	GO(zone_end, cmd, FS_ZONE_RENDERING);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cmd, const VkDebugUtilsLabelEXT *l) {
+	DEV(cmd);
+	v->CmdBeginDebugUtilsLabelEXT(cmd, l);
+	GO(zone_begin, cmd, l->pLabelName, FS_ZONE_LABEL);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cmd) {
+	DEV(cmd);
+	GO(zone_end, cmd, FS_ZONE_LABEL);
+	v->CmdEndDebugUtilsLabelEXT(cmd);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerBeginEXT(VkCommandBuffer cmd, const VkDebugMarkerMarkerInfoEXT *m) {
+	DEV(cmd);
+	v->CmdDebugMarkerBeginEXT(cmd, m);
+	GO(zone_begin, cmd, m->pMarkerName, FS_ZONE_MARKER);
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerEndEXT(VkCommandBuffer cmd) {
+	DEV(cmd);
+	GO(zone_end, cmd, FS_ZONE_MARKER);
+	v->CmdDebugMarkerEndEXT(cmd);
+}
+
+// submitted hands the Go library the command buffers a submission
+// carries, in a list of its own when they are many.
+static void submitted(VkQueue q, uint64_t span, uint32_t n, void *const *cmds) { GO(submit, q, span, n, cmds); }
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence fence) {
+	DEV(q);
+	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
+	if (fs_go_loaded) {
+		uint32_t total = 0;
+		for (uint32_t i = 0; i < n; i++)
+			total += s[i].commandBufferCount;
+		void **cmds = total ? malloc(total * sizeof *cmds) : NULL;
+		if (cmds) {
+			uint32_t k = 0;
+			for (uint32_t i = 0; i < n; i++)
+				for (uint32_t j = 0; j < s[i].commandBufferCount; j++)
+					cmds[k++] = s[i].pCommandBuffers[j];
+			submitted(q, span, total, cmds);
+			free(cmds);
+		}
+	}
+	VkResult r = v->QueueSubmit(q, n, s, fence);
+	cpu_end(span);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit2(VkQueue q, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
+	DEV(q);
+	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
+	if (fs_go_loaded) {
+		uint32_t total = 0;
+		for (uint32_t i = 0; i < n; i++)
+			total += s[i].commandBufferInfoCount;
+		void **cmds = total ? malloc(total * sizeof *cmds) : NULL;
+		if (cmds) {
+			uint32_t k = 0;
+			for (uint32_t i = 0; i < n; i++)
+				for (uint32_t j = 0; j < s[i].commandBufferInfoCount; j++)
+					cmds[k++] = s[i].pCommandBufferInfos[j].commandBuffer;
+			submitted(q, span, total, cmds);
+			free(cmds);
+		}
+	}
+	VkResult r = v->QueueSubmit2(q, n, s, fence);
+	cpu_end(span);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_QueuePresentKHR(VkQueue q, const VkPresentInfoKHR *info) {
+	DEV(q);
+	uint64_t span = cpu_begin(FS_CPU_PRESENT);
+	VkResult r = v->QueuePresentKHR(q, info);
+	cpu_end(span);
+	GO(present, q);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_AcquireNextImageKHR(VkDevice d, VkSwapchainKHR sc, uint64_t timeout, VkSemaphore sem,
+							      VkFence fence, uint32_t *index) {
+	DEV(d);
+	uint64_t span = cpu_begin(FS_CPU_ACQUIRE);
+	VkResult r = v->AcquireNextImageKHR(d, sc, timeout, sem, fence, index);
+	cpu_end(span);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_WaitForFences(VkDevice d, uint32_t n, const VkFence *f, VkBool32 all, uint64_t timeout) {
+	DEV(d);
+	uint64_t span = cpu_begin(FS_CPU_WAIT_FENCES);
+	VkResult r = v->WaitForFences(d, n, f, all, timeout);
+	cpu_end(span);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_WaitSemaphores(VkDevice d, const VkSemaphoreWaitInfo *info, uint64_t timeout) {
+	DEV(d);
+	uint64_t span = cpu_begin(FS_CPU_WAIT_SEMAPHORES);
+	VkResult r = v->WaitSemaphores(d, info, timeout);
+	cpu_end(span);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueWaitIdle(VkQueue q) {
+	DEV(q);
+	uint64_t span = cpu_begin(FS_CPU_QUEUE_WAIT_IDLE);
+	VkResult r = v->QueueWaitIdle(q);
+	cpu_end(span);
+	return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fs_DeviceWaitIdle(VkDevice d) {
+	DEV(d);
+	uint64_t span = cpu_begin(FS_CPU_DEVICE_WAIT_IDLE);
+	VkResult r = v->DeviceWaitIdle(d);
+	cpu_end(span);
+	return r;
+}
+
+PFN_vkVoidFunction fs_device_hook(const char *name) {
+	static const struct {
+		const char *name;
+		PFN_vkVoidFunction fn;
+	} hooks[] = {
+#define H(n, f) {n, (PFN_vkVoidFunction)f}
+	    H("vkDestroyDevice", fs_DestroyDevice),
+	    H("vkGetDeviceQueue", fs_GetDeviceQueue),
+	    H("vkGetDeviceQueue2", fs_GetDeviceQueue2),
+	    H("vkCreateCommandPool", fs_CreateCommandPool),
+	    H("vkDestroyCommandPool", fs_DestroyCommandPool),
+	    H("vkResetCommandPool", fs_ResetCommandPool),
+	    H("vkAllocateCommandBuffers", fs_AllocateCommandBuffers),
+	    H("vkFreeCommandBuffers", fs_FreeCommandBuffers),
+	    H("vkBeginCommandBuffer", fs_BeginCommandBuffer),
+	    H("vkEndCommandBuffer", fs_EndCommandBuffer),
+	    H("vkCmdExecuteCommands", fs_CmdExecuteCommands),
+	    H("vkCmdBeginRenderPass", fs_CmdBeginRenderPass),
+	    H("vkCmdEndRenderPass", fs_CmdEndRenderPass),
+	    H("vkCmdBeginRenderPass2", fs_CmdBeginRenderPass2),
+	    H("vkCmdBeginRenderPass2KHR", fs_CmdBeginRenderPass2),
+	    H("vkCmdEndRenderPass2", fs_CmdEndRenderPass2),
+	    H("vkCmdEndRenderPass2KHR", fs_CmdEndRenderPass2),
+	    H("vkCmdBeginRendering", fs_CmdBeginRendering),
+	    H("vkCmdBeginRenderingKHR", fs_CmdBeginRendering),
+	    H("vkCmdEndRendering", fs_CmdEndRendering),
+	    H("vkCmdEndRenderingKHR", fs_CmdEndRendering),
+	    H("vkCmdBeginDebugUtilsLabelEXT", fs_CmdBeginDebugUtilsLabelEXT),
+	    H("vkCmdEndDebugUtilsLabelEXT", fs_CmdEndDebugUtilsLabelEXT),
+	    H("vkCmdDebugMarkerBeginEXT", fs_CmdDebugMarkerBeginEXT),
+	    H("vkCmdDebugMarkerEndEXT", fs_CmdDebugMarkerEndEXT),
+	    H("vkQueueSubmit", fs_QueueSubmit),
+	    H("vkQueueSubmit2", fs_QueueSubmit2),
+	    H("vkQueueSubmit2KHR", fs_QueueSubmit2),
+	    H("vkQueuePresentKHR", fs_QueuePresentKHR),
+	    H("vkAcquireNextImageKHR", fs_AcquireNextImageKHR),
+	    H("vkWaitForFences", fs_WaitForFences),
+	    H("vkWaitSemaphores", fs_WaitSemaphores),
+	    H("vkWaitSemaphoresKHR", fs_WaitSemaphores),
+	    H("vkQueueWaitIdle", fs_QueueWaitIdle),
+	    H("vkDeviceWaitIdle", fs_DeviceWaitIdle),
+#undef H
+	};
+	for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
+		if (strcmp(hooks[i].name, name) == 0)
+			return hooks[i].fn;
+	return NULL;
+}

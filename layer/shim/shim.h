@@ -1,0 +1,141 @@
+// The Framescope Vulkan layer's C part: the loader's entry points, the
+// dispatch chain, and the hooks of the commands it turns into zones, frames
+// and CPU spans. What it learns it hands to the layer's Go library
+// (libframescope_go.so, package layer/lib), loaded on the first instance.
+#ifndef FRAMESCOPE_SHIM_H
+#define FRAMESCOPE_SHIM_H
+
+#include <stdint.h>
+#include <pthread.h>
+#include <vulkan/vulkan.h>
+#include <vulkan/vk_layer.h>
+
+#define FS_LAYER_NAME "VK_LAYER_FRAMESCOPE_profile"
+
+// The key of a dispatchable object: the loader's dispatch table pointer,
+// which a device shares with its queues and command buffers, and an
+// instance with its physical devices.
+static inline void *fs_key(const void *dispatchable) { return *(void *const *)dispatchable; }
+
+typedef struct fs_instance {
+	void *key;
+	VkInstance handle;
+	uint32_t api_version;
+	int debug_utils, props2;
+	PFN_vkGetInstanceProcAddr gipa;
+	PFN_vkDestroyInstance DestroyInstance;
+	PFN_vkEnumeratePhysicalDevices EnumeratePhysicalDevices;
+	PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+	PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+	PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
+	struct fs_instance *next;
+} fs_instance;
+
+// The device commands the layer hooks, as the next layer gives them.
+typedef struct fs_device {
+	void *key;
+	VkDevice handle;
+	fs_instance *inst;
+	PFN_vkGetDeviceProcAddr gdpa;
+	PFN_vkDestroyDevice DestroyDevice;
+	PFN_vkBeginCommandBuffer BeginCommandBuffer;
+	PFN_vkEndCommandBuffer EndCommandBuffer;
+	PFN_vkCmdExecuteCommands CmdExecuteCommands;
+	PFN_vkCmdBeginRenderPass CmdBeginRenderPass;
+	PFN_vkCmdEndRenderPass CmdEndRenderPass;
+	PFN_vkCmdBeginRenderPass2 CmdBeginRenderPass2;
+	PFN_vkCmdEndRenderPass2 CmdEndRenderPass2;
+	PFN_vkCmdBeginRendering CmdBeginRendering;
+	PFN_vkCmdEndRendering CmdEndRendering;
+	PFN_vkCmdBeginDebugUtilsLabelEXT CmdBeginDebugUtilsLabelEXT;
+	PFN_vkCmdEndDebugUtilsLabelEXT CmdEndDebugUtilsLabelEXT;
+	PFN_vkCmdDebugMarkerBeginEXT CmdDebugMarkerBeginEXT;
+	PFN_vkCmdDebugMarkerEndEXT CmdDebugMarkerEndEXT;
+	PFN_vkQueueSubmit QueueSubmit;
+	PFN_vkQueueSubmit2 QueueSubmit2;
+	PFN_vkQueuePresentKHR QueuePresentKHR;
+	PFN_vkAcquireNextImageKHR AcquireNextImageKHR;
+	PFN_vkWaitForFences WaitForFences;
+	PFN_vkWaitSemaphores WaitSemaphores;
+	PFN_vkQueueWaitIdle QueueWaitIdle;
+	PFN_vkDeviceWaitIdle DeviceWaitIdle;
+	PFN_vkGetDeviceQueue GetDeviceQueue;
+	PFN_vkGetDeviceQueue2 GetDeviceQueue2;
+	PFN_vkCreateCommandPool CreateCommandPool;
+	PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
+	PFN_vkFreeCommandBuffers FreeCommandBuffers;
+	PFN_vkDestroyCommandPool DestroyCommandPool;
+	PFN_vkResetCommandPool ResetCommandPool;
+	struct fs_device *next;
+} fs_device;
+
+// Objects by key (instances, devices), under one lock: looked up on
+// every hooked call, changed only when one is made or destroyed.
+fs_instance *fs_instance_of(const void *dispatchable);
+fs_device *fs_device_of(const void *dispatchable);
+void fs_add_instance(fs_instance *);
+fs_instance *fs_remove_instance(void *key);
+void fs_add_device(fs_device *);
+fs_device *fs_remove_device(void *key);
+
+// The Go library's entry points, all NULL until it is loaded (and when it
+// could not be: the layer then passes every call through).
+typedef struct {
+	// physical is the physical device's place in the instance's list: the
+	// handle a layer sees is not the one the program (and the profiler,
+	// calling through the loader) sees.
+	void (*device_created)(void *instance, uint32_t physical, void *device, uint32_t api_version, uint32_t flags,
+			       uint32_t nqueues, const uint32_t *families, const uint32_t *counts);
+	void (*device_destroyed)(void *device);
+	void (*queue)(void *device, void *queue, uint32_t family, uint32_t index);
+	void (*pool)(void *device, uint64_t pool, uint32_t family);
+	void (*pool_gone)(void *device, uint64_t pool, int destroyed);
+	void (*allocated)(void *device, uint64_t pool, uint32_t n, void *const *cmds, int secondary);
+	void (*freed)(void *device, uint32_t n, void *const *cmds);
+	void (*cmd_begin)(void *cmd, uint32_t flags);
+	void (*cmd_end)(void *cmd);
+	void (*execute)(void *primary, uint32_t n, void *const *secondaries);
+	void (*zone_begin)(void *cmd, const char *name, int kind);
+	void (*zone_end)(void *cmd, int kind);
+	uint64_t (*cpu_begin)(int what);
+	void (*cpu_end)(uint64_t span);
+	void (*submit)(void *queue, uint64_t span, uint32_t n, void *const *cmds);
+	void (*present)(void *queue);
+	void (*at_exit)(void);
+} fs_golib;
+
+extern fs_golib fs_go;
+extern int fs_go_loaded;
+void fs_load_go(void);
+
+// Device flags for device_created.
+enum {
+	FS_DEV_HOST_QUERY_RESET = 1,
+	FS_DEV_CALIBRATED = 2,
+	FS_DEV_DEBUG_UTILS = 4,
+	FS_DEV_PROPS2 = 8,
+};
+
+// Zone kinds: what began the zone, so that an end closes its own kind.
+enum {
+	FS_ZONE_LABEL = 1,
+	FS_ZONE_MARKER = 2,
+	FS_ZONE_RENDER_PASS = 3,
+	FS_ZONE_RENDERING = 4,
+};
+
+// CPU span kinds.
+enum {
+	FS_CPU_SUBMIT = 1,
+	FS_CPU_PRESENT,
+	FS_CPU_ACQUIRE,
+	FS_CPU_WAIT_FENCES,
+	FS_CPU_WAIT_SEMAPHORES,
+	FS_CPU_QUEUE_WAIT_IDLE,
+	FS_CPU_DEVICE_WAIT_IDLE,
+};
+
+PFN_vkVoidFunction fs_device_hook(const char *name);
+VkResult fs_create_device(VkPhysicalDevice, const VkDeviceCreateInfo *, const VkAllocationCallbacks *, VkDevice *);
+
+#endif
