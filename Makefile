@@ -41,7 +41,7 @@ vet: deps
 lint: tools
 	$(STATICCHECK) ./...
 
-test: deps tp tools fmtcheck vet
+test: deps tp tools fmtcheck vet layer
 	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m ./...
 
 # Every fuzz target, one after another, FUZZTIME each (default 60s); the

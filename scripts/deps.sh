@@ -19,7 +19,9 @@ need gcc /usr/bin/gcc # cgo: internal/vk
 need libc6-dev /usr/include/stdio.h
 if [ "$what" != demo ]; then
 	need vulkan-validationlayers /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
-	need vulkan-tools /usr/bin/vulkaninfo
+	need vulkan-tools /usr/bin/vulkaninfo # and vkcube, vkcubepp: the layer's tests
+	need xvfb /usr/bin/xvfb-run            # a display for vkcube on lavapipe
+	need xauth /usr/bin/xauth              # xvfb-run needs it
 	need protobuf-compiler /usr/bin/protoc # the generated protos' freshness test
 	need glslc /usr/bin/glslc              # the demo's SPIR-V freshness test
 	need nodejs /usr/bin/node              # Perfetto's trace processor (WebAssembly)

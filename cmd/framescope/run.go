@@ -175,14 +175,15 @@ func summarizeTrace(w io.Writer, path string) {
 		return
 	}
 	r := computeStats(t)
-	gpu := 0
+	gpu, names := 0, 0
 	for _, z := range r.Zones {
 		if z.Kind == "gpu" {
 			gpu += z.Count
+			names++
 		}
 	}
 	fmt.Fprintf(w, "frames      %d\n", r.Frames.Count)
-	fmt.Fprintf(w, "GPU zones   %d in %d zone names\n", gpu, len(r.Zones))
+	fmt.Fprintf(w, "GPU zones   %d, of %d names\n", gpu, names)
 	fmt.Fprintf(w, "GPU frame   p50 %s, p95 %s\n", fmtNs(r.Frames.GPU.P50Ns), fmtNs(r.Frames.GPU.P95Ns))
 	fmt.Fprintf(w, "CPU frame   p50 %s, p95 %s\n", fmtNs(r.Frames.CPU.P50Ns), fmtNs(r.Frames.CPU.P95Ns))
 	fmt.Fprintln(w, dropsLine(r.Drops))

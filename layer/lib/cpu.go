@@ -9,6 +9,11 @@ import (
 )
 
 // CPU span kinds (shim.h's FS_CPU_*), and their names.
+const (
+	cpuSubmit  = 1
+	cpuAcquire = 3
+)
+
 var cpuNames = [...]string{
 	1: "vkQueueSubmit",
 	2: "vkQueuePresentKHR",
@@ -38,6 +43,9 @@ func (l *layer) cpuBegin(what int) uint64 {
 	p := l.profiler()
 	if p == nil || what <= 0 || what >= len(cpuNames) {
 		return 0
+	}
+	if what == cpuSubmit || what == cpuAcquire {
+		l.inFrame()
 	}
 	c := &l.cpu
 	tid := syscall.Gettid()

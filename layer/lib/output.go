@@ -41,7 +41,6 @@ func (l *layer) start() {
 		o.Sink, o.FlushEvery = l.out.w, flushEvery
 	}
 	l.p = profiler.New(o)
-	l.p.BeginFrame()
 }
 
 // atExit closes the profiler (what the GPU finished is collected, the

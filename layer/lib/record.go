@@ -27,6 +27,7 @@ func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) {
 	if s == nil {
 		return
 	}
+	l.inFrame()
 	s.open, s.secondaries, s.recording = s.open[:0], s.secondaries[:0], false
 	if s.secondary && flags&renderPassContinue != 0 {
 		return
@@ -122,9 +123,23 @@ func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer)
 	}
 }
 
-// present ends the frame: a frame per vkQueuePresentKHR.
+// present ends the frame: a frame per vkQueuePresentKHR, from the first
+// acquire, recording or submission after the last present (waits
+// between frames belong to none).
 func (l *layer) present(queue unsafe.Pointer) {
-	if p := l.profiler(); p != nil {
+	p := l.profiler()
+	if p == nil {
+		return
+	}
+	l.inFrame()
+	if l.frameOpen.Swap(false) {
+		p.EndFrame()
+	}
+}
+
+// inFrame begins a frame if none is open.
+func (l *layer) inFrame() {
+	if p := l.profiler(); p != nil && l.frameOpen.CompareAndSwap(false, true) {
 		p.BeginFrame()
 	}
 }

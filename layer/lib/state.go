@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/framescope/framescope/profiler"
@@ -37,6 +38,8 @@ type layer struct {
 	cmds    map[unsafe.Pointer]*cmdState
 	names   names
 	cpu     cpuSpans
+	// frameOpen: a frame began since the last present.
+	frameOpen atomic.Bool
 }
 
 var the = &layer{

@@ -1,0 +1,175 @@
+// Package layer holds the tests of Framescope's Vulkan layer (layer/shim,
+// the C half; layer/lib, the Go half) on unmodified programs.
+package layer
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/vktest"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// built builds the layer as `make layer` does, once per test binary, and
+// returns its directory (the framescope command beside it).
+func built(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"gcc", "xvfb-run"} {
+		need(t, tool)
+	}
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "framescope-layer-")
+		if buildErr != nil {
+			return
+		}
+		root, err := filepath.Abs("..")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		shim, _ := filepath.Glob(filepath.Join(root, "layer", "shim", "*.c"))
+		steps := [][]string{
+			append(append([]string{"gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
+				"-o", filepath.Join(buildDir, "libVkLayer_framescope.so")}, shim...), "-ldl", "-lpthread"),
+			{"go", "build", "-buildmode=c-shared", "-o", filepath.Join(buildDir, "libframescope_go.so"), "./layer/lib"},
+			{"go", "build", "-o", filepath.Join(buildDir, "framescope"), "./cmd/framescope"},
+			{"cp", filepath.Join(root, "layer", "VkLayer_framescope.json"), buildDir},
+		}
+		for _, s := range steps {
+			cmd := exec.Command(s[0], s[1:]...)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building the layer: %v", buildErr)
+	}
+	return buildDir
+}
+
+// need skips the test without tool, or fails it where make test set
+// FRAMESCOPE_REQUIRE_VULKAN=1 (its set-up installs them all).
+func need(t *testing.T, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		if vktest.Required() {
+			t.Fatalf("%s is missing (FRAMESCOPE_REQUIRE_VULKAN=1): scripts/deps.sh installs it", tool)
+		}
+		t.Skipf("%s is missing: scripts/deps.sh installs it", tool)
+	}
+}
+
+// validationMessage is a line vkcube's --validate messenger prints for a
+// message of the validation layer.
+var validationMessage = regexp.MustCompile(`(?m)^.*: VALIDATION - .*$`)
+
+// Debian's vkcube and vkcubepp, unmodified, under the layer with `framescope
+// run`, 300 frames on lavapipe in Xvfb, the validation layer above the
+// layer (so that it also sees every call the profiler makes) with
+// synchronization validation: the program ends well, the validation layer
+// says nothing, and Perfetto's trace processor loads the trace without
+// error and finds 300 frames, a GPU zone per render pass per frame, each
+// also a gpu_slice, a CPU span for each submit and present, an arrow from
+// a submit to each zone; the books balance.
+func TestVkcubeUnderLayer(t *testing.T) {
+	dir := built(t)
+	for _, prog := range []string{"vkcube", "vkcubepp"} {
+		t.Run(prog, func(t *testing.T) {
+			need(t, prog)
+			out := filepath.Join(t.TempDir(), prog+".perfetto-trace")
+			cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-o", out, "--", "xvfb-run", "-a", prog, "--c", "300", "--validate")
+			cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
+				"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("framescope run: %v\n%s\n%s", err, stdout.String(), stderr.String())
+			}
+			if m := validationMessage.FindAllString(stdout.String()+stderr.String(), 5); len(m) > 0 {
+				t.Errorf("the validation layer spoke:\n%s", strings.Join(m, "\n"))
+			}
+			t.Logf("framescope run's summary:\n%s", stderr.String())
+			checkCube(t, out)
+		})
+	}
+}
+
+func checkCube(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := perfetto.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	if tr.Ledger.Zones.Issued == 0 {
+		t.Errorf("no zones in the books: %+v", tr.Ledger)
+	}
+
+	s := tpcheck.Load(t, path)
+	if r := s.MustQuery(`select name, value from stats where value > 0 and (severity in ('error', 'data_loss')
+		or name like 'flow%' or name like '%interned%' or name like 'track_event%' or name like 'clock_sync_failure%')`); len(r) > 0 {
+		t.Errorf("the trace processor counted problems: %v", r)
+	}
+	count := func(sql string) int64 {
+		t.Helper()
+		r := s.MustQuery(sql)
+		if len(r) != 1 {
+			t.Fatalf("%s: %v", sql, r)
+		}
+		return r[0]["n"].(int64)
+	}
+	frames := count(`select count(*) as n from slice s join track t on s.track_id = t.id where t.name = 'Frames'`)
+	zones := count(`select count(*) as n from slice where name = 'render pass' and category = 'gpu'`)
+	framesWithOne := count(`select count(*) as n from (select f.id from slice f join track t on f.track_id = t.id
+		join slice z on z.name = 'render pass' and z.category = 'gpu' and z.ts >= f.ts and z.ts < f.ts + f.dur
+		where t.name = 'Frames' group by f.id having count(*) = 1)`)
+	gpuSlices := count(`select count(*) as n from gpu_slice where name = 'render pass'`)
+	submits := count(`select count(*) as n from slice where name = 'vkQueueSubmit'`)
+	presents := count(`select count(*) as n from slice where name = 'vkQueuePresentKHR'`)
+	arrows := count(`select count(*) as n from flow fl join slice z on fl.slice_in = z.id
+		join slice c on fl.slice_out = c.id where z.name = 'render pass' and c.name = 'vkQueueSubmit'`)
+	t.Logf("frames %d, render pass zones %d (alone in their frame: %d), gpu_slices %d, submits %d, presents %d, arrows %d",
+		frames, zones, framesWithOne, gpuSlices, submits, presents, arrows)
+	for _, c := range []struct {
+		what      string
+		got, want int64
+	}{
+		{"frames", frames, 300},
+		{"render pass zones", zones, 300},
+		{"gpu_slices of them", gpuSlices, zones},
+		{"presents", presents, 300},
+		{"arrows from a submit to a zone", arrows, zones},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, c.got, c.want)
+		}
+	}
+	if submits < 300 {
+		t.Errorf("%d submits, want at least 300", submits)
+	}
+}
