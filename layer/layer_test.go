@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/framescope/framescope/export/perfetto"
@@ -171,5 +172,89 @@ func checkCube(t *testing.T, path string) {
 	}
 	if submits < 300 {
 		t.Errorf("%d submits, want at least 300", submits)
+	}
+}
+
+// A Go program under the layer: its Go runtime cannot share the process
+// with the layer's, so the layer says so and passes every call through;
+// the program runs to its end as without it (here the demo, which
+// profiles itself with the library), and no trace is written.
+func TestGoProgramUnderLayer(t *testing.T) {
+	dir := built(t)
+	demo := filepath.Join(t.TempDir(), "triangle")
+	if out, err := exec.Command("go", "build", "-o", demo, "../examples/triangle").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	trace := filepath.Join(t.TempDir(), "demo.perfetto-trace")
+	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-o", trace, "--", demo, "-frames", "30", "-quiet", "-out", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the demo under the layer: %v\n%s", err, out)
+	}
+	for _, want := range []string{"framescope layer: triangle is a Go program", "framescope run: no trace"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(trace); err == nil {
+		t.Errorf("%s was written", trace)
+	}
+}
+
+// vkcube killed with SIGKILL mid-run: the trace the layer streamed reads
+// back, with Framescope's reader and Perfetto's, up to its last flush
+// (every 60 frames).
+func TestKilledUnderLayer(t *testing.T) {
+	dir := built(t)
+	need(t, "vkcube")
+	need(t, "pkill")
+	trace := filepath.Join(t.TempDir(), "killed.perfetto-trace")
+	const frames = "987654" // a count no other vkcube here runs, to find this one
+	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-o", trace, "--", "xvfb-run", "-a", "vkcube", "--c", frames)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if st, err := os.Stat(trace); err == nil && st.Size() > 64<<10 {
+			break // some flushes in
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no trace grew within 60 s:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := exec.Command("pkill", "-KILL", "-f", "^vkcube --c "+frames).Run(); err != nil {
+		t.Fatalf("pkill: %v", err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Errorf("framescope run exited 0 for a program killed:\n%s", out.String())
+	}
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := perfetto.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("the killed program's trace does not read back: %v", err)
+	}
+	zones := 0
+	for _, s := range tr.Spans {
+		if tr.Name(s.Name) == "render pass" {
+			zones++
+		}
+	}
+	t.Logf("%d frames, %d render pass zones; framescope run said:\n%s", len(tr.Frames), zones, out.String())
+	if len(tr.Frames) < 60 || zones < 60 {
+		t.Errorf("%d frames and %d zones read back, want 60 or more of each", len(tr.Frames), zones)
+	}
+	s := tpcheck.Load(t, trace)
+	if r := s.MustQuery(`select name, value from stats where value > 0 and severity in ('error', 'data_loss')`); len(r) > 0 {
+		t.Errorf("the trace processor counted problems: %v", r)
 	}
 }

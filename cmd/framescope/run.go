@@ -169,9 +169,13 @@ func runWithLayer(prog []string, dir, out string, stdout, stderr io.Writer) (int
 
 // summarizeTrace prints what the trace holds, as the demo does at its end.
 func summarizeTrace(w io.Writer, path string) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(w, "framescope run: no trace: the program made no Vulkan instance the layer could profile (see its messages above)\n")
+		return
+	}
 	t, err := loadTrace(path)
 	if err != nil {
-		fmt.Fprintf(w, "framescope run: no trace: %v\n", err)
+		fmt.Fprintf(w, "framescope run: the trace does not read back: %v\n", err)
 		return
 	}
 	r := computeStats(t)
