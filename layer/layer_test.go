@@ -18,6 +18,7 @@ import (
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/internal/testkit/vktest"
+	"github.com/framescope/framescope/timeline"
 )
 
 var (
@@ -256,5 +257,84 @@ func TestKilledUnderLayer(t *testing.T) {
 	s := tpcheck.Load(t, trace)
 	if r := s.MustQuery(`select name, value from stats where value > 0 and severity in ('error', 'data_loss')`); len(r) > 0 {
 		t.Errorf("the trace processor counted problems: %v", r)
+	}
+}
+
+// A C program's ways with its objects, under the layer (testdata/
+// lifecycle.c, a frame a submission): instance and device destroyed and
+// made again, two devices alive at once, an exit without destroying
+// anything, a Vulkan 1.0 instance. Every labelled region of every
+// submission is a zone, nested as labelled, on one track per device (one
+// made again continues its track), and the books balance.
+func TestLifecycleUnderLayer(t *testing.T) {
+	dir := built(t)
+	prog := filepath.Join(t.TempDir(), "lifecycle")
+	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-o", prog, "testdata/lifecycle.c", "-lvulkan").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	const n = 20
+	for _, c := range []struct {
+		mode          string
+		uses, devices int
+	}{{"recreate", 2, 1}, {"two", 2, 2}, {"nodestroy", 1, 1}, {"v10", 1, 1}} {
+		t.Run(c.mode, func(t *testing.T) {
+			trace := filepath.Join(t.TempDir(), c.mode+".perfetto-trace")
+			out, err := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, c.mode, fmt.Sprint(n)).CombinedOutput()
+			if err != nil {
+				t.Fatalf("framescope run: %v\n%s", err, out)
+			}
+			f, err := os.Open(trace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := perfetto.Read(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLifecycle(t, tr, c.uses*n, c.devices)
+			if t.Failed() {
+				t.Logf("framescope run said:\n%s", out)
+			}
+		})
+	}
+}
+
+func checkLifecycle(t *testing.T, tr *timeline.Trace, submits, devices int) {
+	t.Helper()
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	if d := tr.Drops.Total(); d != 0 {
+		t.Errorf("dropped %d: %+v", d, tr.Drops)
+	}
+	byName := map[string]int{}
+	tracks := map[timeline.TrackID]bool{}
+	for i, s := range tr.Spans {
+		k := tr.Track(s.Track)
+		if k == nil || k.Kind != timeline.TrackGPUQueue {
+			continue
+		}
+		name := tr.Name(s.Name)
+		byName[name]++
+		tracks[s.Track] = true
+		wantDepth := uint16(1)
+		if name == "outer" {
+			wantDepth = 0
+		}
+		if s.Depth != wantDepth {
+			t.Errorf("zone %d %q at depth %d, want %d", i, name, s.Depth, wantDepth)
+		}
+	}
+	for _, name := range []string{"outer", "inner a", "inner b"} {
+		if byName[name] != submits {
+			t.Errorf("%d zones %q, want %d: %v", byName[name], name, submits, byName)
+		}
+	}
+	if len(tracks) != devices {
+		t.Errorf("zones on %d GPU tracks, want %d (one a device)", len(tracks), devices)
+	}
+	if len(tr.Frames) != submits {
+		t.Errorf("%d frames, want %d (one a submission)", len(tr.Frames), submits)
 	}
 }

@@ -33,9 +33,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "the trace to write (default: PROGRAM.perfetto-trace)")
+	every := fs.Uint("frame-every", 0, "end a frame every N submissions, not at each vkQueuePresentKHR (for programs that never present)")
 	dir := fs.String("layer", "", "the directory `make layer` built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: framescope run [-o FILE] [-layer DIR] -- PROGRAM [ARGS...]")
+		fmt.Fprintln(stderr, "usage: framescope run [-o FILE] [-frame-every N] [-layer DIR] -- PROGRAM [ARGS...]")
 		fmt.Fprintln(stderr, "Runs PROGRAM with Framescope's Vulkan layer, which profiles every Vulkan device it")
 		fmt.Fprintln(stderr, "makes: a GPU zone per render pass, dynamic-rendering instance and debug label, a frame")
 		fmt.Fprintln(stderr, "per present, CPU spans for submits, presents and waits. The trace is streamed to FILE")
@@ -63,7 +64,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope run: %v\n", err)
 		return 2
 	}
-	code, err := runWithLayer(prog, layer, path, stdout, stderr)
+	if *every > 1<<20 {
+		fmt.Fprintf(stderr, "framescope run: -frame-every %d: at most %d\n", *every, 1<<20)
+		return 2
+	}
+	code, err := runWithLayer(prog, layer, path, *every, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope run: %v\n", err)
 		return 2
@@ -110,7 +115,7 @@ func layerEnv(env []string, dir, out string) []string {
 	var res []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if k == "FRAMESCOPE_OUT" {
+		if k == "FRAMESCOPE_OUT" || k == "FRAMESCOPE_FRAME_EVERY" {
 			continue
 		}
 		if a, ok := add[k]; ok && v != "" {
@@ -130,13 +135,13 @@ func layerEnv(env []string, dir, out string) []string {
 
 // runWithLayer runs prog to its end, passing it the signals that would
 // end framescope, and returns its exit status (128+N for signal N).
-func runWithLayer(prog []string, dir, out string, stdout, stderr io.Writer) (int, error) {
+func runWithLayer(prog []string, dir, out string, every uint, stdout, stderr io.Writer) (int, error) {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		return 0, err
 	}
 	cmd := exec.Command(prog[0], prog[1:]...)
-	cmd.Env = layerEnv(os.Environ(), dir, abs)
+	cmd.Env = append(layerEnv(os.Environ(), dir, abs), fmt.Sprintf("FRAMESCOPE_FRAME_EVERY=%d", every))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

@@ -31,8 +31,13 @@ type cpuSpans struct {
 	mu     sync.Mutex
 	names  [len(cpuNames)]profiler.Name
 	tracks map[int]profiler.CPUTrack
-	open   map[uint64]profiler.Span
+	open   map[uint64]openSpan
 	next   uint64
+}
+
+type openSpan struct {
+	s    profiler.Span
+	what int
 }
 
 // maxThreads bounds the tracks: a program that makes a thread for each
@@ -51,7 +56,7 @@ func (l *layer) cpuBegin(what int) uint64 {
 	tid := syscall.Gettid()
 	c.mu.Lock()
 	if c.tracks == nil {
-		c.tracks, c.open = map[int]profiler.CPUTrack{}, map[uint64]profiler.Span{}
+		c.tracks, c.open = map[int]profiler.CPUTrack{}, map[uint64]openSpan{}
 		for i, n := range cpuNames {
 			if n != "" {
 				c.names[i] = p.Name(n)
@@ -75,7 +80,7 @@ func (l *layer) cpuBegin(what int) uint64 {
 	c.mu.Unlock()
 	s := t.Span(name)
 	c.mu.Lock()
-	c.open[id] = s
+	c.open[id] = openSpan{s, what}
 	c.mu.Unlock()
 	return id
 }
@@ -83,17 +88,21 @@ func (l *layer) cpuBegin(what int) uint64 {
 func (c *cpuSpans) get(id uint64) (profiler.Span, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.open[id]
-	return s, ok
+	o, ok := c.open[id]
+	return o.s, ok
 }
 
 func (l *layer) cpuEnd(id uint64) {
 	c := &l.cpu
 	c.mu.Lock()
-	s, ok := c.open[id]
+	o, ok := c.open[id]
 	delete(c.open, id)
 	c.mu.Unlock()
-	if ok {
-		s.End()
+	if !ok {
+		return
+	}
+	o.s.End()
+	if o.what == cpuSubmit && l.frameEvery > 0 && l.submits.Add(1)%l.frameEvery == 0 {
+		l.endFrame()
 	}
 }

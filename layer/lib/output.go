@@ -41,6 +41,9 @@ func (l *layer) start() {
 		o.Sink, o.FlushEvery = l.out.w, flushEvery
 	}
 	l.p = profiler.New(o)
+	if n, err := strconv.ParseUint(os.Getenv("FRAMESCOPE_FRAME_EVERY"), 10, 32); err == nil {
+		l.frameEvery = n
+	}
 }
 
 // atExit closes the profiler (what the GPU finished is collected, the

@@ -125,8 +125,16 @@ func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer)
 
 // present ends the frame: a frame per vkQueuePresentKHR, from the first
 // acquire, recording or submission after the last present (waits
-// between frames belong to none).
+// between frames belong to none); with $FRAMESCOPE_FRAME_EVERY=N, every
+// N submissions instead.
 func (l *layer) present(queue unsafe.Pointer) {
+	if l.frameEvery == 0 {
+		l.endFrame()
+	}
+}
+
+// endFrame ends the frame open, or an empty one.
+func (l *layer) endFrame() {
 	p := l.profiler()
 	if p == nil {
 		return

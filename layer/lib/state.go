@@ -40,6 +40,10 @@ type layer struct {
 	cpu     cpuSpans
 	// frameOpen: a frame began since the last present.
 	frameOpen atomic.Bool
+	// frameEvery, from $FRAMESCOPE_FRAME_EVERY: a frame ends every this
+	// many submissions, not at presents (0); submits counts them.
+	frameEvery uint64
+	submits    atomic.Uint64
 }
 
 var the = &layer{
