@@ -11,8 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/internal/books"
