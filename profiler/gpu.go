@@ -197,6 +197,10 @@ type GPU struct {
 	work   bool // counts pipeline statistics
 	// extra: labels or work; the zone path tests it alone.
 	extra bool
+	// czones are the zone paths Recording.C handed to C, by command
+	// buffer, until the recording's End (or Freed, or Close).
+	czMu   sync.Mutex
+	czones map[vkg.CommandBuffer]*querypool.CZones
 
 	clock *clock.Model
 	cal   *calibrator
@@ -539,6 +543,7 @@ func (g *GPU) Close() {
 	g.finish()
 	g.cal.release()
 	g.pool.Close()
+	g.freeCZones(nil)
 	g.released = true
 	// Last: until now a Close of the device waits for this one (its
 	// deviceStop takes g.life), rather than go on without the context

@@ -2,6 +2,9 @@ package profiler
 
 import (
 	"fmt"
+	"unsafe"
+
+	"github.com/framescope/framescope/internal/querypool"
 
 	vkg "github.com/vulkan-go/vulkan"
 )
@@ -59,6 +62,54 @@ func (r Recording) End() {
 		return
 	}
 	r.g.pool.EndRecording(r.cmd)
+	r.g.freeCZones(r.cmd)
+}
+
+// C returns the recording's zone path for C code in the process that
+// records zones into its command buffer itself, with no call into Go a
+// zone (Framescope's Vulkan layer does): a pointer to a
+// framescope_czones, declared in framescope_czones.h in this package's
+// directory. It is valid until End, on the thread recording the command
+// buffer, and not after the context closes. A zone begun through it ends
+// through it; one it refuses (a negative pair) goes through Zone. C
+// returns nil where zones must go through Zone: the context mirrors
+// debug labels or counts pipeline statistics, or Record was refused.
+func (r Recording) C() unsafe.Pointer {
+	g := r.g
+	if g == nil || g.state.Load() != stateOpen || g.extra {
+		return nil
+	}
+	c := g.pool.NewCZones(r.cmd, g.begin, g.end)
+	if c == nil {
+		return nil
+	}
+	g.czMu.Lock()
+	defer g.czMu.Unlock()
+	if old := g.czones[r.cmd]; old != nil {
+		old.Free()
+	}
+	if g.czones == nil {
+		g.czones = map[vkg.CommandBuffer]*querypool.CZones{}
+	}
+	g.czones[r.cmd] = c
+	return c.Ptr()
+}
+
+// freeCZones frees the zone path C was handed for cmd, or, for nil, all.
+func (g *GPU) freeCZones(cmd vkg.CommandBuffer) {
+	g.czMu.Lock()
+	defer g.czMu.Unlock()
+	if cmd != nil {
+		if c := g.czones[cmd]; c != nil {
+			c.Free()
+			delete(g.czones, cmd)
+		}
+		return
+	}
+	for k, c := range g.czones {
+		c.Free()
+		delete(g.czones, k)
+	}
 }
 
 // Freed tells the profiler that the application frees cmds
@@ -72,6 +123,7 @@ func (g *GPU) Freed(cmds ...vkg.CommandBuffer) {
 		return
 	}
 	for _, c := range cmds {
+		g.freeCZones(c)
 		g.pool.Freed(c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/testkit/czcall"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
@@ -278,4 +279,61 @@ func TestRecordingsFreed(t *testing.T) {
 		a.q.Free(cmd)
 	}
 	a.expect(a.finish(), 0, timeline.Drops{})
+}
+
+// reusableC records the recording's zones into cmd through its zone path
+// for C (Recording.C, as C code calls it): a frame zone holding two draws.
+func (a *app) reusableC(cmd vkg.CommandBuffer) {
+	a.q.BeginWith(cmd, 0)
+	rec := a.g.Record(cmd)
+	z := rec.C()
+	if z == nil {
+		a.t.Fatal("Recording.C: nil for an open recording")
+	}
+	frame := czcall.Begin(z, cmd, uint32(a.frameZone))
+	for range 2 {
+		d := czcall.Begin(z, cmd, uint32(a.draw))
+		if d < 0 {
+			a.t.Fatalf("a draw's begin refused: %d", d)
+		}
+		czcall.End(z, d, cmd)
+	}
+	if frame < 0 {
+		a.t.Fatalf("the frame zone's begin refused: %d", frame)
+	}
+	czcall.End(z, frame, cmd)
+	rec.End()
+	a.q.End(cmd)
+}
+
+// A recording whose zones C code records itself (Recording.C, the zone
+// path the Vulkan layer calls from C with no call into Go a zone): every
+// execution's zones reach the trace, nested, with their arrows, as
+// through Zone, and the validation layer says nothing; a context that
+// mirrors debug labels hands C no zone path (its zones need Go).
+func TestRecordingC(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	static := a.q.Cmds(2)
+	for _, cmd := range static {
+		a.q.End(cmd)
+		a.reusableC(cmd)
+	}
+	for f := range 30 {
+		a.resubmit(f%2, false, static[f%2])
+	}
+	tr := a.finish()
+	a.expect(tr, 0, timeline.Drops{})
+	zonesByFrame(t, tr, 30, 3)
+
+	b := newApp(t, appConfig{labels: true})
+	cmd := b.q.Cmd()
+	b.q.End(cmd)
+	b.q.BeginWith(cmd, 0)
+	rec := b.g.Record(cmd)
+	if z := rec.C(); z != nil {
+		t.Error("Recording.C handed C a zone path for a context that mirrors debug labels")
+	}
+	rec.End()
+	b.q.End(cmd)
+	b.expect(b.finish(), 0, timeline.Drops{})
 }
