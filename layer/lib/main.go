@@ -63,7 +63,12 @@ func framescope_go_freed(device unsafe.Pointer, n C.uint32_t, cmds *unsafe.Point
 }
 
 //export framescope_go_cmd_begin
-func framescope_go_cmd_begin(cmd unsafe.Pointer, flags C.uint32_t) { the.cmdBegin(cmd, uint32(flags)) }
+func framescope_go_cmd_begin(cmd unsafe.Pointer, flags C.uint32_t) unsafe.Pointer {
+	return the.cmdBegin(cmd, uint32(flags))
+}
+
+//export framescope_go_name
+func framescope_go_name(label *C.char, kind C.int) C.uint32_t { return C.uint32_t(the.name(label, int(kind))) }
 
 //export framescope_go_cmd_end
 func framescope_go_cmd_end(cmd unsafe.Pointer) { the.cmdEnd(cmd) }

@@ -21,22 +21,40 @@ const renderPassContinue = 0x2
 
 // cmdBegin makes every command buffer a recording: the layer cannot know
 // whether the program will submit it once or every frame, and a
-// recording is timed at each execution either way.
-func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) {
+// recording is timed at each execution either way. It returns the
+// recording's zone path for the C half (Recording.C), which records the
+// command buffer's zones with no call into Go, or nil.
+func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) unsafe.Pointer {
 	s := l.state(cmd)
 	if s == nil {
-		return
+		return nil
 	}
 	l.inFrame()
 	s.open, s.secondaries, s.recording = s.open[:0], s.secondaries[:0], false
 	if s.secondary && flags&renderPassContinue != 0 {
-		return
+		return nil
 	}
 	if s.gpu = l.context(s.dev, s.family); s.gpu == nil {
-		return
+		return nil
 	}
 	s.rec = s.gpu.Record(vkg.CommandBuffer(cmd))
 	s.recording = true
+	return s.rec.C()
+}
+
+// name is the name of a zone of kind with label, for the C half.
+func (l *layer) name(label *C.char, kind int) profiler.Name {
+	p := l.profiler()
+	if p == nil {
+		return ^profiler.Name(0)
+	}
+	switch kind {
+	case zoneRenderPass:
+		return l.names.of("render pass", p)
+	case zoneRendering:
+		return l.names.of("rendering", p)
+	}
+	return l.names.ofC(label, p)
 }
 
 // cmdEnd ends the zones still open (a label begun here and ended in
@@ -65,15 +83,7 @@ func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
 	if s == nil || !s.recording {
 		return
 	}
-	var name profiler.Name
-	switch kind {
-	case zoneRenderPass:
-		name = l.names.of("render pass", l.p)
-	case zoneRendering:
-		name = l.names.of("rendering", l.p)
-	default:
-		name = l.names.ofC(label, l.p)
-	}
+	name := l.name(label, kind)
 	s.open = append(s.open, openZone{z: s.gpu.Zone(vkg.CommandBuffer(cmd), name), kind: kind})
 }
 

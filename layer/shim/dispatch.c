@@ -21,13 +21,30 @@ fs_instance *fs_instance_of(const void *d) {
 	return i;
 }
 
+// fs_devices_gen counts changes to the devices, so that a thread's cached
+// last device (looked up on every hooked command) is used only while no
+// device was added or removed since.
+static uint64_t fs_devices_gen = 1;
+static __thread struct {
+	void *key;
+	fs_device *dev;
+	uint64_t gen;
+} fs_last_device;
+
 fs_device *fs_device_of(const void *d) {
 	void *key = fs_key(d);
+	uint64_t gen = __atomic_load_n(&fs_devices_gen, __ATOMIC_ACQUIRE);
+	if (fs_last_device.key == key && fs_last_device.gen == gen)
+		return fs_last_device.dev;
 	pthread_rwlock_rdlock(&fs_lock);
 	fs_device *v = fs_devices;
 	while (v && v->key != key)
 		v = v->next;
+	gen = fs_devices_gen;
 	pthread_rwlock_unlock(&fs_lock);
+	fs_last_device.key = key;
+	fs_last_device.dev = v;
+	fs_last_device.gen = gen;
 	return v;
 }
 
@@ -54,6 +71,7 @@ void fs_add_device(fs_device *v) {
 	pthread_rwlock_wrlock(&fs_lock);
 	v->next = fs_devices;
 	fs_devices = v;
+	__atomic_add_fetch(&fs_devices_gen, 1, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&fs_lock);
 }
 
@@ -65,6 +83,7 @@ fs_device *fs_remove_device(void *key) {
 	fs_device *v = *p;
 	if (v)
 		*p = v->next;
+	__atomic_add_fetch(&fs_devices_gen, 1, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&fs_lock);
 	return v;
 }

@@ -96,6 +96,7 @@ static void load(void) {
 	SYM(allocated);
 	SYM(freed);
 	SYM(cmd_begin);
+	SYM(name);
 	SYM(cmd_end);
 	SYM(execute);
 	SYM(zone_begin);

@@ -54,8 +54,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateCommandPool(VkDevice device, cons
 
 static VKAPI_ATTR void VKAPI_CALL fs_DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc) {
 	DEV(device);
-	if (pool)
+	if (pool) {
 		GO(pool_gone, device, (uint64_t)pool, 1); // frees its command buffers
+		fs_cmd_remove_pool((uint64_t)pool);
+	}
 	v->DestroyCommandPool(device, pool, alloc);
 }
 
@@ -71,6 +73,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_AllocateCommandBuffers(VkDevice device,
 	DEV(device);
 	VkResult r = v->AllocateCommandBuffers(device, ai, cmds);
 	if (r == VK_SUCCESS)
+		for (uint32_t i = 0; i < ai->commandBufferCount; i++)
+			fs_cmd_add(cmds[i], (uint64_t)ai->commandPool);
+	if (r == VK_SUCCESS)
 		GO(allocated, device, (uint64_t)ai->commandPool, ai->commandBufferCount, (void *const *)cmds,
 		   ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
 	return r;
@@ -79,6 +84,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_AllocateCommandBuffers(VkDevice device,
 static VKAPI_ATTR void VKAPI_CALL fs_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t n, const VkCommandBuffer *cmds) {
 	DEV(device);
 	GO(freed, device, n, (void *const *)cmds);
+	for (uint32_t i = 0; i < n; i++)
+		if (cmds[i])
+			fs_cmd_remove(cmds[i]);
 	v->FreeCommandBuffers(device, pool, n, cmds);
 }
 
@@ -86,13 +94,13 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_BeginCommandBuffer(VkCommandBuffer cmd,
 	DEV(cmd);
 	VkResult r = v->BeginCommandBuffer(cmd, info);
 	if (r == VK_SUCCESS)
-		GO(cmd_begin, cmd, info->flags);
+		fs_cmd_begin(cmd, info->flags);
 	return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_EndCommandBuffer(VkCommandBuffer cmd) {
 	DEV(cmd);
-	GO(cmd_end, cmd);
+	fs_cmd_end(cmd);
 	return v->EndCommandBuffer(cmd);
 }
 
@@ -104,63 +112,63 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdExecuteCommands(VkCommandBuffer cmd, uin
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, VkSubpassContents c) {
 	DEV(cmd);
-	GO(zone_begin, cmd, NULL, FS_ZONE_RENDER_PASS);
+	fs_zone_begin(cmd, NULL, FS_ZONE_RENDER_PASS);
 	v->CmdBeginRenderPass(cmd, b, c);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass(VkCommandBuffer cmd) {
 	DEV(cmd);
 	v->CmdEndRenderPass(cmd);
-	GO(zone_end, cmd, FS_ZONE_RENDER_PASS);
+	fs_zone_end(cmd, FS_ZONE_RENDER_PASS);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass2(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, const VkSubpassBeginInfo *s) {
 	DEV(cmd);
-	GO(zone_begin, cmd, NULL, FS_ZONE_RENDER_PASS);
+	fs_zone_begin(cmd, NULL, FS_ZONE_RENDER_PASS);
 	v->CmdBeginRenderPass2(cmd, b, s);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass2(VkCommandBuffer cmd, const VkSubpassEndInfo *e) {
 	DEV(cmd);
 	v->CmdEndRenderPass2(cmd, e);
-	GO(zone_end, cmd, FS_ZONE_RENDER_PASS);
+	fs_zone_end(cmd, FS_ZONE_RENDER_PASS);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRendering(VkCommandBuffer cmd, const VkRenderingInfo *info) {
 	DEV(cmd);
 	// A resumed instance continues the one suspended before it: one zone.
 	if (!(info->flags & VK_RENDERING_RESUMING_BIT))
-		GO(zone_begin, cmd, NULL, FS_ZONE_RENDERING);
+		fs_zone_begin(cmd, NULL, FS_ZONE_RENDERING);
 	v->CmdBeginRendering(cmd, info);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRendering(VkCommandBuffer cmd) {
 	DEV(cmd);
 	v->CmdEndRendering(cmd);
-	GO(zone_end, cmd, FS_ZONE_RENDERING);
+	fs_zone_end(cmd, FS_ZONE_RENDERING);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cmd, const VkDebugUtilsLabelEXT *l) {
 	DEV(cmd);
 	v->CmdBeginDebugUtilsLabelEXT(cmd, l);
-	GO(zone_begin, cmd, l->pLabelName, FS_ZONE_LABEL);
+	fs_zone_begin(cmd, l->pLabelName, FS_ZONE_LABEL);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cmd) {
 	DEV(cmd);
-	GO(zone_end, cmd, FS_ZONE_LABEL);
+	fs_zone_end(cmd, FS_ZONE_LABEL);
 	v->CmdEndDebugUtilsLabelEXT(cmd);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerBeginEXT(VkCommandBuffer cmd, const VkDebugMarkerMarkerInfoEXT *m) {
 	DEV(cmd);
 	v->CmdDebugMarkerBeginEXT(cmd, m);
-	GO(zone_begin, cmd, m->pMarkerName, FS_ZONE_MARKER);
+	fs_zone_begin(cmd, m->pMarkerName, FS_ZONE_MARKER);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerEndEXT(VkCommandBuffer cmd) {
 	DEV(cmd);
-	GO(zone_end, cmd, FS_ZONE_MARKER);
+	fs_zone_end(cmd, FS_ZONE_MARKER);
 	v->CmdDebugMarkerEndEXT(cmd);
 }
 

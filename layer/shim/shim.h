@@ -10,6 +10,8 @@
 #include <vulkan/vulkan.h>
 #include <vulkan/vk_layer.h>
 
+#include "framescope_czones.h" // profiler/: the library's zone path for C
+
 #define FS_LAYER_NAME "VK_LAYER_FRAMESCOPE_profile"
 
 // The key of a dispatchable object: the loader's dispatch table pointer,
@@ -92,7 +94,11 @@ typedef struct {
 	void (*pool_gone)(void *device, uint64_t pool, int destroyed);
 	void (*allocated)(void *device, uint64_t pool, uint32_t n, void *const *cmds, int secondary);
 	void (*freed)(void *device, uint32_t n, void *const *cmds);
-	void (*cmd_begin)(void *cmd, uint32_t flags);
+	// cmd_begin makes the command buffer just begun a recording, and
+	// returns its zone path for C, or NULL: its zones then go through Go.
+	framescope_czones *(*cmd_begin)(void *cmd, uint32_t flags);
+	// name returns the profiler.Name of a zone of kind with label.
+	uint32_t (*name)(const char *label, int kind);
 	void (*cmd_end)(void *cmd);
 	void (*execute)(void *primary, uint32_t n, void *const *secondaries);
 	void (*zone_begin)(void *cmd, const char *name, int kind);
@@ -136,6 +142,34 @@ enum {
 };
 
 PFN_vkVoidFunction fs_device_hook(const char *name);
+
+// A command buffer as the C half records it (cmds.c): its zones open,
+// innermost last, each through the C zone path (pair) or through Go.
+#define FS_MAX_OPEN 64
+typedef struct fs_cmd {
+	void *cmd; // NULL while unused
+	uint64_t pool;
+	framescope_czones *cz; // between begin and end, or NULL
+	uint32_t depth, deeper; // open zones on the stack, and past it (through Go)
+	struct {
+		int64_t pair;
+		int kind, go;
+	} open[FS_MAX_OPEN];
+	struct fs_cmd *next;
+} fs_cmd;
+
+void fs_cmd_add(void *cmd, uint64_t pool);
+void fs_cmd_remove(void *cmd);
+void fs_cmd_remove_pool(uint64_t pool);
+fs_cmd *fs_cmd_get(void *cmd);
+void fs_cmd_begin(void *cmd, uint32_t flags);
+void fs_cmd_end(void *cmd);
+void fs_zone_begin(void *cmd, const char *label, int kind);
+void fs_zone_end(void *cmd, int kind);
+
+// Names (names.c): FS_NO_NAME where the zone cannot be named (no profiler).
+#define FS_NO_NAME UINT32_MAX
+uint32_t fs_name(const char *label, int kind);
 VkResult fs_create_device(VkPhysicalDevice, const VkDeviceCreateInfo *, const VkAllocationCallbacks *, VkDevice *);
 
 #endif

@@ -6,12 +6,17 @@
 //   lifecycle two N        two devices alive at once, used in turn
 //   lifecycle nodestroy N  exits without destroying anything
 //   lifecycle v10 N        a Vulkan 1.0 instance (labels need debug utils only)
+//   lifecycle cost N K     N submissions of K labelled regions each: prints
+//                          the CPU time of recording one region (begin and
+//                          end), the median over submissions
+//   lifecycle rawcost N K  the same with two raw timestamps a region
 //
 // Each use submits the command buffer N times; each submission carries 3
 // labelled regions: "outer" holding "inner a" and "inner b".
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <vulkan/vulkan.h>
 
 #define CHECK(x)                                                              \
@@ -113,6 +118,59 @@ static void use(device *d, int n) {
 	}
 }
 
+static double now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+// cost records k regions a submission, n submissions, and prints the
+// median CPU time of recording one region; with raw set, each region is
+// two timestamps into a query pool of its own instead of a label (the
+// floor a profiler's zone is measured against).
+static void cost(device *d, int n, int k, int raw) {
+	double *per = calloc(n, sizeof *per);
+	VkQueryPool qp = VK_NULL_HANDLE;
+	if (raw) {
+		VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
+					    .queryCount = 2 * k};
+		CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &qp));
+	}
+	for (int i = 0; i < n; i++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+		if (raw)
+			vkCmdResetQueryPool(d->cmd, qp, 0, 2 * k);
+		double t0 = now_ns();
+		for (int j = 0; j < k; j++) {
+			if (raw) {
+				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * j);
+				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * j + 1);
+				continue;
+			}
+			label(d, "region");
+			d->end(d->cmd);
+		}
+		per[i] = (now_ns() - t0) / k;
+		CHECK(vkEndCommandBuffer(d->cmd));
+		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
+		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
+		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
+		CHECK(vkResetFences(d->dev, 1, &d->fence));
+	}
+	if (raw)
+		vkDestroyQueryPool(d->dev, qp, NULL);
+	qsort(per, n, sizeof *per, cmp_double);
+	printf("region %.1f ns (median of %d submissions of %d regions)\n", per[n / 2], n, k);
+	free(per);
+}
+
 static void destroy_device(device *d) {
 	vkDeviceWaitIdle(d->dev);
 	vkDestroyFence(d->dev, d->fence, NULL);
@@ -122,8 +180,8 @@ static void destroy_device(device *d) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 3) {
-		fprintf(stderr, "usage: lifecycle recreate|two|nodestroy|v10 N\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: lifecycle recreate|two|nodestroy|v10 N, or cost N K\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -150,6 +208,12 @@ int main(int argc, char **argv) {
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
 		use(&d, n);
+	} else if ((strcmp(mode, "cost") == 0 || strcmp(mode, "rawcost") == 0) && argc == 4) {
+		instance i = make_instance(VK_API_VERSION_1_2);
+		device d = make_device(&i);
+		cost(&d, n, atoi(argv[3]), mode[0] == 'r');
+		destroy_device(&d);
+		vkDestroyInstance(i.inst, NULL);
 	} else if (strcmp(mode, "v10") == 0) {
 		instance i = make_instance(VK_API_VERSION_1_0);
 		device d = make_device(&i);

@@ -1,0 +1,161 @@
+// Command buffers as the layer's C half knows them, and the zones it
+// records into them itself: the library's zone path for C
+// (framescope_czones, from the Go half once per recording) begins and
+// ends a zone with no call into Go. A zone the path refuses, or one past
+// FS_MAX_OPEN open at once, goes through Go instead.
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define BUCKETS 4096
+
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static fs_cmd *table[BUCKETS];
+static fs_cmd *spare; // freed states: never given back, so that a stale cache still points at one
+
+static __thread fs_cmd *last; // the calling thread's last command buffer
+
+static unsigned bucket(const void *cmd) { return (unsigned)(((uintptr_t)cmd >> 4) * 0x9E3779B97F4A7C15ull >> 52) % BUCKETS; }
+
+void fs_cmd_add(void *cmd, uint64_t pool) {
+	pthread_rwlock_wrlock(&lock);
+	fs_cmd *c = spare;
+	if (c)
+		spare = c->next;
+	else
+		c = calloc(1, sizeof *c);
+	if (c) {
+		memset(c, 0, sizeof *c);
+		c->pool = pool;
+		unsigned b = bucket(cmd);
+		c->next = table[b];
+		table[b] = c;
+		__atomic_store_n(&c->cmd, cmd, __ATOMIC_RELEASE);
+	}
+	pthread_rwlock_unlock(&lock);
+}
+
+// unlink_locked takes c out of its bucket and onto the spares.
+static void unlink_locked(fs_cmd *c) {
+	fs_cmd **p = &table[bucket(c->cmd)];
+	while (*p && *p != c)
+		p = &(*p)->next;
+	if (*p)
+		*p = c->next;
+	__atomic_store_n(&c->cmd, NULL, __ATOMIC_RELEASE);
+	c->cz = NULL;
+	c->next = spare;
+	spare = c;
+}
+
+void fs_cmd_remove(void *cmd) {
+	pthread_rwlock_wrlock(&lock);
+	for (fs_cmd *c = table[bucket(cmd)]; c; c = c->next)
+		if (c->cmd == cmd) {
+			unlink_locked(c);
+			break;
+		}
+	pthread_rwlock_unlock(&lock);
+}
+
+void fs_cmd_remove_pool(uint64_t pool) {
+	pthread_rwlock_wrlock(&lock);
+	for (unsigned b = 0; b < BUCKETS; b++)
+		for (fs_cmd *c = table[b], *next; c; c = next) {
+			next = c->next;
+			if (c->pool == pool)
+				unlink_locked(c);
+		}
+	pthread_rwlock_unlock(&lock);
+}
+
+fs_cmd *fs_cmd_get(void *cmd) {
+	fs_cmd *c = last;
+	if (c && __atomic_load_n(&c->cmd, __ATOMIC_ACQUIRE) == cmd)
+		return c;
+	pthread_rwlock_rdlock(&lock);
+	for (c = table[bucket(cmd)]; c && c->cmd != cmd; c = c->next) {
+	}
+	pthread_rwlock_unlock(&lock);
+	if (c)
+		last = c;
+	return c;
+}
+
+void fs_cmd_begin(void *cmd, uint32_t flags) {
+	fs_cmd *c = fs_cmd_get(cmd);
+	if (!c)
+		return;
+	c->depth = c->deeper = 0;
+	c->cz = fs_go_loaded ? fs_go.cmd_begin(cmd, flags) : NULL;
+}
+
+// end_at ends the open zone at index i and takes it off the stack.
+static void end_at(fs_cmd *c, void *cmd, uint32_t i) {
+	if (c->open[i].go)
+		fs_go.zone_end(cmd, c->open[i].kind);
+	else
+		c->cz->end(c->cz->slot, (uint64_t)c->open[i].pair, (uintptr_t)cmd, c->cz->end_stage, c->cz->refused);
+	memmove(&c->open[i], &c->open[i + 1], (c->depth - i - 1) * sizeof c->open[0]);
+	c->depth--;
+}
+
+void fs_cmd_end(void *cmd) {
+	fs_cmd *c = fs_cmd_get(cmd);
+	if (!fs_go_loaded)
+		return;
+	if (c) {
+		while (c->depth > 0)
+			end_at(c, cmd, c->depth - 1);
+		c->deeper = 0;
+		c->cz = NULL;
+	}
+	fs_go.cmd_end(cmd); // ends the zones still open through Go, and the recording
+}
+
+void fs_zone_begin(void *cmd, const char *label, int kind) {
+	if (!fs_go_loaded)
+		return;
+	fs_cmd *c = fs_cmd_get(cmd);
+	if (!c || c->depth == FS_MAX_OPEN) {
+		if (c)
+			c->deeper++; // past the stack: through Go, ended as they nest
+		fs_go.zone_begin(cmd, label, kind);
+		return;
+	}
+	int64_t pair = -1;
+	if (c->cz) {
+		uint32_t name = fs_name(label, kind);
+		if (name != FS_NO_NAME)
+			pair = c->cz->begin(c->cz->slot, (uintptr_t)cmd, c->cz->begin_stage, name);
+	}
+	c->open[c->depth].kind = kind;
+	c->open[c->depth].go = pair < 0;
+	c->open[c->depth].pair = pair;
+	c->depth++;
+	if (pair < 0)
+		fs_go.zone_begin(cmd, label, kind);
+}
+
+// fs_zone_end ends the innermost open zone of kind: labels and render
+// passes may interleave, zones may not.
+void fs_zone_end(void *cmd, int kind) {
+	if (!fs_go_loaded)
+		return;
+	fs_cmd *c = fs_cmd_get(cmd);
+	if (!c) {
+		fs_go.zone_end(cmd, kind);
+		return;
+	}
+	if (c->deeper > 0) {
+		c->deeper--;
+		fs_go.zone_end(cmd, kind);
+		return;
+	}
+	for (uint32_t i = c->depth; i-- > 0;)
+		if (c->open[i].kind == kind) {
+			end_at(c, cmd, i);
+			return;
+		}
+}
