@@ -68,7 +68,9 @@ func framescope_go_cmd_begin(cmd unsafe.Pointer, flags C.uint32_t) unsafe.Pointe
 }
 
 //export framescope_go_name
-func framescope_go_name(label *C.char, kind C.int) C.uint32_t { return C.uint32_t(the.name(label, int(kind))) }
+func framescope_go_name(label *C.char, kind C.int) C.uint32_t {
+	return C.uint32_t(the.name(label, int(kind)))
+}
 
 //export framescope_go_cmd_end
 func framescope_go_cmd_end(cmd unsafe.Pointer) { the.cmdEnd(cmd) }
