@@ -152,6 +152,7 @@ func (l *layer) endFrame() {
 	l.inFrame()
 	if l.frameOpen.Swap(false) {
 		p.EndFrame()
+		l.collect.poke()
 	}
 }
 

@@ -38,6 +38,7 @@ type layer struct {
 	cmds    map[unsafe.Pointer]*cmdState
 	names   names
 	cpu     cpuSpans
+	collect collector
 	// frameOpen: a frame began since the last present.
 	frameOpen atomic.Bool
 	// frameEvery, from $FRAMESCOPE_FRAME_EVERY: a frame ends every this
@@ -180,6 +181,8 @@ func (l *layer) context(d *device, family uint32) *profiler.GPU {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "framescope layer: queue family %d: %v: its zones are not profiled\n", family, err)
 		g = nil
+	} else {
+		l.collect.add(g)
 	}
 	d.ctxs[family] = g
 	return g
@@ -201,6 +204,11 @@ func (l *layer) deviceDestroyed(dev unsafe.Pointer) {
 	}
 	l.mu.Unlock()
 	if d != nil && d.dev != nil {
+		d.ctxMu.Lock()
+		for _, g := range d.ctxs {
+			l.collect.remove(g)
+		}
+		d.ctxMu.Unlock()
 		d.dev.Close() // closes its contexts, collecting what the GPU finished
 	}
 }

@@ -6,10 +6,11 @@
 //   lifecycle two N        two devices alive at once, used in turn
 //   lifecycle nodestroy N  exits without destroying anything
 //   lifecycle v10 N        a Vulkan 1.0 instance (labels need debug utils only)
-//   lifecycle cost N K     N submissions of K labelled regions each: prints
-//                          the CPU time of recording one region (begin and
-//                          end), the median over submissions
-//   lifecycle rawcost N K  the same with two raw timestamps a region
+//   lifecycle cost N K HOW N submissions of K regions, each filling 64 KiB
+//                          of a buffer, marked by HOW: labels, raw (two
+//                          timestamps) or plain (none); prints the medians
+//                          of a region's CPU time, a frame's CPU time
+//                          (recording and submitting) and its GPU time
 //
 // Each use submits the command buffer N times; each submission carries 3
 // labelled regions: "outer" holding "inner a" and "inner b".
@@ -129,46 +130,86 @@ static int cmp_double(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-// cost records k regions a submission, n submissions, and prints the
-// median CPU time of recording one region; with raw set, each region is
-// two timestamps into a query pool of its own instead of a label (the
-// floor a profiler's zone is measured against).
-static void cost(device *d, int n, int k, int raw) {
-	double *per = calloc(n, sizeof *per);
-	VkQueryPool qp = VK_NULL_HANDLE;
-	if (raw) {
-		VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
-					    .queryCount = 2 * k};
-		CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &qp));
-	}
-	for (int i = 0; i < n; i++) {
+// The cost program's ways to mark a region: not at all (the GPU work
+// alone), with a debug label (what the layer times), or with two raw
+// timestamps (the floor a profiler's zone is measured against).
+enum { PLAIN, LABELS, RAW };
+
+// buffer makes a buffer of size bytes in the first memory type it can
+// live in, for vkCmdFillBuffer: the GPU work of each region.
+static VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory *mem) {
+	VkBuffer b;
+	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &b));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(d->dev, b, &req);
+	VkPhysicalDeviceMemoryProperties mp;
+	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	uint32_t t = 0;
+	while (t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t)))
+		t++;
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
+	CHECK(vkAllocateMemory(d->dev, &ai, NULL, mem));
+	CHECK(vkBindBufferMemory(d->dev, b, *mem, 0));
+	return b;
+}
+
+// cost records k regions a submission, each filling 64 KiB of a buffer,
+// n submissions, and prints medians over the submissions: the CPU time of
+// recording one region's marks and work, of a frame (recording and
+// submitting), and the GPU time of the frame (the program's own two
+// timestamps around it).
+static void cost(instance *i, device *d, int n, int k, int how) {
+	double *region = calloc(n, sizeof *region), *cpu = calloc(n, sizeof *cpu), *gpu = calloc(n, sizeof *gpu);
+	VkQueryPool qp;
+	VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
+				    .queryCount = 2 * k + 2};
+	CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &qp));
+	const VkDeviceSize chunk = 64 << 10;
+	VkDeviceMemory mem;
+	VkBuffer buf = buffer(i, d, 16 * chunk, &mem);
+	VkPhysicalDeviceProperties props;
+	vkGetPhysicalDeviceProperties(i->pd, &props);
+	for (int f = 0; f < n; f++) {
 		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-		CHECK(vkBeginCommandBuffer(d->cmd, &bi));
-		if (raw)
-			vkCmdResetQueryPool(d->cmd, qp, 0, 2 * k);
 		double t0 = now_ns();
+		CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+		vkCmdResetQueryPool(d->cmd, qp, 0, 2 * k + 2);
+		vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * k);
+		double t1 = now_ns();
 		for (int j = 0; j < k; j++) {
-			if (raw) {
+			if (how == LABELS)
+				label(d, "region");
+			else if (how == RAW)
 				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * j);
+			vkCmdFillBuffer(d->cmd, buf, (j % 16) * chunk, chunk, (uint32_t)j);
+			if (how == LABELS)
+				d->end(d->cmd);
+			else if (how == RAW)
 				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * j + 1);
-				continue;
-			}
-			label(d, "region");
-			d->end(d->cmd);
 		}
-		per[i] = (now_ns() - t0) / k;
+		region[f] = (now_ns() - t1) / k;
+		vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * k + 1);
 		CHECK(vkEndCommandBuffer(d->cmd));
 		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
 		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
+		cpu[f] = now_ns() - t0;
 		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
 		CHECK(vkResetFences(d->dev, 1, &d->fence));
+		uint64_t ts[2];
+		CHECK(vkGetQueryPoolResults(d->dev, qp, 2 * k, 2, sizeof ts, ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT));
+		gpu[f] = (double)(ts[1] - ts[0]) * props.limits.timestampPeriod;
 	}
-	if (raw)
-		vkDestroyQueryPool(d->dev, qp, NULL);
-	qsort(per, n, sizeof *per, cmp_double);
-	printf("region %.1f ns (median of %d submissions of %d regions)\n", per[n / 2], n, k);
-	free(per);
+	vkDestroyBuffer(d->dev, buf, NULL);
+	vkFreeMemory(d->dev, mem, NULL);
+	vkDestroyQueryPool(d->dev, qp, NULL);
+	qsort(region, n, sizeof *region, cmp_double);
+	qsort(cpu, n, sizeof *cpu, cmp_double);
+	qsort(gpu, n, sizeof *gpu, cmp_double);
+	printf("region %.1f ns, frame CPU %.1f us, frame GPU %.1f us (medians of %d submissions of %d regions)\n", region[n / 2],
+	       cpu[n / 2] / 1e3, gpu[n / 2] / 1e3, n, k);
+	free(region), free(cpu), free(gpu);
 }
 
 static void destroy_device(device *d) {
@@ -181,7 +222,7 @@ static void destroy_device(device *d) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: lifecycle recreate|two|nodestroy|v10 N, or cost N K\n");
+		fprintf(stderr, "usage: lifecycle recreate|two|nodestroy|v10 N, or cost N K labels|raw|plain\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -208,10 +249,11 @@ int main(int argc, char **argv) {
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
 		use(&d, n);
-	} else if ((strcmp(mode, "cost") == 0 || strcmp(mode, "rawcost") == 0) && argc == 4) {
+	} else if (strcmp(mode, "cost") == 0 && argc == 5) {
+		int how = strcmp(argv[4], "labels") == 0 ? LABELS : strcmp(argv[4], "raw") == 0 ? RAW : PLAIN;
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
-		cost(&d, n, atoi(argv[3]), mode[0] == 'r');
+		cost(&i, &d, n, atoi(argv[3]), how);
 		destroy_device(&d);
 		vkDestroyInstance(i.inst, NULL);
 	} else if (strcmp(mode, "v10") == 0) {
