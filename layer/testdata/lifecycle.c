@@ -6,11 +6,12 @@
 //   lifecycle two N        two devices alive at once, used in turn
 //   lifecycle nodestroy N  exits without destroying anything
 //   lifecycle v10 N        a Vulkan 1.0 instance (labels need debug utils only)
-//   lifecycle cost N K HOW N submissions of K regions, each filling 64 KiB
-//                          of a buffer, marked by HOW: labels, raw (two
-//                          timestamps) or plain (none); prints the medians
-//                          of a region's CPU time, a frame's CPU time
-//                          (recording and submitting) and its GPU time
+//   lifecycle cost N K HOW KIB
+//                          N submissions of K regions, each filling KIB KiB
+//                          of a buffer (0: no work), marked by HOW: labels,
+//                          raw (two timestamps) or plain (none); prints the
+//                          medians of a region's CPU time, a frame's CPU
+//                          time (recording and submitting) and its GPU time
 //
 // Each use submits the command buffer N times; each submission carries 3
 // labelled regions: "outer" holding "inner a" and "inner b".
@@ -154,20 +155,19 @@ static VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory
 	return b;
 }
 
-// cost records k regions a submission, each filling 64 KiB of a buffer,
-// n submissions, and prints medians over the submissions: the CPU time of
-// recording one region's marks and work, of a frame (recording and
-// submitting), and the GPU time of the frame (the program's own two
-// timestamps around it).
-static void cost(instance *i, device *d, int n, int k, int how) {
+// cost records k regions a submission, each filling chunk KiB of a
+// buffer (0: no work), n submissions, and prints medians over the
+// submissions: the CPU time of recording one region's marks and work, of
+// a frame (recording and submitting), and the GPU time of the frame (the
+// program's own two timestamps around it).
+static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chunk) {
 	double *region = calloc(n, sizeof *region), *cpu = calloc(n, sizeof *cpu), *gpu = calloc(n, sizeof *gpu);
 	VkQueryPool qp;
 	VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
 				    .queryCount = 2 * k + 2};
 	CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &qp));
-	const VkDeviceSize chunk = 64 << 10;
 	VkDeviceMemory mem;
-	VkBuffer buf = buffer(i, d, 16 * chunk, &mem);
+	VkBuffer buf = buffer(i, d, 16 * (chunk ? chunk : 4), &mem);
 	VkPhysicalDeviceProperties props;
 	vkGetPhysicalDeviceProperties(i->pd, &props);
 	for (int f = 0; f < n; f++) {
@@ -183,7 +183,8 @@ static void cost(instance *i, device *d, int n, int k, int how) {
 				label(d, "region");
 			else if (how == RAW)
 				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * j);
-			vkCmdFillBuffer(d->cmd, buf, (j % 16) * chunk, chunk, (uint32_t)j);
+			if (chunk)
+				vkCmdFillBuffer(d->cmd, buf, (j % 16) * chunk, chunk, (uint32_t)j);
 			if (how == LABELS)
 				d->end(d->cmd);
 			else if (how == RAW)
@@ -222,7 +223,7 @@ static void destroy_device(device *d) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: lifecycle recreate|two|nodestroy|v10 N, or cost N K labels|raw|plain\n");
+		fprintf(stderr, "usage: lifecycle recreate|two|nodestroy|v10 N, or cost N K labels|raw|plain KIB\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -249,11 +250,11 @@ int main(int argc, char **argv) {
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
 		use(&d, n);
-	} else if (strcmp(mode, "cost") == 0 && argc == 5) {
+	} else if (strcmp(mode, "cost") == 0 && argc == 6) {
 		int how = strcmp(argv[4], "labels") == 0 ? LABELS : strcmp(argv[4], "raw") == 0 ? RAW : PLAIN;
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
-		cost(&i, &d, n, atoi(argv[3]), how);
+		cost(&i, &d, n, atoi(argv[3]), how, (VkDeviceSize)atoi(argv[5]) << 10);
 		destroy_device(&d);
 		vkDestroyInstance(i.inst, NULL);
 	} else if (strcmp(mode, "v10") == 0) {
