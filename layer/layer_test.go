@@ -105,7 +105,7 @@ func TestVkcubeUnderLayer(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("framescope run: %v\n%s\n%s", err, stdout.String(), stderr.String())
 			}
-			if m := validationMessage.FindAllString(stdout.String()+stderr.String(), 5); len(m) > 0 {
+			if m := validationMessage.FindAllString(stdout.String()+stderr.String(), 5); len(m) > 0 || strings.Contains(stdout.String()+stderr.String(), "VUID-") {
 				t.Errorf("the validation layer spoke:\n%s", strings.Join(m, "\n"))
 			}
 			t.Logf("framescope run's summary:\n%s", stderr.String())
@@ -267,31 +267,14 @@ func TestKilledUnderLayer(t *testing.T) {
 // submission is a zone, nested as labelled, on one track per device (one
 // made again continues its track), and the books balance.
 func TestLifecycleUnderLayer(t *testing.T) {
-	dir := built(t)
-	prog := filepath.Join(t.TempDir(), "lifecycle")
-	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-o", prog, "testdata/lifecycle.c", "-lvulkan").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	dir, prog := built(t), lifecycle(t)
 	const n = 20
 	for _, c := range []struct {
 		mode          string
 		uses, devices int
 	}{{"recreate", 2, 1}, {"two", 2, 2}, {"nodestroy", 1, 1}, {"v10", 1, 1}} {
 		t.Run(c.mode, func(t *testing.T) {
-			trace := filepath.Join(t.TempDir(), c.mode+".perfetto-trace")
-			out, err := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, c.mode, fmt.Sprint(n)).CombinedOutput()
-			if err != nil {
-				t.Fatalf("framescope run: %v\n%s", err, out)
-			}
-			f, err := os.Open(trace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := perfetto.Read(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, out := runLifecycle(t, dir, prog, c.mode, n)
 			checkLifecycle(t, tr, c.uses*n, c.devices)
 			if t.Failed() {
 				t.Logf("framescope run said:\n%s", out)
@@ -336,5 +319,78 @@ func checkLifecycle(t *testing.T, tr *timeline.Trace, submits, devices int) {
 	}
 	if len(tr.Frames) != submits {
 		t.Errorf("%d frames, want %d (one a submission)", len(tr.Frames), submits)
+	}
+}
+
+// lifecycle builds testdata/lifecycle.c.
+func lifecycle(t *testing.T) string {
+	t.Helper()
+	prog := filepath.Join(t.TempDir(), "lifecycle")
+	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-o", prog, "testdata/lifecycle.c", "-lvulkan").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return prog
+}
+
+// runLifecycle runs lifecycle's mode under the layer, a frame a
+// submission, the validation layer (synchronization included) above it,
+// and returns the trace and what was printed; the validation layer must
+// say nothing.
+func runLifecycle(t *testing.T, dir, prog, mode string, n int) (*timeline.Trace, []byte) {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
+	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, mode, fmt.Sprint(n))
+	cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
+		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("framescope run: %v\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("SYNC-")) || bytes.Contains(out, []byte("Validation Error")) {
+		t.Errorf("the validation layer spoke:\n%s", out)
+	}
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := perfetto.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, out
+}
+
+// Secondary command buffers under the layer (lifecycle secondary): one
+// recorded once and executed every submission is timed at every
+// execution, nested in the primary's region; a zone in one that continues
+// a render pass cannot be timed (a recording's query reset may not be
+// recorded inside a render pass): it is refused and counted, once a
+// recording, as no_frame, and nothing else is lost.
+func TestSecondariesUnderLayer(t *testing.T) {
+	dir, prog := built(t), lifecycle(t)
+	const n = 20
+	tr, out := runLifecycle(t, dir, prog, "secondary", n)
+	byName := map[string]int{}
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track); k != nil && k.Kind == timeline.TrackGPUQueue {
+			byName[tr.Name(s.Name)]++
+			if name := tr.Name(s.Name); name != "outer" && s.Depth != 1 {
+				t.Errorf("%q at depth %d, want 1 (inside outer)", name, s.Depth)
+			}
+		}
+	}
+	want := map[string]int{"outer": n, "cached": n, "render pass": n}
+	if fmt.Sprint(byName) != fmt.Sprint(want) {
+		t.Errorf("zones %v, want %v", byName, want)
+	}
+	if d := tr.Drops; d.NoFrame != n || d.Total() != n {
+		t.Errorf("drops %+v, want no_frame %d alone", d, n)
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v", k, tr.Ledger)
+	}
+	if t.Failed() {
+		t.Logf("framescope run said:\n%s", out)
 	}
 }

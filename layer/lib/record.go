@@ -31,11 +31,11 @@ func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) unsafe.Pointer {
 	}
 	l.inFrame()
 	s.open, s.secondaries, s.recording = s.open[:0], s.secondaries[:0], false
-	if s.secondary && flags&renderPassContinue != 0 {
-		return nil
-	}
 	if s.gpu = l.context(s.dev, s.family); s.gpu == nil {
 		return nil
+	}
+	if s.secondary && flags&renderPassContinue != 0 {
+		return nil // its zones go through Zone, which refuses and counts them
 	}
 	s.rec = s.gpu.Record(vkg.CommandBuffer(cmd))
 	s.recording = true
@@ -61,15 +61,17 @@ func (l *layer) name(label *C.char, kind int) profiler.Name {
 // another command buffer ends here) and the recording.
 func (l *layer) cmdEnd(cmd unsafe.Pointer) {
 	s := l.state(cmd)
-	if s == nil || !s.recording {
+	if s == nil {
 		return
 	}
 	for i := len(s.open) - 1; i >= 0; i-- {
 		s.open[i].z.End()
 	}
 	s.open = s.open[:0]
-	s.rec.End()
-	s.recording = false
+	if s.recording {
+		s.rec.End()
+		s.recording = false
+	}
 }
 
 func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
@@ -78,10 +80,14 @@ func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
 	}
 }
 
+// zoneBegin begins a zone the C half could not: past its stack, refused
+// by the recording's zone path, or in a command buffer that is no
+// recording (a secondary that continues a render pass), where Zone
+// refuses it and counts it (no_frame).
 func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
 	s := l.state(cmd)
-	if s == nil || !s.recording {
-		return
+	if s == nil || s.gpu == nil {
+		return // no context: the device could not be profiled, as the layer said
 	}
 	name := l.name(label, kind)
 	s.open = append(s.open, openZone{z: s.gpu.Zone(vkg.CommandBuffer(cmd), name), kind: kind})
@@ -92,7 +98,7 @@ func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
 // breaks.
 func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 	s := l.state(cmd)
-	if s == nil || !s.recording {
+	if s == nil {
 		return
 	}
 	for i := len(s.open) - 1; i >= 0; i-- {

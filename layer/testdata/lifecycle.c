@@ -6,6 +6,11 @@
 //   lifecycle two N        two devices alive at once, used in turn
 //   lifecycle nodestroy N  exits without destroying anything
 //   lifecycle v10 N        a Vulkan 1.0 instance (labels need debug utils only)
+//   lifecycle secondary N  each submission: a primary that executes a
+//                          secondary recorded once ("cached", its region
+//                          "cached"), then, inside a render pass, one
+//                          recorded every time to continue it (its region
+//                          "in pass"); the primary's own region is "outer"
 //   lifecycle cost N K HOW KIB
 //                          N submissions of K regions, each filling KIB KiB
 //                          of a buffer (0: no work), marked by HOW: labels,
@@ -213,6 +218,99 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 	free(region), free(cpu), free(gpu);
 }
 
+// secondary records, n times, a primary that executes a secondary
+// recorded once outside any render pass, then begins a render pass whose
+// contents are secondaries and executes one recorded anew to continue it.
+static void secondary(instance *i, device *d, int n) {
+	VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
+				.format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {64, 64, 1}, .mipLevels = 1, .arrayLayers = 1,
+				.samples = VK_SAMPLE_COUNT_1_BIT, .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT};
+	VkImage img;
+	CHECK(vkCreateImage(d->dev, &ii, NULL, &img));
+	VkMemoryRequirements req;
+	vkGetImageMemoryRequirements(d->dev, img, &req);
+	VkPhysicalDeviceMemoryProperties mp;
+	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	uint32_t t = 0;
+	while (t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t)))
+		t++;
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
+	VkDeviceMemory mem;
+	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &mem));
+	CHECK(vkBindImageMemory(d->dev, img, mem, 0));
+	VkImageViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, .image = img, .viewType = VK_IMAGE_VIEW_TYPE_2D,
+				    .format = ii.format, .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+	VkImageView view;
+	CHECK(vkCreateImageView(d->dev, &vi, NULL, &view));
+	VkAttachmentDescription att = {.format = ii.format, .samples = VK_SAMPLE_COUNT_1_BIT, .loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
+				       .storeOp = VK_ATTACHMENT_STORE_OP_STORE, .stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE,
+				       .stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+				       .finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+	VkAttachmentReference ref = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+	VkSubpassDescription sub = {.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS, .colorAttachmentCount = 1, .pColorAttachments = &ref};
+	VkSubpassDependency dep = {.srcSubpass = VK_SUBPASS_EXTERNAL, .dstSubpass = 0,
+				   .srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+				   .dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+				   .srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, .dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT};
+	VkRenderPassCreateInfo rpi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO, .attachmentCount = 1, .pAttachments = &att,
+				      .subpassCount = 1, .pSubpasses = &sub, .dependencyCount = 1, .pDependencies = &dep};
+	VkRenderPass rp;
+	CHECK(vkCreateRenderPass(d->dev, &rpi, NULL, &rp));
+	VkFramebufferCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO, .renderPass = rp, .attachmentCount = 1,
+				      .pAttachments = &view, .width = 64, .height = 64, .layers = 1};
+	VkFramebuffer fb;
+	CHECK(vkCreateFramebuffer(d->dev, &fi, NULL, &fb));
+
+	VkCommandBuffer sec[2];
+	VkCommandBufferAllocateInfo sai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d->pool,
+					   .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY, .commandBufferCount = 2};
+	CHECK(vkAllocateCommandBuffers(d->dev, &sai, sec));
+	VkCommandBufferInheritanceInfo none = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+	VkCommandBufferBeginInfo cached = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, .pInheritanceInfo = &none};
+	VkCommandBuffer keep = d->cmd;
+	CHECK(vkBeginCommandBuffer(sec[0], &cached));
+	d->cmd = sec[0];
+	label(d, "cached");
+	d->end(d->cmd);
+	CHECK(vkEndCommandBuffer(sec[0]));
+	VkCommandBufferInheritanceInfo inpass = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, .renderPass = rp,
+						 .framebuffer = fb};
+	VkCommandBufferBeginInfo cont = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					 .flags = VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT | VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+					 .pInheritanceInfo = &inpass};
+	for (int k = 0; k < n; k++) {
+		CHECK(vkBeginCommandBuffer(sec[1], &cont));
+		d->cmd = sec[1];
+		label(d, "in pass");
+		d->end(d->cmd);
+		CHECK(vkEndCommandBuffer(sec[1]));
+		d->cmd = keep;
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+		label(d, "outer");
+		vkCmdExecuteCommands(d->cmd, 1, &sec[0]);
+		VkClearValue clear = {0};
+		VkRenderPassBeginInfo rb = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = rp, .framebuffer = fb,
+					    .renderArea = {{0, 0}, {64, 64}}, .clearValueCount = 1, .pClearValues = &clear};
+		vkCmdBeginRenderPass(d->cmd, &rb, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
+		vkCmdExecuteCommands(d->cmd, 1, &sec[1]);
+		vkCmdEndRenderPass(d->cmd);
+		d->end(d->cmd);
+		CHECK(vkEndCommandBuffer(d->cmd));
+		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
+		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
+		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
+		CHECK(vkResetFences(d->dev, 1, &d->fence));
+	}
+	vkFreeCommandBuffers(d->dev, d->pool, 2, sec);
+	vkDestroyFramebuffer(d->dev, fb, NULL);
+	vkDestroyRenderPass(d->dev, rp, NULL);
+	vkDestroyImageView(d->dev, view, NULL);
+	vkDestroyImage(d->dev, img, NULL);
+	vkFreeMemory(d->dev, mem, NULL);
+}
+
 static void destroy_device(device *d) {
 	vkDeviceWaitIdle(d->dev);
 	vkDestroyFence(d->dev, d->fence, NULL);
@@ -255,6 +353,12 @@ int main(int argc, char **argv) {
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
 		cost(&i, &d, n, atoi(argv[3]), how, (VkDeviceSize)atoi(argv[5]) << 10);
+		destroy_device(&d);
+		vkDestroyInstance(i.inst, NULL);
+	} else if (strcmp(mode, "secondary") == 0) {
+		instance i = make_instance(VK_API_VERSION_1_2);
+		device d = make_device(&i);
+		secondary(&i, &d, n);
 		destroy_device(&d);
 		vkDestroyInstance(i.inst, NULL);
 	} else if (strcmp(mode, "v10") == 0) {
