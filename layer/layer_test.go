@@ -283,6 +283,11 @@ func TestLifecycleUnderLayer(t *testing.T) {
 	}
 }
 
+// lifecycleDepth is where lifecycle's zones nest: its labels inside the
+// zone of the command buffer they are recorded in.
+var lifecycleDepth = map[string]uint16{"command buffer": 0, "outer": 1, "inner a": 2, "inner b": 2,
+	"secondary command buffer": 2, "cached": 3, "render pass": 2}
+
 func checkLifecycle(t *testing.T, tr *timeline.Trace, submits, devices int) {
 	t.Helper()
 	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
@@ -301,15 +306,11 @@ func checkLifecycle(t *testing.T, tr *timeline.Trace, submits, devices int) {
 		name := tr.Name(s.Name)
 		byName[name]++
 		tracks[s.Track] = true
-		wantDepth := uint16(1)
-		if name == "outer" {
-			wantDepth = 0
-		}
-		if s.Depth != wantDepth {
-			t.Errorf("zone %d %q at depth %d, want %d", i, name, s.Depth, wantDepth)
+		if want := lifecycleDepth[name]; s.Depth != want {
+			t.Errorf("zone %d %q at depth %d, want %d", i, name, s.Depth, want)
 		}
 	}
-	for _, name := range []string{"outer", "inner a", "inner b"} {
+	for _, name := range []string{"command buffer", "outer", "inner a", "inner b"} {
 		if byName[name] != submits {
 			t.Errorf("%d zones %q, want %d: %v", byName[name], name, submits, byName)
 		}
@@ -363,9 +364,10 @@ func runLifecycle(t *testing.T, dir, prog, mode string, n int) (*timeline.Trace,
 
 // Secondary command buffers under the layer (lifecycle secondary): one
 // recorded once and executed every submission is timed at every
-// execution, nested in the primary's region; a zone in one that continues
-// a render pass cannot be timed (a recording's query reset may not be
-// recorded inside a render pass): it is refused and counted, once a
+// execution (its zone and its label's), nested in the primary's region;
+// the zones of one that continues a render pass (its own and its
+// label's) cannot be timed (a recording's query reset may not be
+// recorded inside a render pass): they are refused and counted, once a
 // recording, as no_frame, and nothing else is lost.
 func TestSecondariesUnderLayer(t *testing.T) {
 	dir, prog := built(t), lifecycle(t)
@@ -374,18 +376,19 @@ func TestSecondariesUnderLayer(t *testing.T) {
 	byName := map[string]int{}
 	for _, s := range tr.Spans {
 		if k := tr.Track(s.Track); k != nil && k.Kind == timeline.TrackGPUQueue {
-			byName[tr.Name(s.Name)]++
-			if name := tr.Name(s.Name); name != "outer" && s.Depth != 1 {
-				t.Errorf("%q at depth %d, want 1 (inside outer)", name, s.Depth)
+			name := tr.Name(s.Name)
+			byName[name]++
+			if want := lifecycleDepth[name]; s.Depth != want {
+				t.Errorf("%q at depth %d, want %d", name, s.Depth, want)
 			}
 		}
 	}
-	want := map[string]int{"outer": n, "cached": n, "render pass": n}
+	want := map[string]int{"command buffer": n, "outer": n, "secondary command buffer": n, "cached": n, "render pass": n}
 	if fmt.Sprint(byName) != fmt.Sprint(want) {
 		t.Errorf("zones %v, want %v", byName, want)
 	}
-	if d := tr.Drops; d.NoFrame != n || d.Total() != n {
-		t.Errorf("drops %+v, want no_frame %d alone", d, n)
+	if d := tr.Drops; d.NoFrame != 2*n || d.Total() != 2*n {
+		t.Errorf("drops %+v, want no_frame %d alone", d, 2*n)
 	}
 	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
 		t.Errorf("books %v do not balance: %+v", k, tr.Ledger)

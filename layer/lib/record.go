@@ -48,11 +48,8 @@ func (l *layer) name(label *C.char, kind int) profiler.Name {
 	if p == nil {
 		return ^profiler.Name(0)
 	}
-	switch kind {
-	case zoneRenderPass:
-		return l.names.of("render pass", p)
-	case zoneRendering:
-		return l.names.of("rendering", p)
+	if n, ok := kindNames[kind]; ok {
+		return l.names.of(n, p)
 	}
 	return l.names.ofC(label, p)
 }

@@ -93,7 +93,17 @@ const (
 	zoneMarker     = 2
 	zoneRenderPass = 3
 	zoneRendering  = 4
+	zoneCommands   = 5 // a primary command buffer
+	zoneSecondary  = 6 // a secondary
 )
+
+// kindNames are the names of the zones that are no label.
+var kindNames = map[int]string{
+	zoneRenderPass: "render pass",
+	zoneRendering:  "rendering",
+	zoneCommands:   "command buffer",
+	zoneSecondary:  "secondary command buffer",
+}
 
 func (l *layer) deviceCreated(instance unsafe.Pointer, physical uint32, dev unsafe.Pointer, api, flags uint32, families, counts []uint32) {
 	e := profiler.Existing{

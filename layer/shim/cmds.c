@@ -18,7 +18,7 @@ static __thread fs_cmd *last; // the calling thread's last command buffer
 
 static unsigned bucket(const void *cmd) { return (unsigned)(((uintptr_t)cmd >> 4) * 0x9E3779B97F4A7C15ull >> 52) % BUCKETS; }
 
-void fs_cmd_add(void *cmd, uint64_t pool) {
+void fs_cmd_add(void *cmd, uint64_t pool, int secondary) {
 	pthread_rwlock_wrlock(&lock);
 	fs_cmd *c = spare;
 	if (c)
@@ -28,6 +28,7 @@ void fs_cmd_add(void *cmd, uint64_t pool) {
 	if (c) {
 		memset(c, 0, sizeof *c);
 		c->pool = pool;
+		c->secondary = secondary;
 		unsigned b = bucket(cmd);
 		c->next = table[b];
 		table[b] = c;
@@ -89,6 +90,8 @@ void fs_cmd_begin(void *cmd, uint32_t flags) {
 		return;
 	c->depth = c->deeper = 0;
 	c->cz = fs_go_loaded ? fs_go.cmd_begin(cmd, flags) : NULL;
+	// A zone for the command buffer itself, which fs_cmd_end ends last.
+	fs_zone_begin(cmd, NULL, c->secondary ? FS_ZONE_SECONDARY : FS_ZONE_COMMAND_BUFFER);
 }
 
 // end_at ends the open zone at index i and takes it off the stack.

@@ -74,7 +74,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_AllocateCommandBuffers(VkDevice device,
 	VkResult r = v->AllocateCommandBuffers(device, ai, cmds);
 	if (r == VK_SUCCESS)
 		for (uint32_t i = 0; i < ai->commandBufferCount; i++)
-			fs_cmd_add(cmds[i], (uint64_t)ai->commandPool);
+			fs_cmd_add(cmds[i], (uint64_t)ai->commandPool, ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
 	if (r == VK_SUCCESS)
 		GO(allocated, device, (uint64_t)ai->commandPool, ai->commandBufferCount, (void *const *)cmds,
 		   ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);

@@ -20,7 +20,7 @@ typedef struct fs_name {
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static fs_name_t *table[NAME_BUCKETS];
 static int count;
-static uint32_t kinds[8]; // the names of render passes and rendering instances, 0: not asked yet
+static uint32_t kinds[8]; // the names of the zones that are no label, by kind; 0: not asked yet
 
 // Each thread keeps the names of the labels it saw last, by the label's
 // address, checked against the text (the same address may hold another
@@ -43,7 +43,7 @@ static uint64_t fnv(const char *s, size_t *n) {
 }
 
 uint32_t fs_name(const char *label, int kind) {
-	if (kind == FS_ZONE_RENDER_PASS || kind == FS_ZONE_RENDERING) {
+	if (kind != FS_ZONE_LABEL && kind != FS_ZONE_MARKER) {
 		uint32_t id = __atomic_load_n(&kinds[kind], __ATOMIC_ACQUIRE);
 		if (!id) {
 			id = fs_go.name(NULL, kind);

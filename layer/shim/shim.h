@@ -128,6 +128,8 @@ enum {
 	FS_ZONE_MARKER = 2,
 	FS_ZONE_RENDER_PASS = 3,
 	FS_ZONE_RENDERING = 4,
+	FS_ZONE_COMMAND_BUFFER = 5, // a primary, from its begin to its end
+	FS_ZONE_SECONDARY = 6,      // a secondary, likewise
 };
 
 // CPU span kinds.
@@ -149,6 +151,7 @@ PFN_vkVoidFunction fs_device_hook(const char *name);
 typedef struct fs_cmd {
 	void *cmd; // NULL while unused
 	uint64_t pool;
+	int secondary;
 	framescope_czones *cz; // between begin and end, or NULL
 	uint32_t depth, deeper; // open zones on the stack, and past it (through Go)
 	struct {
@@ -158,7 +161,7 @@ typedef struct fs_cmd {
 	struct fs_cmd *next;
 } fs_cmd;
 
-void fs_cmd_add(void *cmd, uint64_t pool);
+void fs_cmd_add(void *cmd, uint64_t pool, int secondary);
 void fs_cmd_remove(void *cmd);
 void fs_cmd_remove_pool(uint64_t pool);
 fs_cmd *fs_cmd_get(void *cmd);
