@@ -397,3 +397,44 @@ func TestSecondariesUnderLayer(t *testing.T) {
 		t.Logf("framescope run said:\n%s", out)
 	}
 }
+
+// framescope run's flags reach the layer: -window keeps the last frames
+// (a flight recorder written at exit) and -gpu-budget writes the frames
+// over it beside the trace, 16 at most; a flag past its bound, or a
+// budget without a window, is refused before the program starts.
+func TestRunFlagsUnderLayer(t *testing.T) {
+	dir := built(t)
+	need(t, "vkcube")
+	tmp := t.TempDir()
+	trace := filepath.Join(tmp, "w.perfetto-trace")
+	out, err := exec.Command(filepath.Join(dir, "framescope"), "run", "-window", "50", "-gpu-budget", "1ns", "-o", trace,
+		"--", "xvfb-run", "-a", "vkcube", "--c", "200").CombinedOutput()
+	if err != nil {
+		t.Fatalf("framescope run: %v\n%s", err, out)
+	}
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := perfetto.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Frames) != 50 {
+		t.Errorf("%d frames in the window's trace, want 50", len(tr.Frames))
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	overs, _ := filepath.Glob(filepath.Join(tmp, "w-over-*.perfetto-trace"))
+	if len(overs) != 16 || !strings.Contains(string(out), "frames over budget; the first 16 written") {
+		t.Errorf("%d traces of frames over budget, want 16, and the count of the rest said:\n%s", len(overs), out)
+	}
+	for _, bad := range [][]string{{"-gpu-budget", "1ms"}, {"-window", "65537"}, {"-frame-every", "1048577"}} {
+		cmd := exec.Command(filepath.Join(dir, "framescope"), append(append([]string{"run"}, bad...), "--", "true")...)
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), bad[0]) {
+			t.Errorf("run %v: %v, want a refusal naming %s:\n%s", bad, err, bad[0], out)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func init() {
@@ -29,52 +30,105 @@ const (
 
 var layerFiles = []string{layerManifest, "libVkLayer_framescope.so", "libframescope_go.so"}
 
+// runOptions are run's flags, which reach the layer as its environment.
+type runOptions struct {
+	out, layer, live     string
+	frameEvery, window   uint
+	cpuBudget, gpuBudget time.Duration
+	renderStages         bool
+}
+
+// The bounds of run's flags (the layer's own, layer/lib/config.go).
+const (
+	maxFrameEvery = 1 << 20
+	maxRunWindow  = 1 << 16
+)
+
 func runRun(args []string, stdout, stderr io.Writer) int {
+	o, prog, ok := parseRun(args, stderr)
+	if !ok {
+		return 2
+	}
+	layer, err := findLayer(o.layer)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope run: %v\n", err)
+		return 2
+	}
+	if err := os.Remove(o.out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "framescope run: %v\n", err)
+		return 2
+	}
+	code, err := runWithLayer(prog, layer, o, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope run: %v\n", err)
+		return 2
+	}
+	summarizeTrace(stderr, o.out)
+	return code
+}
+
+// parseRun reads run's flags, checking each against its bound.
+func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
+	var o runOptions
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "the trace to write (default: PROGRAM.perfetto-trace)")
-	every := fs.Uint("frame-every", 0, "end a frame every N submissions, not at each vkQueuePresentKHR (for programs that never present)")
-	dir := fs.String("layer", "", "the directory `make layer` built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
+	fs.StringVar(&o.out, "o", "", "the trace to write (default: PROGRAM.perfetto-trace)")
+	fs.UintVar(&o.frameEvery, "frame-every", 0, fmt.Sprintf("end a frame every N submissions, not at each vkQueuePresentKHR (for programs that never present; at most %d)", maxFrameEvery))
+	fs.UintVar(&o.window, "window", 0, fmt.Sprintf("a flight recorder: keep the last N frames and write them at exit, not the whole run (at most %d)", maxRunWindow))
+	fs.DurationVar(&o.cpuBudget, "cpu-budget", 0, "with -window: write each frame over this CPU time, with the window before it, beside FILE (FILE-over-FRAME.perfetto-trace, 16 at most)")
+	fs.DurationVar(&o.gpuBudget, "gpu-budget", 0, "with -window: the same for GPU time")
+	fs.BoolVar(&o.renderStages, "render-stages", true, "also write GPU zones as Perfetto's own GPU render stages and counters (ui.perfetto.dev's GPU group)")
+	fs.StringVar(&o.live, "live", "", "serve the live view on this address (such as 127.0.0.1:6060) at /debug/framescope/")
+	fs.StringVar(&o.layer, "layer", "", "the directory `make layer` built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: framescope run [-o FILE] [-frame-every N] [-layer DIR] -- PROGRAM [ARGS...]")
+		fmt.Fprintln(stderr, "usage: framescope run [flags] -- PROGRAM [ARGS...]")
 		fmt.Fprintln(stderr, "Runs PROGRAM with Framescope's Vulkan layer, which profiles every Vulkan device it")
-		fmt.Fprintln(stderr, "makes: a GPU zone per render pass, dynamic-rendering instance and debug label, a frame")
-		fmt.Fprintln(stderr, "per present, CPU spans for submits, presents and waits. The trace is streamed to FILE")
-		fmt.Fprintln(stderr, "while it runs; a summary follows at exit. The exit status is PROGRAM's.")
+		fmt.Fprintln(stderr, "makes: a GPU zone per command buffer, render pass, dynamic-rendering instance and debug")
+		fmt.Fprintln(stderr, "label, a frame per present, CPU spans for submits, presents and waits. The trace is")
+		fmt.Fprintln(stderr, "streamed to FILE while it runs; a summary follows at exit. The exit status is PROGRAM's.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return o, nil, false
 	}
 	prog := fs.Args()
-	if len(prog) == 0 {
+	bad := func(format string, a ...any) (runOptions, []string, bool) {
+		fmt.Fprintf(stderr, "framescope run: "+format+"\n", a...)
+		return o, nil, false
+	}
+	switch {
+	case len(prog) == 0:
 		fs.Usage()
-		return 2
+		return o, nil, false
+	case o.frameEvery > maxFrameEvery:
+		return bad("-frame-every %d: at most %d", o.frameEvery, maxFrameEvery)
+	case o.window > maxRunWindow:
+		return bad("-window %d: at most %d", o.window, maxRunWindow)
+	case o.cpuBudget < 0 || o.gpuBudget < 0:
+		return bad("a budget is a duration of 0 or more")
+	case (o.cpuBudget > 0 || o.gpuBudget > 0) && o.window == 0:
+		return bad("-cpu-budget and -gpu-budget need -window: a frame over budget is written with the window before it")
 	}
-	layer, err := findLayer(*dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "framescope run: %v\n", err)
-		return 2
+	if o.out == "" {
+		o.out = filepath.Base(prog[0]) + ".perfetto-trace"
 	}
-	path := *out
-	if path == "" {
-		path = filepath.Base(prog[0]) + ".perfetto-trace"
+	return o, prog, true
+}
+
+// env is what the layer reads of o (layer/lib/config.go).
+func (o runOptions) env(out string) []string {
+	e := []string{"FRAMESCOPE_OUT=" + out,
+		fmt.Sprintf("FRAMESCOPE_FRAME_EVERY=%d", o.frameEvery),
+		fmt.Sprintf("FRAMESCOPE_WINDOW=%d", o.window),
+		fmt.Sprintf("FRAMESCOPE_RENDER_STAGES=%t", o.renderStages),
+		"FRAMESCOPE_LIVE=" + o.live}
+	if o.cpuBudget > 0 {
+		e = append(e, "FRAMESCOPE_CPU_BUDGET="+o.cpuBudget.String())
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stderr, "framescope run: %v\n", err)
-		return 2
+	if o.gpuBudget > 0 {
+		e = append(e, "FRAMESCOPE_GPU_BUDGET="+o.gpuBudget.String())
 	}
-	if *every > 1<<20 {
-		fmt.Fprintf(stderr, "framescope run: -frame-every %d: at most %d\n", *every, 1<<20)
-		return 2
-	}
-	code, err := runWithLayer(prog, layer, path, *every, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "framescope run: %v\n", err)
-		return 2
-	}
-	summarizeTrace(stderr, path)
-	return code
+	return e
 }
 
 // findLayer returns the directory that holds the layer's files: dir, or
@@ -105,8 +159,8 @@ func findLayer(dir string) (string, error) {
 
 // layerEnv is env with the layer added for the loader, both ways a loader
 // takes it (VK_INSTANCE_LAYERS; VK_LOADER_LAYERS_ENABLE from loader
-// 1.3.234), and the trace's path for the layer.
-func layerEnv(env []string, dir, out string) []string {
+// 1.3.234), and the layer's own variables (FRAMESCOPE_*, from own alone).
+func layerEnv(env []string, dir string, own []string) []string {
 	add := map[string]string{
 		"VK_ADD_LAYER_PATH":       dir,
 		"VK_INSTANCE_LAYERS":      layerName,
@@ -115,7 +169,7 @@ func layerEnv(env []string, dir, out string) []string {
 	var res []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if k == "FRAMESCOPE_OUT" || k == "FRAMESCOPE_FRAME_EVERY" {
+		if strings.HasPrefix(k, "FRAMESCOPE_") && k != "FRAMESCOPE_LAYER" {
 			continue
 		}
 		if a, ok := add[k]; ok && v != "" {
@@ -130,18 +184,18 @@ func layerEnv(env []string, dir, out string) []string {
 	for k, v := range add {
 		res = append(res, k+"="+v)
 	}
-	return append(res, "FRAMESCOPE_OUT="+out)
+	return append(res, own...)
 }
 
 // runWithLayer runs prog to its end, passing it the signals that would
 // end framescope, and returns its exit status (128+N for signal N).
-func runWithLayer(prog []string, dir, out string, every uint, stdout, stderr io.Writer) (int, error) {
-	abs, err := filepath.Abs(out)
+func runWithLayer(prog []string, dir string, o runOptions, stdout, stderr io.Writer) (int, error) {
+	abs, err := filepath.Abs(o.out)
 	if err != nil {
 		return 0, err
 	}
 	cmd := exec.Command(prog[0], prog[1:]...)
-	cmd.Env = append(layerEnv(os.Environ(), dir, abs), fmt.Sprintf("FRAMESCOPE_FRAME_EVERY=%d", every))
+	cmd.Env = layerEnv(os.Environ(), dir, o.env(abs))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

@@ -2,52 +2,114 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
+	"strings"
 
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/live"
 	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
 )
 
 // output is the trace file the layer streams to: every flushEvery frames
 // a batch, so that a program killed mid-run leaves a trace that reads
-// back up to its last flush.
+// back up to its last flush. With a flight-recorder window nothing is
+// streamed: the window is written at exit.
 type output struct {
 	f *os.File
-	w *perfetto.Writer
+	w *perfetto.Writer // nil with a window
 }
 
-const flushEvery = 60
+const (
+	flushEvery = 60
+	// maxOverBudget bounds the traces of frames over a budget the layer
+	// writes (OUT-over-FRAME.perfetto-trace); later ones are counted.
+	maxOverBudget = 16
+)
 
-// outPath is $FRAMESCOPE_OUT, or framescope-PROGRAM-PID.perfetto-trace in
-// the working directory.
-func outPath() string {
-	if p := os.Getenv("FRAMESCOPE_OUT"); p != "" {
-		return p
-	}
-	return "framescope-" + filepath.Base(os.Args[0]) + "-" + strconv.Itoa(os.Getpid()) + ".perfetto-trace"
-}
-
-// start makes the profiler, streaming to the output (l.mu held).
+// start makes the profiler, streaming to the output or keeping a window,
+// and the live view where asked (l.mu held).
 func (l *layer) start() {
-	o := profiler.Options{}
-	path := outPath()
-	f, err := os.Create(path)
+	c := readConfig()
+	l.cfg, l.frameEvery = c, c.frameEvery
+	o := profiler.Options{WindowFrames: c.window}
+	f, err := os.Create(c.out)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "framescope layer: %v: the trace is kept in memory and lost at exit\n", err)
+		fmt.Fprintf(os.Stderr, "framescope layer: %v: no trace will be written\n", err)
 	} else {
-		l.out = &output{f: f, w: perfetto.NewWriter(f, perfetto.Options{RenderStages: true})}
-		o.Sink, o.FlushEvery = l.out.w, flushEvery
+		l.out = &output{f: f}
+		if c.window == 0 {
+			l.out.w = perfetto.NewWriter(f, perfetto.Options{RenderStages: c.renderStages})
+			o.Sink, o.FlushEvery = l.out.w, flushEvery
+		}
+	}
+	if c.window > 0 {
+		o.CPUBudget, o.GPUBudget = c.cpuBudget, c.gpuBudget
+		o.OnBudget = l.overBudget
 	}
 	l.p = profiler.New(o)
-	if n, err := strconv.ParseUint(os.Getenv("FRAMESCOPE_FRAME_EVERY"), 10, 32); err == nil {
-		l.frameEvery = n
+	if c.live != "" {
+		l.serveLive(c.live)
 	}
+}
+
+// overBudget writes a frame found over a budget, with the window before
+// it, beside the output, on a goroutine: it is called inside the
+// program's present.
+func (l *layer) overBudget(ob profiler.OverBudget) {
+	if l.overs.Add(1) > maxOverBudget {
+		return
+	}
+	path := fmt.Sprintf("%s-over-%d.perfetto-trace", strings.TrimSuffix(l.cfg.out, ".perfetto-trace"), ob.Frame)
+	l.writing.Add(1)
+	go func() {
+		defer l.writing.Done()
+		if err := writeTrace(path, ob.Trace, l.cfg.renderStages); err != nil {
+			fmt.Fprintf(os.Stderr, "framescope layer: %v\n", err)
+		}
+	}()
+}
+
+// writeTrace writes t to a new file at path.
+func writeTrace(path string, t *timeline.Trace, stages bool) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = encode(f, t, stages)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// encode writes t as one Perfetto trace.
+func encode(w io.Writer, t *timeline.Trace, stages bool) error {
+	pw := perfetto.NewWriter(w, perfetto.Options{RenderStages: stages})
+	if err := pw.Write(t); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// serveLive serves the live view on addr, as an application mounts it.
+func (l *layer) serveLive(addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "framescope layer: the live view: %v\n", err)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/framescope/", live.Handler(l.p))
+	fmt.Fprintf(os.Stderr, "framescope layer: the live view is at http://%s/debug/framescope/\n", ln.Addr())
+	go http.Serve(ln, mux)
 }
 
 // atExit closes the profiler (what the GPU finished is collected, the
-// rest counted) and the trace.
+// rest counted) and the trace: the stream's end, or the window.
 func (l *layer) atExit() {
 	l.mu.Lock()
 	p, out := l.p, l.out
@@ -59,10 +121,19 @@ func (l *layer) atExit() {
 	if err := p.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "framescope layer: %v\n", err)
 	}
+	l.writing.Wait() // the frames over budget, written beside
+	if n := l.overs.Load(); n > maxOverBudget {
+		fmt.Fprintf(os.Stderr, "framescope layer: %d frames over budget; the first %d written\n", n, maxOverBudget)
+	}
 	if out == nil {
 		return
 	}
-	err := out.w.Close()
+	var err error
+	if out.w != nil {
+		err = out.w.Close()
+	} else {
+		err = encode(out.f, p.Dump(), l.cfg.renderStages)
+	}
 	if cerr := out.f.Close(); err == nil {
 		err = cerr
 	}

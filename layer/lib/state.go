@@ -45,6 +45,9 @@ type layer struct {
 	// many submissions, not at presents (0); submits counts them.
 	frameEvery uint64
 	submits    atomic.Uint64
+	cfg        config
+	overs      atomic.Uint64  // frames found over a budget
+	writing    sync.WaitGroup // their traces being written
 }
 
 var the = &layer{
