@@ -438,3 +438,41 @@ func TestRunFlagsUnderLayer(t *testing.T) {
 		}
 	}
 }
+
+// What the program renders is the same with the layer as without it: the
+// checksum of what every frame of lifecycle's cost mode left in its
+// buffer (16 labelled regions a frame, each filling 4 KiB with values of
+// the frame and region), under the validation layer both times.
+func TestRenderingUnchangedUnderLayer(t *testing.T) {
+	dir, prog := built(t), lifecycle(t)
+	sum := func(out []byte) string {
+		m := regexp.MustCompile(`(?m)^checksum [0-9a-f]+$`).Find(out)
+		if m == nil {
+			t.Fatalf("no checksum in:\n%s", out)
+		}
+		return string(m)
+	}
+	env := append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
+		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
+	plain := exec.Command(prog, "cost", "20", "16", "labels", "4")
+	plain.Env = env
+	without, err := plain.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, without)
+	}
+	layered := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", filepath.Join(t.TempDir(), "c.perfetto-trace"),
+		"--", prog, "cost", "20", "16", "labels", "4")
+	layered.Env = env
+	with, err := layered.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, with)
+	}
+	if a, b := sum(without), sum(with); a != b {
+		t.Errorf("without the layer %s, with it %s", a, b)
+	}
+	for _, out := range [][]byte{without, with} {
+		if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("SYNC-")) {
+			t.Errorf("the validation layer spoke:\n%s", out)
+		}
+	}
+}

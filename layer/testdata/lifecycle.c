@@ -141,9 +141,10 @@ static int cmp_double(const void *a, const void *b) {
 // timestamps (the floor a profiler's zone is measured against).
 enum { PLAIN, LABELS, RAW };
 
-// buffer makes a buffer of size bytes in the first memory type it can
-// live in, for vkCmdFillBuffer: the GPU work of each region.
-static VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory *mem) {
+// buffer makes a buffer of size bytes, for vkCmdFillBuffer (the GPU work
+// of each region), in the first memory type the host can read coherently
+// (*host set) or, if none, the first it can live in.
+static VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory *mem, int *host) {
 	VkBuffer b;
 	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
 	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &b));
@@ -151,20 +152,34 @@ static VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory
 	vkGetBufferMemoryRequirements(d->dev, b, &req);
 	VkPhysicalDeviceMemoryProperties mp;
 	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	const VkMemoryPropertyFlags readable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 	uint32_t t = 0;
-	while (t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t)))
+	while (t < mp.memoryTypeCount && !((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & readable) == readable))
 		t++;
+	*host = t < mp.memoryTypeCount;
+	if (!*host)
+		for (t = 0; t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t));)
+			t++;
 	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
 	CHECK(vkAllocateMemory(d->dev, &ai, NULL, mem));
 	CHECK(vkBindBufferMemory(d->dev, b, *mem, 0));
 	return b;
 }
 
+// fnv1a folds n bytes of p into h.
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n) {
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
 // cost records k regions a submission, each filling chunk KiB of a
 // buffer (0: no work), n submissions, and prints medians over the
 // submissions: the CPU time of recording one region's marks and work, of
 // a frame (recording and submitting), and the GPU time of the frame (the
-// program's own two timestamps around it).
+// program's own two timestamps around it); where the host can read the
+// buffer, a checksum of what every frame left in it (what the program
+// rendered, which the layer must not change).
 static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chunk) {
 	double *region = calloc(n, sizeof *region), *cpu = calloc(n, sizeof *cpu), *gpu = calloc(n, sizeof *gpu);
 	VkQueryPool qp;
@@ -172,7 +187,10 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 				    .queryCount = 2 * k + 2};
 	CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &qp));
 	VkDeviceMemory mem;
-	VkBuffer buf = buffer(i, d, 16 * (chunk ? chunk : 4), &mem);
+	int host;
+	VkDeviceSize size = 16 * (chunk ? chunk : 4);
+	VkBuffer buf = buffer(i, d, size, &mem, &host);
+	uint64_t sum = 0xcbf29ce484222325ull;
 	VkPhysicalDeviceProperties props;
 	vkGetPhysicalDeviceProperties(i->pd, &props);
 	for (int f = 0; f < n; f++) {
@@ -189,13 +207,18 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 			else if (how == RAW)
 				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * j);
 			if (chunk)
-				vkCmdFillBuffer(d->cmd, buf, (j % 16) * chunk, chunk, (uint32_t)j);
+				vkCmdFillBuffer(d->cmd, buf, (j % 16) * chunk, chunk, (uint32_t)(f * k + j));
 			if (how == LABELS)
 				d->end(d->cmd);
 			else if (how == RAW)
 				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * j + 1);
 		}
 		region[f] = (now_ns() - t1) / k;
+		if (host && chunk) { // the fills made visible to the host's read
+			VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+					      .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+			vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+		}
 		vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * k + 1);
 		CHECK(vkEndCommandBuffer(d->cmd));
 		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
@@ -206,6 +229,11 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 		uint64_t ts[2];
 		CHECK(vkGetQueryPoolResults(d->dev, qp, 2 * k, 2, sizeof ts, ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT));
 		gpu[f] = (double)(ts[1] - ts[0]) * props.limits.timestampPeriod;
+		void *p;
+		if (host && chunk && vkMapMemory(d->dev, mem, 0, size, 0, &p) == VK_SUCCESS) {
+			sum = fnv1a(sum, p, size);
+			vkUnmapMemory(d->dev, mem);
+		}
 	}
 	vkDestroyBuffer(d->dev, buf, NULL);
 	vkFreeMemory(d->dev, mem, NULL);
@@ -215,6 +243,8 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 	qsort(gpu, n, sizeof *gpu, cmp_double);
 	printf("region %.1f ns, frame CPU %.1f us, frame GPU %.1f us (medians of %d submissions of %d regions)\n", region[n / 2],
 	       cpu[n / 2] / 1e3, gpu[n / 2] / 1e3, n, k);
+	if (host && chunk)
+		printf("checksum %016llx\n", (unsigned long long)sum);
 	free(region), free(cpu), free(gpu);
 }
 
