@@ -476,3 +476,36 @@ func TestRenderingUnchangedUnderLayer(t *testing.T) {
 		}
 	}
 }
+
+// A label that spans command buffers (begun in one, ended in a later
+// one, as engines label a frame) cannot be timed by a recording, which
+// times zones within one command buffer: it is counted unended, once a
+// recording, and the zones around and beside it are delivered as they
+// nest. Here it is never ended ("open"): lavapipe (Mesa 22.3) crashes on
+// the end in the second command buffer, which Vulkan allows in a primary
+// (the "span" mode, for other drivers); what the layer does at the first
+// command buffer's end is the same.
+func TestSpanningLabelUnderLayer(t *testing.T) {
+	dir, prog := built(t), lifecycle(t)
+	const n = 20
+	tr, out := runLifecycle(t, dir, prog, "open", n)
+	byName := map[string]int{}
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track); k != nil && k.Kind == timeline.TrackGPUQueue {
+			byName[tr.Name(s.Name)]++
+		}
+	}
+	want := map[string]int{"command buffer": 2 * n, "first": n, "second": n}
+	if fmt.Sprint(byName) != fmt.Sprint(want) {
+		t.Errorf("zones %v, want %v", byName, want)
+	}
+	if d := tr.Drops; d.Unended != n || d.Total() != n {
+		t.Errorf("drops %+v, want unended %d alone", d, n)
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v", k, tr.Ledger)
+	}
+	if t.Failed() {
+		t.Logf("framescope run said:\n%s", out)
+	}
+}

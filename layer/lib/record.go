@@ -54,15 +54,18 @@ func (l *layer) name(label *C.char, kind int) profiler.Name {
 	return l.names.ofC(label, p)
 }
 
-// cmdEnd ends the zones still open (a label begun here and ended in
-// another command buffer ends here) and the recording.
+// cmdEnd ends the zones still open through Go but labels, which span
+// command buffers and are left open for the recording's end to count
+// (unended), then the recording.
 func (l *layer) cmdEnd(cmd unsafe.Pointer) {
 	s := l.state(cmd)
 	if s == nil {
 		return
 	}
 	for i := len(s.open) - 1; i >= 0; i-- {
-		s.open[i].z.End()
+		if k := s.open[i].kind; k != zoneLabel && k != zoneMarker {
+			s.open[i].z.End()
+		}
 	}
 	s.open = s.open[:0]
 	if s.recording {

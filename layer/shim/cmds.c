@@ -104,17 +104,27 @@ static void end_at(fs_cmd *c, void *cmd, uint32_t i) {
 	c->depth--;
 }
 
+// fs_cmd_end ends the command buffer's own zone and those of its render
+// passes; a label still open spans command buffers, which a recording
+// cannot time: it is left open, and the recording's end counts it
+// (unended).
 void fs_cmd_end(void *cmd) {
 	fs_cmd *c = fs_cmd_get(cmd);
 	if (!fs_go_loaded)
 		return;
 	if (c) {
-		while (c->depth > 0)
-			end_at(c, cmd, c->depth - 1);
+		while (c->depth > 0) {
+			uint32_t top = c->depth - 1;
+			int kind = c->open[top].kind;
+			if (kind == FS_ZONE_LABEL || kind == FS_ZONE_MARKER)
+				c->depth--;
+			else
+				end_at(c, cmd, top);
+		}
 		c->deeper = 0;
 		c->cz = NULL;
 	}
-	fs_go.cmd_end(cmd); // ends the zones still open through Go, and the recording
+	fs_go.cmd_end(cmd); // likewise for the zones open through Go, then the recording
 }
 
 void fs_zone_begin(void *cmd, const char *label, int kind) {

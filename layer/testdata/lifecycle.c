@@ -6,6 +6,12 @@
 //   lifecycle two N        two devices alive at once, used in turn
 //   lifecycle nodestroy N  exits without destroying anything
 //   lifecycle v10 N        a Vulkan 1.0 instance (labels need debug utils only)
+//   lifecycle span N       each submission carries two command buffers, a
+//                          label begun in the first ("spans") and ended in
+//                          the second, each with a region of its own
+//                          ("first", "second"); Mesa 22.3's lavapipe
+//                          crashes on such an end (valid in a primary)
+//   lifecycle open N       the same, the label never ended
 //   lifecycle secondary N  each submission: a primary that executes a
 //                          secondary recorded once ("cached", its region
 //                          "cached"), then, inside a render pass, one
@@ -341,6 +347,37 @@ static void secondary(instance *i, device *d, int n) {
 	vkFreeMemory(d->dev, mem, NULL);
 }
 
+// span submits, n times, two command buffers with a label begun in the
+// first and ended in the second, or, with open set, never.
+static void span(device *d, int n, int open) {
+	VkCommandBuffer two[2];
+	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d->pool,
+					  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 2};
+	CHECK(vkAllocateCommandBuffers(d->dev, &ai, two));
+	VkCommandBuffer keep = d->cmd;
+	for (int k = 0; k < n; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		for (int j = 0; j < 2; j++) {
+			d->cmd = two[j];
+			CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+			if (j == 1 && !open)
+				d->end(d->cmd); // "spans"
+			label(d, j == 0 ? "first" : "second");
+			d->end(d->cmd);
+			if (j == 0)
+				label(d, "spans");
+			CHECK(vkEndCommandBuffer(d->cmd));
+		}
+		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 2, .pCommandBuffers = two};
+		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
+		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
+		CHECK(vkResetFences(d->dev, 1, &d->fence));
+	}
+	d->cmd = keep;
+	vkFreeCommandBuffers(d->dev, d->pool, 2, two);
+}
+
 static void destroy_device(device *d) {
 	vkDeviceWaitIdle(d->dev);
 	vkDestroyFence(d->dev, d->fence, NULL);
@@ -383,6 +420,12 @@ int main(int argc, char **argv) {
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
 		cost(&i, &d, n, atoi(argv[3]), how, (VkDeviceSize)atoi(argv[5]) << 10);
+		destroy_device(&d);
+		vkDestroyInstance(i.inst, NULL);
+	} else if (strcmp(mode, "span") == 0 || strcmp(mode, "open") == 0) {
+		instance i = make_instance(VK_API_VERSION_1_2);
+		device d = make_device(&i);
+		span(&d, n, mode[0] == 'o');
 		destroy_device(&d);
 		vkDestroyInstance(i.inst, NULL);
 	} else if (strcmp(mode, "secondary") == 0) {
