@@ -334,14 +334,19 @@ func lifecycle(t *testing.T) string {
 }
 
 // runLifecycle runs lifecycle's mode under the layer, a frame a
-// submission, the validation layer (synchronization included) above it,
-// and returns the trace and what was printed; the validation layer must
-// say nothing.
+// submission, with the validation layer (synchronization included), and
+// returns the trace and what was printed; the validation layer must say
+// nothing. The validation layer's directory comes first in
+// VK_ADD_LAYER_PATH, as the GPU machine's set-up has it, which puts it
+// above the layer unless framescope run puts the layer's first (without
+// that, it reported the profiler's own objects at vkDestroyDevice, and its
+// host query resets, as the program's: a VUID a call).
 func runLifecycle(t *testing.T, dir, prog, mode string, n int) (*timeline.Trace, []byte) {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
 	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, mode, fmt.Sprint(n))
 	cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
+		"VK_ADD_LAYER_PATH=/usr/share/vulkan/explicit_layer.d",
 		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -427,9 +432,23 @@ func TestRunFlagsUnderLayer(t *testing.T) {
 	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
 		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
 	}
+	// Every frame is over a budget of 1 ns, but the profiler passes a
+	// frame over again only once the window has moved on or when it is
+	// worse than the one last passed: how many, the run decides.
 	overs, _ := filepath.Glob(filepath.Join(tmp, "w-over-*.perfetto-trace"))
-	if len(overs) != 16 || !strings.Contains(string(out), "frames over budget; the first 16 written") {
-		t.Errorf("%d traces of frames over budget, want 16, and the count of the rest said:\n%s", len(overs), out)
+	said := strings.Contains(string(out), "frames over budget; the first 16 written")
+	if len(overs) == 0 || len(overs) > 16 || said && len(overs) != 16 {
+		t.Errorf("%d traces of frames over budget, want 1 to 16, 16 when the rest were counted:\n%s", len(overs), out)
+	}
+	for _, o := range overs {
+		f, err := os.Open(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := perfetto.Read(f); err != nil {
+			t.Errorf("%s: %v", o, err)
+		}
+		f.Close()
 	}
 	for _, bad := range [][]string{{"-gpu-budget", "1ms"}, {"-window", "65537"}, {"-frame-every", "1048577"}} {
 		cmd := exec.Command(filepath.Join(dir, "framescope"), append(append([]string{"run"}, bad...), "--", "true")...)

@@ -159,30 +159,36 @@ func findLayer(dir string) (string, error) {
 
 // layerEnv is env with the layer added for the loader, both ways a loader
 // takes it (VK_INSTANCE_LAYERS; VK_LOADER_LAYERS_ENABLE from loader
-// 1.3.234), and the layer's own variables (FRAMESCOPE_*, from own alone).
+// 1.3.234), and its directory first in VK_ADD_LAYER_PATH: the loader
+// orders the layers it finds there as it finds them (1.3.239 does so
+// whatever order VK_INSTANCE_LAYERS names them in), and the layer must be
+// the outermost, so that the layers the program runs with (the validation
+// layer) see the device as the layer made it, and the profiler's own
+// calls, which go through the loader, after the program's. Then the
+// layer's own variables (FRAMESCOPE_*, from own alone).
 func layerEnv(env []string, dir string, own []string) []string {
-	add := map[string]string{
-		"VK_ADD_LAYER_PATH":       dir,
-		"VK_INSTANCE_LAYERS":      layerName,
-		"VK_LOADER_LAYERS_ENABLE": layerName,
+	add := map[string]func(old string) string{
+		"VK_ADD_LAYER_PATH":       func(old string) string { return dir + string(os.PathListSeparator) + old },
+		"VK_INSTANCE_LAYERS":      func(old string) string { return layerName + string(os.PathListSeparator) + old },
+		"VK_LOADER_LAYERS_ENABLE": func(old string) string { return layerName + "," + old },
 	}
+	fresh := map[string]string{"VK_ADD_LAYER_PATH": dir, "VK_INSTANCE_LAYERS": layerName, "VK_LOADER_LAYERS_ENABLE": layerName}
 	var res []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "FRAMESCOPE_") && k != "FRAMESCOPE_LAYER" {
 			continue
 		}
-		if a, ok := add[k]; ok && v != "" {
-			kv = k + "=" + v + string(os.PathListSeparator) + a
-			if k == "VK_LOADER_LAYERS_ENABLE" {
-				kv = k + "=" + v + "," + a
-			}
-			delete(add, k)
+		if f, ok := add[k]; ok && v != "" {
+			kv = k + "=" + f(v)
+			delete(fresh, k)
 		}
 		res = append(res, kv)
 	}
-	for k, v := range add {
-		res = append(res, k+"="+v)
+	for _, k := range []string{"VK_ADD_LAYER_PATH", "VK_INSTANCE_LAYERS", "VK_LOADER_LAYERS_ENABLE"} {
+		if v, ok := fresh[k]; ok {
+			res = append(res, k+"="+v)
+		}
 	}
 	return append(res, own...)
 }

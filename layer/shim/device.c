@@ -78,10 +78,15 @@ static void ask_host_reset(changed *c, const offer *o, const VkDeviceCreateInfo 
 	VkBool32 *field = v12 ? &((VkPhysicalDeviceVulkan12Features *)v12)->hostQueryReset
 			      : own ? &((VkPhysicalDeviceHostQueryResetFeatures *)own)->hostQueryReset
 				    : NULL;
-	if (o->api_version < VK_API_VERSION_1_2 && !enabled(ci, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME)) {
-		if (c->ci.enabledExtensionCount >= MAX_EXTS)
-			return;
-		c->exts[c->ci.enabledExtensionCount++] = VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME;
+	if (o->api_version < VK_API_VERSION_1_2) {
+		// Only as the program enabled it: an extension the layer adds
+		// is not one the loader hands out entry points of (on NVIDIA's
+		// driver the profiler, which calls through the loader, found no
+		// vkResetQueryPoolEXT), and recordings reset their queries in
+		// their command buffers without it.
+		if (enabled(ci, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME) && own && ((VkPhysicalDeviceHostQueryResetFeatures *)own)->hostQueryReset)
+			c->flags |= FS_DEV_HOST_QUERY_RESET;
+		return;
 	}
 	c->flags |= FS_DEV_HOST_QUERY_RESET;
 	if (field) {
