@@ -174,6 +174,12 @@ func programPhysical(inst vkg.Instance, ordinal uint32) (vkg.PhysicalDevice, err
 	return pds[ordinal], nil
 }
 
+// recordingQueries is each command buffer's queries (a recording has
+// them at once, and cannot grow): 1,023 zones, the command buffer's own
+// among them; more are refused and counted (query_limit). A query costs
+// about 40 bytes, so 256 command buffers at once hold about 20 MiB.
+const recordingQueries = 2048
+
 // context returns the GPU context of d's queue family, made on first use
 // on the family's first queue, or nil where there is none.
 func (l *layer) context(d *device, family uint32) *profiler.GPU {
@@ -189,7 +195,7 @@ func (l *layer) context(d *device, family uint32) *profiler.GPU {
 	var g *profiler.GPU
 	q, err := dev.Queue(family, 0)
 	if err == nil {
-		g, err = l.p.GPU(dev, q, profiler.GPUOptions{FramesInFlight: 16})
+		g, err = l.p.GPU(dev, q, profiler.GPUOptions{FramesInFlight: 16, QueriesPerFrame: recordingQueries})
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "framescope layer: queue family %d: %v: its zones are not profiled\n", family, err)
