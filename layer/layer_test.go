@@ -327,7 +327,7 @@ func checkLifecycle(t *testing.T, tr *timeline.Trace, submits, devices int) {
 func lifecycle(t *testing.T) string {
 	t.Helper()
 	prog := filepath.Join(t.TempDir(), "lifecycle")
-	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-o", prog, "testdata/lifecycle.c", "-lvulkan").CombinedOutput(); err != nil {
+	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-o", prog, "testdata/lifecycle.c", "-lvulkan", "-lpthread").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	return prog
@@ -526,5 +526,29 @@ func TestSpanningLabelUnderLayer(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("framescope run said:\n%s", out)
+	}
+}
+
+// A program that exits while another of its threads records and submits
+// (lifecycle exit): the layer closes the profiler at exit while that
+// thread is inside its hooks, and the program still exits as it asked,
+// with status 0, in each of 20 runs; the trace reads back.
+func TestExitWhileRecordingUnderLayer(t *testing.T) {
+	dir, prog := built(t), lifecycle(t)
+	for i := range 20 {
+		trace := filepath.Join(t.TempDir(), "exit.perfetto-trace")
+		out, err := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, "exit", fmt.Sprint(20+5*i)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out)
+		}
+		f, err := os.Open(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = perfetto.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
 	}
 }

@@ -532,7 +532,11 @@ func (s Stats) Balanced() bool {
 // destroys anything, and every later call on the context is refused and
 // counted, in [GPU.Stats] and in the timeline's books alike; none panics,
 // none calls Vulkan.
-func (g *GPU) Close() {
+func (g *GPU) Close() { g.close(false) }
+
+// close is Close; atExit leaves every Vulkan object as it is (see
+// Profiler.CloseAtExit).
+func (g *GPU) close(atExit bool) {
 	g.life.Lock()
 	defer g.life.Unlock()
 	if !g.state.CompareAndSwap(stateOpen, stateClosed) {
@@ -541,9 +545,14 @@ func (g *GPU) Close() {
 	g.cal.stop()
 	g.pool.Stop()
 	g.finish()
+	g.freeCZones(nil)
+	if atExit {
+		g.unreg()
+		g.p.forget(g)
+		return
+	}
 	g.cal.release()
 	g.pool.Close()
-	g.freeCZones(nil)
 	g.released = true
 	// Last: until now a Close of the device waits for this one (its
 	// deviceStop takes g.life), rather than go on without the context

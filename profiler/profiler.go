@@ -184,7 +184,18 @@ func (p *Profiler) Dump() *timeline.Trace { return p.rec.Dump() }
 // rest), then the recorder, flushing it to its sink. Call it once the
 // application has waited for its GPU work (vkDeviceWaitIdle), before it
 // destroys its device.
-func (p *Profiler) Close() error {
+func (p *Profiler) Close() error { return p.close(false) }
+
+// CloseAtExit is Close for a process about to exit whose GPU work may
+// still run, or whose other threads may still record: a program that
+// exits without waiting, as a Vulkan layer's exit handler sees it. It
+// collects what the GPU has finished, counts the rest, and hands the last
+// batch to the sink as Close does, but destroys no Vulkan object and
+// calls nothing on the devices: the GPU may still use the query pools,
+// and the process's end frees them.
+func (p *Profiler) CloseAtExit() error { return p.close(true) }
+
+func (p *Profiler) close(atExit bool) error {
 	p.frameMu.Lock()
 	p.endOpenFrame()
 	p.frameMu.Unlock()
@@ -192,7 +203,7 @@ func (p *Profiler) Close() error {
 	gpus := append([]*GPU(nil), p.gpus...)
 	p.mu.Unlock()
 	for _, g := range gpus {
-		g.Close()
+		g.close(atExit)
 	}
 	err := p.rec.Close()
 	p.closeOnce.Do(func() { close(p.done) })

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/framescope/framescope/internal/querypool"
@@ -95,7 +96,13 @@ func (r Recording) C() unsafe.Pointer {
 	return c.Ptr()
 }
 
-// freeCZones frees the zone path C was handed for cmd, or, for nil, all.
+// freeCZones frees the zone path C was handed for cmd, or, for nil (the
+// context closing), keeps them all, valid, for good: the thread that
+// records cmd may be in one still, as at a process's exit, when C code
+// closes the profiler while another thread records. Their slots are
+// closed, so that a begin through them is refused (and goes to Zone,
+// which refuses and counts it) and an end comes too late; it is C's
+// memory that must stay. At most a context's recordings stay so, once.
 func (g *GPU) freeCZones(cmd vkg.CommandBuffer) {
 	g.czMu.Lock()
 	defer g.czMu.Unlock()
@@ -106,10 +113,18 @@ func (g *GPU) freeCZones(cmd vkg.CommandBuffer) {
 		}
 		return
 	}
+	closedCZones.Lock()
+	defer closedCZones.Unlock()
 	for k, c := range g.czones {
-		c.Free()
+		closedCZones.kept = append(closedCZones.kept, c)
 		delete(g.czones, k)
 	}
+}
+
+// closedCZones are the zone paths of closed contexts, kept (freeCZones).
+var closedCZones struct {
+	sync.Mutex
+	kept []*querypool.CZones
 }
 
 // Freed tells the profiler that the application frees cmds

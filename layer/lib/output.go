@@ -118,7 +118,7 @@ func (l *layer) atExit() {
 	if p == nil {
 		return
 	}
-	if err := p.Close(); err != nil {
+	if err := p.CloseAtExit(); err != nil { // the program's GPU work may still run
 		fmt.Fprintf(os.Stderr, "framescope layer: %v\n", err)
 	}
 	l.writing.Wait() // the frames over budget, written beside

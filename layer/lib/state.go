@@ -183,9 +183,10 @@ const recordingQueries = 2048
 // context returns the GPU context of d's queue family, made on first use
 // on the family's first queue, or nil where there is none.
 func (l *layer) context(d *device, family uint32) *profiler.GPU {
+	p := l.profiler()
 	dev := d.wrapped()
-	if dev == nil {
-		return nil
+	if p == nil || dev == nil {
+		return nil // closed at the program's exit, or the device not profiled
 	}
 	d.ctxMu.Lock()
 	defer d.ctxMu.Unlock()
@@ -195,7 +196,7 @@ func (l *layer) context(d *device, family uint32) *profiler.GPU {
 	var g *profiler.GPU
 	q, err := dev.Queue(family, 0)
 	if err == nil {
-		g, err = l.p.GPU(dev, q, profiler.GPUOptions{FramesInFlight: 16, QueriesPerFrame: recordingQueries})
+		g, err = p.GPU(dev, q, profiler.GPUOptions{FramesInFlight: 16, QueriesPerFrame: recordingQueries})
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "framescope layer: queue family %d: %v: its zones are not profiled\n", family, err)

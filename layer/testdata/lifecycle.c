@@ -12,6 +12,10 @@
 //                          ("first", "second"); Mesa 22.3's lavapipe
 //                          crashes on such an end (valid in a primary)
 //   lifecycle open N       the same, the label never ended
+//   lifecycle exit N       a thread records and submits labelled regions
+//                          without end while the main thread, N ms later,
+//                          exits the process (nothing destroyed, nothing
+//                          waited for)
 //   lifecycle secondary N  each submission: a primary that executes a
 //                          secondary recorded once ("cached", its region
 //                          "cached"), then, inside a render pass, one
@@ -26,8 +30,10 @@
 //
 // Each use submits the command buffer N times; each submission carries 3
 // labelled regions: "outer" holding "inner a" and "inner b".
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 #include <vulkan/vulkan.h>
@@ -378,6 +384,14 @@ static void span(device *d, int n, int open) {
 	vkFreeCommandBuffers(d->dev, d->pool, 2, two);
 }
 
+// busy records and submits labelled regions until the process ends.
+static void *busy(void *arg) {
+	device *d = arg;
+	for (;;)
+		use(d, 1);
+	return NULL;
+}
+
 static void destroy_device(device *d) {
 	vkDeviceWaitIdle(d->dev);
 	vkDestroyFence(d->dev, d->fence, NULL);
@@ -428,6 +442,14 @@ int main(int argc, char **argv) {
 		span(&d, n, mode[0] == 'o');
 		destroy_device(&d);
 		vkDestroyInstance(i.inst, NULL);
+	} else if (strcmp(mode, "exit") == 0) {
+		instance i = make_instance(VK_API_VERSION_1_2);
+		static device d;
+		d = make_device(&i);
+		pthread_t th;
+		pthread_create(&th, NULL, busy, &d);
+		usleep((useconds_t)n * 1000);
+		exit(0);
 	} else if (strcmp(mode, "secondary") == 0) {
 		instance i = make_instance(VK_API_VERSION_1_2);
 		device d = make_device(&i);
