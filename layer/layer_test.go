@@ -30,8 +30,14 @@ var (
 
 // built builds the layer as `make layer` does, once per test binary, and
 // returns its directory (the framescope command beside it).
+//
+// $FRAMESCOPE_LAYER_BUILT names one built elsewhere, with the test
+// programs (lifecycle, drawn) beside it: the GPU machine has no compiler.
 func built(t *testing.T) string {
 	t.Helper()
+	if dir := os.Getenv("FRAMESCOPE_LAYER_BUILT"); dir != "" {
+		return dir
+	}
 	for _, tool := range []string{"gcc", "xvfb-run"} {
 		need(t, tool)
 	}
@@ -324,11 +330,23 @@ func checkLifecycle(t *testing.T, tr *timeline.Trace, submits, devices int) {
 	}
 }
 
-// lifecycle builds testdata/lifecycle.c.
+// lifecycle builds testdata/lifecycle.c (or takes it from beside a layer
+// built elsewhere).
 func lifecycle(t *testing.T) string {
 	t.Helper()
-	prog := filepath.Join(t.TempDir(), "lifecycle")
-	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-o", prog, "testdata/lifecycle.c", "-lvulkan", "-lpthread").CombinedOutput(); err != nil {
+	return program(t, "lifecycle", "-lpthread")
+}
+
+// program builds testdata/NAME.c, or takes NAME from beside a layer built
+// elsewhere ($FRAMESCOPE_LAYER_BUILT).
+func program(t *testing.T, name string, libs ...string) string {
+	t.Helper()
+	if dir := os.Getenv("FRAMESCOPE_LAYER_BUILT"); dir != "" {
+		return filepath.Join(dir, name)
+	}
+	prog := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-std=gnu11", "-Wall", "-Werror", "-O2", "-o", prog, "testdata/" + name + ".c", "-lvulkan"}, libs...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	return prog
@@ -347,7 +365,7 @@ func runLifecycle(t *testing.T, dir, prog, mode string, n int) (*timeline.Trace,
 	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
 	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, mode, fmt.Sprint(n))
 	cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
-		"VK_ADD_LAYER_PATH=/usr/share/vulkan/explicit_layer.d",
+		"VK_ADD_LAYER_PATH="+validationDir(),
 		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -573,11 +591,7 @@ var (
 // and never run (unsubmitted). A failing seed prints itself
 // (-layer.seed=N replays it; -layer.seeds and -layer.first run more).
 func TestDrawnLoopsUnderLayer(t *testing.T) {
-	dir := built(t)
-	prog := filepath.Join(t.TempDir(), "drawn")
-	if out, err := exec.Command("gcc", "-std=gnu11", "-Wall", "-Werror", "-O2", "-o", prog, "testdata/drawn.c", "-lvulkan").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	dir, prog := built(t), program(t, "drawn")
 	first, last := *drawnFirst, *drawnFirst+*drawnSeeds-1
 	if *drawnSeed != 0 {
 		first, last = *drawnSeed, *drawnSeed
@@ -630,7 +644,7 @@ func drawnLoop(t *testing.T, dir, prog string, seed int) string {
 	trace, journal := filepath.Join(tmp, "drawn.perfetto-trace"), filepath.Join(tmp, "journal")
 	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, fmt.Sprint(seed), journal)
 	cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
-		"VK_ADD_LAYER_PATH=/usr/share/vulkan/explicit_layer.d",
+		"VK_ADD_LAYER_PATH="+validationDir(),
 		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -702,4 +716,13 @@ func inWindow(windows [][2]int64, s timeline.Span) bool {
 		}
 	}
 	return false
+}
+
+// validationDir is where the validation layer's manifest is: the
+// system's, or where $VK_ADD_LAYER_PATH (the GPU machine's set-up) says.
+func validationDir() string {
+	if d := os.Getenv("VK_ADD_LAYER_PATH"); d != "" {
+		return d
+	}
+	return "/usr/share/vulkan/explicit_layer.d"
 }
