@@ -552,8 +552,14 @@ func TestSpanningLabelUnderLayer(t *testing.T) {
 // (lifecycle exit): the layer closes the profiler at exit while that
 // thread is inside its hooks, and the program still exits as it asked,
 // with status 0, in each of 20 runs; the trace reads back.
+//
+// NVIDIA's driver crashes such a program without the layer (20 of 20 on
+// an H100): where the program does, the test says so and skips.
 func TestExitWhileRecordingUnderLayer(t *testing.T) {
 	dir, prog := built(t), lifecycle(t)
+	if out, err := exec.Command(prog, "exit", "20").CombinedOutput(); err != nil {
+		t.Skipf("the program itself fails so, without the layer: %v\n%s", err, out)
+	}
 	for i := range 20 {
 		trace := filepath.Join(t.TempDir(), "exit.perfetto-trace")
 		out, err := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, "exit", fmt.Sprint(20+5*i)).CombinedOutput()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/live"
@@ -108,8 +109,15 @@ func (l *layer) serveLive(addr string) {
 	go http.Serve(ln, mux)
 }
 
+// exitBudget bounds the exit handler: a driver being torn down with the
+// process (NVIDIA's, while another thread of the program still submits)
+// may never return from a call the profiler's goroutines make, and a
+// program must end when it asks to.
+const exitBudget = 2 * time.Second
+
 // atExit closes the profiler (what the GPU finished is collected, the
-// rest counted) and the trace: the stream's end, or the window.
+// rest counted) and the trace: the stream's end, or the window; within
+// exitBudget, or not at all (the stream holds what was flushed by then).
 func (l *layer) atExit() {
 	l.mu.Lock()
 	p, out := l.p, l.out
@@ -118,6 +126,20 @@ func (l *layer) atExit() {
 	if p == nil {
 		return
 	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.finish(p, out)
+	}()
+	select {
+	case <-done:
+	case <-time.After(exitBudget):
+		fmt.Fprintf(os.Stderr, "framescope layer: closing the profiler took more than %v at exit; the trace holds what was written before\n", exitBudget)
+	}
+}
+
+// finish closes p and out.
+func (l *layer) finish(p *profiler.Profiler, out *output) {
 	if err := p.CloseAtExit(); err != nil { // the program's GPU work may still run
 		fmt.Fprintf(os.Stderr, "framescope layer: %v\n", err)
 	}

@@ -15,14 +15,16 @@ set -u
 ROUNDS=${ROUNDS:-5}
 N=${N:-300}
 K=${K:-256}
-SIZES=${SIZES:-0 64 16384}
+SIZES=${SIZES-0 64 16384}
 prog=.gpubin/lifecycle
 fs=.gpubin/layer/framescope
 log=$out/layer-36.txt
 : > "$log"
-for m in recreate two nodestroy v10; do
-	echo "--- lifecycle $m 20, a frame a submission" >> "$log"
-	$fs run -layer .gpubin/layer -frame-every 1 -o /tmp/$m.pftrace -- $prog $m 20 2>&1 | grep -v '^open it' >> "$log"
+for m in ${MODES:-recreate two nodestroy v10 secondary span open}; do
+	echo "--- lifecycle $m 20, a frame a submission, the validation layer above" >> "$log"
+	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT \
+		$fs run -layer .gpubin/layer -frame-every 1 -o /tmp/$m.pftrace -- $prog $m 20 2>&1 | grep -v '^open it' >> "$log"
+	$fs stats /tmp/$m.pftrace | grep ' gpu ' >> "$log"
 done
 for kib in $SIZES; do
 	echo "--- cost: $ROUNDS rounds of $N frames of $K regions of $kib KiB" >> "$log"
