@@ -123,15 +123,7 @@ func TestVkcubeUnderLayer(t *testing.T) {
 
 func checkCube(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := perfetto.Read(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := readTrace(t, path)
 	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
 		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
 	}
@@ -242,15 +234,7 @@ func TestKilledUnderLayer(t *testing.T) {
 	if err := cmd.Wait(); err == nil {
 		t.Errorf("framescope run exited 0 for a program killed:\n%s", out.String())
 	}
-	f, err := os.Open(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := perfetto.Read(f)
-	f.Close()
-	if err != nil {
-		t.Fatalf("the killed program's trace does not read back: %v", err)
-	}
+	tr := readTrace(t, trace)
 	zones := 0
 	for _, s := range tr.Spans {
 		if tr.Name(s.Name) == "render pass" {
@@ -374,16 +358,7 @@ func runLifecycle(t *testing.T, dir, prog, mode string, n int) (*timeline.Trace,
 	if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("SYNC-")) || bytes.Contains(out, []byte("Validation Error")) {
 		t.Errorf("the validation layer spoke:\n%s", out)
 	}
-	f, err := os.Open(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := perfetto.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr, out
+	return readTrace(t, trace), out
 }
 
 // Secondary command buffers under the layer (lifecycle secondary): one
@@ -436,15 +411,7 @@ func TestRunFlagsUnderLayer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("framescope run: %v\n%s", err, out)
 	}
-	f, err := os.Open(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := perfetto.Read(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := readTrace(t, trace)
 	if len(tr.Frames) != 50 {
 		t.Errorf("%d frames in the window's trace, want 50", len(tr.Frames))
 	}
@@ -460,14 +427,9 @@ func TestRunFlagsUnderLayer(t *testing.T) {
 		t.Errorf("%d traces of frames over budget, want 1 to 16, 16 when the rest were counted:\n%s", len(overs), out)
 	}
 	for _, o := range overs {
-		f, err := os.Open(o)
-		if err != nil {
-			t.Fatal(err)
+		if _, err := readTraceErr(o); err != nil {
+			t.Error(err)
 		}
-		if _, err := perfetto.Read(f); err != nil {
-			t.Errorf("%s: %v", o, err)
-		}
-		f.Close()
 	}
 	for _, bad := range [][]string{{"-gpu-budget", "1ms"}, {"-window", "65537"}, {"-frame-every", "1048577"}} {
 		cmd := exec.Command(filepath.Join(dir, "framescope"), append(append([]string{"run"}, bad...), "--", "true")...)
@@ -566,13 +528,7 @@ func TestExitWhileRecordingUnderLayer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v\n%s", i, err, out)
 		}
-		f, err := os.Open(trace)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = perfetto.Read(f)
-		f.Close()
-		if err != nil {
+		if _, err := readTraceErr(trace); err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
@@ -663,12 +619,7 @@ func drawnLoop(t *testing.T, dir, prog string, seed int) string {
 	if err != nil {
 		return err.Error()
 	}
-	f, err := os.Open(trace)
-	if err != nil {
-		return err.Error()
-	}
-	tr, err := perfetto.Read(f)
-	f.Close()
+	tr, err := readTraceErr(trace)
 	if err != nil {
 		return err.Error()
 	}
@@ -731,4 +682,28 @@ func validationDir() string {
 		return d
 	}
 	return "/usr/share/vulkan/explicit_layer.d"
+}
+
+// readTrace reads a trace the layer wrote, failing the test if it does
+// not read back.
+func readTrace(t *testing.T, path string) *timeline.Trace {
+	t.Helper()
+	tr, err := readTraceErr(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func readTraceErr(path string) (*timeline.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := perfetto.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, nil
 }

@@ -172,27 +172,32 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerEndEXT(VkCommandBuffer cmd) {
 	v->CmdDebugMarkerEndEXT(cmd);
 }
 
-// submitted hands the Go library the command buffers a submission
-// carries, in a list of its own when they are many.
-static void submitted(VkQueue q, uint64_t span, uint32_t n, void *const *cmds) { GO(submit, q, span, n, cmds); }
+// submitted hands the Go library the command buffers n submissions
+// carry (of vkQueueSubmit, s1, or vkQueueSubmit2, s2), in a list of its
+// own.
+static void submitted(VkQueue q, uint64_t span, uint32_t n, const VkSubmitInfo *s1, const VkSubmitInfo2 *s2) {
+	if (!fs_go_loaded)
+		return;
+	uint32_t total = 0;
+	for (uint32_t i = 0; i < n; i++)
+		total += s1 ? s1[i].commandBufferCount : s2[i].commandBufferInfoCount;
+	void **cmds = total ? malloc(total * sizeof *cmds) : NULL;
+	if (!cmds)
+		return;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = s1 ? s1[i].commandBufferCount : s2[i].commandBufferInfoCount;
+		for (uint32_t j = 0; j < c; j++)
+			cmds[k++] = s1 ? (void *)s1[i].pCommandBuffers[j] : (void *)s2[i].pCommandBufferInfos[j].commandBuffer;
+	}
+	fs_go.submit(q, span, total, cmds);
+	free(cmds);
+}
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence fence) {
 	DEV(q);
 	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
-	if (fs_go_loaded) {
-		uint32_t total = 0;
-		for (uint32_t i = 0; i < n; i++)
-			total += s[i].commandBufferCount;
-		void **cmds = total ? malloc(total * sizeof *cmds) : NULL;
-		if (cmds) {
-			uint32_t k = 0;
-			for (uint32_t i = 0; i < n; i++)
-				for (uint32_t j = 0; j < s[i].commandBufferCount; j++)
-					cmds[k++] = s[i].pCommandBuffers[j];
-			submitted(q, span, total, cmds);
-			free(cmds);
-		}
-	}
+	submitted(q, span, n, s, NULL);
 	VkResult r = v->QueueSubmit(q, n, s, fence);
 	cpu_end(span);
 	return r;
@@ -201,20 +206,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit(VkQueue q, uint32_t n, cons
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit2(VkQueue q, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
 	DEV(q);
 	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
-	if (fs_go_loaded) {
-		uint32_t total = 0;
-		for (uint32_t i = 0; i < n; i++)
-			total += s[i].commandBufferInfoCount;
-		void **cmds = total ? malloc(total * sizeof *cmds) : NULL;
-		if (cmds) {
-			uint32_t k = 0;
-			for (uint32_t i = 0; i < n; i++)
-				for (uint32_t j = 0; j < s[i].commandBufferInfoCount; j++)
-					cmds[k++] = s[i].pCommandBufferInfos[j].commandBuffer;
-			submitted(q, span, total, cmds);
-			free(cmds);
-		}
-	}
+	submitted(q, span, n, NULL, s);
 	VkResult r = v->QueueSubmit2(q, n, s, fence);
 	cpu_end(span);
 	return r;

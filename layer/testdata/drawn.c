@@ -42,11 +42,7 @@ static void add(counts *to, const counts *c) {
 
 typedef struct {
 	device *d;
-	VkRenderPass rp;
-	VkFramebuffer fb;
-	VkImage img;
-	VkImageView view;
-	VkDeviceMemory mem;
+	target t;
 } gfx;
 
 // tree records a random tree of labels at depth (the zones around it),
@@ -56,7 +52,7 @@ static void tree(gfx *g, VkCommandBuffer cmd, int depth, int rp_ok, counts *c) {
 	for (int k = 0; k < kids; k++) {
 		if (rp_ok && draw(5) == 0) {
 			VkClearValue clear = {0};
-			VkRenderPassBeginInfo rb = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = g->rp, .framebuffer = g->fb,
+			VkRenderPassBeginInfo rb = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = g->t.rp, .framebuffer = g->t.fb,
 						    .renderArea = {{0, 0}, {16, 16}}, .clearValueCount = 1, .pClearValues = &clear};
 			vkCmdBeginRenderPass(cmd, &rb, VK_SUBPASS_CONTENTS_INLINE);
 			c->rp++;
@@ -78,55 +74,8 @@ static void tree(gfx *g, VkCommandBuffer cmd, int depth, int rp_ok, counts *c) {
 
 static gfx make_gfx(instance *i, device *d) {
 	gfx g = {.d = d};
-	VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
-				.format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {16, 16, 1}, .mipLevels = 1, .arrayLayers = 1,
-				.samples = VK_SAMPLE_COUNT_1_BIT, .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT};
-	VkImage img;
-	CHECK(vkCreateImage(d->dev, &ii, NULL, &img));
-	g.img = img;
-	VkMemoryRequirements req;
-	vkGetImageMemoryRequirements(d->dev, img, &req);
-	VkPhysicalDeviceMemoryProperties mp;
-	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
-	uint32_t t = 0;
-	while (t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t)))
-		t++;
-	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
-	VkDeviceMemory mem;
-	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &mem));
-	CHECK(vkBindImageMemory(d->dev, img, mem, 0));
-	g.mem = mem;
-	VkImageViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, .image = img, .viewType = VK_IMAGE_VIEW_TYPE_2D,
-				    .format = ii.format, .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-	VkImageView view;
-	CHECK(vkCreateImageView(d->dev, &vi, NULL, &view));
-	g.view = view;
-	VkAttachmentDescription att = {.format = ii.format, .samples = VK_SAMPLE_COUNT_1_BIT, .loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
-				       .storeOp = VK_ATTACHMENT_STORE_OP_STORE, .stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE,
-				       .stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-				       .finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-	VkAttachmentReference ref = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-	VkSubpassDescription sub = {.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS, .colorAttachmentCount = 1, .pColorAttachments = &ref};
-	VkSubpassDependency dep = {.srcSubpass = VK_SUBPASS_EXTERNAL, .dstSubpass = 0,
-				   .srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-				   .dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-				   .srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, .dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT};
-	VkRenderPassCreateInfo rpi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO, .attachmentCount = 1, .pAttachments = &att,
-				      .subpassCount = 1, .pSubpasses = &sub, .dependencyCount = 1, .pDependencies = &dep};
-	CHECK(vkCreateRenderPass(d->dev, &rpi, NULL, &g.rp));
-	VkFramebufferCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO, .renderPass = g.rp, .attachmentCount = 1,
-				      .pAttachments = &view, .width = 16, .height = 16, .layers = 1};
-	CHECK(vkCreateFramebuffer(d->dev, &fi, NULL, &g.fb));
+	g.t = make_target(i, d, 16);
 	return g;
-}
-
-static void destroy_gfx(gfx *g) {
-	VkDevice d = g->d->dev;
-	vkDestroyFramebuffer(d, g->fb, NULL);
-	vkDestroyRenderPass(d, g->rp, NULL);
-	vkDestroyImageView(d, g->view, NULL);
-	vkDestroyImage(d, g->img, NULL);
-	vkFreeMemory(d, g->mem, NULL);
 }
 
 static VkCommandBuffer alloc(device *d, VkCommandBufferLevel level) {
@@ -249,7 +198,7 @@ int main(int argc, char **argv) {
 	}
 	fclose(j);
 	vkDeviceWaitIdle(d.dev);
-	destroy_gfx(&g);
+	destroy_target(&d, &g.t);
 	destroy_device(&d);
 	vkDestroyInstance(i.inst, NULL);
 	return 0;

@@ -181,44 +181,9 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 // recorded once outside any render pass, then begins a render pass whose
 // contents are secondaries and executes one recorded anew to continue it.
 static void secondary(instance *i, device *d, int n) {
-	VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
-				.format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {64, 64, 1}, .mipLevels = 1, .arrayLayers = 1,
-				.samples = VK_SAMPLE_COUNT_1_BIT, .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT};
-	VkImage img;
-	CHECK(vkCreateImage(d->dev, &ii, NULL, &img));
-	VkMemoryRequirements req;
-	vkGetImageMemoryRequirements(d->dev, img, &req);
-	VkPhysicalDeviceMemoryProperties mp;
-	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
-	uint32_t t = 0;
-	while (t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t)))
-		t++;
-	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
-	VkDeviceMemory mem;
-	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &mem));
-	CHECK(vkBindImageMemory(d->dev, img, mem, 0));
-	VkImageViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, .image = img, .viewType = VK_IMAGE_VIEW_TYPE_2D,
-				    .format = ii.format, .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-	VkImageView view;
-	CHECK(vkCreateImageView(d->dev, &vi, NULL, &view));
-	VkAttachmentDescription att = {.format = ii.format, .samples = VK_SAMPLE_COUNT_1_BIT, .loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
-				       .storeOp = VK_ATTACHMENT_STORE_OP_STORE, .stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE,
-				       .stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-				       .finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-	VkAttachmentReference ref = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-	VkSubpassDescription sub = {.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS, .colorAttachmentCount = 1, .pColorAttachments = &ref};
-	VkSubpassDependency dep = {.srcSubpass = VK_SUBPASS_EXTERNAL, .dstSubpass = 0,
-				   .srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-				   .dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-				   .srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, .dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT};
-	VkRenderPassCreateInfo rpi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO, .attachmentCount = 1, .pAttachments = &att,
-				      .subpassCount = 1, .pSubpasses = &sub, .dependencyCount = 1, .pDependencies = &dep};
-	VkRenderPass rp;
-	CHECK(vkCreateRenderPass(d->dev, &rpi, NULL, &rp));
-	VkFramebufferCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO, .renderPass = rp, .attachmentCount = 1,
-				      .pAttachments = &view, .width = 64, .height = 64, .layers = 1};
-	VkFramebuffer fb;
-	CHECK(vkCreateFramebuffer(d->dev, &fi, NULL, &fb));
+	target t = make_target(i, d, 64);
+	VkRenderPass rp = t.rp;
+	VkFramebuffer fb = t.fb;
 
 	VkCommandBuffer sec[2];
 	VkCommandBufferAllocateInfo sai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d->pool,
@@ -263,11 +228,7 @@ static void secondary(instance *i, device *d, int n) {
 		CHECK(vkResetFences(d->dev, 1, &d->fence));
 	}
 	vkFreeCommandBuffers(d->dev, d->pool, 2, sec);
-	vkDestroyFramebuffer(d->dev, fb, NULL);
-	vkDestroyRenderPass(d->dev, rp, NULL);
-	vkDestroyImageView(d->dev, view, NULL);
-	vkDestroyImage(d->dev, img, NULL);
-	vkFreeMemory(d->dev, mem, NULL);
+	destroy_target(d, &t);
 }
 
 // span submits, n times, two command buffers with a label begun in the

@@ -103,4 +103,60 @@ static inline void destroy_device(device *d) {
 	vkDestroyDevice(d->dev, NULL);
 }
 
+// target is a render pass of one RGBA8 color attachment, cleared,
+// and a framebuffer of an image of size x size for it.
+typedef struct {
+	VkRenderPass rp;
+	VkFramebuffer fb;
+	VkImage img;
+	VkImageView view;
+	VkDeviceMemory mem;
+} target;
+
+static inline target make_target(instance *i, device *d, uint32_t size) {
+	target t;
+	VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
+				.format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {size, size, 1}, .mipLevels = 1, .arrayLayers = 1,
+				.samples = VK_SAMPLE_COUNT_1_BIT, .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT};
+	CHECK(vkCreateImage(d->dev, &ii, NULL, &t.img));
+	VkMemoryRequirements req;
+	vkGetImageMemoryRequirements(d->dev, t.img, &req);
+	VkPhysicalDeviceMemoryProperties mp;
+	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	uint32_t m = 0;
+	while (m < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << m)))
+		m++;
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = m};
+	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &t.mem));
+	CHECK(vkBindImageMemory(d->dev, t.img, t.mem, 0));
+	VkImageViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, .image = t.img, .viewType = VK_IMAGE_VIEW_TYPE_2D,
+				    .format = ii.format, .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+	CHECK(vkCreateImageView(d->dev, &vi, NULL, &t.view));
+	VkAttachmentDescription att = {.format = ii.format, .samples = VK_SAMPLE_COUNT_1_BIT, .loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
+				       .storeOp = VK_ATTACHMENT_STORE_OP_STORE, .stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE,
+				       .stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE, .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+				       .finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+	VkAttachmentReference ref = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+	VkSubpassDescription sub = {.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS, .colorAttachmentCount = 1, .pColorAttachments = &ref};
+	VkSubpassDependency dep = {.srcSubpass = VK_SUBPASS_EXTERNAL, .dstSubpass = 0,
+				   .srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+				   .dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+				   .srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, .dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT};
+	VkRenderPassCreateInfo rpi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO, .attachmentCount = 1, .pAttachments = &att,
+				      .subpassCount = 1, .pSubpasses = &sub, .dependencyCount = 1, .pDependencies = &dep};
+	CHECK(vkCreateRenderPass(d->dev, &rpi, NULL, &t.rp));
+	VkFramebufferCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO, .renderPass = t.rp, .attachmentCount = 1,
+				      .pAttachments = &t.view, .width = size, .height = size, .layers = 1};
+	CHECK(vkCreateFramebuffer(d->dev, &fi, NULL, &t.fb));
+	return t;
+}
+
+static inline void destroy_target(device *d, target *t) {
+	vkDestroyFramebuffer(d->dev, t->fb, NULL);
+	vkDestroyRenderPass(d->dev, t->rp, NULL);
+	vkDestroyImageView(d->dev, t->view, NULL);
+	vkDestroyImage(d->dev, t->img, NULL);
+	vkFreeMemory(d->dev, t->mem, NULL);
+}
+
 #endif
