@@ -171,13 +171,8 @@ int main(int argc, char **argv) {
 		double t0 = now_ns();
 		int split = draw(2);
 		for (int k = 0; k < nc; k++) {
-			if (split || k == 0) {
-				VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = split ? 1 : (uint32_t)nc,
-						   .pCommandBuffers = &cmds[k]};
-				CHECK(vkQueueSubmit(d.q, 1, &si, d.fence));
-				CHECK(vkWaitForFences(d.dev, 1, &d.fence, VK_TRUE, UINT64_MAX));
-				CHECK(vkResetFences(d.dev, 1, &d.fence));
-			}
+			if (split || k == 0)
+				submit_wait(&d, &cmds[k], split ? 1 : (uint32_t)nc);
 		}
 		fprintf(j, "window %.0f %.0f\n", t0, now_ns());
 	}

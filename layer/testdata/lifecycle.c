@@ -53,10 +53,7 @@ static void use(device *d, int n) {
 		d->end(d->cmd);
 		d->end(d->cmd);
 		CHECK(vkEndCommandBuffer(d->cmd));
-		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
-		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
-		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
-		CHECK(vkResetFences(d->dev, 1, &d->fence));
+		submit_wait(d, &d->cmd, 1);
 	}
 }
 
@@ -222,10 +219,7 @@ static void secondary(instance *i, device *d, int n) {
 		vkCmdEndRenderPass(d->cmd);
 		d->end(d->cmd);
 		CHECK(vkEndCommandBuffer(d->cmd));
-		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
-		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
-		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
-		CHECK(vkResetFences(d->dev, 1, &d->fence));
+		submit_wait(d, &d->cmd, 1);
 	}
 	vkFreeCommandBuffers(d->dev, d->pool, 2, sec);
 	destroy_target(d, &t);
@@ -253,10 +247,7 @@ static void span(device *d, int n, int open) {
 				label(d, "spans");
 			CHECK(vkEndCommandBuffer(d->cmd));
 		}
-		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 2, .pCommandBuffers = two};
-		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
-		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
-		CHECK(vkResetFences(d->dev, 1, &d->fence));
+		submit_wait(d, two, 2);
 	}
 	d->cmd = keep;
 	vkFreeCommandBuffers(d->dev, d->pool, 2, two);

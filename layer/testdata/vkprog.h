@@ -89,6 +89,15 @@ static inline void label(device *d, const char *name) {
 	d->begin(d->cmd, &l);
 }
 
+// submit_wait submits n command buffers in one submission and waits for
+// them (the device's fence, reset after).
+static inline void submit_wait(device *d, const VkCommandBuffer *cmds, uint32_t n) {
+	VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cmds};
+	CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
+	CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
+	CHECK(vkResetFences(d->dev, 1, &d->fence));
+}
+
 static inline double now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
