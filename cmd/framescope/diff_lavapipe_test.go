@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/framescope/framescope/internal/testkit/quiet"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -60,6 +61,7 @@ func buildDemo(t *testing.T, dir string) string {
 // The rates are logged.
 func TestDiffGateOnLavapipe(t *testing.T) {
 	needVulkan(t)
+	quiet.Hold(t) // no test that loads the machine runs beside its timed runs
 	dir := t.TempDir()
 	// FRAMESCOPE_GATE_CORPUS keeps the runs in a directory of its own and
 	// reuses the runs already there: to study the statistics on one corpus.
