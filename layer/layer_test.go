@@ -742,3 +742,30 @@ func checkNesting(tr *timeline.Trace, z timeline.Span, depth uint16, fromSeconda
 	}
 	return fmt.Sprintf("a zone %q at depth %d, want %d", name, z.Depth, depth)
 }
+
+// -draws: a zone for each draw (vkcube records one a frame, inside its
+// render pass); without it, none.
+func TestDrawsUnderLayer(t *testing.T) {
+	dir := built(t)
+	need(t, "vkcube")
+	for _, draws := range []bool{false, true} {
+		trace := filepath.Join(t.TempDir(), "d.perfetto-trace")
+		out, err := exec.Command(filepath.Join(dir, "framescope"), "run", fmt.Sprintf("-draws=%t", draws), "-o", trace,
+			"--", "xvfb-run", "-a", "vkcube", "--c", "50").CombinedOutput()
+		if err != nil {
+			t.Fatalf("framescope run: %v\n%s", err, out)
+		}
+		tr := readTrace(t, trace)
+		byName := map[string]int{}
+		for _, z := range gpuZones(tr) {
+			byName[tr.Name(z.Name)]++
+		}
+		want := 0
+		if draws {
+			want = byName["render pass"]
+		}
+		if byName["draw"] != want || byName["render pass"] != 50 {
+			t.Errorf("-draws=%t: zones %v, want %d draws and 50 render passes", draws, byName, want)
+		}
+	}
+}

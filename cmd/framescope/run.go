@@ -35,7 +35,7 @@ type runOptions struct {
 	out, layer, live     string
 	frameEvery, window   uint
 	cpuBudget, gpuBudget time.Duration
-	renderStages         bool
+	renderStages, draws  bool
 }
 
 // The bounds of run's flags (the layer's own, layer/lib/config.go).
@@ -77,6 +77,7 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	fs.UintVar(&o.window, "window", 0, fmt.Sprintf("a flight recorder: keep the last N frames and write them at exit, not the whole run (at most %d)", maxRunWindow))
 	fs.DurationVar(&o.cpuBudget, "cpu-budget", 0, "with -window: write each frame over this CPU time, with the window before it, beside FILE (FILE-over-FRAME.perfetto-trace, 16 at most)")
 	fs.DurationVar(&o.gpuBudget, "gpu-budget", 0, "with -window: the same for GPU time")
+	fs.BoolVar(&o.draws, "draws", false, "also a zone for each draw and dispatch command (a zone costs more than a small draw)")
 	fs.BoolVar(&o.renderStages, "render-stages", true, "also write GPU zones as Perfetto's own GPU render stages and counters (ui.perfetto.dev's GPU group)")
 	fs.StringVar(&o.live, "live", "", "serve the live view on this address (such as 127.0.0.1:6060) at /debug/framescope/")
 	fs.StringVar(&o.layer, "layer", "", "the directory `make layer` built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
@@ -121,6 +122,7 @@ func (o runOptions) env(out string) []string {
 		fmt.Sprintf("FRAMESCOPE_FRAME_EVERY=%d", o.frameEvery),
 		fmt.Sprintf("FRAMESCOPE_WINDOW=%d", o.window),
 		fmt.Sprintf("FRAMESCOPE_RENDER_STAGES=%t", o.renderStages),
+		fmt.Sprintf("FRAMESCOPE_DRAWS=%d", map[bool]int{false: 0, true: 1}[o.draws]),
 		"FRAMESCOPE_LIVE=" + o.live}
 	if o.cpuBudget > 0 {
 		e = append(e, "FRAMESCOPE_CPU_BUDGET="+o.cpuBudget.String())

@@ -98,6 +98,8 @@ const (
 	zoneRendering  = 4
 	zoneCommands   = 5 // a primary command buffer
 	zoneSecondary  = 6 // a secondary
+	zoneDraw       = 7 // a draw command, with FRAMESCOPE_DRAWS=1
+	zoneDispatch   = 8 // a dispatch command, likewise
 )
 
 // kindNames are the names of the zones that are no label.
@@ -106,6 +108,8 @@ var kindNames = map[int]string{
 	zoneRendering:  "rendering",
 	zoneCommands:   "command buffer",
 	zoneSecondary:  "secondary command buffer",
+	zoneDraw:       "draw",
+	zoneDispatch:   "dispatch",
 }
 
 func (l *layer) deviceCreated(instance unsafe.Pointer, physical uint32, dev unsafe.Pointer, api, flags uint32, families, counts []uint32) {

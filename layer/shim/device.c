@@ -183,6 +183,21 @@ static void fill(fs_device *v, VkDevice d) {
 	GET(FreeCommandBuffers);
 	GET(DestroyCommandPool);
 	GET(ResetCommandPool);
+	GET(CmdDraw);
+	GET(CmdDrawIndexed);
+	GET(CmdDrawIndirect);
+	GET(CmdDrawIndexedIndirect);
+	GET(CmdDrawIndirectCount);
+	if (!v->CmdDrawIndirectCount)
+		v->CmdDrawIndirectCount = (PFN_vkCmdDrawIndirectCount)v->gdpa(d, "vkCmdDrawIndirectCountKHR");
+	GET(CmdDrawIndexedIndirectCount);
+	if (!v->CmdDrawIndexedIndirectCount)
+		v->CmdDrawIndexedIndirectCount = (PFN_vkCmdDrawIndexedIndirectCount)v->gdpa(d, "vkCmdDrawIndexedIndirectCountKHR");
+	GET(CmdDispatch);
+	GET(CmdDispatchIndirect);
+	GET(CmdDispatchBase);
+	if (!v->CmdDispatchBase)
+		v->CmdDispatchBase = (PFN_vkCmdDispatchBase)v->gdpa(d, "vkCmdDispatchBaseKHR");
 #undef GET
 }
 

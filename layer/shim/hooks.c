@@ -308,5 +308,5 @@ PFN_vkVoidFunction fs_device_hook(const char *name) {
 	for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
 		if (strcmp(hooks[i].name, name) == 0)
 			return hooks[i].fn;
-	return NULL;
+	return fs_draw_hook(name);
 }

@@ -20,7 +20,7 @@ typedef struct fs_name {
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static fs_name_t *table[NAME_BUCKETS];
 static int count;
-static uint32_t kinds[8]; // the names of the zones that are no label, by kind; 0: not asked yet
+static uint32_t kinds[16]; // the names of the zones that are no label, by kind; 0: not asked yet
 
 // Each thread keeps the names of the labels it saw last, by the label's
 // address, checked against the text (the same address may hold another

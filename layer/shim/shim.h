@@ -68,6 +68,15 @@ typedef struct fs_device {
 	PFN_vkFreeCommandBuffers FreeCommandBuffers;
 	PFN_vkDestroyCommandPool DestroyCommandPool;
 	PFN_vkResetCommandPool ResetCommandPool;
+	PFN_vkCmdDraw CmdDraw;
+	PFN_vkCmdDrawIndexed CmdDrawIndexed;
+	PFN_vkCmdDrawIndirect CmdDrawIndirect;
+	PFN_vkCmdDrawIndexedIndirect CmdDrawIndexedIndirect;
+	PFN_vkCmdDrawIndirectCount CmdDrawIndirectCount;
+	PFN_vkCmdDrawIndexedIndirectCount CmdDrawIndexedIndirectCount;
+	PFN_vkCmdDispatch CmdDispatch;
+	PFN_vkCmdDispatchIndirect CmdDispatchIndirect;
+	PFN_vkCmdDispatchBase CmdDispatchBase;
 	struct fs_device *next;
 } fs_device;
 
@@ -130,6 +139,8 @@ enum {
 	FS_ZONE_RENDERING = 4,
 	FS_ZONE_COMMAND_BUFFER = 5, // a primary, from its begin to its end
 	FS_ZONE_SECONDARY = 6,      // a secondary, likewise
+	FS_ZONE_DRAW = 7,           // a draw command (FRAMESCOPE_DRAWS=1)
+	FS_ZONE_DISPATCH = 8,       // a dispatch command, likewise
 };
 
 // CPU span kinds.
@@ -144,6 +155,7 @@ enum {
 };
 
 PFN_vkVoidFunction fs_device_hook(const char *name);
+PFN_vkVoidFunction fs_draw_hook(const char *name);
 
 // A command buffer as the C half records it (cmds.c): its zones open,
 // innermost last, each through the C zone path (pair) or through Go.

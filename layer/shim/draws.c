@@ -1,0 +1,89 @@
+// Zones for each draw and dispatch, when FRAMESCOPE_DRAWS=1 (framescope
+// run -draws): off by default, as a zone costs more than a small draw.
+// Each hook begins the zone, records the command, and ends the zone.
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define AROUND(kind, call)                    \
+	do {                                  \
+		fs_device *v = fs_device_of(cmd); \
+		fs_zone_begin(cmd, NULL, kind);   \
+		v->call;                          \
+		fs_zone_end(cmd, kind);           \
+	} while (0)
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDraw(VkCommandBuffer cmd, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+	AROUND(FS_ZONE_DRAW, CmdDraw(cmd, a, b, c, d));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDrawIndexed(VkCommandBuffer cmd, uint32_t a, uint32_t b, uint32_t c, int32_t d, uint32_t e) {
+	AROUND(FS_ZONE_DRAW, CmdDrawIndexed(cmd, a, b, c, d, e));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDrawIndirect(VkCommandBuffer cmd, VkBuffer b, VkDeviceSize o, uint32_t n, uint32_t s) {
+	AROUND(FS_ZONE_DRAW, CmdDrawIndirect(cmd, b, o, n, s));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDrawIndexedIndirect(VkCommandBuffer cmd, VkBuffer b, VkDeviceSize o, uint32_t n, uint32_t s) {
+	AROUND(FS_ZONE_DRAW, CmdDrawIndexedIndirect(cmd, b, o, n, s));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDrawIndirectCount(VkCommandBuffer cmd, VkBuffer b, VkDeviceSize o, VkBuffer cb, VkDeviceSize co,
+							     uint32_t n, uint32_t s) {
+	AROUND(FS_ZONE_DRAW, CmdDrawIndirectCount(cmd, b, o, cb, co, n, s));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDrawIndexedIndirectCount(VkCommandBuffer cmd, VkBuffer b, VkDeviceSize o, VkBuffer cb,
+								    VkDeviceSize co, uint32_t n, uint32_t s) {
+	AROUND(FS_ZONE_DRAW, CmdDrawIndexedIndirectCount(cmd, b, o, cb, co, n, s));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDispatch(VkCommandBuffer cmd, uint32_t x, uint32_t y, uint32_t z) {
+	AROUND(FS_ZONE_DISPATCH, CmdDispatch(cmd, x, y, z));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDispatchIndirect(VkCommandBuffer cmd, VkBuffer b, VkDeviceSize o) {
+	AROUND(FS_ZONE_DISPATCH, CmdDispatchIndirect(cmd, b, o));
+}
+
+static VKAPI_ATTR void VKAPI_CALL fs_CmdDispatchBase(VkCommandBuffer cmd, uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y,
+						     uint32_t z) {
+	AROUND(FS_ZONE_DISPATCH, CmdDispatchBase(cmd, bx, by, bz, x, y, z));
+}
+
+// fs_draw_hook returns the hook of a draw or dispatch command, when the
+// layer times them.
+PFN_vkVoidFunction fs_draw_hook(const char *name) {
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("FRAMESCOPE_DRAWS");
+		on = e && strcmp(e, "1") == 0;
+	}
+	if (!on)
+		return NULL;
+	static const struct {
+		const char *name;
+		PFN_vkVoidFunction fn;
+	} hooks[] = {
+#define H(n, f) {n, (PFN_vkVoidFunction)f}
+	    H("vkCmdDraw", fs_CmdDraw),
+	    H("vkCmdDrawIndexed", fs_CmdDrawIndexed),
+	    H("vkCmdDrawIndirect", fs_CmdDrawIndirect),
+	    H("vkCmdDrawIndexedIndirect", fs_CmdDrawIndexedIndirect),
+	    H("vkCmdDrawIndirectCount", fs_CmdDrawIndirectCount),
+	    H("vkCmdDrawIndirectCountKHR", fs_CmdDrawIndirectCount),
+	    H("vkCmdDrawIndexedIndirectCount", fs_CmdDrawIndexedIndirectCount),
+	    H("vkCmdDrawIndexedIndirectCountKHR", fs_CmdDrawIndexedIndirectCount),
+	    H("vkCmdDispatch", fs_CmdDispatch),
+	    H("vkCmdDispatchIndirect", fs_CmdDispatchIndirect),
+	    H("vkCmdDispatchBase", fs_CmdDispatchBase),
+	    H("vkCmdDispatchBaseKHR", fs_CmdDispatchBase),
+#undef H
+	};
+	for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
+		if (strcmp(hooks[i].name, name) == 0)
+			return hooks[i].fn;
+	return NULL;
+}
