@@ -21,7 +21,7 @@ import (
 // streamed: the window is written at exit.
 type output struct {
 	f *os.File
-	w *perfetto.Writer // nil with a window
+	w *asyncSink // nil with a window
 }
 
 const (
@@ -43,7 +43,7 @@ func (l *layer) start() {
 	} else {
 		l.out = &output{f: f}
 		if c.window == 0 {
-			l.out.w = perfetto.NewWriter(f, perfetto.Options{RenderStages: c.renderStages})
+			l.out.w = newAsyncSink(perfetto.NewWriter(f, perfetto.Options{RenderStages: c.renderStages}))
 			o.Sink, o.FlushEvery = l.out.w, flushEvery
 		}
 	}
