@@ -137,8 +137,8 @@ func (w workDiff) exact() bool { return w.only == "" && !w.tested }
 func compareWork(k zoneKey, base, cur side, o diffOptions) []workDiff {
 	var out []workDiff
 	for i := range timeline.NumPipelineStats {
-		b, n := sideWorkValues(k, base, i), sideWorkValues(k, cur, i)
-		bw, nw := sideWholeValues(k, base, i), sideWholeValues(k, cur, i)
+		b, n := sideValues(k, base, i, (*runWork).value), sideValues(k, cur, i, (*runWork).value)
+		bw, nw := sideValues(k, base, i, (*runWork).whole), sideValues(k, cur, i, (*runWork).whole)
 		var w workDiff
 		switch {
 		case len(b) == 0 && len(n) == 0:
@@ -158,24 +158,12 @@ func compareWork(k zoneKey, base, cur side, o diffOptions) []workDiff {
 	return out
 }
 
-// sideWholeValues lists the integer values of statistic i of zone k, one
-// per run of s that has one.
-func sideWholeValues(k zoneKey, s side, i int) []uint64 {
-	var v []uint64
+// sideValues lists what get says of statistic i of zone k, one per run of
+// s that has it: its values ((*runWork).value) or its integers (whole).
+func sideValues[T any](k zoneKey, s side, i int, get func(*runWork, int) (T, bool)) []T {
+	var v []T
 	for _, ru := range s.Runs {
-		if x, ok := ru.Zones[k].Work.whole(i); ok {
-			v = append(v, x)
-		}
-	}
-	return v
-}
-
-// sideWorkValues lists the values of statistic i of zone k, one per run of s
-// that has it.
-func sideWorkValues(k zoneKey, s side, i int) []float64 {
-	var v []float64
-	for _, ru := range s.Runs {
-		if x, ok := ru.Zones[k].Work.value(i); ok {
+		if x, ok := get(ru.Zones[k].Work, i); ok {
 			v = append(v, x)
 		}
 	}

@@ -63,11 +63,8 @@ PFN_vkVoidFunction fs_draw_hook(const char *name) {
 	}
 	if (!on)
 		return NULL;
-	static const struct {
-		const char *name;
-		PFN_vkVoidFunction fn;
-	} hooks[] = {
-#define H(n, f) {n, (PFN_vkVoidFunction)f}
+	static const fs_hook hooks[] = {
+#define H FS_HOOK
 	    H("vkCmdDraw", fs_CmdDraw),
 	    H("vkCmdDrawIndexed", fs_CmdDrawIndexed),
 	    H("vkCmdDrawIndirect", fs_CmdDrawIndirect),
@@ -82,8 +79,5 @@ PFN_vkVoidFunction fs_draw_hook(const char *name) {
 	    H("vkCmdDispatchBaseKHR", fs_CmdDispatchBase),
 #undef H
 	};
-	for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
-		if (strcmp(hooks[i].name, name) == 0)
-			return hooks[i].fn;
-	return NULL;
+	return fs_find_hook(hooks, sizeof hooks / sizeof hooks[0], name);
 }

@@ -263,11 +263,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_DeviceWaitIdle(VkDevice d) {
 }
 
 PFN_vkVoidFunction fs_device_hook(const char *name) {
-	static const struct {
-		const char *name;
-		PFN_vkVoidFunction fn;
-	} hooks[] = {
-#define H(n, f) {n, (PFN_vkVoidFunction)f}
+	static const fs_hook hooks[] = {
+#define H FS_HOOK
 	    H("vkDestroyDevice", fs_DestroyDevice),
 	    H("vkGetDeviceQueue", fs_GetDeviceQueue),
 	    H("vkGetDeviceQueue2", fs_GetDeviceQueue2),
@@ -305,8 +302,13 @@ PFN_vkVoidFunction fs_device_hook(const char *name) {
 	    H("vkDeviceWaitIdle", fs_DeviceWaitIdle),
 #undef H
 	};
-	for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
+	PFN_vkVoidFunction fn = fs_find_hook(hooks, sizeof hooks / sizeof hooks[0], name);
+	return fn ? fn : fs_draw_hook(name);
+}
+
+PFN_vkVoidFunction fs_find_hook(const fs_hook *hooks, size_t n, const char *name) {
+	for (size_t i = 0; i < n; i++)
 		if (strcmp(hooks[i].name, name) == 0)
 			return hooks[i].fn;
-	return fs_draw_hook(name);
+	return NULL;
 }

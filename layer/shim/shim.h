@@ -157,6 +157,14 @@ enum {
 PFN_vkVoidFunction fs_device_hook(const char *name);
 PFN_vkVoidFunction fs_draw_hook(const char *name);
 
+// A table of hooks by command name, and its lookup.
+typedef struct {
+	const char *name;
+	PFN_vkVoidFunction fn;
+} fs_hook;
+#define FS_HOOK(n, f) {n, (PFN_vkVoidFunction)f}
+PFN_vkVoidFunction fs_find_hook(const fs_hook *hooks, size_t n, const char *name);
+
 // A command buffer as the C half records it (cmds.c): its zones open,
 // innermost last, each through the C zone path (pair) or through Go.
 #define FS_MAX_OPEN 64
