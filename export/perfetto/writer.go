@@ -99,16 +99,16 @@ type Writer struct {
 	stats      Stats
 
 	// Scratch, reused by every batch.
-	events   []event
-	sortBuf  []event
-	valid    []bool
-	flowOut  []int32 // per span: first flow leaving it, -1 none
-	flowIn   []int32
-	nextOut  []int32 // per flow: next flow leaving the same span
-	nextIn   []int32
-	flowIDs  []uint64
-	beginPos []int32 // per span: its begin's place in events
-	groups   []zeroGroup
+	events    []event
+	sortBuf   []event
+	spanTrack []int32 // each span's index in tracks; -1: invalid
+	flowOut   []int32 // per span: first flow leaving it, -1 none
+	flowIn    []int32
+	nextOut   []int32 // per flow: next flow leaving the same span
+	nextIn    []int32
+	flowIDs   []uint64
+	beginPos  []int32 // per span: its begin's place in events
+	groups    []zeroGroup
 
 	// The batch's work: per GPU queue and frame, the sum of its outermost
 	// counted zones (see collectWork).
@@ -205,7 +205,7 @@ func (w *Writer) Reset(out io.Writer) {
 		e:          enc{buf: w.e.buf[:0]},
 		events:     w.events[:0],
 		sortBuf:    w.sortBuf[:0],
-		valid:      w.valid[:0],
+		spanTrack:  w.spanTrack[:0],
 		flowOut:    w.flowOut[:0],
 		flowIn:     w.flowIn[:0],
 		nextOut:    w.nextOut[:0],
@@ -501,7 +501,7 @@ func (w *Writer) collect(b *timeline.Trace) {
 // would hold two lists at once.
 func (w *Writer) collectSpans(b *timeline.Trace) {
 	n := len(b.Spans)
-	w.valid = grow(w.valid, n)
+	w.spanTrack = grow(w.spanTrack, n)
 	w.flowOut = grow(w.flowOut, n)
 	w.flowIn = grow(w.flowIn, n)
 	need := 2*len(b.Frames) + len(b.Samples) + len(b.Calibrations)
@@ -509,12 +509,12 @@ func (w *Writer) collectSpans(b *timeline.Trace) {
 		s := &b.Spans[i]
 		w.flowOut[i], w.flowIn[i] = -1, -1
 		ti, ok := w.trackIndex[s.Track]
-		w.valid[i] = ok && w.tracks[ti].Kind != timeline.TrackCounter &&
-			int(s.Name) < len(b.Names) && s.Start >= 0 && s.End >= s.Start
-		if !w.valid[i] {
+		if !ok || w.tracks[ti].Kind == timeline.TrackCounter || int(s.Name) >= len(b.Names) || s.Start < 0 || s.End < s.Start {
+			w.spanTrack[i] = -1
 			w.stats.Invalid++
 			continue
 		}
+		w.spanTrack[i] = ti
 		w.tracks[ti].count++
 		if s.Work != nil {
 			w.collectWork(s, ti)
@@ -523,11 +523,10 @@ func (w *Writer) collectSpans(b *timeline.Trace) {
 	}
 	w.events = reserve(w.events, need+len(w.workGroups))
 	for i := range b.Spans {
-		s := &b.Spans[i]
-		if !w.valid[i] {
+		s, ti := &b.Spans[i], w.spanTrack[i]
+		if ti < 0 {
 			continue
 		}
-		ti := w.trackIndex[s.Track]
 		if s.End == s.Start {
 			w.events = append(w.events, mkEvent(s.Start, ti, int32(i), s.Depth, evZero, srcSpan))
 			continue
@@ -611,7 +610,7 @@ func (w *Writer) linkFlows(b *timeline.Trace) {
 	w.flowIDs = grow(w.flowIDs, len(b.Flows))
 	for i := len(b.Flows) - 1; i >= 0; i-- {
 		f := b.Flows[i]
-		if f.From < 0 || f.From >= n || f.To < 0 || f.To >= n || f.From == f.To || !w.valid[f.From] || !w.valid[f.To] {
+		if f.From < 0 || f.From >= n || f.To < 0 || f.To >= n || f.From == f.To || w.spanTrack[f.From] < 0 || w.spanTrack[f.To] < 0 {
 			w.stats.Invalid++
 			continue
 		}
