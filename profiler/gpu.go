@@ -338,6 +338,11 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The pool's frame clock starts at the application's frame now, not
+	// at 0: a context made mid-run must not take its first executions
+	// for ones that frame number old (StaleFrames) before it sees a frame
+	// begin.
+	pool.Advance(p.rec.LastFrame())
 	caps := dev.d.Caps
 	clock, err := clock.New(clock.Options{
 		PeriodNs:  float64(caps.TimestampPeriod),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/czcall"
+	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
@@ -336,4 +337,63 @@ func TestRecordingC(t *testing.T) {
 	rec.End()
 	b.q.End(cmd)
 	b.expect(b.finish(), 0, timeline.Drops{})
+}
+
+// A context made in the application's 101st frame (as the layer makes
+// one when a device is made again mid-run), whose first recording runs
+// before the context has seen a frame begin, held back on the GPU (an
+// event the host sets later) while Collect polls: the execution is still
+// to come, not given up as never run, and its zone reaches the trace once
+// it runs. The context's frame clock once started at 0, so that the
+// first poll found the execution 100 frames old, past StaleFrames (64),
+// and counted it Unsubmitted (found on an H100 by the checker's loops
+// under the layer, TestCheckerLoopsUnderLayer seed 25, 1 run in 2).
+func TestRecordingOfContextMadeLate(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	dev := wrapWith(t, q, false)
+	gq, err := dev.Queue(q.Q.Family, q.Q.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profiler.New(profiler.Options{})
+	for range 100 {
+		p.BeginFrame()
+		p.EndFrame()
+	}
+	p.BeginFrame() // the context is made in a frame, as the layer makes it
+	g, err := p.GPU(dev, gq, profiler.GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, cmd, fence := q.Event(), q.Cmd(), q.Fence()
+	q.End(cmd) // vktest hands it out begun
+	q.BeginWith(cmd, 0)
+	q.WaitEvent(cmd, ev)
+	rec := g.Record(cmd)
+	g.Zone(cmd, p.Name("held")).End()
+	rec.End()
+	q.End(cmd)
+	s := p.CPUTrack("main").Span(p.Name("submit"))
+	g.Submit(s, cmd)
+	q.Resubmit(fence, cmd)
+	s.End()
+	g.Collect(nil) // the GPU waits for the event: nothing in yet
+	vkg.SetEvent(q.Dev.Handle, ev)
+	q.Wait(fence)
+	g.Collect(nil)
+	p.EndFrame()
+	g.Close()
+	tr := p.Dump()
+	if d := tr.Drops; d.Total() != 0 {
+		t.Errorf("drops %+v, want none", d)
+	}
+	n := 0
+	for _, sp := range tr.Spans {
+		if tr.Name(sp.Name) == "held" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d zones held, want 1", n)
+	}
 }
