@@ -111,7 +111,9 @@ static void ask_calibrated(changed *c, const offer *o, const VkDeviceCreateInfo 
 	}
 	if (!(o->calibrated_khr || o->calibrated_ext) || c->ci.enabledExtensionCount >= MAX_EXTS)
 		return;
-	c->exts[c->ci.enabledExtensionCount++] = o->calibrated_khr ? "VK_KHR_calibrated_timestamps" : VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+	// The EXT name where the device offers it: a validation layer below
+	// this one that predates the KHR name (Debian's 1.3.239) warns of it.
+	c->exts[c->ci.enabledExtensionCount++] = o->calibrated_ext ? VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME : "VK_KHR_calibrated_timestamps";
 	c->flags |= FS_DEV_CALIBRATED;
 }
 
