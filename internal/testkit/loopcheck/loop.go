@@ -321,7 +321,7 @@ func (l Loop) frame(f int) plan {
 			cbSerial++
 			c := cbPlan{goroutine: i % l.Goroutines, crossTo: -1, nameSecs: rng.IntN(10) != 0}
 			zones := rng.IntN(14)
-			if f == l.BigFrame {
+			if l.BigFrame > 0 && f == l.BigFrame {
 				zones = 2200 / n
 			}
 			c.script = l.script(rng, zones, len(c.secondaries) > 0)
