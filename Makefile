@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops layer
+.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops check-layer-loops layer
 
 all: test
 
@@ -56,6 +56,11 @@ SEEDS ?= 1000
 FIRST ?= 1
 check-loops: deps tp
 	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestLoops ./internal/testkit/loopcheck -loops.seeds=$(SEEDS) -loops.first=$(FIRST)
+
+# The render-loop checker's application run bare under the Vulkan layer,
+# SEEDS seeds from FIRST (make test runs 8).
+check-layer-loops: deps tp
+	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestCheckerLoopsUnderLayer ./layer -layer.loops=$(SEEDS) -layer.loopfirst=$(FIRST)
 
 # The table of docs/hostile-inputs.md.
 hostile: deps

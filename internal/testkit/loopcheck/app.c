@@ -19,6 +19,11 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
 	if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT))) {
 		return VK_FALSE;
 	}
+	// The loader's own word (a layer enabled by the environment, as a
+	// profiler outside the program is) is not the validation layer's.
+	if (data && data->pMessageIdName && strcmp(data->pMessageIdName, "Loader Message") == 0) {
+		return VK_FALSE;
+	}
 	pthread_mutex_lock(&msg_mu);
 	msg_count++;
 	snprintf(msg_last, sizeof msg_last, "%s", data && data->pMessage ? data->pMessage : "(no message)");
@@ -290,7 +295,8 @@ int lc_create_device(lc_app *a, char *err, size_t errlen) {
 	}
 	VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
 	bi.size = LC_WORK;
-	bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+	// A source too: a program of the application's (bare) reads it back.
+	bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
 	r = vkCreateBuffer(a->device, &bi, NULL, &a->work);
 	if (r != VK_SUCCESS) return lc_fail(err, errlen, "vkCreateBuffer", r);
 	VkMemoryRequirements req;

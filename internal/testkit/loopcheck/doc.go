@@ -68,4 +68,11 @@
 // may report); no goroutine is left. TestLoops also says what its seeds
 // reached, and fails when the fixed set misses a feature the device
 // allows.
+//
+// Bare is the same application with no profiler in it, for a profiler
+// that sees a program from outside (Framescope's Vulkan layer): a loop
+// drawn by Gen, less what only the library's API does, written as a
+// script that bare/bare.c, built from this package's C, runs, its zones
+// made debug-utils labels; Bare.Check holds the outside profiler's trace
+// to what the script did (layer.TestCheckerLoopsUnderLayer).
 package loopcheck

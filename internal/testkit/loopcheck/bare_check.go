@@ -1,0 +1,200 @@
+package loopcheck
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/timeline"
+)
+
+// BareJournal is what `bare run` wrote of its run.
+type BareJournal struct {
+	t0, done map[int]int64 // each submission's, on CLOCK_MONOTONIC
+	Checksum string        // of what the GPU wrote
+	Messages uint64        // the validation layer's warnings and errors
+	Last     string        // the latest of them
+}
+
+// ParseBareJournal reads a journal `bare run` wrote.
+func ParseBareJournal(b []byte) (BareJournal, error) {
+	j := BareJournal{t0: map[int]int64{}, done: map[int]int64{}}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		var err error
+		switch f[0] {
+		case "s", "d":
+			var sub int
+			var t int64
+			if _, err = fmt.Sscan(strings.Join(f[1:], " "), &sub, &t); err == nil && f[0] == "s" {
+				j.t0[sub] = t
+			} else if err == nil {
+				j.done[sub] = t
+			}
+		case "checksum":
+			j.Checksum = f[1]
+		case "messages":
+			_, err = fmt.Sscan(f[1], &j.Messages)
+		case "last":
+			j.Last = strings.Join(f[1:], " ")
+		}
+		if err != nil {
+			return j, fmt.Errorf("bare journal: %q: %w", sc.Text(), err)
+		}
+	}
+	if j.Checksum == "" {
+		return j, fmt.Errorf("bare journal: no checksum: the run did not finish")
+	}
+	return j, sc.Err()
+}
+
+// Check holds a trace of the bare loop, made by a profiler outside the
+// program, to what the script did and the journal says, and returns what
+// broke: the books balance; what was lost is what the script lost (labels
+// open at their command buffer's end, Unended; recordings never run,
+// Unsubmitted; recordings on transfer-only queues, NoFrame), and nothing
+// else but misuse; each zone name's count is its executions; each zone
+// lies within the window of a submission that ran its name, from just
+// before the submit to the return of the wait for it, within its error
+// bound; a label's zone lies at the depth its name says, a secondary's
+// inside a primary's command buffer zone; the second device's zones are
+// on tracks of their own. Where the profiler had to refuse recordings or
+// zones past its bounds (Bare.want.exact false), counts may be less, but
+// never more, and those causes are allowed.
+func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
+	var p problems
+	w := b.want
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		p.add("books", "%v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	b.checkDrops(&p, tr.Drops)
+	zones := gpuSpans(tr)
+	got := map[string]int{}
+	var primaries []timeline.Span
+	for _, z := range zones {
+		if tr.Name(z.Name) == zoneCommandBuffer {
+			primaries = append(primaries, z)
+		}
+	}
+	twinTracks, mainTracks := map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}
+	for _, z := range zones {
+		name := tr.Name(z.Name)
+		got[name]++
+		if !b.inSubmission(j, name, z) {
+			p.add("window", "a zone %q at [%d, %d] (error bound %d ns) lies in no window of a submission that ran it", name, z.Start, z.End, z.ErrNs)
+		}
+		if msg := bareNesting(tr, z, primaries); msg != "" {
+			p.add("nesting", "%s", msg)
+		}
+		if k := tr.Track(z.Track); k.Kind == timeline.TrackGPUQueue {
+			kind, _, ok := parseLabel(name)
+			if ok && kind == labelTwin {
+				twinTracks[z.Track] = true
+			} else if ok {
+				mainTracks[z.Track] = true
+			}
+		}
+	}
+	for t := range twinTracks {
+		if mainTracks[t] {
+			p.add("devices", "track %d holds zones of both devices", t)
+		}
+	}
+	for name, n := range got {
+		if want := w.zones[name]; n > want || w.exact && n < want {
+			p.add("zones", "%d zones %q, the script ran %d", n, name, want)
+		}
+	}
+	for name, want := range w.zones {
+		if got[name] == 0 && w.exact {
+			p.add("zones", "no zone %q, the script ran %d", name, want)
+		}
+	}
+	return p.list
+}
+
+// checkDrops holds the trace's losses to the script's.
+func (b Bare) checkDrops(p *problems, d timeline.Drops) {
+	w := b.want
+	if w.exact && (d.Unended != w.unended || d.Unsubmitted != w.unsubmitted || d.NoFrame != w.noFrame) {
+		p.add("drops", "unended %d, unsubmitted %d, no_frame %d; the script left %d open, %d never run, %d on recordings refused",
+			d.Unended, d.Unsubmitted, d.NoFrame, w.unended, w.unsubmitted, w.noFrame)
+	}
+	rest := d
+	rest.Unended, rest.Unsubmitted, rest.NoFrame = 0, 0, 0
+	if !w.exact {
+		rest.QueryLimit = 0
+	}
+	if rest.Total() != 0 {
+		p.add("drops", "lost for causes the script never made: %+v", rest)
+	}
+}
+
+// inSubmission reports whether z lies within the window of a submission
+// that ran a zone of its name, with its error bound.
+func (b Bare) inSubmission(j BareJournal, name string, z timeline.Span) bool {
+	e := int64(z.ErrNs)
+	for _, sub := range b.want.subs[name] {
+		t0, ok0 := j.t0[sub]
+		t1, ok1 := j.done[sub]
+		if ok0 && ok1 && z.Start+e >= t0 && z.End-e <= t1 {
+			return true
+		}
+	}
+	return false
+}
+
+// parseLabel reads a label's name: its kind and the depth of its zone.
+func parseLabel(name string) (kind byte, depth int, ok bool) {
+	var frame int
+	var k rune
+	if _, err := fmt.Sscanf(name, "f%d.%c%d", &frame, &k, &depth); err != nil {
+		return 0, 0, false
+	}
+	return byte(k), depth, true
+}
+
+// bareNesting holds a zone to the depth its name says, or, for a
+// secondary's, to lying within a primary's command buffer zone within
+// both error bounds (a secondary is a recording of its own, converted
+// apart from its primary). A zone on a lane has no depth to check.
+func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span) string {
+	name := tr.Name(z.Name)
+	kind, depth, ok := parseLabel(name)
+	switch {
+	case name == zoneSecondary || ok && kind == labelSecondary:
+		for _, c := range primaries {
+			e := int64(z.ErrNs) + int64(c.ErrNs)
+			if z.Start+e >= c.Start && z.End-e <= c.End {
+				return ""
+			}
+		}
+		return fmt.Sprintf("a secondary's zone %q at [%d, %d] lies in no primary's command buffer zone", name, z.Start, z.End)
+	case name == zoneCommandBuffer:
+		depth, ok = 0, true
+	case name == zoneRendering:
+		depth, ok = 1, true
+	}
+	if !ok || tr.Track(z.Track).Kind == timeline.TrackGPULane || int(z.Depth) == depth {
+		return ""
+	}
+	return fmt.Sprintf("a zone %q at depth %d, want %d", name, z.Depth, depth)
+}
+
+// gpuSpans are the trace's zones on GPU queues and their lanes.
+func gpuSpans(tr *timeline.Trace) []timeline.Span {
+	var out []timeline.Span
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track); k != nil && (k.Kind == timeline.TrackGPUQueue || k.Kind == timeline.TrackGPULane) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package loopcheck
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/framescope/framescope/internal/querypool"
+)
+
+// The application's command buffers in a bare loop, and what a profiler
+// outside it makes of each: a recording (timed at every execution), its
+// zones named as they nest.
+
+func (g *bareGen) newPool(q int) int {
+	g.ids.pool++
+	g.op("pool %d %d", g.ids.pool, q)
+	return g.ids.pool
+}
+
+// destroyPool destroys pool p, which frees its command buffers: their
+// recordings never executed are counted then.
+func (g *bareGen) destroyPool(p int) {
+	g.op("dpool %d", p)
+	for _, c := range g.pool[p] {
+		g.retire(c)
+		if c.seen && !c.refused {
+			g.begun[g.ctxOf(c)]--
+		}
+		delete(g.cbs, c.id)
+	}
+	delete(g.pool, p)
+}
+
+func (g *bareGen) alloc(p, q int, secondary bool) *bareCB {
+	g.ids.cmd++
+	c := &bareCB{id: g.ids.cmd, q: q, secondary: secondary}
+	g.op("alloc %d %d %d", c.id, p, b2i(secondary))
+	g.cbs[c.id] = c
+	if g.pool == nil {
+		g.pool = map[int][]*bareCB{}
+	}
+	g.pool[p] = append(g.pool[p], c)
+	return c
+}
+
+func (g *bareGen) ctxOf(c *bareCB) bareCtx {
+	if c.q < 0 {
+		return bareCtx{twin: true, family: int(g.queues[0].family)}
+	}
+	return bareCtx{epoch: g.epoch, family: int(g.queues[c.q].family)}
+}
+
+// retire counts what c's recording loses as it ends (recorded again or
+// freed): its zones, once, if it never ran.
+func (g *bareGen) retire(c *bareCB) {
+	if c.recorded && !c.ran && !c.refused {
+		g.want.unsubmitted += uint64(len(c.names))
+	}
+	c.recorded = false
+}
+
+// begin begins recording c (reusable: without the one-time flag).
+func (g *bareGen) begin(c *bareCB, reusable bool) {
+	g.op("begin %d %d %d", c.id, b2i(c.secondary), b2i(reusable))
+	g.started(c)
+}
+
+// started notes a recording of c begun: the profiler makes it a
+// recording, with a zone of its own, or refuses it on a transfer-only
+// queue (which cannot copy a recording's results) and counts its zones.
+func (g *bareGen) started(c *bareCB) {
+	g.retire(c)
+	c.recorded, c.ran = true, false
+	c.names, c.open, c.labels, c.secs, c.zones, c.render = c.names[:0], nil, nil, c.secs[:0], 1, false
+	c.refused = c.q >= 0 && g.queues[c.q].flags&(queueGraphics|queueCompute) == 0
+	if !c.seen && !c.refused {
+		c.seen = true
+		if k := g.ctxOf(c); g.begun[k]+1 > querypool.MaxRecordings {
+			g.want.exact = false // which recordings are refused depends on the threads
+		} else {
+			g.begun[k]++
+		}
+	}
+}
+
+func (g *bareGen) end(c *bareCB) {
+	g.op("end %d", c.id)
+	g.ended(c)
+}
+
+// ended notes c's recording ended: its own zone ends; its labels still
+// open are counted (never ended); a refused one's zones all are.
+func (g *bareGen) ended(c *bareCB) {
+	name := zoneCommandBuffer
+	if c.secondary {
+		name = zoneSecondary
+	}
+	c.names = append(c.names, name)
+	g.nameLabels(c)
+	switch {
+	case c.refused:
+		g.want.noFrame += uint64(c.zones)
+	default:
+		g.want.unended += uint64(len(c.open))
+	}
+	if c.zones > recordingZones {
+		g.want.exact = false
+	}
+}
+
+// recordingZones is about the zones a layer's recording times (2,048
+// queries): past them, which zones it refuses is its choice.
+const recordingZones = 1000
+
+// label begins a label in c. Its name says the frame it was recorded in
+// and the depth its zone must lie at: under its command buffer's zone,
+// its rendering instance and the labels around it that end in the
+// command buffer (one left open is no zone). Which do is known at the
+// recording's end (ended), which names it.
+func (g *bareGen) label(c *bareCB, frame int) {
+	kind := byte(labelPrimary)
+	switch {
+	case c.q < 0:
+		kind = labelTwin
+	case c.secondary:
+		kind = labelSecondary
+	}
+	l := &bareLabel{id: len(g.names), kind: kind, frame: frame, render: c.render, around: slices.Clone(c.open)}
+	g.names = append(g.names, "")
+	g.op("label %d \"@%d", c.id, l.id)
+	c.open = append(c.open, l)
+	c.labels = append(c.labels, l)
+	c.zones++
+}
+
+// bareLabel is a label begun in a recording.
+type bareLabel struct {
+	id     int // its name's place in bareGen.names
+	kind   byte
+	frame  int
+	render bool
+	around []*bareLabel // the labels open around it
+	ended  bool         // in the recording
+}
+
+// nameLabels names the labels of c's recording, as it ends.
+func (g *bareGen) nameLabels(c *bareCB) {
+	for _, l := range c.labels {
+		depth := 1 + b2i(l.render)
+		for _, a := range l.around {
+			depth += b2i(a.ended)
+		}
+		g.names[l.id] = labelName(l.frame, l.kind, depth)
+		if l.ended {
+			c.names = append(c.names, g.names[l.id])
+		}
+	}
+}
+
+// unlabel ends the innermost label open in c. With none (a label begun in
+// an earlier command buffer) it ends that one, which no recording can
+// time.
+func (g *bareGen) unlabel(c *bareCB) {
+	g.op("unlabel %d", c.id)
+	if n := len(c.open); n > 0 {
+		c.open[n-1].ended = true
+		c.open = c.open[:n-1]
+	}
+}
+
+func (g *bareGen) renderBegin(c *bareCB) {
+	g.op("rbegin %d", c.id)
+	c.render = true
+	c.zones++
+}
+
+func (g *bareGen) renderEnd(c *bareCB) {
+	g.op("rend %d", c.id)
+	c.render = false
+	c.names = append(c.names, zoneRendering)
+}
+
+// execute records the execution of secs in c.
+func (g *bareGen) execute(c *bareCB, secs []*bareCB) {
+	if len(secs) == 0 {
+		return
+	}
+	line := []byte("exec " + strconv.Itoa(c.id))
+	for _, s := range secs {
+		line = append(line, ' ')
+		line = append(line, strconv.Itoa(s.id)...)
+	}
+	g.op("%s", line)
+	c.secs = append(c.secs, secs...)
+}
+
+// ran notes an execution of c in submission sub: each zone of its
+// recording once more, and those of the secondaries it executes.
+func (g *bareGen) ran(c *bareCB, sub int) {
+	c.ran = true
+	if !c.refused {
+		for _, n := range c.names {
+			g.want.zones[n]++
+			if s := g.want.subs[n]; len(s) == 0 || s[len(s)-1] != sub {
+				g.want.subs[n] = append(s, sub)
+			}
+		}
+	}
+	for _, s := range c.secs {
+		g.ran(s, sub)
+	}
+}
