@@ -4,6 +4,7 @@ package layer
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -767,5 +768,45 @@ func TestDrawsUnderLayer(t *testing.T) {
 		if byName["draw"] != want || byName["render pass"] != 50 {
 			t.Errorf("-draws=%t: zones %v, want %d draws and 50 render passes", draws, byName, want)
 		}
+	}
+}
+
+// VK_EXT_frame_boundary: a program that marks its frames' ends
+// (testdata/boundary.c: 30 submissions, a frame end every 3, never a
+// present) gets the extension from the layer where the driver lacks it,
+// gets its chains back as it made them, and a frame per mark, with no
+// -frame-every; the validation layer below the layer, which predates the
+// extension, sees none of it and says nothing.
+func TestFrameBoundaryUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "boundary")
+	out, err := exec.Command(prog, "30", "3").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Logf("without the layer the driver offers the extension itself (%v):\n%s", err, out)
+	}
+	trace := filepath.Join(t.TempDir(), "boundary.perfetto-trace")
+	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-o", trace, "--", prog, "30", "3")
+	cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation",
+		"VK_ADD_LAYER_PATH="+validationDir(),
+		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("framescope run: %v\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("Validation")) {
+		t.Errorf("the validation layer spoke:\n%s", out)
+	}
+	tr := readTrace(t, trace)
+	if len(tr.Frames) != 10 {
+		t.Errorf("%d frames, want 10 (one a frame end marked)", len(tr.Frames))
+	}
+	n := 0
+	for _, z := range gpuZones(tr) {
+		if tr.Name(z.Name) == "work" {
+			n++
+		}
+	}
+	if n != 30 || tr.Drops.Total() != 0 {
+		t.Errorf("%d zones work, want 30; drops %+v", n, tr.Drops)
 	}
 }

@@ -73,7 +73,7 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.out, "o", "", "the trace to write (default: PROGRAM.perfetto-trace)")
-	fs.UintVar(&o.frameEvery, "frame-every", 0, fmt.Sprintf("end a frame every N submissions, not at each vkQueuePresentKHR (for programs that never present; at most %d)", maxFrameEvery))
+	fs.UintVar(&o.frameEvery, "frame-every", 0, fmt.Sprintf("end a frame every N submissions, not at each vkQueuePresentKHR or VK_EXT_frame_boundary mark (for programs that give neither; at most %d)", maxFrameEvery))
 	fs.UintVar(&o.window, "window", 0, fmt.Sprintf("a flight recorder: keep the last N frames and write them at exit, not the whole run (at most %d)", maxRunWindow))
 	fs.DurationVar(&o.cpuBudget, "cpu-budget", 0, "with -window: write each frame over this CPU time, with the window before it, beside FILE (FILE-over-FRAME.perfetto-trace, 16 at most)")
 	fs.DurationVar(&o.gpuBudget, "gpu-budget", 0, "with -window: the same for GPU time")

@@ -102,5 +102,8 @@ func framescope_go_submit(queue unsafe.Pointer, span C.uint64_t, n C.uint32_t, c
 //export framescope_go_present
 func framescope_go_present(queue unsafe.Pointer) { the.present(queue) }
 
+//export framescope_go_boundary
+func framescope_go_boundary() { the.boundary() }
+
 //export framescope_go_at_exit
 func framescope_go_at_exit() { the.atExit() }

@@ -142,8 +142,20 @@ func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer)
 // present ends the frame: a frame per vkQueuePresentKHR, from the first
 // acquire, recording or submission after the last present (waits
 // between frames belong to none); with $FRAMESCOPE_FRAME_EVERY=N, every
-// N submissions instead.
+// N submissions instead; in a program that marks its frames' ends
+// (VK_EXT_frame_boundary), at those marks instead (boundary).
 func (l *layer) present(queue unsafe.Pointer) {
+	if l.frameEvery == 0 && !l.boundaries.Load() {
+		l.endFrame()
+	}
+}
+
+// boundary ends the frame at a frame end the program marked: from the
+// first, its presents end none (a program that marks its frames renders
+// offscreen, or presents more than once a frame); -frame-every still
+// rules where given.
+func (l *layer) boundary() {
+	l.boundaries.Store(true)
 	if l.frameEvery == 0 {
 		l.endFrame()
 	}

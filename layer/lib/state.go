@@ -45,6 +45,8 @@ type layer struct {
 	// many submissions, not at presents (0); submits counts them.
 	frameEvery uint64
 	submits    atomic.Uint64
+	// boundaries: the program marked a frame's end (VK_EXT_frame_boundary).
+	boundaries atomic.Bool
 	cfg        config
 	overs      atomic.Uint64  // frames found over a budget
 	writing    sync.WaitGroup // their traces being written

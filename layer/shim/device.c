@@ -218,14 +218,18 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 
 	changed *c = calloc(1, sizeof *c);
 	VkResult r = VK_ERROR_INITIALIZATION_FAILED;
+	int boundary = 0;
+	fs_boundary_undo undo = {0};
 	if (c && ci->enabledExtensionCount < MAX_EXTS) {
 		offer o = offered(inst, pd);
 		c->ci = *ci;
 		memcpy(c->exts, ci->ppEnabledExtensionNames, ci->enabledExtensionCount * sizeof(char *));
 		c->ci.ppEnabledExtensionNames = c->exts;
-		ask_host_reset(c, &o, ci);
-		ask_calibrated(c, &o, ci);
+		fs_boundary_device_ask(inst, pd, &c->ci, c->exts, &boundary, &undo);
+		ask_host_reset(c, &o, &c->ci);
+		ask_calibrated(c, &o, &c->ci);
 		r = create(pd, &c->ci, alloc, out);
+		fs_boundary_device_done(&undo);
 		if (c->flipped)
 			*c->flipped = VK_FALSE;
 	}
@@ -244,6 +248,8 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 	v->handle = *out;
 	v->inst = inst;
 	v->gdpa = gdpa;
+	v->frame_boundary = boundary != 0;
+	v->frame_boundary_strip = undo.strip;
 	fill(v, *out);
 	fs_add_device(v);
 	tell_go(v, pd, ci, flags);

@@ -185,6 +185,10 @@ EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL framescope_GetInstanceProcAddr(V
 	if (!i)
 		return NULL;
 	PFN_vkVoidFunction next = i->gipa(instance, name);
+	if (next && strcmp(name, "vkEnumerateDeviceExtensionProperties") == 0)
+		return (PFN_vkVoidFunction)fs_EnumerateDeviceExtensionProperties;
+	if (next && (strcmp(name, "vkGetPhysicalDeviceFeatures2") == 0 || strcmp(name, "vkGetPhysicalDeviceFeatures2KHR") == 0))
+		return (PFN_vkVoidFunction)fs_GetPhysicalDeviceFeatures2;
 	// Device commands asked of the instance: hooked where the next layer
 	// has them.
 	PFN_vkVoidFunction hook = next ? fs_device_hook(name) : NULL;

@@ -105,6 +105,7 @@ static void load(void) {
 	SYM(cpu_end);
 	SYM(submit);
 	SYM(present);
+	SYM(boundary);
 	SYM(at_exit);
 #undef SYM
 	if (missing) {

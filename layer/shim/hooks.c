@@ -194,29 +194,49 @@ static void submitted(VkQueue q, uint64_t span, uint32_t n, const VkSubmitInfo *
 	free(cmds);
 }
 
+// frames_end ends a frame for each frame end the program marked
+// (VK_EXT_frame_boundary).
+static void frames_end(int ends) {
+	for (int i = 0; i < ends && fs_go_loaded; i++)
+		fs_go.boundary();
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence fence) {
 	DEV(q);
 	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
+	fs_boundary_call bc;
+	int ends = fs_boundary_submit(v, n, &s, NULL, &bc);
 	submitted(q, span, n, s, NULL);
 	VkResult r = v->QueueSubmit(q, n, s, fence);
+	fs_boundary_restore(&bc);
 	cpu_end(span);
+	frames_end(ends);
 	return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit2(VkQueue q, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
 	DEV(q);
 	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
+	fs_boundary_call bc;
+	int ends = fs_boundary_submit(v, n, NULL, &s, &bc);
 	submitted(q, span, n, NULL, s);
 	VkResult r = v->QueueSubmit2(q, n, s, fence);
+	fs_boundary_restore(&bc);
 	cpu_end(span);
+	frames_end(ends);
 	return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueuePresentKHR(VkQueue q, const VkPresentInfoKHR *info) {
 	DEV(q);
 	uint64_t span = cpu_begin(FS_CPU_PRESENT);
+	fs_boundary_call bc;
+	VkPresentInfoKHR copy;
+	int ends = fs_boundary_present(v, &info, &copy, &bc);
 	VkResult r = v->QueuePresentKHR(q, info);
+	fs_boundary_restore(&bc);
 	cpu_end(span);
+	frames_end(ends);
 	GO(present, q);
 	return r;
 }

@@ -77,6 +77,10 @@ typedef struct fs_device {
 	PFN_vkCmdDispatch CmdDispatch;
 	PFN_vkCmdDispatchIndirect CmdDispatchIndirect;
 	PFN_vkCmdDispatchBase CmdDispatchBase;
+	// frame_boundary: the program enabled VK_EXT_frame_boundary;
+	// frame_boundary_strip: the device below does not offer it, so the
+	// layer, which offered it, takes it out of what goes down.
+	int frame_boundary, frame_boundary_strip;
 	struct fs_device *next;
 } fs_device;
 
@@ -116,6 +120,7 @@ typedef struct {
 	void (*cpu_end)(uint64_t span);
 	void (*submit)(void *queue, uint64_t span, uint32_t n, void *const *cmds);
 	void (*present)(void *queue);
+	void (*boundary)(void); // a frame end the program marked (VK_EXT_frame_boundary)
 	void (*at_exit)(void);
 } fs_golib;
 
@@ -194,5 +199,27 @@ void fs_zone_end(void *cmd, int kind);
 #define FS_NO_NAME UINT32_MAX
 uint32_t fs_name(const char *label, int kind);
 VkResult fs_create_device(VkPhysicalDevice, const VkDeviceCreateInfo *, const VkAllocationCallbacks *, VkDevice *);
+
+// VK_EXT_frame_boundary (boundary.c): offered where the device below does
+// not offer it; its structs taken out of the chains that go down, and
+// the program's links put back after each call.
+VKAPI_ATTR VkResult VKAPI_CALL fs_EnumerateDeviceExtensionProperties(VkPhysicalDevice, const char *, uint32_t *, VkExtensionProperties *);
+VKAPI_ATTR void VKAPI_CALL fs_GetPhysicalDeviceFeatures2(VkPhysicalDevice, VkPhysicalDeviceFeatures2 *);
+typedef struct {
+	const void **at, *was;
+	int strip;
+} fs_boundary_undo;
+void fs_boundary_device_ask(fs_instance *, VkPhysicalDevice, VkDeviceCreateInfo *ci, const char **exts, int *uses, fs_boundary_undo *);
+void fs_boundary_device_done(const fs_boundary_undo *);
+typedef struct {
+	uint32_t n;
+	struct {
+		const void **at, *was;
+	} *links;
+	void *copy;
+} fs_boundary_call;
+int fs_boundary_submit(fs_device *, uint32_t n, const VkSubmitInfo **s1, const VkSubmitInfo2 **s2, fs_boundary_call *);
+int fs_boundary_present(fs_device *, const VkPresentInfoKHR **info, VkPresentInfoKHR *copy, fs_boundary_call *);
+void fs_boundary_restore(fs_boundary_call *);
 
 #endif
