@@ -6,7 +6,7 @@ BENCHSTAT := $(CURDIR)/.cache/bin/benchstat
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 STATICCHECK := $(CURDIR)/.cache/bin/staticcheck
 STATICCHECK_VERSION := v0.8.2
-GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
+GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_REQUIRE_POSTGRES=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
 .PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops check-layer-loops layer

@@ -27,6 +27,8 @@ if [ "$what" != demo ]; then
 	need nodejs /usr/bin/node              # Perfetto's trace processor (WebAssembly)
 	need npm /usr/bin/npm
 	need chromium /usr/bin/chromium # renders framescope diff --html in a test
+	# framescope history's tests start a server of their own (internal/testkit/pgtest)
+	need postgresql /usr/lib/postgresql/15/bin/initdb
 fi
 
 # Go comes from go.dev, not Debian (whose golang is too old for go.mod).

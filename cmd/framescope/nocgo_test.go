@@ -16,3 +16,9 @@ func TestVulkanCommandsWithoutCgo(t *testing.T) {
 		}
 	}
 }
+
+// Without cgo the history works on SQLite (a pure-Go driver): the CLI of
+// CI machines on macOS and Windows records and reads runs.
+func TestHistoryWithoutCgo(t *testing.T) {
+	TestHistoryAddShow(t)
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/framescope/framescope/cmd/framescope/history"
+	"github.com/framescope/framescope/timeline"
+)
+
+func init() {
+	register(command{
+		name:    "history",
+		summary: "record each commit's runs in a database (add), and read them back (show)",
+		run:     runHistory,
+	})
+}
+
+const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [-branch B] [-testbed T] RUN...
+       framescope history show -db DSN -testbed T [-branch B] [-last N] [-json]
+DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
+of them, as framescope diff takes them.`
+
+func runHistory(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, historyUsage)
+		return exitBadInput
+	}
+	switch args[0] {
+	case "add":
+		return historyAdd(args[1:], stdout, stderr)
+	case "show":
+		return historyShow(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, historyUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "framescope history: unknown subcommand %q\n%s\n", args[0], historyUsage)
+	return exitBadInput
+}
+
+func historyAdd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("history add", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dsn := fs.String("db", "", "the history: sqlite:PATH, or postgres://...")
+	var c history.Commit
+	fs.StringVar(&c.SHA, "commit", "", "the commit the runs are of")
+	fs.Int64Var(&c.Seq, "seq", -1, "the commit's place in its branch: its commit time, or a build number (>= 0)")
+	fs.StringVar(&c.Branch, "branch", "main", "the branch")
+	fs.StringVar(&c.Testbed, "testbed", "", "the machine the runs ran on (default: their GPUs, from the traces)")
+	if err := fs.Parse(args); err != nil {
+		return exitBadInput
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "framescope history add: "+format+"\n", a...)
+		return exitBadInput
+	}
+	switch {
+	case *dsn == "":
+		return bad("-db is missing")
+	case c.SHA == "":
+		return bad("-commit is missing")
+	case c.Seq < 0:
+		return bad("-seq is missing, or negative")
+	case fs.NArg() == 0:
+		return bad("no runs: give trace files or directories of them")
+	}
+	runs, testbed, err := historyRuns(fs.Args())
+	if err != nil {
+		return bad("%v", err)
+	}
+	if c.Testbed == "" {
+		if testbed == "" {
+			return bad("the runs' traces name different GPUs, or none: give -testbed")
+		}
+		c.Testbed = testbed
+	}
+	ctx := context.Background()
+	s, err := history.Open(ctx, *dsn)
+	if err != nil {
+		return bad("%v", err)
+	}
+	defer s.Close()
+	n, err := s.Add(ctx, c, runs)
+	if err != nil {
+		return bad("%v", err)
+	}
+	fmt.Fprintf(stdout, "commit %s (seq %d) of %s on %q: %d of %d runs added (%d recorded before)\n", c.SHA, c.Seq, c.Branch, c.Testbed, n, len(runs), len(runs)-n)
+	return 0
+}
+
+// historyRuns reads the runs at paths (files or directories, as diff
+// reads a side) into the history's points, with each trace's digest, and
+// the testbed their traces name: their GPUs, where every run names the
+// same ones.
+func historyRuns(paths []string) ([]history.Run, string, error) {
+	var runs []history.Run
+	testbed, same := "", true
+	for _, p := range paths {
+		sd, err := loadSide(p)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, rt := range sd.Runs {
+			if len(runs) == history.MaxRuns {
+				return nil, "", fmt.Errorf("over %d runs at once", history.MaxRuns)
+			}
+			digest, err := fileDigest(rt.Path)
+			if err != nil {
+				return nil, "", err
+			}
+			runs = append(runs, history.Run{Digest: digest, Path: rt.Path, Points: historyPoints(rt)})
+			tb := strings.Join(rt.Devices, " + ")
+			if len(runs) == 1 {
+				testbed = tb
+			}
+			same = same && tb == testbed
+		}
+	}
+	if !same {
+		testbed = ""
+	}
+	return runs, testbed, nil
+}
+
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// historyPoints are a run's points: each zone's p50 and p95, and each
+// pipeline statistic it counted (its count per occurrence, exact where
+// whole).
+func historyPoints(rt runTrace) []history.Point {
+	keys := make([]zoneKey, 0, len(rt.Zones))
+	for k := range rt.Zones {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	var pts []history.Point
+	for _, k := range keys {
+		z := rt.Zones[k]
+		at := history.Point{Kind: k.Kind, Track: k.Track, Name: k.Name, N: int64(z.N)}
+		for _, m := range []struct {
+			name string
+			v    float64
+		}{{"p50", z.P50}, {"p95", z.P95}} {
+			p := at
+			p.Metric, p.Value = m.name, m.v
+			pts = append(pts, p)
+		}
+		if z.Work == nil {
+			continue
+		}
+		z.Work.Stats.Each(func(i int) {
+			p := at
+			p.Metric, p.Value, p.N = timeline.StatKey(i), z.Work.Mean[i], int64(z.Work.N[i])
+			p.Whole, p.IsWhole = z.Work.whole(i)
+			pts = append(pts, p)
+		})
+	}
+	return pts
+}
+
+func historyShow(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("history show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dsn := fs.String("db", "", "the history: sqlite:PATH, or postgres://...")
+	testbed := fs.String("testbed", "", "the testbed")
+	branch := fs.String("branch", "main", "the branch")
+	last := fs.Int("last", 100, fmt.Sprintf("the newest N commits (at most %d)", history.MaxLoad))
+	asJSON := fs.Bool("json", false, "write the history as JSON")
+	if err := fs.Parse(args); err != nil {
+		return exitBadInput
+	}
+	if *dsn == "" || *testbed == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "framescope history show: -db and -testbed are needed, and nothing else")
+		return exitBadInput
+	}
+	ctx := context.Background()
+	s, err := history.Open(ctx, *dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+		return exitBadInput
+	}
+	defer s.Close()
+	h, err := s.Load(ctx, *testbed, *branch, *last)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+		return exitBadInput
+	}
+	if *asJSON {
+		return writeHistoryJSON(stdout, stderr, *testbed, *branch, h)
+	}
+	fmt.Fprintf(stdout, "%s on %q: %d commits, %d series\n", *branch, *testbed, len(h.Commits), len(h.Series))
+	for i, c := range h.Commits {
+		fmt.Fprintf(stdout, "  %-12d %s  %d runs\n", c.Seq, c.SHA, len(h.Runs[i]))
+	}
+	return 0
+}
+
+type historyJSON struct {
+	Testbed string              `json:"testbed"`
+	Branch  string              `json:"branch"`
+	Commits []historyCommitJSON `json:"commits"`
+	Series  []historySeriesJSON `json:"series"`
+}
+
+type historyCommitJSON struct {
+	SHA  string   `json:"commit"`
+	Seq  int64    `json:"seq"`
+	Runs []string `json:"runs"`
+}
+
+type historySeriesJSON struct {
+	Kind   string             `json:"kind"`
+	Track  string             `json:"track"`
+	Name   string             `json:"name"`
+	Metric string             `json:"metric"`
+	Values []historyValueJSON `json:"values"`
+}
+
+type historyValueJSON struct {
+	Commit int     `json:"commit"` // index into commits
+	Run    int     `json:"run"`    // index into the commit's runs
+	Value  float64 `json:"value"`
+	// Whole is an exact count, as text: it may pass 2^53.
+	Whole string `json:"whole,omitempty"`
+}
+
+func writeHistoryJSON(stdout, stderr io.Writer, testbed, branch string, h history.History) int {
+	out := historyJSON{Testbed: testbed, Branch: branch, Commits: []historyCommitJSON{}, Series: []historySeriesJSON{}}
+	for i, c := range h.Commits {
+		out.Commits = append(out.Commits, historyCommitJSON{SHA: c.SHA, Seq: c.Seq, Runs: h.Runs[i]})
+	}
+	for _, sr := range h.Series {
+		js := historySeriesJSON{Kind: sr.Key.Kind, Track: sr.Key.Track, Name: sr.Key.Name, Metric: sr.Key.Metric}
+		for _, v := range sr.Values {
+			jv := historyValueJSON{Commit: v.Commit, Run: v.Run, Value: v.Value}
+			if v.IsWhole {
+				jv.Whole = fmt.Sprint(v.Whole)
+			}
+			if math.IsNaN(jv.Value) || math.IsInf(jv.Value, 0) {
+				jv.Value = 0 // never stored so: Add refuses them
+			}
+			js.Values = append(js.Values, jv)
+		}
+		out.Series = append(out.Series, js)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+		return exitBadInput
+	}
+	return 0
+}

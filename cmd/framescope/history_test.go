@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// framescope history add records a directory of runs and a file, by the
+// traces' digests: again, it adds nothing; a commit again with another
+// -seq is refused; show -json gives back each run's zone summaries as
+// diff computes them, work counts exact.
+func TestHistoryAddShow(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "h.db")
+	runs := runDir(t, dir, "runs", 1, 3, 0.02, nil)
+	one := filepath.Join(dir, "one.pftrace")
+	writeFile(t, dir, "one.pftrace", workRun(99, baseWork), formatPerfetto, false)
+	add := func(commit string, seq int, paths ...string) (int, string, string) {
+		return runCLI(append([]string{"history", "add", "-db", db, "-commit", commit, "-seq", fmt.Sprint(seq), "-testbed", "synth"}, paths...)...)
+	}
+	if code, out, errs := add("a1", 1, runs); code != 0 || !strings.Contains(out, "3 of 3 runs added (0 recorded before)") {
+		t.Fatalf("add: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := add("a1", 1, runs, one); code != 0 || !strings.Contains(out, "1 of 4 runs added (3 recorded before)") {
+		t.Fatalf("add again with one more: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := add("a1", 2, one); code != exitBadInput || !strings.Contains(errs, "sequence number 1, not 2") {
+		t.Fatalf("a commit again with another -seq: %d %q", code, errs)
+	}
+	if code, _, errs := add("a2", 2, filepath.Join(dir, "missing")); code != exitBadInput || !strings.Contains(errs, "missing") {
+		t.Fatalf("a run that is not there: %d %q", code, errs)
+	}
+	code, out, errs := runCLI("history", "show", "-db", db, "-testbed", "synth", "-json")
+	if code != 0 {
+		t.Fatalf("show: %d %q", code, errs)
+	}
+	var h historyJSON
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Commits) != 1 || len(h.Commits[0].Runs) != 4 {
+		t.Fatalf("commits %+v, want a1 with 4 runs", h.Commits)
+	}
+	sd, err := loadSide(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := historyPoints(sd.Runs[0])
+	found := 0
+	for _, p := range want {
+		for _, s := range h.Series {
+			if s.Kind != p.Kind || s.Track != p.Track || s.Name != p.Name || s.Metric != p.Metric {
+				continue
+			}
+			for _, v := range s.Values {
+				if v.Run != 3 {
+					continue
+				}
+				found++
+				if v.Value != p.Value || (v.Whole != "") != p.IsWhole || p.IsWhole && v.Whole != fmt.Sprint(p.Whole) {
+					t.Errorf("%s %s: %+v, want %+v", p.Name, p.Metric, v, p)
+				}
+			}
+		}
+	}
+	if found != len(want) || len(want) == 0 {
+		t.Errorf("found %d of the run's %d points", found, len(want))
+	}
+}
