@@ -20,12 +20,13 @@ import (
 func init() {
 	register(command{
 		name:    "history",
-		summary: "record each commit's runs in a database (add), and read them back (show)",
+		summary: "record each commit's runs in a database (add), find the newest step in each series (check: exit 0 none regressed, 1 regressed, 3 too short), read them back (show)",
 		run:     runHistory,
 	})
 }
 
 const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [-branch B] [-testbed T] RUN...
+       framescope history check -db DSN -testbed T [-branch B] [-last N] [-min-effect 2%] [-alpha 0.01] [-tails] [-json] [-md FILE]
        framescope history show -db DSN -testbed T [-branch B] [-last N] [-json]
 DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
 of them, as framescope diff takes them.`
@@ -40,6 +41,8 @@ func runHistory(args []string, stdout, stderr io.Writer) int {
 		return historyAdd(args[1:], stdout, stderr)
 	case "show":
 		return historyShow(args[1:], stdout, stderr)
+	case "check":
+		return historyCheck(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, historyUsage)
 		return 0

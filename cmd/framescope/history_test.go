@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,5 +69,55 @@ func TestHistoryAddShow(t *testing.T) {
 	}
 	if found != len(want) || len(want) == 0 {
 		t.Errorf("found %d of the run's %d points", found, len(want))
+	}
+}
+
+// framescope history check on a history of one run a commit: a zone 20%
+// slower from commit 8 of 12 exits 1, naming commit c08 in its text, its
+// JSON and its markdown; a flat history exits 0; a short one exits 3.
+func TestHistoryCheck(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		commits int
+		slowAt  int
+		code    int
+	}{{"step", 12, 8, exitRegressed}, {"flat", 12, -1, exitUnchanged}, {"short", 5, -1, exitInconclusive}} {
+		t.Run(c.name, func(t *testing.T) {
+			db := "sqlite:" + filepath.Join(dir, c.name+".db")
+			for i := range c.commits {
+				var slow map[string]float64
+				if c.slowAt >= 0 && i >= c.slowAt {
+					slow = map[string]float64{"z1": 1.2}
+				}
+				runs := runDir(t, dir, fmt.Sprintf("%s-%02d", c.name, i), uint64(100+i), 1, 0.01, slow)
+				if code, _, errs := runCLI("history", "add", "-db", db, "-commit", fmt.Sprintf("c%02d", i), "-seq", fmt.Sprint(i), runs); code != 0 {
+					t.Fatalf("add: %s", errs)
+				}
+			}
+			md := filepath.Join(dir, c.name+".md")
+			code, out, errs := runCLI("history", "check", "-db", db, "-testbed", "synthetic", "-md", md)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errs)
+			}
+			if c.code != exitRegressed {
+				return
+			}
+			if !strings.Contains(out, "REGRESSED gpu:graphics queue 0.0/z1 p50: +") || !strings.Contains(out, "at commit c08 (seq 8)") {
+				t.Errorf("the text does not name the step:\n%s", out)
+			}
+			_, js, _ := runCLI("history", "check", "-db", db, "-testbed", "synthetic", "-json")
+			var r checkJSONOut
+			if err := json.Unmarshal([]byte(js), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != "regressed" || len(r.Findings) == 0 || r.Findings[0].Commit != "c08" || !r.Findings[0].Regression {
+				t.Errorf("JSON %+v", r)
+			}
+			b, err := os.ReadFile(md)
+			if err != nil || !strings.Contains(string(b), "**regressed** | gpu:graphics queue 0.0/z1 | p50 |") || !strings.Contains(string(b), "`c08` (seq 8)") {
+				t.Errorf("markdown (%v):\n%s", err, b)
+			}
+		})
 	}
 }

@@ -204,3 +204,39 @@ func TestBadInput(t *testing.T) {
 }
 
 func zero() float64 { return 0 }
+
+// The same history in SQLite and in PostgreSQL gives the same check:
+// the same findings, commits and false-alarm probabilities.
+func TestCheckSameOnBothStores(t *testing.T) {
+	ctx := context.Background()
+	sq, pg := open(t, "sqlite:"+filepath.Join(t.TempDir(), "h.db")), open(t, pgtest.Start(t))
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := range 16 {
+		r := run(rng, fmt.Sprintf("r%02d", i), 6)
+		if i >= 11 {
+			r.Points[3].Value *= 1.15 // z1's p50 (after z0's p50, p95 and count): 15% slower from commit 11
+		}
+		c := history.Commit{Testbed: "t", Branch: "main", SHA: fmt.Sprintf("c%02d", i), Seq: int64(i)}
+		for _, s := range []history.Store{sq, pg} {
+			if _, err := s.Add(ctx, c, []history.Run{r}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var got []string
+	for _, s := range []history.Store{sq, pg} {
+		h, err := s.Load(ctx, "t", "main", 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := history.Check(h, history.DefaultCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%+v", r))
+	}
+	if got[0] != got[1] || !strings.Contains(got[0], "Verdict:regressed") {
+		t.Errorf("SQLite: %s\nPostgreSQL: %s", got[0], got[1])
+	}
+	t.Log(got[0])
+}

@@ -1,0 +1,176 @@
+package history
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// MinEffect is the smallest step that counts as a regression: +0.02
+	// is 2% slower, or 2% more work.
+	MinEffect float64
+	// Alpha is the false-alarm level of a check, over all its time series
+	// and candidate commits together.
+	Alpha float64
+	// MinCommits: a history shorter than this is too short to say.
+	MinCommits int
+	// Tails adds the p95 series to the p50 ones.
+	Tails bool
+	// Permutations of the commits' order the level is found by; Seed
+	// draws them, so that a check replays.
+	Permutations int
+	Seed         uint64
+}
+
+// DefaultCheck are the options `framescope history check` starts from.
+var DefaultCheck = CheckOptions{MinEffect: 0.02, Alpha: 0.01, MinCommits: 8, Permutations: 2000, Seed: 1}
+
+// Limits on the options.
+const (
+	MaxPermutations = 100_000
+	minBefore       = 3 // commits before a step: a level and a spread
+)
+
+// Finding is a step in one series: its first commit after the step, how
+// large it is (after/before - 1, on the runs' geometric means for time,
+// on the exact counts for work), and how sure the check is: the false
+// alarm probability, over every series and commit of the check together
+// (0 for an exact count: a step in one is a change).
+type Finding struct {
+	Series     SeriesKey
+	Commit     int // index into History.Commits
+	Step       float64
+	P          float64
+	Exact      bool
+	Regression bool // upward, past MinEffect
+}
+
+// Verdict is a check's outcome.
+type Verdict int
+
+const (
+	Unchanged Verdict = iota // no series' newest step is a regression
+	Regressed                // one is
+	TooShort                 // too few commits to say
+)
+
+func (v Verdict) String() string { return [...]string{"unchanged", "regressed", "too short"}[v] }
+
+// CheckResult is what Check found: each series' newest significant step,
+// newest first, and how many series it looked at.
+type CheckResult struct {
+	Verdict  Verdict
+	Findings []Finding
+	Series   int // time series tested
+	Exact    int // exact work series followed
+	Inexact  int // work series whose runs of one commit disagreed: left out
+}
+
+// Check finds, in each series of h, its newest step, and says whether
+// any is a regression. Time series (p50, and p95 with Tails): for each
+// series the largest standardized step of the mean log value over every
+// split (at least minBefore commits before it, one after; the
+// stepWindow commits on each side), its false-alarm probability
+// the share of orderings of the commits, permuted alike in every series,
+// whose largest rise over every series and split is as large (a max-T
+// over series and commits, as framescope diff's max-T over zones). The
+// unit of replication is the commit, its runs averaged. A work statistic
+// whose runs agree on each commit is exact: its newest change is a step
+// at that commit.
+func Check(h History, o CheckOptions) (CheckResult, error) {
+	if err := o.check(); err != nil {
+		return CheckResult{}, err
+	}
+	r := CheckResult{}
+	if len(h.Commits) < o.MinCommits {
+		r.Verdict = TooShort
+		return r, nil
+	}
+	var time []timeSeries
+	for _, sr := range h.Series {
+		switch m := sr.Key.Metric; {
+		case m == "p50" || o.Tails && m == "p95":
+			if ts, ok := newTimeSeries(sr, len(h.Commits)); ok {
+				time = append(time, ts)
+			}
+		case m != "p95":
+			f, exact, ok := exactStep(sr, len(h.Commits), o)
+			switch {
+			case !exact:
+				r.Inexact++
+			case ok:
+				r.Findings = append(r.Findings, f)
+				r.Exact++
+			default:
+				r.Exact++
+			}
+		}
+	}
+	r.Series = len(time)
+	r.Findings = append(r.Findings, timeSteps(time, len(h.Commits), o)...)
+	slices.SortFunc(r.Findings, func(a, b Finding) int {
+		return cmp.Or(-cmp.Compare(a.Commit, b.Commit), cmp.Compare(a.Series.String(), b.Series.String()))
+	})
+	for _, f := range r.Findings {
+		if f.Regression {
+			r.Verdict = Regressed
+		}
+	}
+	return r, nil
+}
+
+func (o CheckOptions) check() error {
+	switch {
+	case !(o.MinEffect >= 0 && o.MinEffect <= 10):
+		return fmt.Errorf("history: min effect %g: from 0 to 10 (1000%%)", o.MinEffect)
+	case !(o.Alpha > 0 && o.Alpha <= 0.5):
+		return fmt.Errorf("history: alpha %g: in (0, 0.5]", o.Alpha)
+	case o.Permutations < 1 || o.Permutations > MaxPermutations:
+		return fmt.Errorf("history: %d permutations: from 1 to %d", o.Permutations, MaxPermutations)
+	case float64(o.Permutations+1)*o.Alpha < 1:
+		return fmt.Errorf("history: %d permutations cannot reach alpha %g: at least %d", o.Permutations, o.Alpha, int(math.Ceil(1/o.Alpha)))
+	case o.MinCommits < minBefore+1 || o.MinCommits > MaxLoad:
+		return fmt.Errorf("history: min commits %d: from %d to %d", o.MinCommits, minBefore+1, MaxLoad)
+	}
+	return nil
+}
+
+// exactStep is a work series' newest change, where every commit's runs
+// agree on a whole count (exact); ok says there is one.
+func exactStep(sr Series, commits int, o CheckOptions) (f Finding, exact, ok bool) {
+	vals := make([]uint64, commits)
+	have := make([]bool, commits)
+	for _, v := range sr.Values {
+		if !v.IsWhole || have[v.Commit] && vals[v.Commit] != v.Whole {
+			return f, false, false
+		}
+		vals[v.Commit], have[v.Commit] = v.Whole, true
+	}
+	prev := -1
+	for c := range commits {
+		if !have[c] {
+			continue
+		}
+		if prev >= 0 && vals[c] != vals[prev] {
+			f = Finding{Series: sr.Key, Commit: c, Exact: true, Step: ratio(vals[c], vals[prev]) - 1}
+			ok = true
+		}
+		prev = c
+	}
+	f.Regression = ok && f.Step > o.MinEffect
+	return f, true, ok
+}
+
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return math.Inf(1)
+	}
+	return float64(a) / float64(b)
+}
+
+// newRand is the permutations' source.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }

@@ -1,0 +1,163 @@
+package history
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// synth is a history of n commits, one run each, of series zones with
+// p50 values of lognormal noise sd around 1 ms, each scaled by level(c)
+// at commit c.
+func synth(seed uint64, n, zones int, sd float64, level func(z, c int) float64) History {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	h := History{}
+	for c := range n {
+		h.Commits = append(h.Commits, Commit{Testbed: "t", Branch: "main", SHA: fmt.Sprintf("c%02d", c), Seq: int64(c)})
+		h.Runs = append(h.Runs, []string{fmt.Sprintf("r%02d", c)})
+	}
+	for z := range zones {
+		sr := Series{Key: SeriesKey{"gpu", "q", fmt.Sprintf("z%d", z), "p50"}}
+		for c := range n {
+			v := 1e6 * level(z, c) * math.Exp(sd*rng.NormFloat64())
+			sr.Values = append(sr.Values, Value{Commit: c, Value: v})
+		}
+		h.Series = append(h.Series, sr)
+	}
+	return h
+}
+
+func flat(int, int) float64 { return 1 }
+
+// Flat histories (30 commits, 20 series, 3% noise a run) fail a check at
+// about its level: at alpha 0.01, at most 4 of 100 (a level of 0.01
+// gives 5 or more 3 times in 1,000).
+func TestCheckFlatHistories(t *testing.T) {
+	alarms := 0
+	for seed := range uint64(100) {
+		r, err := Check(synth(seed, 30, 20, 0.03, flat), DefaultCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict == Regressed {
+			alarms++
+		}
+	}
+	t.Logf("flat histories: %d of 100 failed the check", alarms)
+	if alarms > 4 {
+		t.Errorf("%d of 100 flat histories failed at alpha %g", alarms, DefaultCheck.Alpha)
+	}
+}
+
+// A step of +10% at commit 20 of 30 (3% noise) in one of 20 series is
+// found at commit 20, a regression; -10% is found, and is none; up at 10
+// and back down at 20 is, newest, the fix.
+func TestCheckSteps(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		level   func(z, c int) float64
+		commit  int
+		verdict Verdict
+	}{
+		{"up 10%", func(z, c int) float64 { return step(z, c, 20, 1.1) }, 20, Regressed},
+		{"down 10%", func(z, c int) float64 { return step(z, c, 20, 0.9) }, 20, Unchanged},
+		{"up and back", func(z, c int) float64 { return step(z, c, 10, 1.2) / step(z, c, 20, 1.2) }, 20, Unchanged},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := synth(7, 30, 20, 0.03, c.level)
+			r, err := Check(h, DefaultCheck)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != c.verdict || len(r.Findings) != 1 || r.Findings[0].Commit != c.commit || r.Findings[0].Series.Name != "z3" {
+				t.Fatalf("verdict %v, findings:\n%s", r.Verdict, describe(r))
+			}
+		})
+	}
+}
+
+func step(z, c, at int, f float64) float64 {
+	if z == 3 && c >= at {
+		return f
+	}
+	return 1
+}
+
+// An exact work count that changes is a step at its commit, whatever the
+// noise of time; runs of a commit that disagree make the series inexact.
+func TestCheckExactWork(t *testing.T) {
+	h := synth(3, 12, 2, 0.03, flat)
+	work := Series{Key: SeriesKey{"gpu", "q", "z0", "fragment_shader_invocations"}}
+	odd := Series{Key: SeriesKey{"gpu", "q", "z1", "fragment_shader_invocations"}}
+	for c := range 12 {
+		n := uint64(1000)
+		if c >= 9 {
+			n = 1100
+		}
+		work.Values = append(work.Values, Value{Commit: c, Value: float64(n), Whole: n, IsWhole: true})
+		odd.Values = append(odd.Values, Value{Commit: c, Value: 5, Whole: 5, IsWhole: true})
+	}
+	odd.Values = append(odd.Values, Value{Commit: 4, Run: 1, Value: 6, Whole: 6, IsWhole: true})
+	h.Series = append(h.Series, work, odd)
+	r, err := Check(h, DefaultCheck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != Regressed || len(r.Findings) != 1 || !r.Findings[0].Exact || r.Findings[0].Commit != 9 || r.Exact != 1 || r.Inexact != 1 {
+		t.Fatalf("%+v\n%s", r, describe(r))
+	}
+	if f := r.Findings[0]; math.Abs(f.Step-0.1) > 1e-12 {
+		t.Fatalf("step %g, want +10%%", f.Step)
+	}
+}
+
+// Too few commits say nothing; options out of bounds are refused.
+func TestCheckBounds(t *testing.T) {
+	if r, err := Check(synth(1, 7, 3, 0.03, flat), DefaultCheck); err != nil || r.Verdict != TooShort {
+		t.Fatalf("7 commits: %v, %v", r.Verdict, err)
+	}
+	for _, o := range []CheckOptions{
+		{MinEffect: -1, Alpha: 0.01, MinCommits: 8, Permutations: 2000},
+		{MinEffect: 0.02, Alpha: 0, MinCommits: 8, Permutations: 2000},
+		{MinEffect: 0.02, Alpha: 0.01, MinCommits: 8, Permutations: 50},
+		{MinEffect: 0.02, Alpha: 0.01, MinCommits: 2, Permutations: 2000},
+		{MinEffect: math.NaN(), Alpha: 0.01, MinCommits: 8, Permutations: 2000},
+		{MinEffect: 0.02, Alpha: 0.01, MinCommits: 8, Permutations: MaxPermutations + 1},
+	} {
+		if _, err := Check(History{}, o); err == nil {
+			t.Errorf("%+v: accepted", o)
+		}
+	}
+}
+
+// The selection's median is the sorted one's, over drawn slices with
+// ties.
+func TestMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		v := make([]float64, 1+rng.IntN(40))
+		for i := range v {
+			v[i] = float64(rng.IntN(8))
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		want := sorted[len(v)/2]
+		if len(v)%2 == 0 {
+			want = (sorted[len(v)/2-1] + want) / 2
+		}
+		if got := median(v); got != want {
+			t.Fatalf("median %v = %g, want %g", sorted, got, want)
+		}
+	}
+}
+
+func describe(r CheckResult) string {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "  %s: %+.1f%% at commit %d, p %.4f, exact %t, regression %t\n", f.Series, 100*f.Step, f.Commit, f.P, f.Exact, f.Regression)
+	}
+	return b.String()
+}

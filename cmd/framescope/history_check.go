@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/framescope/framescope/cmd/framescope/history"
+)
+
+// historyCheckOptions are check's flags.
+type historyCheckOptions struct {
+	dsn, testbed, branch string
+	last                 int
+	o                    history.CheckOptions
+	asJSON               bool
+	md                   string
+}
+
+func historyCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("history check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := historyCheckOptions{o: history.DefaultCheck}
+	fs.StringVar(&c.dsn, "db", "", "the history: sqlite:PATH, or postgres://...")
+	fs.StringVar(&c.testbed, "testbed", "", "the testbed")
+	fs.StringVar(&c.branch, "branch", "main", "the branch")
+	fs.IntVar(&c.last, "last", 30, "the newest N commits to look at")
+	fs.Var(percentValue{&c.o.MinEffect, 10}, "min-effect", "the smallest step that is a regression (2% by default)")
+	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "the false-alarm level over every series and commit of the check (0.01 by default)")
+	fs.BoolVar(&c.o.Tails, "tails", false, "check each zone's p95 too, not only its p50")
+	fs.BoolVar(&c.asJSON, "json", false, "write the findings as JSON")
+	fs.StringVar(&c.md, "md", "", "write the findings as markdown, for a pull request's comment, to this file")
+	if err := fs.Parse(args); err != nil {
+		return exitBadInput
+	}
+	if c.dsn == "" || c.testbed == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "framescope history check: -db and -testbed are needed, and nothing else")
+		return exitBadInput
+	}
+	if c.last < c.o.MinCommits || c.last > history.MaxLoad {
+		fmt.Fprintf(stderr, "framescope history check: -last %d: from %d to %d\n", c.last, c.o.MinCommits, history.MaxLoad)
+		return exitBadInput
+	}
+	ctx := context.Background()
+	s, err := history.Open(ctx, c.dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+		return exitBadInput
+	}
+	defer s.Close()
+	h, err := s.Load(ctx, c.testbed, c.branch, c.last)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+		return exitBadInput
+	}
+	r, err := history.Check(h, c.o)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+		return exitBadInput
+	}
+	if c.md != "" {
+		if err := os.WriteFile(c.md, []byte(checkMarkdown(c, h, r)), 0o644); err != nil {
+			fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+			return exitBadInput
+		}
+	}
+	if c.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(checkJSON(c, h, r))
+	} else {
+		fmt.Fprint(stdout, checkText(c, h, r))
+	}
+	switch r.Verdict {
+	case history.Regressed:
+		return exitRegressed
+	case history.TooShort:
+		return exitInconclusive
+	}
+	return exitUnchanged
+}
+
+// checkHeadline is the check's verdict in a line.
+func checkHeadline(c historyCheckOptions, h history.History, r history.CheckResult) string {
+	what := fmt.Sprintf("%s on %q, %d commits", c.branch, c.testbed, len(h.Commits))
+	switch r.Verdict {
+	case history.TooShort:
+		return fmt.Sprintf("TOO SHORT: %s, fewer than %d: nothing to say yet", what, c.o.MinCommits)
+	case history.Regressed:
+		return fmt.Sprintf("REGRESSED: %s: %d series with a newest step up past %s", what, regressions(r), percentValue{f: &c.o.MinEffect})
+	}
+	return fmt.Sprintf("UNCHANGED: %s: no series' newest step is a regression", what)
+}
+
+func regressions(r history.CheckResult) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Regression {
+			n++
+		}
+	}
+	return n
+}
+
+func checkText(c historyCheckOptions, h history.History, r history.CheckResult) string {
+	var b strings.Builder
+	b.WriteString("framescope history check: " + checkHeadline(c, h, r) + "\n")
+	fmt.Fprintf(&b, "  %d time series at a false-alarm level of %g over them all, %d exact work series", r.Series, c.o.Alpha, r.Exact)
+	if r.Inexact > 0 {
+		fmt.Fprintf(&b, " (%d more left out: their runs of one commit disagree)", r.Inexact)
+	}
+	b.WriteString("\n")
+	for _, f := range r.Findings {
+		b.WriteString(findingLine(h, f) + "\n")
+	}
+	return b.String()
+}
+
+func findingLine(h history.History, f history.Finding) string {
+	mark := "  step      "
+	if f.Regression {
+		mark = "  REGRESSED "
+	}
+	cm := h.Commits[f.Commit]
+	sure := fmt.Sprintf("false-alarm probability %.4f", f.P)
+	if f.Exact {
+		sure = "an exact count"
+	}
+	return fmt.Sprintf("%s%s: %s at commit %s (seq %d), the first after the step; %s", mark, f.Series, stepText(f.Step), termText(cm.SHA), cm.Seq, sure)
+}
+
+func stepText(step float64) string {
+	if math.IsInf(step, 1) {
+		return "from 0"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*step)
+}
+
+// checkMarkdown is the findings as a pull request's comment.
+func checkMarkdown(c historyCheckOptions, h history.History, r history.CheckResult) string {
+	var b strings.Builder
+	b.WriteString("### framescope history check\n\n" + mdText(checkHeadline(c, h, r)) + "\n\n")
+	if len(r.Findings) == 0 {
+		return b.String()
+	}
+	b.WriteString("| | zone | metric | step | first commit after it | how sure |\n|---|---|---|---|---|---|\n")
+	for _, f := range r.Findings {
+		cm := h.Commits[f.Commit]
+		mark, sure := "", fmt.Sprintf("p = %.4f", f.P)
+		if f.Regression {
+			mark = "**regressed**"
+		}
+		if f.Exact {
+			sure = "exact count"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | `%s` (seq %d) | %s |\n", mark, mdText(f.Series.Kind+":"+f.Series.Track+"/"+f.Series.Name),
+			mdText(f.Series.Metric), stepText(f.Step), mdText(cm.SHA), cm.Seq, sure)
+	}
+	return b.String()
+}
+
+// mdText escapes what markdown would read as markup, and a table's bars.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range termText(s) {
+		if strings.ContainsRune("\\`*_{}[]()<>|~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+type checkFindingJSON struct {
+	Kind       string  `json:"kind"`
+	Track      string  `json:"track"`
+	Name       string  `json:"name"`
+	Metric     string  `json:"metric"`
+	Commit     string  `json:"commit"`
+	Seq        int64   `json:"seq"`
+	Step       float64 `json:"step"` // after/before - 1; a count from 0 writes 1e308
+	P          float64 `json:"p"`
+	Exact      bool    `json:"exact"`
+	Regression bool    `json:"regression"`
+}
+
+type checkJSONOut struct {
+	Verdict  string             `json:"verdict"`
+	Testbed  string             `json:"testbed"`
+	Branch   string             `json:"branch"`
+	Commits  int                `json:"commits"`
+	Alpha    float64            `json:"alpha"`
+	Series   int                `json:"series"`
+	Exact    int                `json:"exact_series"`
+	Findings []checkFindingJSON `json:"findings"`
+}
+
+func checkJSON(c historyCheckOptions, h history.History, r history.CheckResult) checkJSONOut {
+	out := checkJSONOut{Verdict: r.Verdict.String(), Testbed: c.testbed, Branch: c.branch, Commits: len(h.Commits),
+		Alpha: c.o.Alpha, Series: r.Series, Exact: r.Exact, Findings: []checkFindingJSON{}}
+	for _, f := range r.Findings {
+		cm := h.Commits[f.Commit]
+		out.Findings = append(out.Findings, checkFindingJSON{Kind: f.Series.Kind, Track: f.Series.Track, Name: f.Series.Name,
+			Metric: f.Series.Metric, Commit: cm.SHA, Seq: cm.Seq, Step: min(f.Step, math.MaxFloat64), P: f.P, Exact: f.Exact, Regression: f.Regression})
+	}
+	return out
+}
