@@ -69,24 +69,24 @@ func maxStep(x []float64, s, q []float64) (best float64, split int, diff float64
 	for i := range q {
 		q[i] = math.Abs(x[i+1] - x[i])
 	}
-	sd := noise(q)
+	sd := max(noise(q), noiseFloor)
 	for k := minBefore; k < n; k++ {
 		b0, a1 := max(0, k-stepWindow), min(n, k+stepWindow)
 		nb, na := float64(k-b0), float64(a1-k)
 		d := (s[a1]-s[k])/na - (s[k]-s[b0])/nb
-		var t float64
-		switch {
-		case sd > 0:
-			t = math.Abs(d) / (sd * math.Sqrt(1/nb+1/na))
-		case math.Abs(d) > 1e-12:
-			t = math.Inf(1) // no spread at all, and a step
-		}
+		t := math.Abs(d) / (sd * math.Sqrt(1/nb+1/na))
 		if t > best {
 			best, split, diff = t, k, d
 		}
 	}
 	return best, split, diff
 }
+
+// noiseFloor is the least spread a series is taken to have (0.1%, in
+// log): a GPU's timestamps tick in steps, and an H100's p50 of the same
+// zone can be the same in every run (1.998 ms), where t would be
+// infinite for any difference at all, under every ordering alike.
+const noiseFloor = 1e-3
 
 // noise is the spread of a series' values from the absolute differences
 // of its neighbours, d: the root mean square of all but the largest
