@@ -27,7 +27,7 @@ func init() {
 
 const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [-branch B] [-testbed T] RUN...
        framescope history check -db DSN -testbed T [-branch B] [-last N] [-min-effect 2%] [-alpha 0.01] [-tails] [-json] [-md FILE]
-       framescope history show -db DSN -testbed T [-branch B] [-last N] [-json]
+       framescope history show -db DSN -testbed T [-branch B] [-last N] [-json] [-html FILE] [-md FILE]
 DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
 of them, as framescope diff takes them.`
 
@@ -190,9 +190,16 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 	branch := fs.String("branch", "main", "the branch")
 	last := fs.Int("last", 100, fmt.Sprintf("the newest N commits (at most %d)", history.MaxLoad))
 	asJSON := fs.Bool("json", false, "write the history as JSON")
+	page := fs.String("html", "", "write a page with a plot of each series whose newest step the check finds, to this file")
+	md := fs.String("md", "", "write the check's findings as markdown to this file")
+	c := historyCheckOptions{o: history.DefaultCheck}
+	fs.Var(percentValue{&c.o.MinEffect, 10}, "min-effect", "for -html and -md: the smallest step that is a regression")
+	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "for -html and -md: the false-alarm level")
+	fs.BoolVar(&c.o.Tails, "tails", c.o.Tails, "for -html and -md: each zone's p95 too, not only its p50")
 	if err := fs.Parse(args); err != nil {
 		return exitBadInput
 	}
+	c.dsn, c.testbed, c.branch, c.last = *dsn, *testbed, *branch, *last
 	if *dsn == "" || *testbed == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "framescope history show: -db and -testbed are needed, and nothing else")
 		return exitBadInput
@@ -209,12 +216,25 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
 		return exitBadInput
 	}
+	if *page != "" || *md != "" {
+		r, err := history.Check(h, c.o)
+		if err == nil && *page != "" {
+			err = writeHistoryHTML(*page, c, h, r)
+		}
+		if err == nil && *md != "" {
+			err = os.WriteFile(*md, []byte(checkMarkdown(c, h, r)), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+			return exitBadInput
+		}
+	}
 	if *asJSON {
 		return writeHistoryJSON(stdout, stderr, *testbed, *branch, h)
 	}
 	fmt.Fprintf(stdout, "%s on %q: %d commits, %d series\n", *branch, *testbed, len(h.Commits), len(h.Series))
 	for i, c := range h.Commits {
-		fmt.Fprintf(stdout, "  %-12d %s  %d runs\n", c.Seq, c.SHA, len(h.Runs[i]))
+		fmt.Fprintf(stdout, "  %-12d %s  %d run(s)\n", c.Seq, termText(c.SHA), len(h.Runs[i]))
 	}
 	return 0
 }

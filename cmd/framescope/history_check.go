@@ -32,7 +32,7 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.last, "last", 30, "the newest N commits to look at")
 	fs.Var(percentValue{&c.o.MinEffect, 10}, "min-effect", "the smallest step that is a regression (2% by default)")
 	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "the false-alarm level over every series and commit of the check (0.01 by default)")
-	fs.BoolVar(&c.o.Tails, "tails", false, "check each zone's p95 too, not only its p50")
+	fs.BoolVar(&c.o.Tails, "tails", c.o.Tails, "check each zone's p95 too, not only its p50 (noisier: fewer steps caught)")
 	fs.BoolVar(&c.asJSON, "json", false, "write the findings as JSON")
 	fs.StringVar(&c.md, "md", "", "write the findings as markdown, for a pull request's comment, to this file")
 	if err := fs.Parse(args); err != nil {

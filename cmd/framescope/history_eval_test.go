@@ -46,17 +46,6 @@ func TestHistoryEvaluation(t *testing.T) {
 	fmt.Fprintf(&b, "framescope history check on %s, one run a commit, alpha %g, min effect %g, 100 histories of each kind\n", corpus, o.Alpha, o.MinEffect)
 	rng := rand.New(rand.NewPCG(37, 1))
 	base := pools["base"]
-	alarms := 0
-	for range 100 {
-		r, err := history.Check(evalHistory(evalDraw(rng, base, 30)), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Verdict == history.Regressed {
-			alarms++
-		}
-	}
-	fmt.Fprintf(&b, "flat, 30 commits of %d base runs: %d of 100 failed\n", len(base), alarms)
 	var steps []string
 	for name := range pools {
 		if strings.HasPrefix(name, "step") {
@@ -64,12 +53,25 @@ func TestHistoryEvaluation(t *testing.T) {
 		}
 	}
 	slices.Sort(steps)
-	for _, minEffect := range []float64{o.MinEffect, 0.005} {
-		so := o
-		so.MinEffect = minEffect
-		fmt.Fprintf(&b, "min effect %g:\n", minEffect)
+	low, tails := o, o
+	low.MinEffect, tails.Tails = 0.005, true
+	for _, c := range []struct {
+		name string
+		o    history.CheckOptions
+	}{{"the defaults", o}, {"-min-effect 0.5%", low}, {"-tails (p95 too)", tails}} {
+		alarms := 0
+		for range 100 {
+			r, err := history.Check(evalHistory(evalDraw(rng, base, 30)), c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict == history.Regressed {
+				alarms++
+			}
+		}
+		fmt.Fprintf(&b, "%s:\n  flat, 30 commits of %d base runs: %d of 100 failed\n", c.name, len(base), alarms)
 		for _, name := range steps {
-			evalStep(t, &b, rng, base, pools[name], name, so)
+			evalStep(t, &b, rng, base, pools[name], name, c.o)
 		}
 	}
 	if wb, ws := pools["work-base"], pools["work-step"]; len(wb) > 0 && len(ws) > 0 {

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,4 +122,93 @@ func TestHistoryCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// framescope history show -html renders in headless Chromium: a plot of
+// the series that stepped, both colours in the screenshot (the commits
+// before the step and from it on), and a hostile zone name as text.
+func TestHistoryHTMLInChromium(t *testing.T) {
+	chromium := tool(t, "FRAMESCOPE_CHROMIUM", "chromium")
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "h.db")
+	evil := `<script>document.title="pwned"</script><img src=x onerror="document.title='img'">`
+	for i := range 12 {
+		var slow map[string]float64
+		if i >= 8 {
+			slow = map[string]float64{"z3": 1.3}
+		}
+		runs := runDir(t, dir, fmt.Sprintf("c%02d", i), uint64(300+i), 1, 0.01, slow)
+		p := filepath.Join(runs, "run00.pftrace")
+		tr, err := loadTrace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Names[len(tr.Names)-1] = evil // z3, the zone that steps
+		os.Remove(p)
+		writeFile(t, runs, "run00.pftrace", tr, formatPerfetto, false)
+		if code, _, errs := runCLI("history", "add", "-db", db, "-commit", fmt.Sprintf("c%02d", i), "-seq", fmt.Sprint(i), runs); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	report := filepath.Join(dir, "history.html")
+	if code, out, errs := runCLI("history", "show", "-db", db, "-testbed", "synthetic", "-html", report); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	html, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(html), "<script") {
+		t.Fatalf("the page has a script")
+	}
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+		"--disable-sync", "--no-first-run", "--user-data-dir=" + filepath.Join(dir, "profile"), "--window-size=900,900"}
+	run := func(extra ...string) string {
+		out, err := exec.Command(chromium, append(append(args, extra...), "file://"+report)...).Output()
+		if err != nil {
+			t.Fatalf("chromium %v: %v", extra, err)
+		}
+		return string(out)
+	}
+	shot := filepath.Join(dir, "shot.png")
+	run("--screenshot=" + shot)
+	dom := run("--dump-dom")
+	if !strings.Contains(dom, "<title>Framescope history</title>") || strings.Contains(dom, `<img src="x"`) {
+		t.Errorf("a zone name ran as markup:\n%.600s", dom)
+	}
+	if !strings.Contains(dom, "&lt;script&gt;document.title") || strings.Count(dom, "<svg") != 1 || !strings.Contains(dom, ">c08<") {
+		t.Errorf("want one plot, of the hostile zone's series, its step at c08:\n%.2000s", dom)
+	}
+	counts := colourCounts(t, shot)
+	t.Logf("screenshot pixels %v", counts)
+	if counts["base"] < 50 || counts["new"] < 20 {
+		t.Errorf("the plot's colours are missing from the screenshot: %v", counts)
+	}
+}
+
+// colourCounts counts a screenshot's pixels of the two sides' colours.
+func colourCounts(t *testing.T, path string) map[string]int {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			switch [3]uint32{r >> 8, g >> 8, bl >> 8} {
+			case [3]uint32{0x1f, 0x5f, 0xbf}:
+				counts["base"]++
+			case [3]uint32{0xd8, 0x30, 0x1e}:
+				counts["new"]++
+			}
+		}
+	}
+	return counts
 }

@@ -18,7 +18,11 @@ type CheckOptions struct {
 	Alpha float64
 	// MinCommits: a history shorter than this is too short to say.
 	MinCommits int
-	// Tails adds the p95 series to the p50 ones.
+	// Tails adds the p95 series to the p50 ones. They are noisier, and
+	// more series raise the bar for each: on real runs (TestHistoryEvaluation)
+	// they cost a good share of the steps caught, and gave flat histories
+	// on lavapipe more false alarms; so DefaultCheck leaves them out, as
+	// framescope diff gates medians alone unless --tails.
 	Tails bool
 	// Permutations of the commits' order the level is found by; Seed
 	// draws them, so that a check replays.
