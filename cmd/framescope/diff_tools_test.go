@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,33 +93,8 @@ func TestDiffHTMLInChromium(t *testing.T) {
 		t.Errorf("no plot for the regressed zone z2")
 	}
 
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			switch [3]uint32{r >> 8, g >> 8, bl >> 8} {
-			case [3]uint32{0x1f, 0x5f, 0xbf}:
-				counts["base"]++
-			case [3]uint32{0xd8, 0x30, 0x1e}:
-				counts["new"]++
-			case [3]uint32{0xff, 0xff, 0xff}:
-				counts["white"]++
-			default:
-				counts["other"]++
-			}
-		}
-	}
-	t.Logf("screenshot %dx%d: pixels %v", b.Dx(), b.Dy(), counts)
+	counts := colourCounts(t, shot)
+	t.Logf("screenshot: pixels %v", counts)
 	if counts["base"] < 100 || counts["new"] < 100 {
 		t.Errorf("the plots' colours are missing from the screenshot: %v", counts)
 	}

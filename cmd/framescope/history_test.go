@@ -186,8 +186,10 @@ func TestHistoryHTMLInChromium(t *testing.T) {
 	}
 }
 
-// colourCounts counts a screenshot's pixels of the two sides' colours.
+// colourCounts counts a screenshot's pixels: of the two sides' colours
+// (base, new), white, and the rest (other).
 func colourCounts(t *testing.T, path string) map[string]int {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +209,10 @@ func colourCounts(t *testing.T, path string) map[string]int {
 				counts["base"]++
 			case [3]uint32{0xd8, 0x30, 0x1e}:
 				counts["new"]++
+			case [3]uint32{0xff, 0xff, 0xff}:
+				counts["white"]++
+			default:
+				counts["other"]++
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -129,27 +128,6 @@ func TestCheckBounds(t *testing.T) {
 	} {
 		if _, err := Check(History{}, o); err == nil {
 			t.Errorf("%+v: accepted", o)
-		}
-	}
-}
-
-// The selection's median is the sorted one's, over drawn slices with
-// ties.
-func TestMedian(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for range 2000 {
-		v := make([]float64, 1+rng.IntN(40))
-		for i := range v {
-			v[i] = float64(rng.IntN(8))
-		}
-		sorted := slices.Clone(v)
-		slices.Sort(sorted)
-		want := sorted[len(v)/2]
-		if len(v)%2 == 0 {
-			want = (sorted[len(v)/2-1] + want) / 2
-		}
-		if got := median(v); got != want {
-			t.Fatalf("median %v = %g, want %g", sorted, got, want)
 		}
 	}
 }

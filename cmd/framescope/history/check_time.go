@@ -4,8 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
+
+	"github.com/framescope/framescope/internal/stats"
 )
 
 // timeSeries is a time series for Check: the commits that have a value,
@@ -100,59 +101,13 @@ func noise(d []float64) float64 {
 		return 0
 	}
 	if keep < len(d) {
-		selectK(d, keep)
+		stats.Select(d, keep)
 	}
 	ss := 0.0
 	for _, v := range d[:keep] {
 		ss += v * v
 	}
 	return math.Sqrt(ss / float64(keep) / 2)
-}
-
-// median returns the median of v, reordering v (a selection, not a
-// sort: the check runs it once a series and permutation).
-func median(v []float64) float64 {
-	n := len(v)
-	if n == 0 {
-		return 0
-	}
-	hi := selectK(v, n/2)
-	if n%2 == 1 {
-		return hi
-	}
-	return (slices.Max(v[:n/2]) + hi) / 2 // selectK leaves the smaller ones before
-}
-
-// selectK puts the k-th smallest of v at v[k], the smaller before it, and
-// returns it (Hoare's selection, the middle as pivot).
-func selectK(v []float64, k int) float64 {
-	lo, hi := 0, len(v)-1
-	for lo < hi {
-		p := v[lo+(hi-lo)/2]
-		i, j := lo, hi
-		for i <= j {
-			for v[i] < p {
-				i++
-			}
-			for v[j] > p {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return v[k]
-		}
-	}
-	return v[k]
 }
 
 // timeSteps tests every series for a step (a max-T over series and
