@@ -1,7 +1,7 @@
 // boundary.c: a program that marks its frames with VK_EXT_frame_boundary
 // and never presents, for TestFrameBoundaryUnderLayer. It asks for the
 // extension, its feature (in the middle of a Features2 chain) and enables
-// both (the feature in the middle of the device's chain), then makes N
+// both (the feature behind another in the device's chain), then makes N
 // submissions of a command buffer with one label, a VkFrameBoundaryEXT in
 // each, with the frame-end bit every K (first in the chain, or behind a
 // VkTimelineSemaphoreSubmitInfo), half through vkQueueSubmit2 where the
@@ -74,38 +74,13 @@ int main(int argc, char **argv) {
 	expect(fb.frameBoundary == VK_TRUE, "frameBoundary not supported");
 	expect(s2.pNext == &fb && fb.pNext == &tl, "the Features2 chain came back changed");
 
-	uint32_t nf = 0;
-	vkGetPhysicalDeviceQueueFamilyProperties(i.pd, &nf, NULL);
-	VkQueueFamilyProperties fam[16];
-	nf = nf > 16 ? 16 : nf;
-	vkGetPhysicalDeviceQueueFamilyProperties(i.pd, &nf, fam);
-	uint32_t family = 0;
-	while (family < nf && !(fam[family].queueFlags & VK_QUEUE_GRAPHICS_BIT))
-		family++;
-	float prio = 1;
-	VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = family,
-				       .queueCount = 1, .pQueuePriorities = &prio};
 	int sync2 = s2.synchronization2 == VK_TRUE;
 	fb_features fbOn = {.sType = FB_FEATURES, .frameBoundary = VK_TRUE};
 	VkPhysicalDeviceSynchronization2Features s2On = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES,
 							 .pNext = &fbOn, .synchronization2 = (VkBool32)sync2};
 	const char *exts[] = {FB_NAME, VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME};
-	VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &s2On, .queueCreateInfoCount = 1,
-				  .pQueueCreateInfos = &qci, .enabledExtensionCount = sync2 ? 2 : 1, .ppEnabledExtensionNames = exts};
-	device d = {0};
-	CHECK(vkCreateDevice(i.pd, &dci, NULL, &d.dev));
+	device d = make_device_with(&i, exts, sync2 ? 2 : 1, &s2On);
 	expect(s2On.pNext == &fbOn && fbOn.pNext == NULL, "the device's chain came back changed");
-	vkGetDeviceQueue(d.dev, family, 0, &d.q);
-	VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = family,
-				       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
-	CHECK(vkCreateCommandPool(d.dev, &pci, NULL, &d.pool));
-	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d.pool,
-					  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-	CHECK(vkAllocateCommandBuffers(d.dev, &ai, &d.cmd));
-	VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-	CHECK(vkCreateFence(d.dev, &fci, NULL, &d.fence));
-	d.begin = (PFN_vkCmdBeginDebugUtilsLabelEXT)vkGetDeviceProcAddr(d.dev, "vkCmdBeginDebugUtilsLabelEXT");
-	d.end = (PFN_vkCmdEndDebugUtilsLabelEXT)vkGetDeviceProcAddr(d.dev, "vkCmdEndDebugUtilsLabelEXT");
 	PFN_vkQueueSubmit2KHR submit2 = sync2 ? (PFN_vkQueueSubmit2KHR)vkGetDeviceProcAddr(d.dev, "vkQueueSubmit2KHR") : NULL;
 
 	for (int s = 0; s < n; s++) {

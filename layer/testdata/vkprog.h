@@ -50,7 +50,9 @@ static inline instance make_instance(uint32_t api) {
 	return i;
 }
 
-static inline device make_device(instance *i) {
+// make_device_with makes the device of make_device with extensions
+// exts (n of them) and next as its create info's chain.
+static inline device make_device_with(instance *i, const char *const *exts, uint32_t nexts, const void *next) {
 	device d = {0};
 	uint32_t n = 0;
 	vkGetPhysicalDeviceQueueFamilyProperties(i->pd, &n, NULL);
@@ -64,7 +66,8 @@ static inline device make_device(instance *i) {
 	float prio = 1;
 	VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = f,
 				       .queueCount = 1, .pQueuePriorities = &prio};
-	VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci};
+	VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = next, .queueCreateInfoCount = 1,
+				 .pQueueCreateInfos = &qci, .enabledExtensionCount = nexts, .ppEnabledExtensionNames = exts};
 	CHECK(vkCreateDevice(i->pd, &ci, NULL, &d.dev));
 	vkGetDeviceQueue(d.dev, f, 0, &d.q);
 	VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = f,
@@ -83,6 +86,10 @@ static inline device make_device(instance *i) {
 	}
 	return d;
 }
+
+// make_device makes a device of one queue of the first graphics family,
+// a command pool, a command buffer and a fence, with debug labels.
+static inline device make_device(instance *i) { return make_device_with(i, NULL, 0, NULL); }
 
 static inline void label(device *d, const char *name) {
 	VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = name};
