@@ -18,6 +18,7 @@ import (
 
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/testkit/loopcheck"
 	"github.com/framescope/framescope/internal/testkit/quiet"
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/internal/testkit/vktest"
@@ -377,7 +378,7 @@ func TestSecondariesUnderLayer(t *testing.T) {
 	const n = 20
 	tr, out := runLifecycle(t, dir, prog, "secondary", n)
 	byName := map[string]int{}
-	for _, z := range gpuZones(tr) {
+	for _, z := range loopcheck.GPUZones(tr) {
 		name := tr.Name(z.Name)
 		byName[name]++
 		if msg := checkNesting(tr, z, lifecycleDepth[name], name == "secondary command buffer" || name == "cached"); msg != "" {
@@ -632,7 +633,7 @@ func drawnLoop(t *testing.T, dir, prog string, seed int) string {
 		return fmt.Sprintf("drops %+v, want unsubmitted %d alone", d, j.unsubmitted)
 	}
 	got := map[string]int{}
-	for _, s := range gpuZones(tr) {
+	for _, s := range loopcheck.GPUZones(tr) {
 		name := tr.Name(s.Name)
 		got[name]++
 		if want, ok := drawnDepth(name); ok {
@@ -667,9 +668,8 @@ func drawnDepth(name string) (uint16, bool) {
 // inWindow reports whether s lies within one of the windows, with its
 // error bound.
 func inWindow(windows [][2]int64, s timeline.Span) bool {
-	e := int64(s.ErrNs)
 	for _, w := range windows {
-		if s.Start+e >= w[0] && s.End-e <= w[1] {
+		if loopcheck.InWindow(s, w[0], w[1]) {
 			return true
 		}
 	}
@@ -709,39 +709,14 @@ func readTraceErr(path string) (*timeline.Trace, error) {
 	return tr, nil
 }
 
-// gpuZones are the trace's zones on GPU queues and their lanes.
-func gpuZones(tr *timeline.Trace) []timeline.Span {
-	var out []timeline.Span
-	for _, s := range tr.Spans {
-		if k := tr.Track(s.Track); k != nil && (k.Kind == timeline.TrackGPUQueue || k.Kind == timeline.TrackGPULane) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// checkNesting holds a zone to the depth its place in the program says,
-// or, for a zone of a secondary (fromSecondary), to lying inside a
-// primary's command buffer zone within both their error bounds: the
-// secondary is a recording of its own, read back and converted apart from
-// its primary, and the two conversions may differ by as much as the clock
-// model's error (then the trace lays one of them on a lane). A zone on a
-// lane, or a primary's zone moved there, has no depth to check.
+// checkNesting is the checker's rule (loopcheck.Nesting), with the
+// layer's command buffer zones as the primaries.
 func checkNesting(tr *timeline.Trace, z timeline.Span, depth uint16, fromSecondary bool) string {
-	name := tr.Name(z.Name)
+	var primaries []timeline.Span
 	if fromSecondary {
-		for _, p := range gpuZones(tr) {
-			e := int64(z.ErrNs) + int64(p.ErrNs)
-			if tr.Name(p.Name) == "command buffer" && z.Start+e >= p.Start && z.End-e <= p.End {
-				return ""
-			}
-		}
-		return fmt.Sprintf("a secondary's zone %q at [%d, %d] lies in no primary's command buffer zone, even within the error bounds", name, z.Start, z.End)
+		primaries = loopcheck.Primaries(tr, "command buffer")
 	}
-	if k := tr.Track(z.Track); k.Kind == timeline.TrackGPULane || z.Depth == depth {
-		return ""
-	}
-	return fmt.Sprintf("a zone %q at depth %d, want %d", name, z.Depth, depth)
+	return loopcheck.Nesting(tr, z, int(depth), fromSecondary, primaries)
 }
 
 // -draws: a zone for each draw (vkcube records one a frame, inside its
@@ -758,7 +733,7 @@ func TestDrawsUnderLayer(t *testing.T) {
 		}
 		tr := readTrace(t, trace)
 		byName := map[string]int{}
-		for _, z := range gpuZones(tr) {
+		for _, z := range loopcheck.GPUZones(tr) {
 			byName[tr.Name(z.Name)]++
 		}
 		want := 0
@@ -801,7 +776,7 @@ func TestFrameBoundaryUnderLayer(t *testing.T) {
 		t.Errorf("%d frames, want 10 (one a frame end marked)", len(tr.Frames))
 	}
 	n := 0
-	for _, z := range gpuZones(tr) {
+	for _, z := range loopcheck.GPUZones(tr) {
 		if tr.Name(z.Name) == "work" {
 			n++
 		}

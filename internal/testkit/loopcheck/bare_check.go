@@ -75,14 +75,9 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 		p.add("books", "%v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
 	}
 	b.checkDrops(&p, tr.Drops)
-	zones := gpuSpans(tr)
+	zones := GPUZones(tr)
 	got := map[string]int{}
-	var primaries []timeline.Span
-	for _, z := range zones {
-		if tr.Name(z.Name) == zoneCommandBuffer {
-			primaries = append(primaries, z)
-		}
-	}
+	primaries := Primaries(tr, zoneCommandBuffer)
 	twinTracks, mainTracks := map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}
 	for _, z := range zones {
 		name := tr.Name(z.Name)
@@ -140,11 +135,10 @@ func (b Bare) checkDrops(p *problems, d timeline.Drops) {
 // inSubmission reports whether z lies within the window of a submission
 // that ran a zone of its name, with its error bound.
 func (b Bare) inSubmission(j BareJournal, name string, z timeline.Span) bool {
-	e := int64(z.ErrNs)
 	for _, sub := range b.want.subs[name] {
 		t0, ok0 := j.t0[sub]
 		t1, ok1 := j.done[sub]
-		if ok0 && ok1 && z.Start+e >= t0 && z.End-e <= t1 {
+		if ok0 && ok1 && InWindow(z, t0, t1) {
 			return true
 		}
 	}
@@ -161,40 +155,21 @@ func parseLabel(name string) (kind byte, depth int, ok bool) {
 	return byte(k), depth, true
 }
 
-// bareNesting holds a zone to the depth its name says, or, for a
-// secondary's, to lying within a primary's command buffer zone within
-// both error bounds (a secondary is a recording of its own, converted
-// apart from its primary). A zone on a lane has no depth to check.
+// bareNesting holds a zone to the depth its name says (Nesting), a
+// secondary's to lying within a primary's command buffer zone.
 func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span) string {
 	name := tr.Name(z.Name)
 	kind, depth, ok := parseLabel(name)
 	switch {
 	case name == zoneSecondary || ok && kind == labelSecondary:
-		for _, c := range primaries {
-			e := int64(z.ErrNs) + int64(c.ErrNs)
-			if z.Start+e >= c.Start && z.End-e <= c.End {
-				return ""
-			}
-		}
-		return fmt.Sprintf("a secondary's zone %q at [%d, %d] lies in no primary's command buffer zone", name, z.Start, z.End)
+		return Nesting(tr, z, 0, true, primaries)
 	case name == zoneCommandBuffer:
 		depth, ok = 0, true
 	case name == zoneRendering:
 		depth, ok = 1, true
 	}
-	if !ok || tr.Track(z.Track).Kind == timeline.TrackGPULane || int(z.Depth) == depth {
+	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("a zone %q at depth %d, want %d", name, z.Depth, depth)
-}
-
-// gpuSpans are the trace's zones on GPU queues and their lanes.
-func gpuSpans(tr *timeline.Trace) []timeline.Span {
-	var out []timeline.Span
-	for _, s := range tr.Spans {
-		if k := tr.Track(s.Track); k != nil && (k.Kind == timeline.TrackGPUQueue || k.Kind == timeline.TrackGPULane) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return Nesting(tr, z, depth, false, nil)
 }
