@@ -203,6 +203,17 @@ static void fill(fs_device *v, VkDevice d) {
 #undef GET
 }
 
+// own_request sets c's create info to the program's, less what the layer
+// offers itself and the device below does not (VK_EXT_frame_boundary),
+// until fs_boundary_device_done.
+static void own_request(changed *c, const VkDeviceCreateInfo *ci, fs_instance *inst, VkPhysicalDevice pd, int *boundary,
+			fs_boundary_undo *undo) {
+	c->ci = *ci;
+	memcpy(c->exts, ci->ppEnabledExtensionNames, ci->enabledExtensionCount * sizeof(char *));
+	c->ci.ppEnabledExtensionNames = c->exts;
+	fs_boundary_device_ask(inst, pd, &c->ci, c->exts, boundary, undo);
+}
+
 VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, const VkAllocationCallbacks *alloc, VkDevice *out) {
 	VkLayerDeviceCreateInfo *link = (VkLayerDeviceCreateInfo *)ci->pNext;
 	while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && link->function == VK_LAYER_LINK_INFO))
@@ -220,23 +231,25 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 	VkResult r = VK_ERROR_INITIALIZATION_FAILED;
 	int boundary = 0;
 	fs_boundary_undo undo = {0};
+	uint32_t flags = 0;
 	if (c && ci->enabledExtensionCount < MAX_EXTS) {
 		offer o = offered(inst, pd);
-		c->ci = *ci;
-		memcpy(c->exts, ci->ppEnabledExtensionNames, ci->enabledExtensionCount * sizeof(char *));
-		c->ci.ppEnabledExtensionNames = c->exts;
-		fs_boundary_device_ask(inst, pd, &c->ci, c->exts, &boundary, &undo);
+		own_request(c, ci, inst, pd, &boundary, &undo);
 		ask_host_reset(c, &o, &c->ci);
 		ask_calibrated(c, &o, &c->ci);
 		r = create(pd, &c->ci, alloc, out);
 		fs_boundary_device_done(&undo);
 		if (c->flipped)
 			*c->flipped = VK_FALSE;
-	}
-	uint32_t flags = c && r == VK_SUCCESS ? c->flags : 0;
-	if (r != VK_SUCCESS) { // what the layer asked for failed: the program's own request
-		link->u.pLayerInfo = below; // the layers below moved it along
-		r = create(pd, ci, alloc, out);
+		flags = r == VK_SUCCESS ? c->flags : 0;
+		if (r != VK_SUCCESS) { // what the layer asked for failed: the program's own request
+			link->u.pLayerInfo = below; // the layers below moved it along
+			own_request(c, ci, inst, pd, &boundary, &undo);
+			r = create(pd, &c->ci, alloc, out);
+			fs_boundary_device_done(&undo);
+		}
+	} else {
+		r = create(pd, ci, alloc, out); // no room to change it: as the program asked
 	}
 	free(c);
 	if (r != VK_SUCCESS)
