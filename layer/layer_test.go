@@ -785,3 +785,29 @@ func TestFrameBoundaryUnderLayer(t *testing.T) {
 		t.Errorf("%d zones work, want 30; drops %+v", n, tr.Drops)
 	}
 }
+
+// vulkaninfo (Debian's, unmodified) under the layer: it lists every
+// device extension, VK_EXT_frame_boundary among them (the layer's offer),
+// queries features through long chains, and submits nothing; it ends
+// well, and its trace, with no zone, reads back, framescope run's summary
+// included (the stream was an empty file, which the CLI refuses, before
+// the recorder gave an idle sink one batch at Close).
+func TestVulkaninfoUnderLayer(t *testing.T) {
+	dir := built(t)
+	need(t, "vulkaninfo")
+	trace := filepath.Join(t.TempDir(), "vulkaninfo.perfetto-trace")
+	out, err := exec.Command(filepath.Join(dir, "framescope"), "run", "-o", trace, "--", "vulkaninfo").CombinedOutput()
+	if err != nil {
+		t.Fatalf("framescope run: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("VK_EXT_frame_boundary")) {
+		t.Errorf("vulkaninfo lists no VK_EXT_frame_boundary under the layer")
+	}
+	if !bytes.Contains(out, []byte("wrote       "+trace)) {
+		t.Errorf("framescope run did not read its trace back:\n%s", out[max(0, len(out)-400):])
+	}
+	tr := readTrace(t, trace)
+	if n := len(loopcheck.GPUZones(tr)); n != 0 || tr.Drops.Total() != 0 {
+		t.Errorf("%d GPU zones, drops %+v: vulkaninfo records nothing", n, tr.Drops)
+	}
+}

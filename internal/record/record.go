@@ -195,6 +195,7 @@ type Recorder struct {
 	ledgerState
 	drops     timeline.Drops // recorder-level drops, and those the profiler reports
 	sentDrops timeline.Drops // the Drops of the last batch to the sink
+	sentBatch bool           // a batch went to the sink
 	// sentLedger is that batch's Ledger.
 	sentLedger timeline.Ledger
 	stats      Stats
@@ -387,7 +388,8 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 
 // Close settles everything still waiting (submission keys, GPU frame
 // times, checked against Options.GPUBudget) and flushes to the sink,
-// returning the sink's errors not yet returned, as Flush does. The
+// returning the sink's errors not yet returned, as Flush does; a sink
+// that has had no batch gets one, empty if nothing happened. The
 // recorder stays usable.
 func (r *Recorder) Close() error {
 	r.lock()
@@ -397,7 +399,7 @@ func (r *Recorder) Close() error {
 	overs := r.dumpForBudgets(timeline.Now())
 	r.mu.Unlock()
 	r.stopMerge()
-	err := r.Flush()
+	err := r.flush(true)
 	r.callBudgets(overs)
 	return err
 }

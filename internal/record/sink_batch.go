@@ -23,22 +23,27 @@ type sinkState struct {
 // returned one, its own or one EndFrame flushed (Options.FlushEvery): the
 // sink's error, or, when several failed, one that says how many and wraps
 // the first.
-func (r *Recorder) Flush() error {
+func (r *Recorder) Flush() error { return r.flush(false) }
+
+// flush is Flush; final (Close) makes a batch even with nothing new when
+// the sink has had none: the stream of a recorder that saw nothing is
+// still a trace (its process, tracks and books), not an empty file.
+func (r *Recorder) flush(final bool) error {
 	r.sinkMu.Lock()
 	defer r.sinkMu.Unlock()
-	r.flushLocked()
+	r.flushLocked(final)
 	return r.sinkErrLocked()
 }
 
 // flushKeep is Flush keeping any error for the next Flush or Close.
 func (r *Recorder) flushKeep() {
 	r.sinkMu.Lock()
-	r.flushLocked()
+	r.flushLocked(false)
 	r.sinkMu.Unlock()
 }
 
 // flushLocked writes one batch. The caller holds sinkMu, not mu.
-func (r *Recorder) flushLocked() {
+func (r *Recorder) flushLocked(final bool) {
 	r.lock()
 	r.collectCPU()
 	r.expireKeys(false)
@@ -54,8 +59,10 @@ func (r *Recorder) flushLocked() {
 	// sink's own failure, and the next batch carries it.
 	d := b.Drops
 	d.Sink = r.sentDrops.Sink
-	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && d == r.sentDrops && b.Ledger == r.sentLedger
+	empty := len(b.Spans)+len(b.Frames)+len(b.Samples)+len(b.Calibrations) == 0 && d == r.sentDrops && b.Ledger == r.sentLedger &&
+		!(final && !r.sentBatch)
 	if !empty {
+		r.sentBatch = true
 		r.sentDrops, r.sentLedger = b.Drops, b.Ledger
 	}
 	r.mu.Unlock()

@@ -194,3 +194,24 @@ func TestSinkErrorsReturned(t *testing.T) {
 		t.Fatalf("%d sink errors, want 11", st.SinkErrors)
 	}
 }
+
+// A recorder that saw nothing hands its sink one batch at Close (its
+// process, tracks and books), so that the stream reads back as a trace
+// rather than an empty file; once a batch went, Close with nothing new
+// adds none, as Flush does.
+func TestCloseGivesAnIdleSinkOneBatch(t *testing.T) {
+	c := &collector{t: t}
+	r, _, _ := gpuSetup(Options{Sink: c})
+	if err := r.Flush(); err != nil || len(c.batches) != 0 {
+		t.Fatalf("Flush with nothing: %d batches, %v", len(c.batches), err)
+	}
+	if err := r.Close(); err != nil || len(c.batches) != 1 {
+		t.Fatalf("Close with nothing: %d batches, %v; want 1", len(c.batches), err)
+	}
+	if b := c.batches[0]; len(b.Tracks) == 0 || len(b.Spans) != 0 {
+		t.Errorf("the batch holds %d tracks and %d spans; want the queue's track and no span", len(b.Tracks), len(b.Spans))
+	}
+	if err := r.Close(); err != nil || len(c.batches) != 1 {
+		t.Fatalf("Close again: %d batches, %v; want still 1", len(c.batches), err)
+	}
+}
