@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -122,6 +123,10 @@ func (c Commit) Check() error {
 	}{{"testbed", c.Testbed, MaxText}, {"branch", c.Branch, MaxText}, {"commit", c.SHA, MaxSHA}} {
 		if err := checkText(f.what, f.s, f.max); err != nil {
 			return err
+		}
+		// What names a commit is printed in every report, a line each.
+		if strings.IndexFunc(f.s, unicode.IsControl) >= 0 {
+			return fmt.Errorf("history: the %s %q holds a control character", f.what, f.s)
 		}
 	}
 	if c.Seq < 0 {

@@ -168,7 +168,7 @@ func TestWritersAtOnce(t *testing.T) {
 // Bad input gets an error that says what is wrong, and records nothing.
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
-	for _, dsn := range []string{"", "sqlite:", "mysql://x", "sqlite:a.db?mode=ro"} {
+	for _, dsn := range []string{"", "sqlite:", "mysql://x", "sqlite:a.db?mode=ro", "sqlite:" + t.TempDir()} {
 		if _, err := history.Open(ctx, dsn); err == nil {
 			t.Errorf("Open(%q) opened", dsn)
 		}
@@ -190,6 +190,7 @@ func TestBadInput(t *testing.T) {
 		{"no commit", history.Commit{Testbed: "t", Branch: "main"}, []history.Run{run(rng, "a", 1)}},
 		{"negative seq", history.Commit{Testbed: "t", Branch: "main", SHA: "c", Seq: -1}, []history.Run{run(rng, "a", 1)}},
 		{"a long branch", history.Commit{Testbed: "t", Branch: strings.Repeat("b", 2000), SHA: "c"}, nil},
+		{"a commit of two lines", history.Commit{Testbed: "t", Branch: "main", SHA: "c\nREGRESSED"}, []history.Run{run(rng, "a", 1)}},
 		{"51 runs", good, make([]history.Run, 51)},
 		{"a NaN", good, []history.Run{run(rng, "ok", 1), bad}},
 		{"a run without digest", good, []history.Run{{Path: "x"}}},

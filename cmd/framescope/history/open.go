@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -74,6 +75,9 @@ func parseDSN(dsn string) (dialect, string, error) {
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" || strings.ContainsAny(path, "?#") {
 			return dialect{}, "", fmt.Errorf("history: %q: sqlite:PATH names a file (no ? or #)", dsn)
+		}
+		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+			return dialect{}, "", fmt.Errorf("history: %q: %s is not a file", dsn, path)
 		}
 		q := url.Values{}
 		q.Add("_pragma", "busy_timeout(30000)")
