@@ -86,9 +86,13 @@ type Existing struct {
 	// APIVersion is the apiVersion of the VkApplicationInfo the instance
 	// was created with (vkg.MakeVersion(1, 3, 0)). The profiler calls
 	// only what it and the physical device's version allow, with the
-	// extensions Existing names: 0 reads as 1.0, as Vulkan reads it, and
-	// then the device's UUID and driver name are not read (see
-	// Properties2), and HostQueryReset needs VK_EXT_host_query_reset.
+	// extensions Existing names. 0, not said, reads as 1.0 for what only
+	// the instance's version allows: the device's UUID and driver name
+	// are not read (GPU.Stats().Unread says so). What the application
+	// says it enabled proves its own requirements: CalibratedTimestamps
+	// and HostQueryReset work with APIVersion 0 (host query reset through
+	// vkResetQueryPool or vkResetQueryPoolEXT, whichever the device
+	// answers).
 	APIVersion uint32
 	// Properties2: VK_KHR_get_physical_device_properties2 was enabled on
 	// the instance, for a Vulkan 1.0 instance: the profiler then reads the

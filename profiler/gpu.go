@@ -161,6 +161,12 @@ type Stats struct {
 	// statistics, by reason (indexed by timeline.WorkMissing; their sum
 	// is Drops.Work). Their time is delivered as any other zone's.
 	WorkMissing [timeline.NumWorkMissing]uint64
+	// Unread says what the profiler could not read of the device, and
+	// why ("" when nothing): with Existing.APIVersion left 0, the
+	// device's UUID and driver name, which need the instance's Vulkan
+	// 1.1. Nothing is lost for it: two devices of one model in one
+	// instance are then told apart by their place in its list.
+	Unread string
 }
 
 // ErrClosed is returned after GPU.Close.
@@ -516,6 +522,7 @@ func (g *GPU) Stats() Stats {
 		s.Drops.Work += n
 	}
 	s.Calibrations, s.CalibrationErrors, s.LastCalibrationError = g.cal.counts()
+	s.Unread = g.dev.Unread
 	return s
 }
 

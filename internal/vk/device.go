@@ -72,6 +72,9 @@ type Device struct {
 	Calibrated string
 	// PipelineStatistics: the pipelineStatisticsQuery feature is enabled.
 	PipelineStatistics bool
+	// Unread says what Wrap could not read of the device, and why ("":
+	// nothing).
+	Unread string
 	// Twins is how many of the instance's physical devices have this
 	// one's name (Caps.Name), itself included: above 1, a name alone does
 	// not say which device it is.
@@ -308,12 +311,19 @@ func Wrap(e Existing) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.CalibratedTimestamps && !in.Properties2 {
-		return nil, fmt.Errorf("vk: Wrap: Existing.CalibratedTimestamps, through an instance of Vulkan %s without VK_KHR_get_physical_device_properties2, which the calibrated-timestamps extensions need (Existing.APIVersion, Existing.Properties2)",
-			versionString(in.APIVersion))
+	if e.CalibratedTimestamps && caps.TimeDomains == nil {
+		// The device was made with a calibrated-timestamps extension, so
+		// its requirement (Vulkan 1.1 or the instance's
+		// VK_KHR_get_physical_device_properties2) was met, whatever
+		// Existing says of the instance: the extension's own commands
+		// may be called.
+		caps.TimeDomains = in.timeDomainsOf(caps.CalibratedExtension, e.Physical)
 	}
 	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true, Twins: in.twins(caps.Name),
 		PipelineStatistics: e.PipelineStatisticsQuery && caps.PipelineStatisticsQuery}
+	if e.APIVersion == 0 && caps.APIVersionCode >= vk.MakeVersion(1, 1, 0) {
+		d.Unread = "the device's UUID and driver name (Existing.APIVersion is 0, read as Vulkan 1.0: set it to the instance's apiVersion)"
+	}
 	for i, r := range e.Queues {
 		if int(r.Family) >= len(caps.Families) || r.Index >= caps.Families[r.Family].Count {
 			return nil, fmt.Errorf("vk: Wrap: Existing.Queues[%d] is queue %d.%d, which %s does not have (%d families)",
@@ -332,6 +342,14 @@ func Wrap(e Existing) (*Device, error) {
 		d.Queues = append(d.Queues, Queue{Handle: q, Family: r.Family, Index: r.Index, Flags: f.Flags, Bits: f.Bits, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(e.HostQueryReset, e.CalibratedTimestamps && caps.CalibratedExtension != "")
+	if e.HostQueryReset && !d.HostQueryReset && e.APIVersion == 0 && caps.APIVersionCode >= vk.MakeVersion(1, 2, 0) {
+		// The instance's version is not said, and the application says
+		// host query reset is on: through core Vulkan 1.2 or the
+		// extension, whichever the driver answers (it answers only the
+		// name the device enabled).
+		d.resetQP, _ = deviceProc(in.Handle, d.Handle, "vkResetQueryPool", "vkResetQueryPoolEXT")
+		d.HostQueryReset = d.resetQP != nil
+	}
 	if e.HostQueryReset && !d.HostQueryReset {
 		return nil, fmt.Errorf("vk: Wrap: Existing.HostQueryReset, but %s is not loaded: a device of Vulkan %s through an instance of %s has it only with %s enabled (is Existing.APIVersion the instance's?)",
 			d.resetName(), versionString(caps.APIVersionCode), versionString(in.APIVersion), ExtHostQueryReset)
