@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 GOTESTENV := FRAMESCOPE_REQUIRE_VULKAN=1 FRAMESCOPE_REQUIRE_POSTGRES=1 FRAMESCOPE_TRACE_PROCESSOR=$(TP_DIR) \
 	FRAMESCOPE_CHROMIUM=/usr/bin/chromium FRAMESCOPE_BENCHSTAT=$(BENCHSTAT)
 
-.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops check-layer-loops layer
+.PHONY: all deps deps-demo tp tools test vet lint fmtcheck bench demo devices generate clean fuzz hostile check-loops check-layer-loops layer api
 
 all: test
 
@@ -91,3 +91,8 @@ generate: deps
 
 clean:
 	rm -rf .cache out build
+
+# api/framescope.txt, the record of the exported API that TestAPIRecord
+# (in make test) holds the module to: run after a deliberate API change.
+api:
+	$(GO) test ./internal/apicheck -run '^TestAPIRecord$$' -count=1 -update
