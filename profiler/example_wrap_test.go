@@ -24,9 +24,10 @@ var (
 func ExampleWrapDevice() {
 	dev, err := profiler.WrapDevice(profiler.Existing{
 		Instance: instance, Physical: physical, Device: device,
-		Queues:         []profiler.QueueID{{Family: family, Index: 0}}, // the queues it created
-		HostQueryReset: true,                                           // what it enabled
-		APIVersion:     vk.MakeVersion(1, 2, 0),                        // the instance's apiVersion
+		Queues:               []profiler.QueueID{{Family: family, Index: 0}}, // the queues it created
+		HostQueryReset:       true,                                           // what it enabled
+		CalibratedTimestamps: true,                                           // VK_EXT_calibrated_timestamps: else see GPUOptions.FallbackQueue
+		APIVersion:           vk.MakeVersion(1, 2, 0),                        // the instance's apiVersion
 	})
 	if err != nil {
 		log.Fatal(err)

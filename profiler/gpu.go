@@ -142,8 +142,9 @@ type Stats struct {
 	// zones of an earlier frame and none of their own: submitted again
 	// without being recorded again, which the library refuses unless
 	// made a recording (GPU.Record): their later executions are not timed
-	// and write queries without a reset, and the earlier frame's queries
-	// are kept out of use so that no later frame's zones share them. A
+	// and write queries without a reset (each execution's zones are
+	// counted in Drops.RunAgain), and the earlier frame's queries are
+	// kept out of use so that no later frame's zones share them. A
 	// command buffer recorded again without zones counts here too.
 	Resubmitted uint64
 	// Calibrations counts the samples of the device and host clocks the

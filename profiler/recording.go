@@ -33,11 +33,14 @@ type Recording struct {
 // Record records the reset of the recording's queries into cmd, and End
 // the copy of their results, so that each execution writes and copies its
 // own; the application calls neither BeginFrame nor EndFrame for it.
-// Recording cmd again begins with Record again. A recording must not run
-// twice at once (a command buffer with the simultaneous-use flag pending
-// twice): Vulkan forbids writing a query twice without a reset, and the
-// executions that overlapped lose their zones, counted as
-// [timeline.Drops].Overlapped. An execution named by Submit that never
+// Recording cmd again begins with Record again. A recording should not
+// run twice at once (a command buffer with the simultaneous-use flag
+// pending twice): each execution resets and writes the same queries and
+// copies them to the same memory, so one's results may be another's. An
+// execution still running when the next is submitted, and every one
+// submitted until the application has waited for its frame, loses its
+// zones, counted as [timeline.Drops].Overlapped: never given another
+// execution's times. An execution named by Submit that never
 // runs is counted Unsubmitted; one submitted without Submit is not seen,
 // and the next execution's results may be taken for it. Zones in a
 // recording must end in it. Record refuses, keeping the error for

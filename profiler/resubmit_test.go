@@ -20,13 +20,26 @@ import (
 // own zones keep their times (three in a row, in recording order, inside
 // their submission), no query the old command buffer writes is reset on
 // the host while it runs (lavapipe's queue thread crashed), the books
-// balance, and Stats.Resubmitted says what it saw.
+// balance with every execution of the old command buffer's zones counted
+// Resubmitted, in Stats and in the trace, and Stats.Resubmitted says
+// how many command buffers it saw.
 func TestResubmittedWithoutRecord(t *testing.T) {
-	t.Run("host reset", func(t *testing.T) { resubmitWithoutRecord(t, vk.Config{}) })
-	t.Run("command reset", func(t *testing.T) { resubmitWithoutRecord(t, vk.Config{NoHostQueryReset: true}) })
+	t.Run("host reset", func(t *testing.T) { resubmitWithoutRecord(t, vk.Config{}, 0) })
+	t.Run("command reset", func(t *testing.T) { resubmitWithoutRecord(t, vk.Config{NoHostQueryReset: true}, 0) })
 }
 
-func resubmitWithoutRecord(t *testing.T, cfg vk.Config) {
+// The same command buffer, after its 100 executions, recorded again with
+// no zone at all and submitted 100 times more: Submit cannot tell it from
+// one submitted again, but the library counts an execution only once its
+// timestamp is seen to change, so these 100 count nothing, and the books
+// hold the GPU's executions exactly.
+func TestRecordedAgainWithoutZonesNotCounted(t *testing.T) {
+	resubmitWithoutRecord(t, vk.Config{}, 100)
+}
+
+// resubmitWithoutRecord runs 200 frames; with plain > 0, the static
+// command buffer is recorded again without zones for the last plain.
+func resubmitWithoutRecord(t *testing.T, cfg vk.Config, plain int) {
 	d, q, p, g := uncheckedGPU(t, cfg, 2)
 	static, own := p.Name("static"), p.Name("own")
 	submit := p.Name("submit")
@@ -47,6 +60,12 @@ func resubmitWithoutRecord(t *testing.T, cfg vk.Config) {
 		cmd := cmds[slot]
 		q.Begin(cmd)
 		g.BeginFrame(cmd)
+		if f == frames-plain && plain > 0 {
+			q.Wait(fences[1-slot]) // its last execution is over
+			inFlight[1-slot] = false
+			q.BeginWith(st, 0)
+			q.End(st)
+		}
 		if f == 0 {
 			// Recorded in the first frame, first: its zones take the
 			// frame's first queries, which each later frame's own zones
@@ -77,8 +96,24 @@ func resubmitWithoutRecord(t *testing.T, cfg vk.Config) {
 	stats := g.Stats()
 	tr := p.Dump()
 	t.Logf("%d frames: %d issued, %d delivered, %d resubmitted; drops %+v", frames, stats.Issued, stats.Delivered, stats.Resubmitted, tr.Drops)
-	if stats.Resubmitted != frames-1 || !stats.Balanced() || stats.Issued != 3+3*frames {
-		t.Errorf("stats %+v: want %d resubmitted, %d issued, balanced", stats, frames-1, 3+3*frames)
+	// Every execution of a zone is issued: the static command buffer's 3
+	// in each frame, its own 3 in each; those of the static one's
+	// executions after the first are counted RunAgain, in Stats and
+	// in the trace's books, not lost in silence.
+	// The first execution's zones are delivered, or, read back after
+	// the second ran (through the driver), counted too: their times
+	// cannot be told to be theirs.
+	executed := uint64(3*(frames-plain) + 3*frames)
+	again := uint64(3 * (frames - plain - 1))
+	drops := stats.Drops
+	if stats.Resubmitted != frames-1 || !stats.Balanced() || stats.Issued != executed ||
+		(drops.RunAgain != again && drops.RunAgain != again+3) || drops.Total() != drops.RunAgain {
+		t.Errorf("stats %+v: want %d command buffers resubmitted, %d zones issued, %d (or %d) counted run again and nothing else, balanced",
+			stats, frames-1, executed, again, again+3)
+	}
+	if tr.Drops.RunAgain != drops.RunAgain || tr.Ledger.Zones.Issued != executed {
+		t.Errorf("the trace's books: %d issued, %d run again; the GPU executed %d zones, %d of them again",
+			tr.Ledger.Zones.Issued, tr.Drops.RunAgain, executed, again)
 	}
 	if u := books.Unbalanced(&tr.Ledger, tr.Drops); len(u) > 0 {
 		t.Errorf("the trace's books %v do not balance: %+v, %+v", u, tr.Ledger, tr.Drops)
@@ -145,5 +180,108 @@ func ownInOrder(t *testing.T, tr *timeline.Trace, p *profiler.Profiler, frames i
 	}
 	if bad > 3 {
 		t.Errorf("%d frames so in all", bad)
+	}
+}
+
+// The patterns of an application that records command buffers once and
+// submits them every frame without GPU.Record, as the docs of earlier
+// versions let it: one per frame slot (the slot's only command buffer),
+// one static command buffer with the simultaneous-use flag submitted in
+// every frame beside one recorded each frame, and one static without it
+// beside one recorded each frame. Every execution the GPU ran is
+// delivered or counted (run again), nothing is counted that did not run,
+// and the books balance; the log gives executed / delivered / counted and
+// the validation layer's messages (its queries are written without a
+// reset, which it reports).
+func TestResubmittedShapes(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		perSlot, simulUse bool
+	}{{"per slot", true, false}, {"simultaneous use", false, true}, {"static beside per-frame", false, false}} {
+		t.Run(c.name, func(t *testing.T) { resubmittedShape(t, c.perSlot, c.simulUse) })
+	}
+}
+
+func resubmittedShape(t *testing.T, perSlot, simulUse bool) {
+	const frames, fif = 300, 3
+	w0, e0 := vk.ValidationCounts()
+	d, q, p, g := uncheckedGPU(t, vk.Config{}, fif)
+	static, own, submit := p.Name("static"), p.Name("own"), p.Name("submit")
+	main := p.CPUTrack("main")
+	var fences [fif]vkg.Fence
+	var inFlight [fif]bool
+	cmds := q.Cmds(fif)
+	q.End(cmds...)
+	for i := range fences {
+		fences[i] = q.Fence()
+	}
+	st := q.Cmd()
+	q.End(st)
+	executed := uint64(0)
+	for f := range frames {
+		slot := f % fif
+		if inFlight[slot] {
+			q.Wait(fences[slot])
+		}
+		p.BeginFrame()
+		cmd := cmds[slot]
+		var subs []vkg.CommandBuffer
+		switch {
+		case perSlot && f < fif: // recorded once, in its slot's first frame
+			q.Begin(cmd)
+			g.BeginFrame(cmd)
+			for range 3 {
+				g.Zone(cmd, static).End()
+			}
+			g.EndFrame(cmd)
+			q.End(cmd)
+			subs = []vkg.CommandBuffer{cmd}
+		case perSlot:
+			g.BeginFrame(nil) // host query reset: no command buffer recorded
+			g.EndFrame(nil)
+			subs = []vkg.CommandBuffer{cmd}
+		default:
+			q.Begin(cmd)
+			g.BeginFrame(cmd)
+			if f == 0 { // in the frame's queries, as the frame's own
+				var flags vkg.CommandBufferUsageFlagBits
+				if simulUse {
+					flags = vkg.CommandBufferUsageSimultaneousUseBit
+				}
+				q.BeginWith(st, flags)
+				g.Zone(st, static).End()
+				g.Zone(st, static).End()
+				g.Zone(st, static).End()
+				q.End(st)
+			}
+			for range 2 {
+				g.Zone(cmd, own).End()
+			}
+			g.EndFrame(cmd)
+			q.End(cmd)
+			executed += 2
+			subs = []vkg.CommandBuffer{st, cmd}
+		}
+		executed += 3
+		s := main.Span(submit)
+		g.Submit(s, subs...)
+		q.Resubmit(fences[slot], subs...)
+		inFlight[slot] = true
+		s.End()
+		p.EndFrame()
+	}
+	vkg.DeviceWaitIdle(d.Handle)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2, tr := g.Stats(), p.Dump()
+	w1, e1 := vk.ValidationCounts()
+	t.Logf("%d frames, %d in flight: %d zones executed, %d delivered, %d counted run again, %d counted otherwise; validation: %d errors, %d warnings",
+		frames, fif, executed, st2.Delivered, st2.Drops.RunAgain, st2.Drops.Total()-st2.Drops.RunAgain, e1-e0, w1-w0)
+	if st2.Issued != executed || st2.Delivered+st2.Drops.RunAgain != executed || !st2.Balanced() {
+		t.Errorf("the GPU executed %d zones: %d issued, %d delivered, %d run again (%+v)", executed, st2.Issued, st2.Delivered, st2.Drops.RunAgain, st2)
+	}
+	if u := books.Unbalanced(&tr.Ledger, tr.Drops); len(u) > 0 || tr.Drops.RunAgain != st2.Drops.RunAgain {
+		t.Errorf("the trace's books %v: %+v, %+v", u, tr.Ledger, tr.Drops)
 	}
 }

@@ -22,6 +22,13 @@ type Drops struct {
 	// (a simultaneous-use command buffer pending twice): one
 	// execution's times cannot be told from the other's.
 	Overlapped uint64
+	// RunAgain counts the GPU zones of executions of a command buffer
+	// submitted again without being recorded again, and not made a
+	// recording (GPU.Record): they ran, but their timestamps went to
+	// queries that were not reset and are never read. A command buffer
+	// recorded again without zones looks the same to the library, and
+	// counts here too.
+	RunAgain uint64
 	// Uncalibrated counts GPU zones read back before their queue had any
 	// clock calibration, so with no host time.
 	Uncalibrated uint64
@@ -72,7 +79,7 @@ func (d Drops) Overflows() bool {
 }
 
 func (d Drops) sum() (uint64, bool) {
-	return Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.Uncalibrated,
+	return Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.RunAgain, d.Uncalibrated,
 		d.GPUSpans, d.Spans, d.Evicted, d.Untimed, d.Work, d.Flows, d.Frames, d.Samples, d.Sink)
 }
 

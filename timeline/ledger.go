@@ -12,7 +12,9 @@ package timeline
 // live capture, whose Drops speak for it).
 type Ledger struct {
 	// Zones counts GPU zones: every zone an application began
-	// (GPU.Zone, refused ones included).
+	// (GPU.Zone, refused ones included), once for each execution of a
+	// command buffer that runs many times (a recording's, and one
+	// submitted again without being recorded again).
 	Zones Book
 	// Spans counts CPU spans, once they end, or are dropped as they
 	// begin (nested too deep).
@@ -47,7 +49,7 @@ type Book struct {
 // Balanced reports whether every book adds up against the trace's drops
 // d: Issued = Delivered + Open + its own causes + its Evicted and Sink.
 func (l Ledger) Balanced(d Drops) bool {
-	zones, ok := Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.Uncalibrated, d.GPUSpans)
+	zones, ok := Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.RunAgain, d.Uncalibrated, d.GPUSpans)
 	return ok && l.Zones.Adds(zones) && l.Spans.Adds(d.Spans) && l.Flows.Adds(d.Flows)
 }
 

@@ -24,7 +24,7 @@ import (
 // All 0, as measured: over 10 identical runs of the demo
 // (-pipeline-stats -load 2) on lavapipe (60 frames) and on an NVIDIA H100
 // (300 frames), every statistic's mean per frame was the same in every
-// run (docs/measurements/work-23-*-determinism.json).
+// run (docs/measurements/work-determinism-*.json).
 //
 // Until issue 38 a side's spread widened the tolerance (3 times the
 // largest deviation of a run from its side's median), and a change within

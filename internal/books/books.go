@@ -18,6 +18,7 @@ const (
 	Unsubmitted
 	Pending
 	Overlapped
+	RunAgain
 	Uncalibrated
 	GPUSpans
 	Spans
@@ -34,7 +35,7 @@ const (
 
 var causeKeys = [NumCauses]string{
 	QueryLimit: "query_limit", NoFrame: "no_frame", Closed: "closed", Unended: "unended",
-	Unsubmitted: "unsubmitted", Pending: "pending", Overlapped: "overlapped", Uncalibrated: "uncalibrated",
+	Unsubmitted: "unsubmitted", Pending: "pending", Overlapped: "overlapped", RunAgain: "run_again", Uncalibrated: "uncalibrated",
 	GPUSpans: "gpu_spans", Spans: "spans",
 	Evicted: "evicted", Untimed: "untimed", Work: "work", Flows: "flows",
 	Frames: "frames", Samples: "samples", Sink: "sink", Misuse: "misuse",
@@ -98,6 +99,8 @@ func Count(d *timeline.Drops, c Cause) *uint64 {
 		return &d.Pending
 	case Overlapped:
 		return &d.Overlapped
+	case RunAgain:
+		return &d.RunAgain
 	case Uncalibrated:
 		return &d.Uncalibrated
 	case GPUSpans:

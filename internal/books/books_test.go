@@ -16,7 +16,7 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 	want := map[Cause]Kind{QueryLimit: ZoneBook, NoFrame: ZoneBook, Closed: ZoneBook, Unended: ZoneBook,
-		Unsubmitted: ZoneBook, Pending: ZoneBook, Overlapped: ZoneBook, Uncalibrated: ZoneBook, GPUSpans: ZoneBook,
+		Unsubmitted: ZoneBook, Pending: ZoneBook, Overlapped: ZoneBook, RunAgain: ZoneBook, Uncalibrated: ZoneBook, GPUSpans: ZoneBook,
 		Spans: SpanBook, Flows: FlowBook}
 	for c := range NumCauses {
 		k, own := KindOf(c)

@@ -44,6 +44,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	}
 	p.mu.Lock()
 	p.readRunsLocked()
+	p.observeWatchesLocked(false)
 	dst, err := p.takeLocked(dst)
 	wake := p.uncopied || p.resetWanted
 	p.mu.Unlock()
@@ -69,6 +70,7 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	p.readMu.Unlock()
 	p.mu.Lock()
 	p.readRunsLocked()
+	p.observeWatchesLocked(false)
 	dst, err := p.takeLocked(dst)
 	p.mu.Unlock()
 	return dst, err
@@ -471,8 +473,16 @@ func (p *Pool) harvestBlock(s *Slot, b *block, g uint32, ready []Result, h *harv
 	meta, vals := b.meta[:n], vals[:4*n]
 	start := len(ready)
 	for j := 0; j < len(meta); {
-		cmd := meta[j].cmd
+		cmd, from, start := meta[j].cmd, len(ready), j
 		j, ready = p.harvestRun(s, meta, vals, j, b.base/2, cmd, s.keyOf(cmd), g, ready, h)
+		// Once a run: the first time of the command buffer, what a watch
+		// of it starts from (watch.go), or that none was written.
+		if len(ready) > from {
+			r := &ready[from]
+			s.noteSeen(cmd, r.Begin, b.pool, 2*(r.Seq-b.base/2))
+		} else if q, ok := firstEnded(meta[start:j], g); ok {
+			s.noteSeen(cmd, 0, b.pool, 2*uint32(start)+q)
+		}
 	}
 	h.collected += uint64(len(ready) - start)
 	return ready

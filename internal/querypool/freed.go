@@ -17,8 +17,8 @@ func (p *Pool) Freed(cmd vkg.CommandBuffer) {
 		return
 	}
 	k := cmdKey(cmd)
-	if s, ok := p.again[k]; ok {
-		p.forgetAgainLocked(k, s)
+	if a, ok := p.again[k]; ok {
+		p.forgetAgainLocked(k, a)
 	}
 	if r := p.recs[k]; r != nil {
 		p.retireLocked(r)

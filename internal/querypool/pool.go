@@ -130,7 +130,11 @@ type Stats struct {
 	// without being recorded again (their slot pinned, resubmit.go), or
 	// recorded again without zones.
 	Resubmitted uint64
-	Grown       uint64 // slots recreated larger
+	// ResubmittedPairs counts the pairs of those command buffers'
+	// executions after the first: counted in Pairs, and lost, for their
+	// timestamps are written into queries not reset and never read.
+	ResubmittedPairs uint64
+	Grown            uint64 // slots recreated larger
 	// Extended counts query pools made in a frame for the zones its slot
 	// had no room for (host query reset only).
 	Extended uint64
@@ -183,7 +187,7 @@ type Pool struct {
 	// (nil: none, MaxPinned reached).
 	pinned  []*Slot
 	npinned int
-	again   map[uint64]*Slot
+	again   map[uint64]againCmd
 	// frames is the application's frame clock: the newest frame it has
 	// begun, as BeginFrame and Advance were told. FramesInFlight counts
 	// in it, so a queue that records in few of the application's frames
@@ -237,6 +241,16 @@ type Pool struct {
 	running     []*recording
 	overlapped  atomic.Uint64
 	resubmitted atomic.Uint64
+	// resubmittedPairs: the pairs of executions submitted again (Stats).
+	resubmittedPairs atomic.Uint64
+	// refusedIn marks command buffers with a zone refused since their
+	// last Submit (resubmit.go).
+	refusedIn [refusedMarks]atomic.Uint64
+	// watches are the command buffers submitted again whose timestamps
+	// EndFrame copies to watchBuf (watch.go); nwatch of them in use.
+	watches  []watch
+	nwatch   int
+	watchBuf *vk.HostBuffer
 
 	// chains are the command buffers counting work (Config.Stats).
 	chains      [maxChains]chain
@@ -533,6 +547,9 @@ func (p *Pool) EndFrame(cmd vkg.CommandBuffer) {
 	}
 	if cmd != nil && !p.cfg.NoCopy {
 		p.recordCopies(cmd, closing)
+		if closing != nil {
+			p.recordWatches(cmd, closing.frame)
+		}
 	}
 }
 
@@ -662,7 +679,7 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 		}
 	}
 	if s == nil {
-		return p.refuseNoFrame()
+		return p.refuseNoFrame(cmd)
 	}
 	r := beginC(s, cmd, stage, name)
 	if r < 0 {
@@ -675,7 +692,7 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 // left the pair to Go's path (cBeginSlow).
 func (p *Pool) beginRefused(r int64, s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
 	if r == cBeginNoFrame {
-		return p.refuseNoFrame()
+		return p.refuseNoFrame(cmd)
 	}
 	return p.beginSlow(s, cmd, stage, name)
 }
@@ -688,7 +705,7 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 	s.writers.Add(1)
 	if s.state.Load() != slotRecording {
 		s.writers.Add(-1)
-		return p.refuseNoFrame()
+		return p.refuseNoFrame(cmd)
 	}
 	q, ok := p.spare(s)
 	if !ok {
@@ -696,7 +713,7 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 		// wrapping) however many zones a frame is refused: it overshoots
 		// by at most two a concurrent Begin.
 		if s.next.Load() >= s.limit {
-			return p.refuse(s)
+			return p.refuse(s, cmd)
 		}
 		q = s.next.Add(2) - 2
 	}
@@ -705,7 +722,7 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 		// Past the first block: with host query reset, the frame grows
 		// (a new query pool, made here once per doubling).
 		if q >= s.limit || !p.extend(s, q) {
-			return p.refuse(s)
+			return p.refuse(s, cmd)
 		}
 		b = s.blockOf(q)
 	}
@@ -776,7 +793,8 @@ func (p *Pool) EndQuiet(pr Pair, cmd vkg.CommandBuffer, stage vkg.PipelineStageF
 
 // refuse counts a Begin refused for a full slot, and how much more the
 // frame asked for. The caller incremented s.writers.
-func (p *Pool) refuse(s *Slot) (Pair, bool) {
+func (p *Pool) refuse(s *Slot, cmd vkg.CommandBuffer) (Pair, bool) {
+	p.markRefused(cmd)
 	s.refused.Add(1)
 	s.writers.Add(-1)
 	p.queryLimit.Add(1)
@@ -785,7 +803,8 @@ func (p *Pool) refuse(s *Slot) (Pair, bool) {
 
 // refuseNoFrame counts a Begin that found no frame recording: because the
 // pool is closed, or because no frame was begun (or found a free slot).
-func (p *Pool) refuseNoFrame() (Pair, bool) {
+func (p *Pool) refuseNoFrame(cmd vkg.CommandBuffer) (Pair, bool) {
+	p.markRefused(cmd)
 	if p.closed.Load() {
 		p.refusedClosed.Add(1)
 	} else {
@@ -819,7 +838,7 @@ func (p *Pool) Stats() Stats {
 		NoFrame: p.noFrame.Load(), Closed: p.refusedClosed.Load(), Unended: p.unended.Load(), Unsubmitted: p.unsubmitted.Load(),
 		LateEnds: p.refusedEnds.late.Load(), Misuse: p.refusedEnds.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
 		Pending: p.pending.Load(), Extended: p.extended.Load(), Overlapped: p.overlapped.Load(),
-		Resubmitted: p.resubmitted.Load(),
+		Resubmitted: p.resubmitted.Load(), ResubmittedPairs: p.resubmittedPairs.Load(),
 	}
 }
 
@@ -949,6 +968,7 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 		s.state.Store(slotSpent)
 	}
 	p.finishRecordings()
+	p.finishWatchesLocked()
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
 	p.mu.Unlock()
@@ -993,6 +1013,7 @@ func (p *Pool) releaseLocked() {
 		p.finishRecordings()
 	}
 	p.releaseRecordings()
+	p.releaseWatches()
 	// Pairs read back that nobody collected: the context closed first.
 	if n := uint64(len(p.ready)); n > 0 {
 		p.collected.Add(-n)

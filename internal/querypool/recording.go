@@ -56,6 +56,13 @@ type recording struct {
 	// are counted when it knows them.
 	early uint64
 	ran   bool // executed since recorded
+	// unsure is 1 + Pool.frames at the submission of the newest earlier
+	// execution that may still run (0: none): it was not seen to finish
+	// when a later one came, so its copy may land in host memory after
+	// the values there were read and cleared. Until the application has
+	// waited for its frame, no value there can be told to be the latest
+	// execution's.
+	unsure uint64
 }
 
 // recPair is a pair of a recording: its index in the slot, and its name.
@@ -64,7 +71,7 @@ type recPair struct{ j, name uint32 }
 // execution is one submission of a recording.
 type execution struct {
 	frame, key uint64
-	begun      uint64 // Pool.frames when it was submitted
+	begun      uint64 // the frame it was submitted in, on the clock of Pool.frames (Advance)
 	host       int64  // Config.Now then
 	overlapped bool   // submitted while the one before had not finished
 }
@@ -98,8 +105,8 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		return ErrRecordingStats
 	}
 	k := cmdKey(cmd)
-	if s, ok := p.again[k]; ok {
-		p.forgetAgainLocked(k, s) // submitted again before: a recording now
+	if a, ok := p.again[k]; ok {
+		p.forgetAgainLocked(k, a) // submitted again before: a recording now
 	}
 	r := p.recs[k]
 	if r == nil {
@@ -295,15 +302,15 @@ func (p *Pool) forgetLocked(r *recording) {
 // the application keeps Vulkan's rules: it is read now. The caller holds
 // p.mu.
 func (p *Pool) executeLocked(r *recording, frame, key uint64) {
-	overlapped := false
-	if r.run != nil && !r.open {
-		overlapped = !p.readRunLocked(r, runAgain)
+	if x := r.run; x != nil && !r.open && !p.readRunLocked(r, runAgain) {
+		r.unsure = max(r.unsure, x.begun+1)
 	}
+	overlapped := r.unsure != 0 && p.frames-(r.unsure-1) < uint64(p.cfg.FramesInFlight)
 	var host int64
 	if p.cfg.Now != nil {
 		host = p.cfg.Now()
 	}
-	r.run = &execution{frame: frame, key: key, begun: p.frames, host: host, overlapped: overlapped}
+	r.run = &execution{frame: frame, key: key, begun: max(p.frames, frame), host: host, overlapped: overlapped}
 	r.ran = true
 	if r.open {
 		r.early++
@@ -342,7 +349,10 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 		}
 	}
 	n := uint64(len(r.pairs))
-	running := !all && why == runAgain && p.frames-x.begun < uint64(p.cfg.FramesInFlight)
+	// Not known to have finished: its values are not all in, or those in
+	// may be another execution's, and the application has not waited for
+	// its frame.
+	running := (!all || x.overlapped) && why == runAgain && p.frames-x.begun < uint64(p.cfg.FramesInFlight)
 	switch {
 	case !all && why == runPoll && p.frames-x.begun < p.cfg.StaleFrames:
 		return true // still to come

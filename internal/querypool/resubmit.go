@@ -30,27 +30,81 @@ const MaxPinned = 64
 // again: those of MaxPinned frames of many command buffers each.
 const maxAgain = 1024
 
+// againCmd is a command buffer submitted again: the slot pinned for it
+// (nil: none), how many pairs each of its executions writes again, and
+// its watch (watch.go; -1: none, its executions counted at Submit).
+type againCmd struct {
+	s     *Slot
+	pairs uint64
+	watch int
+}
+
 // pinResubmittedLocked pins the slots whose zones cmds, submitted in
 // frame, carry from an earlier frame, and unpins those of command buffers
-// recorded again with zones. The caller holds p.mu.
+// recorded again with zones. Each execution of a command buffer
+// submitted again counts its zones as pairs handed out and lost
+// (Resubmitted): they run, and are not timed. The caller holds p.mu.
 func (p *Pool) pinResubmittedLocked(frame uint64, cmds []vkg.CommandBuffer) {
 	for _, c := range cmds {
 		k := cmdKey(c)
 		if k == 0 || p.recs[k] != nil {
 			continue
 		}
-		s, again := p.again[k]
+		a, again := p.again[k]
+		refused := p.takeRefused(k)
 		switch {
-		case p.inFrame(frame, k):
+		case refused || p.inFrame(frame, k):
 			if again {
-				p.forgetAgainLocked(k, s)
+				p.forgetAgainLocked(k, a)
 			}
 		case again:
 			p.resubmitted.Add(1)
+			p.executionLocked(a, frame)
 		default:
 			p.againLocked(frame, k)
 		}
 	}
+}
+
+// refusedMarks is the size of Pool.refusedIn: a command buffer whose
+// mark another took before its Submit (a collision of two of many
+// refused at once) is taken for one submitted again.
+const refusedMarks = 64
+
+// markRefused marks cmd, one of whose zones was refused: it is being
+// recorded again, though none of its pairs may be in the frame's slot.
+// Lock-free and bounded, for it runs on Begin's path.
+func (p *Pool) markRefused(cmd vkg.CommandBuffer) {
+	k := cmdKey(cmd)
+	if e := &p.refusedIn[markIndex(k)]; e.Load() != k {
+		e.Store(k)
+	}
+}
+
+// takeRefused reports whether command buffer k was marked since its last
+// Submit, and clears the mark.
+func (p *Pool) takeRefused(k uint64) bool {
+	e := &p.refusedIn[markIndex(k)]
+	return e.Load() == k && e.CompareAndSwap(k, 0)
+}
+
+func markIndex(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> 58 } // 64 marks
+
+// executionLocked notes one more Submit of a command buffer submitted
+// again: watched, it is counted once its timestamp is seen to change.
+// One that cannot be watched (past maxWatches, or on a pool that copies
+// nothing) is not counted: Submit alone cannot tell that it ran. The
+// caller holds p.mu.
+func (p *Pool) executionLocked(a againCmd, frame uint64) {
+	if a.watch >= 0 {
+		p.submittedWatched(a.watch, frame)
+	}
+}
+
+// executedAgain counts one execution of n pairs submitted again.
+func (p *Pool) executedAgain(n uint64) {
+	p.pairs.Add(n)
+	p.resubmittedPairs.Add(n)
 }
 
 // againLocked notes command buffer k, submitted in frame with no zones
@@ -60,37 +114,60 @@ func (p *Pool) againLocked(frame, k uint64) {
 	// The newest frame that recorded k: it may have been recorded with
 	// zones in several (a handle reused), and only the last recording
 	// runs.
+	// Its executions are counted only where its zones are still in the
+	// slot of their frame, which can be watched (watch.go): in a slot
+	// given to a later frame since, its queries are that frame's, and a
+	// command buffer recorded again without zones would be counted for
+	// nothing.
 	var s *Slot
-	var at uint64
+	var at, n uint64
 	for _, c := range p.ring {
 		if c.frame != frame && c.frame >= at && c.hasCursor(k) {
-			s, at = c, c.frame
+			s, at, n = c, c.frame, c.pairsOf(k)
 		}
 		if c.prevFrame != frame && c.prevFrame >= at && c.hadCursor(k) {
-			s, at = c, c.prevFrame
+			s, at, n = c, c.prevFrame, 0
 		}
 	}
-	if s != nil {
-		p.resubmitted.Add(1)
-		if len(p.again) >= maxAgain {
-			return
-		}
-		if p.again == nil {
-			p.again = map[uint64]*Slot{}
-		}
-		if !p.pinLocked(s) {
-			s = nil
-		}
-		p.again[k] = s
+	if s == nil {
+		return
 	}
+	p.resubmitted.Add(1)
+	a := againCmd{pairs: n, watch: -1}
+	if len(p.again) >= maxAgain {
+		p.executionLocked(a, frame)
+		return
+	}
+	if p.again == nil {
+		p.again = map[uint64]againCmd{}
+	}
+	if p.pinLocked(s) {
+		a.s = s
+		a.watch, _ = p.watchLocked(k, s, at, n)
+	}
+	if n == 0 {
+		a.watch = -1 // nothing to count
+	}
+	p.executionLocked(a, frame)
+	p.again[k] = a
 }
 
 // forgetAgainLocked forgets command buffer k, recorded again: its earlier
 // executions are over (Vulkan resets a command buffer only once they
-// are), so its slot s (nil: none pinned) needs no pin for it. The caller
+// are), so its slot (nil: none pinned) needs no pin for it, nor it a
+// watch. The caller
 // holds p.mu.
-func (p *Pool) forgetAgainLocked(k uint64, s *Slot) {
+func (p *Pool) forgetAgainLocked(k uint64, a againCmd) {
 	delete(p.again, k)
+	if a.watch >= 0 {
+		p.retireWatchLocked(a.watch) // unpins its slot once done
+		return
+	}
+	p.unpinOneLocked(a.s)
+}
+
+// unpinOneLocked ends one pin of s (nil: none). The caller holds p.mu.
+func (p *Pool) unpinOneLocked(s *Slot) {
 	if s == nil {
 		return
 	}
@@ -115,10 +192,30 @@ func (p *Pool) inFrame(frame, k uint64) bool {
 // (submitted again after its frame's slot was reused: more swapchain
 // images than frames in flight) is still found. The caller holds p.mu.
 func (s *Slot) keepPrev() {
+	s.seen, s.prevSeen = s.prevSeen[:0], s.seen
 	for i := range s.cursors {
 		s.prev[i] = s.cursors[i].cmd.Load()
 	}
 	s.prevFrame = s.frame
+}
+
+// pairsOf counts the pairs of s's frame begun in command buffer k. The
+// caller holds p.mu, and no Begin of s's frame is in flight.
+func (s *Slot) pairsOf(k uint64) uint64 {
+	used := s.used // read back: next was cleared
+	if n := s.next.Load(); n != 0 {
+		used = s.usedNow()
+	}
+	var n uint64
+	s.each(func(b *block) {
+		meta := b.meta[:b.used(used)/2]
+		for j := range meta {
+			if meta[j].cmd == k {
+				n++
+			}
+		}
+	})
+	return n
 }
 
 // hadCursor reports whether command buffer k took a cursor of the frame

@@ -187,6 +187,11 @@ type Slot struct {
 	// records now, and prevFrame that frame (resubmit.go).
 	prev      [cursorSlots]uint64
 	prevFrame uint64
+	// seen and prevSeen: the first timestamp of each command buffer's
+	// zones, as the readback of its frame (and of the frame before it)
+	// found it (watch.go).
+	seen, prevSeen []seenVal
+
 	// dirtyReset: its frame's reset was recorded in a command buffer, so
 	// until the application has waited for the frame its queries may
 	// hold the last frame's values.

@@ -587,6 +587,13 @@ func (d *Device) CmdCopyQueries(cmd vk.CommandBuffer, pool vk.QueryPool, first, 
 		C.uint32_t(vk.QueryResult64Bit|vk.QueryResultWithAvailabilityBit), cbool(pre), cbool(post))
 }
 
+// CmdCopyQueriesAt is CmdCopyQueries into buf from offset bytes on.
+func (d *Device) CmdCopyQueriesAt(cmd vk.CommandBuffer, pool vk.QueryPool, first, count uint32, buf vk.Buffer, offset uint64, pre, post bool) {
+	C.fs_cmd_copy_queries(C.fsPFN(d.barrier), C.fsPFN(d.copyQueries), C.fsVkCommandBuffer(unsafe.Pointer(cmd)),
+		C.fsVkQueryPool(handle64(pool)), C.uint32_t(first), C.uint32_t(count), C.fsVkBuffer(handle64(buf)), C.uint64_t(offset), 16,
+		C.uint32_t(vk.QueryResult64Bit|vk.QueryResultWithAvailabilityBit), cbool(pre), cbool(post))
+}
+
 // CmdCopyStats records the copy of count pipeline statistics queries
 // from first, of n statistics each (64-bit values, then availability:
 // 8*(n+1) bytes a query), into buf at the place of query first, as

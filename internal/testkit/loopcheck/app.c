@@ -425,6 +425,14 @@ int lc_begin_reusable_secondary(VkCommandBuffer c) {
 	return (int)vkBeginCommandBuffer(c, &bi);
 }
 
+int lc_begin_simultaneous(VkCommandBuffer c, int secondary) {
+	VkCommandBufferInheritanceInfo ii = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+	VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+	if (secondary) bi.pInheritanceInfo = &ii;
+	return (int)vkBeginCommandBuffer(c, &bi);
+}
+
 int lc_end_cmd(VkCommandBuffer c) { return (int)vkEndCommandBuffer(c); }
 
 void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3) {

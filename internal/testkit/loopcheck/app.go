@@ -208,11 +208,21 @@ func (a *app) alloc(p cmdPool, secondary bool) (cmdBuf, error) {
 func (c cmdBuf) begin(secondary bool) error {
 	return vkErr("vkBeginCommandBuffer", C.lc_begin_cmd(c.c, cbool(secondary)))
 }
-func (c cmdBuf) beginReusable(secondary bool) error {
+func (c cmdBuf) beginReusable(secondary, simultaneous bool) error {
+	if simultaneous {
+		return vkErr("vkBeginCommandBuffer", C.lc_begin_simultaneous(c.c, boolInt(secondary)))
+	}
 	if secondary {
 		return vkErr("vkBeginCommandBuffer", C.lc_begin_reusable_secondary(c.c))
 	}
 	return vkErr("vkBeginCommandBuffer", C.lc_begin_reusable(c.c))
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 func (c cmdBuf) end() error                { return vkErr("vkEndCommandBuffer", C.lc_end_cmd(c.c)) }
 func (c cmdBuf) handle() vkg.CommandBuffer { return cmdHandle(c.c) }

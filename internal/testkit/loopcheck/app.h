@@ -75,6 +75,9 @@ int lc_begin_reusable(VkCommandBuffer c);
 // lc_begin_reusable_secondary begins a secondary to be executed many
 // times, outside a render pass, one execution at a time.
 int lc_begin_reusable_secondary(VkCommandBuffer c);
+// lc_begin_simultaneous begins a primary or secondary to be pending many
+// times at once (VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT).
+int lc_begin_simultaneous(VkCommandBuffer c, int secondary);
 int lc_end_cmd(VkCommandBuffer c);
 void lc_execute(VkCommandBuffer primary, uint32_t n, VkCommandBuffer s0, VkCommandBuffer s1, VkCommandBuffer s2, VkCommandBuffer s3);
 // A little GPU work: fill 4 bytes of the work buffer at offset, after a

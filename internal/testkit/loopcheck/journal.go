@@ -12,6 +12,10 @@ type journal struct {
 	// too): each refused, and not in zones, having no command buffer.
 	afterClose uint64
 	cpuSpans   uint64 // CPU spans ended
+	// resubmitted counts the zones of each execution of a command buffer
+	// submitted again without Record (Loop.Resubmit) after its first (in
+	// calls too): run, not timed, and counted as such.
+	resubmitted uint64
 }
 
 // zoneRec is one GPU.Zone call.
@@ -32,6 +36,10 @@ type zoneRec struct {
 	// execution ran, it has that execution's times, so only its start
 	// is held to its submission.
 	stale bool
+	// mayOverlap: a zone of an execution of a simultaneous-use recording
+	// (Loop.Simultaneous), which may run beside another execution of it:
+	// delivered in its window, or counted as overlapped.
+	mayOverlap bool
 }
 
 // cbRec is one command buffer as recorded.

@@ -88,6 +88,13 @@ type Loop struct {
 	// Twin: a second device on the same physical device, alive for the
 	// whole run, wrapped on the same profiler, with zones every frame.
 	Twin bool
+	// Simultaneous: with Recordings, every frame slot shares one
+	// primary recording a queue, begun with the
+	// simultaneous-use flag and submitted in every frame, so that it is
+	// pending up to Ring times at once; recorded again (RecordEvery, or
+	// contexts made again) once the application has waited for every
+	// frame.
+	Simultaneous bool
 	// Resubmit, with misuse: each frame slot has a command buffer
 	// recorded once, with zones and without GPU.Record, and submitted
 	// again in the slot's later frames (the pattern the library refuses;
@@ -209,6 +216,7 @@ func Gen(seed uint64, d device) Loop {
 	// frame's slot went to a later frame has overwritten that frame's
 	// zones before the library could know (docs/design.md).
 	l.Resubmit = pick(0.3) && l.MisuseEvery > 0 && !l.Stats && !l.LateWait
+	l.Simultaneous = pick(0.6) && l.Recordings && !l.LateWait
 	return l
 }
 
@@ -225,6 +233,7 @@ func (l Loop) String() string {
 	flag(l.API10, "Vulkan 1.0 instance")
 	flag(l.Recordings, fmt.Sprintf("recordings (again every %d)", l.RecordEvery))
 	flag(l.CachedSecondaries, "cached secondaries")
+	flag(l.Simultaneous, "recordings shared by every slot, simultaneous use")
 	flag(!l.HostReset, "no host query reset")
 	flag(!l.Calibrated, fmt.Sprintf("no calibrated timestamps (calibrate every %d, 0: fallback queue)", l.Calibrate))
 	fmt.Fprintf(&b, ", %d queues, %d goroutines", l.Queues, l.Goroutines)

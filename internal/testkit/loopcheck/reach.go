@@ -25,7 +25,7 @@ func (r *run) reach() Reach {
 		"pipeline statistics": l.Stats && r.a.pipelineStats, "Vulkan 1.0 instance": l.API10, "recordings": l.Recordings, "cached secondaries": l.CachedSecondaries, "recordings never ended": r.noEnds > 0,
 		"timeline semaphores": l.Timeline && r.a.timeline, "wait before signal": l.WaitBeforeSignal && r.a.timeline && l.Queues > 1,
 		"vkQueueSubmit2": l.Submit2 && r.a.sync2, "dynamic rendering": l.Rendering && r.a.rendering, "two devices alive": l.Twin,
-		"submitted again without Record": l.Resubmit,
+		"submitted again without Record": l.Resubmit, "simultaneous-use recordings": l.Simultaneous,
 	}
 	for _, kind := range l.Recreate {
 		x[kind.String()+" made again"] = true
@@ -39,6 +39,8 @@ func (r *run) reach() Reach {
 		x["never ended"] = x["never ended"] || d.Unended > 0
 		x["never submitted"] = x["never submitted"] || d.Unsubmitted+d.Pending > 0
 		x["misuse"] = x["misuse"] || d.Misuse > 0
+		x["overlapped"] = x["overlapped"] || d.Overlapped > 0
+		x["run again"] = x["run again"] || d.RunAgain > 0
 		x["unlinked"] = x["unlinked"] || d.Flows > 0
 		x["work: spent"] = x["work: spent"] || st.WorkMissing[timeline.WorkSpent] > 0
 	}

@@ -480,6 +480,8 @@ func (r *run) submit(frame uint64, sl *slot, pl plan, q, gi int, cbs []*frameCB,
 			named = append(named, st.buf.handle())
 			if staleCB != nil {
 				staleCB.submit, staleCB.named = sub, true
+			} else {
+				r.executeStaleAgain(st)
 			}
 		} else {
 			st.recorded = false

@@ -20,6 +20,10 @@ type recorded struct {
 	// noEnd: a misuse, Recording.End was left out: no execution of it
 	// can be timed, and each is counted as never ended.
 	noEnd bool
+	// simultaneous: begun with the simultaneous-use flag and shared by
+	// every slot (Loop.Simultaneous): an execution may run beside
+	// another, and then is counted as overlapped rather than timed.
+	simultaneous bool
 }
 
 // recZone is a zone of a recording: its name and the zone around it (an
@@ -36,15 +40,22 @@ func (r *run) makeRecordings(sl *slot) error {
 	if !r.l.Recordings {
 		return nil
 	}
-	sl.recs = make([]*recorded, r.l.Queues)
+	shared := r.l.Simultaneous && sl != &r.slots[0]
+	if shared {
+		sl.recs = r.slots[0].recs // one for every slot
+	} else {
+		sl.recs = make([]*recorded, r.l.Queues)
+	}
 	sl.secRecs = make([]*recorded, r.l.Queues)
 	for q := range r.l.Queues {
 		if r.a.queues[q].flags&(queueGraphics|queueCompute) == 0 || r.stats(q) != 0 {
 			continue
 		}
 		var err error
-		if sl.recs[q], err = r.newRecorded(q, false); err != nil {
-			return err
+		if !shared {
+			if sl.recs[q], err = r.newRecorded(q, false); err != nil {
+				return err
+			}
 		}
 		if r.l.CachedSecondaries {
 			if sl.secRecs[q], err = r.newRecorded(q, true); err != nil {
@@ -67,7 +78,9 @@ func (r *run) newRecorded(q int, secondary bool) (*recorded, error) {
 		r.a.destroyPool(p)
 		return nil, err
 	}
-	return &recorded{pool: p, buf: b, secondary: secondary, stale: true}, nil
+	// Secondaries stay one a slot: Debian's validation layer (1.3.239)
+	// aborts on a simultaneous-use secondary pending in many primaries.
+	return &recorded{pool: p, buf: b, secondary: secondary, stale: true, simultaneous: r.l.Simultaneous && !secondary}, nil
 }
 
 // record records slot s's recordings that are stale, and, every
@@ -79,11 +92,18 @@ func (r *run) rerecord(frame uint64, f, s int, sl *slot) error {
 		if rc == nil || !rc.stale && (r.l.RecordEvery == 0 || f%r.l.RecordEvery != 0) {
 			continue
 		}
+		if rc.simultaneous {
+			// Shared by every slot: it may be pending in any of them, and
+			// Vulkan lets it be recorded again only once none is.
+			if err := r.waitAll(); err != nil {
+				return err
+			}
+		}
 		r.forgetRecording(frame, q, rc)
 		if err := r.a.resetPool(rc.pool); err != nil {
 			return err
 		}
-		if err := rc.buf.beginReusable(rc.secondary); err != nil {
+		if err := rc.buf.beginReusable(rc.secondary, rc.simultaneous); err != nil {
 			return err
 		}
 		cmd := rc.buf.handle()
@@ -131,7 +151,7 @@ func (r *run) executeRecording(frame uint64, q int, rc *recorded, sub *submitRec
 	}
 	zs := make([]*zoneRec, len(rc.zones))
 	for i, z := range rc.zones {
-		zr := &zoneRec{frame: frame, queue: q, name: z.name, valid: true, ended: ended, begin: cb, end: cb}
+		zr := &zoneRec{frame: frame, queue: q, name: z.name, valid: true, ended: ended, begin: cb, end: cb, mayOverlap: rc.simultaneous}
 		if z.parent >= 0 {
 			zr.parent = zs[z.parent]
 		}

@@ -221,7 +221,7 @@ func (r *run) makeSlots() error {
 // destroySlots waits for the device and destroys the frames' objects.
 func (r *run) destroySlots() {
 	r.waitAll()
-	for _, sl := range r.slots {
+	for s, sl := range r.slots {
 		for _, ps := range sl.pools {
 			for _, p := range ps {
 				r.a.destroyPool(p)
@@ -232,7 +232,7 @@ func (r *run) destroySlots() {
 			r.a.destroySemaphore(sl.sems[q])
 		}
 		for _, rc := range append(slicesClip(sl.recs), sl.secRecs...) {
-			if rc != nil {
+			if rc != nil && (!rc.simultaneous || s == 0) { // shared: slot 0's
 				r.a.destroyPool(rc.pool)
 			}
 		}

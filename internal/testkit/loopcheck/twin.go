@@ -116,7 +116,7 @@ func (r *run) twinWait() error {
 // nestedZones records a zone a name into cmd on context g, each inside
 // the one before, and ends them, noting each in the journal in frame,
 // recorded in cb (stale: Loop.Resubmit's, see zoneRec).
-func (r *run) nestedZones(g *profiler.GPU, cmd vkg.CommandBuffer, names []string, frame uint64, cb *cbRec, stale bool) {
+func (r *run) nestedZones(g *profiler.GPU, cmd vkg.CommandBuffer, names []string, frame uint64, cb *cbRec, stale bool) []*zoneRec {
 	recs := make([]*zoneRec, len(names))
 	zs := make([]profiler.Zone, len(names))
 	for i, name := range names {
@@ -132,6 +132,7 @@ func (r *run) nestedZones(g *profiler.GPU, cmd vkg.CommandBuffer, names []string
 		zs[i].End()
 		recs[i].ended, recs[i].end = 1, cb
 	}
+	return recs
 }
 
 // stopTwin waits for the twin, and closes and destroys what it made:

@@ -1,8 +1,9 @@
 // Command readme-loop is the render loop of Framescope's README, as an
 // application outside the module writes it: the README's code block in
 // profile, unchanged but for its frame count, the two Vulkan calls its
-// comments stand for, check, and Existing.CalibratedTimestamps, which the
-// README leaves out and without which nothing is calibrated. vulkan.go makes the instance and device
+// comments stand for, check, and Existing.CalibratedTimestamps, which says
+// whether the device enabled the extension (the README's says it did).
+// vulkan.go makes the instance and device
 // with vulkan-go, as the application would anyway, with the Khronos
 // validation layer when -validation or FRAMESCOPE_VALIDATION=1 says so.
 //
@@ -53,8 +54,7 @@ func profile(a *app, frames int, f io.Writer) {
 		Instance: instance, Physical: physical, Device: device,
 		Queues:         []profiler.QueueID{{Family: family, Index: 0}}, // the queues it created
 		HostQueryReset: true,                                           // what it enabled
-		// Not in the README: without it, or GPUOptions.FallbackQueue, no
-		// zone gets host time and gpu.Err says "no way to calibrate".
+		// What it enabled: the README's device enabled it.
 		CalibratedTimestamps: a.calibrated,
 		APIVersion:           vk.MakeVersion(1, 2, 0), // the instance's apiVersion
 	})
