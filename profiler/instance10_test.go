@@ -51,7 +51,9 @@ func TestAppZeroAPIVersion(t *testing.T) {
 	if a.q.Dev.Instance.APIVersion < vkg.MakeVersion(1, 2, 0) {
 		t.Skip("vktest's instance is not of Vulkan 1.2")
 	}
-	if got, want := a.dev.Calibrated(), a.q.Dev.Calibrated; got != want {
+	// Either extension's name: Existing says only that one was enabled,
+	// and the device may offer both (NVIDIA's does).
+	if got, want := a.dev.Calibrated(), a.q.Dev.Calibrated; (got == "") != (want == "") {
 		t.Errorf("WrapDevice with APIVersion 0 calibrates with %q; the device enabled %q", got, want)
 	}
 	if got, want := a.dev.HostQueryReset(), a.q.Dev.HostQueryReset; got != want {

@@ -96,24 +96,28 @@ func resubmitWithoutRecord(t *testing.T, cfg vk.Config, plain int) {
 	stats := g.Stats()
 	tr := p.Dump()
 	t.Logf("%d frames: %d issued, %d delivered, %d resubmitted; drops %+v", frames, stats.Issued, stats.Delivered, stats.Resubmitted, tr.Drops)
-	// Every execution of a zone is issued: the static command buffer's 3
-	// in each frame, its own 3 in each; those of the static one's
-	// executions after the first are counted RunAgain, in Stats and
-	// in the trace's books, not lost in silence.
-	// The first execution's zones are delivered, or, read back after
-	// the second ran (through the driver), counted too: their times
-	// cannot be told to be theirs.
+	// Every execution of a zone is issued as the library sees it run:
+	// the static command buffer's 3 in each frame, the frame's own 3;
+	// those of the static one's executions after the first are counted
+	// RunAgain, in Stats and in the trace's books. This loop submits the
+	// static command buffer while its last execution may still be
+	// pending (it lacks the simultaneous-use flag: Vulkan's rules are
+	// broken twice), so the first executions may run before the library
+	// reads the first one's time, and be unseen: never more counted than
+	// ran, at most two executions fewer.
 	executed := uint64(3*(frames-plain) + 3*frames)
 	again := uint64(3 * (frames - plain - 1))
 	drops := stats.Drops
-	if stats.Resubmitted != frames-1 || !stats.Balanced() || stats.Issued != executed ||
-		(drops.RunAgain != again && drops.RunAgain != again+3) || drops.Total() != drops.RunAgain {
-		t.Errorf("stats %+v: want %d command buffers resubmitted, %d zones issued, %d (or %d) counted run again and nothing else, balanced",
-			stats, frames-1, executed, again, again+3)
+	unseen := again - min(again, drops.RunAgain)
+	t.Logf("%d zones executed: %d delivered, %d counted run again, %d unseen", executed, stats.Delivered, drops.RunAgain, unseen)
+	if stats.Resubmitted != frames-1 || !stats.Balanced() || stats.Issued+unseen != executed ||
+		drops.RunAgain > again || unseen > 6 || drops.Total() != drops.RunAgain {
+		t.Errorf("stats %+v: want %d command buffers resubmitted, %d zones issued, %d counted run again (6 fewer at most) and nothing else, balanced",
+			stats, frames-1, executed, again)
 	}
-	if tr.Drops.RunAgain != drops.RunAgain || tr.Ledger.Zones.Issued != executed {
-		t.Errorf("the trace's books: %d issued, %d run again; the GPU executed %d zones, %d of them again",
-			tr.Ledger.Zones.Issued, tr.Drops.RunAgain, executed, again)
+	if tr.Drops.RunAgain != drops.RunAgain || tr.Ledger.Zones.Issued != stats.Issued {
+		t.Errorf("the trace's books: %d issued, %d run again; the context's: %d, %d",
+			tr.Ledger.Zones.Issued, tr.Drops.RunAgain, stats.Issued, drops.RunAgain)
 	}
 	if u := books.Unbalanced(&tr.Ledger, tr.Drops); len(u) > 0 {
 		t.Errorf("the trace's books %v do not balance: %+v, %+v", u, tr.Ledger, tr.Drops)
@@ -263,6 +267,12 @@ func resubmittedShape(t *testing.T, perSlot, simulUse bool) {
 			subs = []vkg.CommandBuffer{st, cmd}
 		}
 		executed += 3
+		if prev := (f + fif - 1) % fif; !perSlot && !simulUse && inFlight[prev] {
+			// Without the simultaneous-use flag it may not be pending
+			// when submitted again: its last execution is waited for.
+			q.Wait(fences[prev])
+			inFlight[prev] = false
+		}
 		s := main.Span(submit)
 		g.Submit(s, subs...)
 		q.Resubmit(fences[slot], subs...)

@@ -240,6 +240,7 @@ func (p *Pool) readPass(mode readMode) {
 		h := p.harvest(s)
 		if h.unsubmitted > 0 && !s.stale && !p.unwritable(s) {
 			p.ready = p.ready[:mark]
+			s.seen = s.seen[:0] // the next pass notes them again
 			// A copy with something in it ran before the last ends were
 			// written: copy again. One with nothing in it has not run yet
 			// (the application is further behind than FramesInFlight):

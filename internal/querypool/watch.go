@@ -20,9 +20,11 @@ import (
 // RunAgain). Those of frames before it when the value did not change were
 // of a command buffer recorded again without zones, and are not; those of
 // the frame itself wait for the next frame's copy, for the command buffer
-// may run after the copy. The first value is the one the readback of the
-// frame that recorded it found (Slot.seen). At Finish, the device idle,
-// each watched query is read through the driver.
+// may run after the copy. The first value is the one its frame's copy
+// holds when the Submit that names it again comes (the first execution
+// is over by then), else the one the readback of that frame found
+// (Slot.seen). At Finish, the device idle, each watched query is read
+// through the driver.
 //
 // Exact when the command buffer runs before the next frame's copy: one
 // submitted after the EndFrame command buffer of its frame and then
@@ -110,10 +112,17 @@ func (p *Pool) watchLocked(k uint64, s *Slot, frame, pairs uint64) (int, bool) {
 		return -1, false
 	}
 	var last uint64
-	pool, query, ok := s.firstQuery(k)
+	b, pool, query, ok := s.firstQuery(k)
 	v, known := s.seenOf(k, frame)
-	if known {
+	switch {
+	case known: // read back before this Submit
 		pool, query, last, ok = v.pool, v.query, v.begin, true
+	case ok && b.buf != nil:
+		// Its frame's copy, if it has landed: the first execution's,
+		// for this Submit comes before the next one.
+		if vals := b.buf.Uint64s()[2*query:]; vals[1] != 0 {
+			last, known = vals[0]&p.mask, true
+		}
 	}
 	if !ok {
 		return -1, false
@@ -152,20 +161,22 @@ func (p *Pool) watchBuffer() bool {
 // command buffer k's first ended pair: the one whose time its readback
 // will note first (noteSeen). The caller holds p.mu, and no Begin of s is
 // in flight.
-func (s *Slot) firstQuery(k uint64) (vkg.QueryPool, uint32, bool) {
+func (s *Slot) firstQuery(k uint64) (*block, vkg.QueryPool, uint32, bool) {
 	used, g := s.usedNow(), s.gen.Load()
-	var pool vkg.QueryPool
+	var in *block
 	var q uint32
-	found := false
 	s.each(func(b *block) {
 		meta := b.meta[:b.used(used)/2]
 		for j := range meta {
-			if st := b.pairState(uint32(j), g); !found && meta[j].cmd == k && (st == pairEnded || st == pairEnding) {
-				pool, q, found = b.pool, 2*uint32(j), true
+			if st := b.pairState(uint32(j), g); in == nil && meta[j].cmd == k && (st == pairEnded || st == pairEnding) {
+				in, q = b, 2*uint32(j)
 			}
 		}
 	})
-	return pool, q, found
+	if in == nil {
+		return nil, nil, 0, false
+	}
+	return in, in.pool, q, true
 }
 
 // submittedWatched notes one more Submit of watch i, in frame.
