@@ -321,8 +321,11 @@ func Wrap(e Existing) (*Device, error) {
 	}
 	d := &Device{Instance: in, Physical: e.Physical, Handle: e.Device, Caps: caps, borrowed: true, Twins: in.twins(caps.Name),
 		PipelineStatistics: e.PipelineStatisticsQuery && caps.PipelineStatisticsQuery}
+	if e.HostQueryReset {
+		d.Caps.HostQueryReset = true // enabled, so offered, whatever could be read
+	}
 	if e.APIVersion == 0 && caps.APIVersionCode >= vk.MakeVersion(1, 1, 0) {
-		d.Unread = "the device's UUID and driver name (Existing.APIVersion is 0, read as Vulkan 1.0: set it to the instance's apiVersion)"
+		d.Unread = "the device's UUID, driver name and Vulkan 1.1 features and time domains (Existing.APIVersion is 0, read as Vulkan 1.0: set it to the instance's apiVersion)"
 	}
 	for i, r := range e.Queues {
 		if int(r.Family) >= len(caps.Families) || r.Index >= caps.Families[r.Family].Count {
