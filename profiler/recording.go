@@ -37,10 +37,12 @@ type Recording struct {
 // run twice at once (a command buffer with the simultaneous-use flag
 // pending twice): each execution resets and writes the same queries and
 // copies them to the same memory, so one's results may be another's. An
-// execution still running when the next is submitted, and every one
-// submitted until the application has waited for its frame, loses its
-// zones, counted as [timeline.Drops].Overlapped: never given another
-// execution's times. An execution named by Submit that never
+// execution still running when the next is submitted, and every later
+// one until the application has waited for a frame with no older one in
+// flight, loses its zones, counted as [timeline.Drops].Overlapped: never
+// given another execution's times. One submitted every frame with more
+// than one frame in flight loses nearly all: give each frame in flight a
+// recording of its own. An execution named by Submit that never
 // runs is counted Unsubmitted; one submitted without Submit is not seen,
 // and the next execution's results may be taken for it. Zones in a
 // recording must end in it. Record refuses, keeping the error for
