@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/framescope/framescope/internal/testkit/quiet"
 )
 
 var update = flag.Bool("update", false, "rewrite api/framescope.txt from the module's exported API")
@@ -33,6 +35,7 @@ func TestAPIRecord(t *testing.T) {
 	if out, _ := exec.Command("go", "env", "CGO_ENABLED").Output(); strings.TrimSpace(string(out)) == "0" {
 		t.Skip("the profiler's packages need cgo, which is off")
 	}
+	quiet.Hold(t) // go list -export compiles: not beside the tests that time the machine
 	pkgs, err := PublicPackages(root)
 	if err != nil {
 		t.Fatal(err)

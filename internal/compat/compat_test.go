@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/testkit/quiet"
 	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
@@ -51,6 +52,7 @@ var programs = []program{
 // GPU zones and balanced books.
 func TestPrograms(t *testing.T) {
 	probe(t)
+	quiet.Hold(t) // it builds and runs programs: not beside the tests that time the machine
 	start := time.Now()
 	bin := t.TempDir()
 	for _, p := range programs {
