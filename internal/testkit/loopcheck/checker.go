@@ -28,6 +28,10 @@ type Result struct {
 	Flows    int
 	Drops    timeline.Drops
 	Messages uint64 // validation messages during the run
+	// RunAgain is how many zones the loop ran again in command buffers
+	// submitted again without Record (Loop.Resubmit); the trace counts
+	// Drops.RunAgain of them, and the rest went unseen.
+	RunAgain uint64
 	// CalibrateErrors counts GPU.Calibrate calls that failed while frames
 	// were in flight (a submit-and-wait past FallbackTimeout): answers,
 	// not problems.
@@ -94,7 +98,7 @@ func Check(seed uint64, o Options) (res Result, err error) {
 	res.Reach, res.Queues = r.reach(), len(a.queues)
 	r.close()
 	a.destroy()
-	res.Zones, res.CalibrateErrors = r.j.calls, r.calErrs
+	res.Zones, res.CalibrateErrors, res.RunAgain = r.j.calls, r.calErrs, r.j.resubmitted
 	msgs, last := messages()
 	res.Messages = msgs - msgs0
 	if res.Messages > 0 && !l.LateWait && !l.Resubmit {

@@ -60,6 +60,7 @@ func TestLoops(t *testing.T) {
 		tpcheck.Load(t, empty)
 	}
 	var failed, ran, queues int
+	var runAgain, unseen uint64 // zones run again by command buffers submitted again, and of them not seen
 	reached := Reached{}
 	for _, seed := range seeds {
 		res, err := Check(seed, o)
@@ -70,11 +71,13 @@ func TestLoops(t *testing.T) {
 			t.Fatal(err)
 		}
 		ran++
+		runAgain += res.RunAgain
+		unseen += res.RunAgain - min(res.RunAgain, res.Drops.RunAgain)
 		reached.Add(res.Reach)
 		queues = res.Queues
 		if *flagLog || len(res.Problems) > 0 {
-			t.Logf("%s\n  on %s: %d zones asked, %d slices, %d flows, drops %+v, %d validation messages",
-				res.Loop, res.Device, res.Zones, res.Slices, res.Flows, res.Drops, res.Messages)
+			t.Logf("%s\n  on %s: %d zones asked, %d slices, %d flows, drops %+v, %d validation messages, %d zones run again (%d unseen)",
+				res.Loop, res.Device, res.Zones, res.Slices, res.Flows, res.Drops, res.Messages, res.RunAgain, res.RunAgain-min(res.RunAgain, res.Drops.RunAgain))
 		}
 		if len(res.Problems) > 0 {
 			failed++
@@ -84,7 +87,7 @@ func TestLoops(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d seeds ran, %d failed; reached: %s", ran, failed, reached)
+	t.Logf("%d seeds ran, %d failed; %d zones run again without Record, %d of them unseen; reached: %s", ran, failed, runAgain, unseen, reached)
 	if *flagSeed == 0 && *flagSeeds == 0 {
 		// The fixed set must reach everything the device allows.
 		if missed := reached.Missed("", queues); len(missed) > 0 {
