@@ -56,13 +56,6 @@ type recording struct {
 	// are counted when it knows them.
 	early uint64
 	ran   bool // executed since recorded
-	// unsure is 1 + Pool.frames at the submission of the newest earlier
-	// execution that may still run (0: none): it was not seen to finish
-	// when a later one came, so its copy may land in host memory after
-	// the values there were read and cleared. Until the application has
-	// waited for its frame, no value there can be told to be the latest
-	// execution's.
-	unsure uint64
 }
 
 // recPair is a pair of a recording: its index in the slot, and its name.
@@ -302,10 +295,11 @@ func (p *Pool) forgetLocked(r *recording) {
 // the application keeps Vulkan's rules: it is read now. The caller holds
 // p.mu.
 func (p *Pool) executeLocked(r *recording, frame, key uint64) {
-	if x := r.run; x != nil && !r.open && !p.readRunLocked(r, runAgain) {
-		r.unsure = max(r.unsure, x.begun+1)
-	}
-	overlapped := r.unsure != 0 && p.frames-(r.unsure-1) < uint64(p.cfg.FramesInFlight)
+	// The last one may still run (readRunLocked's word): its copy may land
+	// after the values are read and cleared, so this one's cannot be told
+	// from it. An execution counted so leaves the next counted too, until
+	// the application has waited for a frame with no older one in flight.
+	overlapped := r.run != nil && !r.open && !p.readRunLocked(r, runAgain)
 	var host int64
 	if p.cfg.Now != nil {
 		host = p.cfg.Now()

@@ -135,8 +135,7 @@ func (p *Pool) againLocked(frame, k uint64) {
 	p.resubmitted.Add(1)
 	a := againCmd{pairs: n, watch: -1}
 	if len(p.again) >= maxAgain {
-		p.executionLocked(a, frame)
-		return
+		return // neither pinned nor watched: not counted
 	}
 	if p.again == nil {
 		p.again = map[uint64]againCmd{}
