@@ -36,6 +36,9 @@ import (
 // a command buffer's executions are not counted.
 const maxWatches = 64
 
+// maxWatchFrames bounds the frames whose Submits a watch holds at once.
+const maxWatchFrames = 64
+
 // watch is one watched command buffer, at index i of Pool.watches, whose
 // copy of frame f lands at entry i*ring + f%ring of Pool.watchBuf (16
 // bytes an entry, ring Pool.watchRing()).
@@ -185,6 +188,13 @@ func (p *Pool) submittedWatched(i int, frame uint64) {
 	if n := len(w.subs); n > 0 && w.subs[n-1].frame == frame {
 		w.subs[n-1].n++
 		return
+	}
+	if len(w.subs) >= maxWatchFrames {
+		// No copy read for that long (EndFrame(nil), or no Collect): the
+		// two oldest frames' Submits are taken as the newer one's, so that
+		// what a watch holds stays bounded.
+		w.subs[1].n += w.subs[0].n
+		w.subs = slices.Delete(w.subs, 0, 1)
 	}
 	w.subs = append(w.subs, frameCount{frame, 1})
 }
