@@ -22,6 +22,11 @@ if [ "$what" != demo ]; then
 	need vulkan-tools /usr/bin/vulkaninfo # and vkcube, vkcubepp: the layer's tests
 	need xvfb /usr/bin/xvfb-run            # a display for vkcube on lavapipe
 	need xauth /usr/bin/xauth              # xvfb-run needs it
+	# real programs under the layer (TestRealPrograms): mpv on Vulkan, and
+	# vkcube beside vkBasalt's and MangoHud's layers
+	need mpv /usr/bin/mpv
+	need vkbasalt /usr/share/vulkan/implicit_layer.d/vkBasalt.json
+	need mangohud /usr/share/vulkan/implicit_layer.d/MangoHud.json
 	need protobuf-compiler /usr/bin/protoc # the generated protos' freshness test
 	need glslc /usr/bin/glslc              # the demo's SPIR-V freshness test
 	need nodejs /usr/bin/node              # Perfetto's trace processor (WebAssembly)
