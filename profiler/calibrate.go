@@ -10,7 +10,6 @@ import (
 	"github.com/framescope/framescope/clock"
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
-	vkg "github.com/vulkan-go/vulkan"
 )
 
 // calibration configures how a GPU context samples its device clock
@@ -319,14 +318,8 @@ func (c *calibrator) sampleExt() (clock.Sample, error) {
 
 // fallback holds what submit-and-wait sampling records into.
 type fallback struct {
-	dev     vkg.Device
+	probe   *vk.Probe
 	q       Queue
-	cmdPool vkg.CommandPool
-	cmd     vkg.CommandBuffer
-	cmds    [1]vkg.CommandBuffer
-	qpool   vkg.QueryPool
-	fence   vkg.Fence
-	begin   *vkg.CommandBufferBeginInfo
 	pending bool // a submission timed out and may still run
 }
 
@@ -338,72 +331,19 @@ func (c *calibrator) fallbackFor(q *Queue) (*fallback, error) {
 		c.fb.destroy()
 		c.fb = nil
 	}
-	d := c.g.dev.Handle
-	f := &fallback{dev: d, q: *q}
-	pci := vkg.CommandPoolCreateInfo{
-		SType:            vkg.StructureTypeCommandPoolCreateInfo,
-		Flags:            vkg.CommandPoolCreateFlags(vkg.CommandPoolCreateResetCommandBufferBit),
-		QueueFamilyIndex: q.Family,
+	p, err := c.g.dev.NewProbe(q.Family)
+	if err != nil {
+		return nil, fmt.Errorf("profiler: calibration: %w", err)
 	}
-	// Each create-info is freed after its call: vulkan-go keeps a C copy
-	// of it until then.
-	var cp vkg.CommandPool
-	r := vkg.CreateCommandPool(d, &pci, nil, &cp)
-	pci.Free()
-	if r != vkg.Success {
-		return nil, fmt.Errorf("profiler: calibration command pool: %w", vkg.Error(r))
-	}
-	f.cmdPool = cp
-	cmds := make([]vkg.CommandBuffer, 1)
-	ai := vkg.CommandBufferAllocateInfo{SType: vkg.StructureTypeCommandBufferAllocateInfo,
-		CommandPool: cp, Level: vkg.CommandBufferLevelPrimary, CommandBufferCount: 1}
-	r = vkg.AllocateCommandBuffers(d, &ai, cmds)
-	ai.Free()
-	if r != vkg.Success {
-		f.destroy()
-		return nil, fmt.Errorf("profiler: calibration command buffer: %w", vkg.Error(r))
-	}
-	f.cmd = cmds[0]
-	f.cmds[0] = f.cmd
-	qci := vkg.QueryPoolCreateInfo{SType: vkg.StructureTypeQueryPoolCreateInfo, QueryType: vkg.QueryTypeTimestamp, QueryCount: 1}
-	var qp vkg.QueryPool
-	r = vkg.CreateQueryPool(d, &qci, nil, &qp)
-	qci.Free()
-	if r != vkg.Success {
-		f.destroy()
-		return nil, fmt.Errorf("profiler: calibration query pool: %w", vkg.Error(r))
-	}
-	f.qpool = qp
-	fci := vkg.FenceCreateInfo{SType: vkg.StructureTypeFenceCreateInfo}
-	var fence vkg.Fence
-	r = vkg.CreateFence(d, &fci, nil, &fence)
-	fci.Free()
-	if r != vkg.Success {
-		f.destroy()
-		return nil, fmt.Errorf("profiler: calibration fence: %w", vkg.Error(r))
-	}
-	f.fence = fence
-	// One begin-info for every probe: its C copy is made once.
-	f.begin = &vkg.CommandBufferBeginInfo{SType: vkg.StructureTypeCommandBufferBeginInfo,
-		Flags: vkg.CommandBufferUsageFlags(vkg.CommandBufferUsageOneTimeSubmitBit)}
-	c.fb = f
-	return f, nil
+	c.fb = &fallback{probe: p, q: *q}
+	return c.fb, nil
 }
 
 func (f *fallback) destroy() {
 	if f.pending {
-		vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(time.Second))
+		f.probe.Wait(int64(time.Second))
 	}
-	if f.fence != vkg.NullFence {
-		vkg.DestroyFence(f.dev, f.fence, nil)
-	}
-	if f.qpool != vkg.NullQueryPool {
-		vkg.DestroyQueryPool(f.dev, f.qpool, nil)
-	}
-	if f.cmdPool != vkg.NullCommandPool {
-		vkg.DestroyCommandPool(f.dev, f.cmdPool, nil)
-	}
-	f.begin.Free()
+	f.probe.Destroy()
 }
 
 // sampleFallback writes timestamps on the GPU between two host reads: host
@@ -442,25 +382,13 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (clock.Sample, error
 		return s, err
 	}
 	if f.pending {
-		if vkg.GetFenceStatus(f.dev, f.fence) != vkg.Success {
+		if !f.probe.Done() {
 			return s, errors.New("profiler: the previous calibration submission has not finished")
 		}
 		f.pending = false
 	}
-	vkg.ResetFences(f.dev, 1, []vkg.Fence{f.fence})
-	vkg.ResetCommandBuffer(f.cmd, 0)
-	// The query is reset on the host where the device allows it: a
-	// transfer-only queue may not reset queries in a command buffer.
-	hostReset := c.g.dev.ResetQueryPool(f.qpool, 0, 1) == nil
-	if r := vkg.BeginCommandBuffer(f.cmd, f.begin); r != vkg.Success {
-		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
-	}
-	if !hostReset {
-		vkg.CmdResetQueryPool(f.cmd, f.qpool, 0, 1)
-	}
-	vkg.CmdWriteTimestamp(f.cmd, vkg.PipelineStageTopOfPipeBit, f.qpool, 0)
-	if r := vkg.EndCommandBuffer(f.cmd); r != vkg.Success {
-		return s, fmt.Errorf("profiler: calibration: %w", vkg.Error(r))
+	if err := f.probe.Record(); err != nil {
+		return s, fmt.Errorf("profiler: calibration: %w", err)
 	}
 	lock := c.o.FallbackLock
 	if c.o.FallbackQueue == nil || q.Handle != c.o.FallbackQueue.Handle {
@@ -470,26 +398,25 @@ func (c *calibrator) probeFallback(q *Queue, timeout int64) (clock.Sample, error
 		lock.Lock()
 	}
 	h0 := c.o.Clock.now()
-	err = c.g.dev.QueueSubmit(q.Handle, f.cmds[:], f.fence)
+	err = f.probe.Submit(q.Handle)
 	if lock != nil {
 		lock.Unlock()
 	}
 	if err != nil {
 		return s, fmt.Errorf("profiler: calibration submit: %w", err)
 	}
-	r := vkg.WaitForFences(f.dev, 1, []vkg.Fence{f.fence}, vkg.True, uint64(max(timeout, 1)))
+	err = f.probe.Wait(timeout)
 	h1 := c.o.Clock.now()
-	if r == vkg.Timeout {
+	if errors.Is(err, vk.ErrProbeTimeout) {
 		f.pending = true
 		return s, fmt.Errorf("profiler: calibration submission took over %v", c.o.FallbackTimeout)
 	}
-	if r != vkg.Success {
-		return s, fmt.Errorf("profiler: calibration wait: %w", vkg.Error(r))
+	if err != nil {
+		return s, fmt.Errorf("profiler: calibration wait: %w", err)
 	}
-	var res [2]uint64
-	if r := vkg.GetQueryPoolResults(f.dev, f.qpool, 0, 1, 16, unsafePointer(&res[0]), 16,
-		vkg.QueryResultFlags(vkg.QueryResult64Bit|vkg.QueryResultWithAvailabilityBit)); r != vkg.Success || res[1] == 0 {
-		return s, fmt.Errorf("profiler: calibration timestamp unavailable (%v)", vkg.Error(r))
+	ts, err := f.probe.Timestamp()
+	if err != nil {
+		return s, fmt.Errorf("profiler: calibration: %w", err)
 	}
-	return clock.Sample{Device: res[0], Host: h1, Deviation: max(h1-h0, 1)}, nil
+	return clock.Sample{Device: ts, Host: h1, Deviation: max(h1-h0, 1)}, nil
 }

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
@@ -99,6 +100,30 @@ type Existing struct {
 	// device's UUID through it, which tells two devices of one model apart
 	// (see GPU.Track).
 	Properties2 bool
+	// Dispatch, for a Vulkan layer, is how the profiler calls Vulkan for
+	// this device; zero: through the loader, as the application calls.
+	Dispatch Dispatch
+}
+
+// Dispatch is the next layer's entry points, as a Vulkan layer has them
+// when it creates the device: with them the profiler's calls (query
+// pools, resets, copies, calibration, waits) go down the chain from the
+// layer, never back through the loader's top and the layers above it,
+// which may hold their own locks while they call into the layer. A layer
+// then gives Existing its own view of the handles: the instance and
+// physical device as its vkCreateDevice received them.
+type Dispatch struct {
+	// GetInstanceProcAddr is the next layer's (VkLayerInstanceLink's
+	// pfnNextGetInstanceProcAddr).
+	GetInstanceProcAddr unsafe.Pointer
+	// GetDeviceProcAddr is the next layer's (VkLayerDeviceLink's
+	// pfnNextGetDeviceProcAddr).
+	GetDeviceProcAddr unsafe.Pointer
+	// SetDeviceLoaderData is the loader's PFN_vkSetDeviceLoaderData (the
+	// VkLayerDeviceCreateInfo of function VK_LOADER_DATA_CALLBACK), with
+	// which the command buffers the profiler allocates get their
+	// dispatch; nil: the profiler copies the device's.
+	SetDeviceLoaderData unsafe.Pointer
 }
 
 // WrapDevice uses a device the application created. The application must
@@ -116,6 +141,8 @@ func WrapDevice(e Existing) (*Device, error) {
 		Instance: e.Instance, Physical: e.Physical, Device: e.Device, Queues: refs,
 		HostQueryReset: e.HostQueryReset, CalibratedTimestamps: e.CalibratedTimestamps, DebugUtils: e.DebugUtils,
 		PipelineStatisticsQuery: e.PipelineStatisticsQuery, APIVersion: e.APIVersion, Properties2: e.Properties2,
+		Dispatch: vk.Dispatch{GetInstanceProcAddr: e.Dispatch.GetInstanceProcAddr, GetDeviceProcAddr: e.Dispatch.GetDeviceProcAddr,
+			SetDeviceLoaderData: e.Dispatch.SetDeviceLoaderData},
 	})
 	if err != nil {
 		return nil, err

@@ -35,21 +35,14 @@ const maxBlocks = 16
 // query pool, reset on the host when reset is set, its host copy, and the
 // records of its pairs: meta where given (n/2 of them), else made here.
 func newBlock(dev *vk.Device, base, n uint32, reset bool, meta []pairMeta) (*block, error) {
-	ci := vkg.QueryPoolCreateInfo{
-		SType:      vkg.StructureTypeQueryPoolCreateInfo,
-		QueryType:  vkg.QueryTypeTimestamp,
-		QueryCount: n,
-	}
-	var h vkg.QueryPool
-	r := vkg.CreateQueryPool(dev.Handle, &ci, nil, &h)
-	ci.Free() // vulkan-go's C copy of it
-	if r != vkg.Success {
-		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", n, vkg.Error(r))
+	h, err := dev.CreateQueryPool(vkg.QueryTypeTimestamp, n, 0)
+	if err != nil {
+		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d queries): %w", n, err)
 	}
 	b := &block{pool: h, base: base, cap: n}
 	buf, err := dev.HostBuffer(uint64(n)*16, vkg.BufferUsageTransferDstBit)
 	if err != nil {
-		vkg.DestroyQueryPool(dev.Handle, h, nil)
+		dev.DestroyQueryPool(h)
 		return nil, err
 	}
 	b.buf = buf
@@ -83,7 +76,7 @@ func (b *block) values(fromCopy bool) []uint64 {
 // finds its pair given up and records nothing.
 func (b *block) destroy(dev *vk.Device) {
 	if !b.gone && b.pool != vkg.NullQueryPool {
-		vkg.DestroyQueryPool(dev.Handle, b.pool, nil)
+		dev.DestroyQueryPool(b.pool)
 	}
 	b.gone = true
 	b.buf.Destroy()

@@ -534,7 +534,7 @@ func (p *Pool) readDriver(s *Slot) vkg.Result {
 		if n == 0 {
 			return
 		}
-		r := vkg.GetQueryPoolResults(p.dev.Handle, b.pool, 0, n, uint(n)*16,
+		r := p.dev.QueryResults(b.pool, 0, n, uint64(n)*16,
 			unsafe.Pointer(&b.results[0]), 16, resultFlags)
 		if r != vkg.Success && (rc == vkg.Success || rc == vkg.NotReady) {
 			rc = r

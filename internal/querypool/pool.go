@@ -407,9 +407,9 @@ func (p *Pool) BeginFrame(frame uint64, cmd vkg.CommandBuffer) error {
 		if cmd == nil {
 			return ErrNeedResetCmd
 		}
-		vkg.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
+		p.dev.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
 		if s.work != nil {
-			vkg.CmdResetQueryPool(cmd, s.work.pool, 0, s.work.cap)
+			p.dev.CmdResetQueryPool(cmd, s.work.pool, 0, s.work.cap)
 		}
 		s.dirty = false
 	}
@@ -730,7 +730,7 @@ func (p *Pool) beginSlow(s *Slot, cmd vkg.CommandBuffer, stage vkg.PipelineStage
 	m.name = name
 	m.cmd = uint64(uintptr(unsafe.Pointer(cmd)))
 	gen := s.gen.Load()
-	vkg.CmdWriteTimestamp(cmd, stage, b.pool, q-b.base)
+	p.dev.CmdWriteTimestamp(cmd, stage, b.pool, q-b.base)
 	s.writers.Add(-1)
 	return Pair{s: s, q: q, gen: gen}, true
 }

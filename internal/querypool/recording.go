@@ -130,7 +130,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 	s.refused.Store(0)
 	s.elsewhere.Store(false)
 	clear(s.block.buf.Uint64s())
-	vkg.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
+	p.dev.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
 	s.state.Store(slotRecording)
 	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
 	p.setOpen(k, s)

@@ -349,7 +349,7 @@ func (p *Pool) finishWatchesLocked() {
 		if w.k == 0 {
 			continue
 		}
-		rc := vkg.GetQueryPoolResults(p.dev.Handle, w.pool, w.query, 1, 16, unsafe.Pointer(&r[0]), 16, resultFlags)
+		rc := p.dev.QueryResults(w.pool, w.query, 1, 16, unsafe.Pointer(&r[0]), 16, resultFlags)
 		if rc == vkg.Success && r[1] != 0 {
 			p.sawLocked(w, r[0]&p.mask, ^uint64(0))
 		}

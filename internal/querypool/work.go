@@ -37,23 +37,15 @@ type workSlot struct {
 // newWorkSlot makes a slot's statistics queries: segs of them, counting
 // stats, reset on the host when reset is set.
 func newWorkSlot(dev *vk.Device, stats timeline.PipelineStats, segs uint32, reset bool) (*workSlot, error) {
-	ci := vkg.QueryPoolCreateInfo{
-		SType:              vkg.StructureTypeQueryPoolCreateInfo,
-		QueryType:          vkg.QueryTypePipelineStatistics,
-		QueryCount:         segs,
-		PipelineStatistics: vkg.QueryPipelineStatisticFlags(stats),
-	}
-	var h vkg.QueryPool
-	r := vkg.CreateQueryPool(dev.Handle, &ci, nil, &h)
-	ci.Free()
-	if r != vkg.Success {
-		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d pipeline statistics queries): %w", segs, vkg.Error(r))
+	h, err := dev.CreateQueryPool(vkg.QueryTypePipelineStatistics, segs, uint32(stats))
+	if err != nil {
+		return nil, fmt.Errorf("querypool: vkCreateQueryPool(%d pipeline statistics queries): %w", segs, err)
 	}
 	n := uint32(stats.Len())
 	w := &workSlot{pool: h, cap: segs, n: n, prev: make([]uint32, segs), results: make([]uint64, segs*(n+1))}
 	buf, err := dev.HostBuffer(uint64(segs)*uint64(n+1)*8, vkg.BufferUsageTransferDstBit)
 	if err != nil {
-		vkg.DestroyQueryPool(dev.Handle, h, nil)
+		dev.DestroyQueryPool(h)
 		return nil, err
 	}
 	w.buf = buf
@@ -72,7 +64,7 @@ func (w *workSlot) destroy(dev *vk.Device) {
 		return
 	}
 	w.gone = true
-	vkg.DestroyQueryPool(dev.Handle, w.pool, nil)
+	dev.DestroyQueryPool(w.pool)
 	w.buf.Destroy()
 	w.buf = nil
 }
@@ -247,21 +239,21 @@ func (p *Pool) beginChain(pr Pair, cmd vkg.CommandBuffer, key uint64, inside boo
 	c.gen++
 	c.owner, c.inside, c.cut = pr.q, inside, timeline.WorkCounted
 	c.seg.Store(seg)
-	vkg.CmdBeginQuery(cmd, s.work.pool, seg, 0)
+	p.dev.CmdBeginQuery(cmd, s.work.pool, seg)
 	zw.chain, zw.chainGen, zw.first = i, c.gen, seg
 }
 
 // split ends the chain's active segment and begins the next, which it
 // returns; false, with none active, when the slot has no segment left.
 func (p *Pool) split(c *chain, w *workSlot, cmd vkg.CommandBuffer) (uint32, bool) {
-	vkg.CmdEndQuery(cmd, w.pool, c.seg.Load())
+	p.dev.CmdEndQuery(cmd, w.pool, c.seg.Load())
 	seg, ok := w.take(c.seg.Load())
 	c.seg.Store(seg)
 	if !ok {
 		c.cut = timeline.WorkSpent
 		return noSeg, false
 	}
-	vkg.CmdBeginQuery(cmd, w.pool, seg, 0)
+	p.dev.CmdBeginQuery(cmd, w.pool, seg)
 	return seg, true
 }
 
@@ -297,7 +289,7 @@ func (p *Pool) EndWork(pr Pair, cmd vkg.CommandBuffer) {
 	case c.seg.Load() == noSeg:
 		zw.missing = c.cut
 	case c.owner == pr.q:
-		vkg.CmdEndQuery(cmd, s.work.pool, c.seg.Load())
+		p.dev.CmdEndQuery(cmd, s.work.pool, c.seg.Load())
 		zw.last = c.seg.Load()
 	default:
 		zw.last = c.seg.Load()
@@ -423,7 +415,7 @@ func (p *Pool) endCounts(cmd vkg.CommandBuffer) {
 			continue
 		}
 		if seg := c.seg.Load(); seg != noSeg {
-			vkg.CmdEndQuery(cmd, c.s.Load().work.pool, seg)
+			p.dev.CmdEndQuery(cmd, c.s.Load().work.pool, seg)
 			c.seg.Store(noSeg)
 			c.cut = timeline.WorkFrameEnd
 		}
@@ -460,8 +452,8 @@ func (p *Pool) readWorkDriver(s *Slot) vkg.Result {
 	}
 	n := w.used()
 	stride := uint64(w.n+1) * 8
-	return vkg.GetQueryPoolResults(p.dev.Handle, w.pool, 0, n, uint(uint64(n)*stride),
-		unsafe.Pointer(&w.results[0]), vkg.DeviceSize(stride), resultFlags)
+	return p.dev.QueryResults(w.pool, 0, n, uint64(n)*stride,
+		unsafe.Pointer(&w.results[0]), stride, resultFlags)
 }
 
 // WorkMissing returns how many zones read back had no work, by reason.

@@ -1,5 +1,11 @@
 package vk
 
+/*
+#include <stdlib.h>
+#include "procs.h"
+*/
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -11,9 +17,9 @@ import (
 // HostBuffer is a buffer in host-visible, host-coherent memory, mapped for
 // the life of the buffer.
 type HostBuffer struct {
-	dev    vk.Device
+	d      *Device
+	b      C.fsHostBuffer
 	Buffer vk.Buffer
-	Memory vk.DeviceMemory
 	Size   uint64
 	Ptr    unsafe.Pointer
 }
@@ -23,55 +29,24 @@ type HostBuffer struct {
 // has such a type: the host reads it (query results), and reading
 // uncached memory costs a trip over the bus for every line.
 func (d *Device) HostBuffer(size uint64, usage vk.BufferUsageFlagBits) (*HostBuffer, error) {
-	bci := vk.BufferCreateInfo{
-		SType:       vk.StructureTypeBufferCreateInfo,
-		Size:        vk.DeviceSize(size),
-		Usage:       vk.BufferUsageFlags(usage),
-		SharingMode: vk.SharingModeExclusive,
+	hb := &HostBuffer{d: d, Size: size}
+	C.fs_host_buffer_create(&d.procs, d.dev(), C.uint64_t(size), C.uint32_t(usage), &hb.b)
+	if hb.b.failed != nil {
+		return nil, fmt.Errorf("vk: %s(%d bytes): %w", C.GoString(hb.b.failed), size, vk.Error(vk.Result(hb.b.rc)))
 	}
-	var buf vk.Buffer
-	r := vk.CreateBuffer(d.Handle, &bci, nil, &buf)
-	bci.Free() // vulkan-go's C copy of it
-	if r != vk.Success {
-		return nil, fmt.Errorf("vk: vkCreateBuffer(%d bytes): %w", size, vk.Error(r))
-	}
-	hb := &HostBuffer{dev: d.Handle, Buffer: buf, Size: size}
-	var req vk.MemoryRequirements
-	vk.GetBufferMemoryRequirements(d.Handle, buf, &req)
-	req.Deref()
-	req.Free() // vulkan-go's C copies of out-parameters, read by Deref
-	var props vk.PhysicalDeviceMemoryProperties
-	vk.GetPhysicalDeviceMemoryProperties(d.Physical, &props)
-	props.Deref()
-	props.Free()
-	typ := hostType(&props, req.MemoryTypeBits)
+	typ := d.Instance.hostType(d.Physical, uint32(hb.b.memoryTypes))
 	if typ < 0 {
 		hb.Destroy()
 		return nil, errors.New("vk: no host-visible, host-coherent memory type for a buffer")
 	}
-	mai := vk.MemoryAllocateInfo{
-		SType:           vk.StructureTypeMemoryAllocateInfo,
-		AllocationSize:  req.Size,
-		MemoryTypeIndex: uint32(typ),
-	}
-	var mem vk.DeviceMemory
-	r = vk.AllocateMemory(d.Handle, &mai, nil, &mem)
-	mai.Free()
-	if r != vk.Success {
+	C.fs_host_buffer_bind(&d.procs, d.dev(), C.uint32_t(typ), &hb.b)
+	if hb.b.failed != nil {
+		err := fmt.Errorf("vk: %s(%d bytes): %w", C.GoString(hb.b.failed), uint64(hb.b.memorySize), vk.Error(vk.Result(hb.b.rc)))
 		hb.Destroy()
-		return nil, fmt.Errorf("vk: vkAllocateMemory(%d bytes): %w", req.Size, vk.Error(r))
+		return nil, err
 	}
-	hb.Memory = mem
-	if r := vk.BindBufferMemory(d.Handle, buf, mem, 0); r != vk.Success {
-		hb.Destroy()
-		return nil, fmt.Errorf("vk: vkBindBufferMemory: %w", vk.Error(r))
-	}
-	var p unsafe.Pointer
-	if r := vk.MapMemory(d.Handle, mem, 0, vk.DeviceSize(size), 0, &p); r != vk.Success {
-		hb.Destroy()
-		return nil, fmt.Errorf("vk: vkMapMemory: %w", vk.Error(r))
-	}
-	hb.Ptr = p
+	hb.Buffer = *(*vk.Buffer)(unsafe.Pointer(&hb.b.buffer))
+	hb.Ptr = hb.b.ptr
 	return hb, nil
 }
 
@@ -85,18 +60,20 @@ func (b *HostBuffer) Destroy() {
 	if b == nil {
 		return
 	}
-	if b.Ptr != nil {
-		vk.UnmapMemory(b.dev, b.Memory)
-		b.Ptr = nil
-	}
-	if b.Buffer != vk.NullBuffer {
-		vk.DestroyBuffer(b.dev, b.Buffer, nil)
-		b.Buffer = vk.NullBuffer
-	}
-	if b.Memory != vk.NullDeviceMemory {
-		vk.FreeMemory(b.dev, b.Memory, nil)
-		b.Memory = vk.NullDeviceMemory
-	}
+	C.fs_host_buffer_destroy(&b.d.procs, b.d.dev(), &b.b)
+	b.Ptr, b.Buffer = nil, vk.NullBuffer
+}
+
+// hostType returns the memory type of pd, among those allowed by bits,
+// that is host-visible and host-coherent, preferring one also
+// host-cached; -1 for none.
+func (in *Instance) hostType(pd vk.PhysicalDevice, bits uint32) int {
+	buf := C.malloc(C.fs_properties_size)
+	defer C.free(buf)
+	C.fs_get_memory_properties(&in.procs, C.fsVkPhysicalDevice(unsafe.Pointer(pd)), buf)
+	props := vk.NewPhysicalDeviceMemoryPropertiesRef(buf)
+	props.Deref()
+	return hostType(props, bits)
 }
 
 // hostType returns the memory type, among those allowed by bits, that is

@@ -1,7 +1,8 @@
 package vk
 
 /*
-#include "fsvk.h"
+#include <stdlib.h>
+#include "procs.h"
 */
 import "C"
 
@@ -132,23 +133,50 @@ func versionString(v uint32) string {
 	return fmt.Sprintf("%d.%d.%d", v>>22, (v>>12)&0x3ff, v&0xfff)
 }
 
-// Caps reads the timing capabilities of a physical device.
-func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
-	var p vk.PhysicalDeviceProperties
-	vk.GetPhysicalDeviceProperties(pd, &p)
+// physical is what Framescope reads of VkPhysicalDeviceProperties and
+// VkPhysicalDeviceFeatures.
+type physical struct {
+	name                   string
+	typ                    vk.PhysicalDeviceType
+	api, vendor, device    uint32
+	timestampPeriod        float32
+	timestampAll, pipeline bool
+}
+
+// physical reads pd's properties and features through the instance's
+// entry points, into C memory that vulkan-go's types read.
+func (in *Instance) physical(pd vk.PhysicalDevice) physical {
+	buf := C.malloc(C.fs_properties_size)
+	defer C.free(buf)
+	h := C.fsVkPhysicalDevice(unsafe.Pointer(pd))
+	C.fs_get_properties(&in.procs, h, buf)
+	p := vk.NewPhysicalDevicePropertiesRef(buf)
 	p.Deref()
 	p.Limits.Deref()
+	out := physical{name: vk.ToString(p.DeviceName[:]), typ: p.DeviceType, api: p.ApiVersion, vendor: p.VendorID,
+		device: p.DeviceID, timestampPeriod: p.Limits.TimestampPeriod, timestampAll: p.Limits.TimestampComputeAndGraphics == vk.True}
+	C.fs_get_features(&in.procs, h, buf)
+	f := vk.NewPhysicalDeviceFeaturesRef(buf)
+	f.Deref()
+	out.pipeline = f.PipelineStatisticsQuery == vk.True
+	return out
+}
+
+// Caps reads the timing capabilities of a physical device.
+func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
+	p := in.physical(pd)
 	c := Caps{
 		Index:                       index,
-		Name:                        vk.ToString(p.DeviceName[:]),
-		Type:                        deviceTypeString(p.DeviceType),
-		APIVersion:                  versionString(p.ApiVersion),
-		APIVersionCode:              p.ApiVersion,
-		Version:                     min(p.ApiVersion, in.APIVersion),
-		VendorID:                    p.VendorID,
-		DeviceID:                    p.DeviceID,
-		TimestampPeriod:             p.Limits.TimestampPeriod,
-		TimestampComputeAndGraphics: p.Limits.TimestampComputeAndGraphics == vk.True,
+		Name:                        p.name,
+		Type:                        deviceTypeString(p.typ),
+		APIVersion:                  versionString(p.api),
+		APIVersionCode:              p.api,
+		Version:                     min(p.api, in.APIVersion),
+		VendorID:                    p.vendor,
+		DeviceID:                    p.device,
+		TimestampPeriod:             p.timestampPeriod,
+		TimestampComputeAndGraphics: p.timestampAll,
+		PipelineStatisticsQuery:     p.pipeline,
 	}
 	if in.properties2 != nil && c.Version >= vk.MakeVersion(1, 1, 0) {
 		C.fs_get_device_uuid(C.fsPFN(in.properties2), C.fsVkPhysicalDevice(unsafe.Pointer(pd)), (*C.uint8_t)(unsafe.Pointer(&c.UUID[0])))
@@ -186,10 +214,6 @@ func (in *Instance) Caps(index int, pd vk.PhysicalDevice) (Caps, error) {
 		c.HostQueryReset = C.fs_host_query_reset_supported(C.fsPFN(in.features2),
 			C.fsVkPhysicalDevice(unsafe.Pointer(pd))) != 0
 	}
-	var f vk.PhysicalDeviceFeatures
-	vk.GetPhysicalDeviceFeatures(pd, &f)
-	f.Deref()
-	c.PipelineStatisticsQuery = f.PipelineStatisticsQuery == vk.True
 	return c, nil
 }
 

@@ -2,7 +2,7 @@ package vk
 
 /*
 #include <stdlib.h>
-#include "fsvk.h"
+#include "procs.h"
 */
 import "C"
 
@@ -80,6 +80,7 @@ type Device struct {
 	// not say which device it is.
 	Twins int
 
+	procs        C.fsDeviceProcs
 	ownsInstance bool
 	borrowed     bool // Wrap: the application owns the device
 	resetQP      proc
@@ -148,10 +149,7 @@ func (in *Instance) SelectPhysical(spec string) (int, vk.PhysicalDevice, error) 
 		}
 		var names []string
 		for i, pd := range pds {
-			var p vk.PhysicalDeviceProperties
-			vk.GetPhysicalDeviceProperties(pd, &p)
-			p.Deref()
-			name := vk.ToString(p.DeviceName[:])
+			name := in.physical(pd).name
 			if strings.Contains(strings.ToLower(name), strings.ToLower(spec)) {
 				return i, pd, nil
 			}
@@ -163,10 +161,7 @@ func (in *Instance) SelectPhysical(spec string) (int, vk.PhysicalDevice, error) 
 		return 0, nil, fmt.Errorf("%w: none named like %q among %q", ErrNoDevice, spec, names)
 	}
 	for i, pd := range pds {
-		var p vk.PhysicalDeviceProperties
-		vk.GetPhysicalDeviceProperties(pd, &p)
-		p.Deref()
-		if p.DeviceType == vk.PhysicalDeviceTypeDiscreteGpu || p.DeviceType == vk.PhysicalDeviceTypeIntegratedGpu {
+		if t := in.physical(pd).typ; t == vk.PhysicalDeviceTypeDiscreteGpu || t == vk.PhysicalDeviceTypeIntegratedGpu {
 			return i, pd, nil
 		}
 	}
@@ -229,12 +224,15 @@ func (in *Instance) OpenDevice(cfg Config) (*Device, error) {
 	}
 	d.Handle = vk.Device(unsafe.Pointer(ch))
 	d.PipelineStatistics = stats != 0
+	if err := d.useProcs(nil, nil); err != nil {
+		C.fs_destroy_device_via(C.fsVkInstance(unsafe.Pointer(in.Handle)), ch)
+		return nil, err
+	}
 	for _, f := range caps.Families {
 		if f.Count == 0 {
 			continue
 		}
-		var q vk.Queue
-		vk.GetDeviceQueue(d.Handle, f.Index, 0, &q)
+		q := d.queue(f.Index, 0)
 		d.Queues = append(d.Queues, Queue{Handle: q, Family: f.Index, Flags: f.Flags, Bits: f.Bits, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(wantHQR, d.Calibrated != "")
@@ -270,6 +268,10 @@ type Existing struct {
 	// Properties2: VK_KHR_get_physical_device_properties2 was enabled on
 	// the instance.
 	Properties2 bool
+	// Dispatch: the entry points to call through (a layer's next ones);
+	// zero: the loader's. With it, Instance and Physical are the handles
+	// as that level of the chain has them.
+	Dispatch Dispatch
 }
 
 // MaxWrappedQueues bounds Existing.Queues.
@@ -278,9 +280,6 @@ const MaxWrappedQueues = 256
 // Wrap loads Framescope's entry points for a device the application made.
 // Close on the result destroys nothing: the application owns the device.
 func Wrap(e Existing) (*Device, error) {
-	if err := Load(); err != nil {
-		return nil, err
-	}
 	if e.Instance == nil || e.Physical == nil || e.Device == nil {
 		return nil, errors.New("vk: Wrap needs the instance, physical device and device handles")
 	}
@@ -290,10 +289,22 @@ func Wrap(e Existing) (*Device, error) {
 	if len(e.Queues) > MaxWrappedQueues {
 		return nil, fmt.Errorf("vk: Wrap: Existing.Queues lists %d queues (at most %d)", len(e.Queues), MaxWrappedQueues)
 	}
-	if err := vk.InitInstance(e.Instance); err != nil {
-		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
+	gipa := e.Dispatch.GetInstanceProcAddr
+	if gipa == nil {
+		// The loader's, as the application calls; vulkan-go loaded for
+		// the instance, as Wrap always did for the program's own calls.
+		if err := Load(); err != nil {
+			return nil, err
+		}
+		if err := vk.InitInstance(e.Instance); err != nil {
+			return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
+		}
+		gipa = loaderGIPA()
 	}
-	in := wrapInstance(e.Instance, e.DebugUtils, e.APIVersion, e.Properties2)
+	in, err := wrapInstance(e.Instance, gipa, e.DebugUtils, e.APIVersion, e.Properties2)
+	if err != nil {
+		return nil, err
+	}
 	pds, err := in.PhysicalDevices()
 	if err != nil {
 		return nil, err
@@ -338,10 +349,12 @@ func Wrap(e Existing) (*Device, error) {
 			}
 		}
 	}
+	if err := d.useProcs(e.Dispatch.GetDeviceProcAddr, e.Dispatch.SetDeviceLoaderData); err != nil {
+		return nil, err
+	}
 	for _, r := range e.Queues {
 		f := caps.Families[r.Family]
-		var q vk.Queue
-		vk.GetDeviceQueue(d.Handle, r.Family, r.Index, &q)
+		q := d.queue(r.Family, r.Index)
 		d.Queues = append(d.Queues, Queue{Handle: q, Family: r.Family, Index: r.Index, Flags: f.Flags, Bits: f.Bits, ValidBits: f.TimestampValidBits})
 	}
 	d.loadProcs(e.HostQueryReset, e.CalibratedTimestamps && caps.CalibratedExtension != "")
@@ -350,7 +363,7 @@ func Wrap(e Existing) (*Device, error) {
 		// host query reset is on: through core Vulkan 1.2 or the
 		// extension, whichever the driver answers (it answers only the
 		// name the device enabled).
-		d.resetQP, _ = deviceProc(in.Handle, d.Handle, "vkResetQueryPool", "vkResetQueryPoolEXT")
+		d.resetQP, _ = d.lookup("vkResetQueryPool", "vkResetQueryPoolEXT")
 		d.HostQueryReset = d.resetQP != nil
 	}
 	if e.HostQueryReset && !d.HostQueryReset {
@@ -372,28 +385,28 @@ func (d *Device) resetName() string {
 func (d *Device) loadProcs(hostReset, calibrated bool) {
 	in := d.Instance
 	if hostReset {
-		d.resetQP, _ = deviceProc(in.Handle, d.Handle, d.resetName())
+		d.resetQP, _ = d.lookup(d.resetName())
 		d.HostQueryReset = d.resetQP != nil
 	}
 	if calibrated {
 		d.Calibrated = d.Caps.CalibratedExtension
 		if d.Calibrated == KHRCalibratedTimestamps {
-			d.calibrated, _ = deviceProc(in.Handle, d.Handle, "vkGetCalibratedTimestampsKHR", "vkGetCalibratedTimestampsEXT")
+			d.calibrated, _ = d.lookup("vkGetCalibratedTimestampsKHR", "vkGetCalibratedTimestampsEXT")
 		} else {
-			d.calibrated, _ = deviceProc(in.Handle, d.Handle, "vkGetCalibratedTimestampsEXT")
+			d.calibrated, _ = d.lookup("vkGetCalibratedTimestampsEXT")
 		}
 		if d.calibrated == nil {
 			d.Calibrated = ""
 		}
 	}
-	d.barrier, _ = deviceProc(in.Handle, d.Handle, "vkCmdPipelineBarrier")
-	d.submit, _ = deviceProc(in.Handle, d.Handle, "vkQueueSubmit")
-	d.waitEvents, _ = deviceProc(in.Handle, d.Handle, "vkCmdWaitEvents")
-	d.writeTS, _ = deviceProc(in.Handle, d.Handle, "vkCmdWriteTimestamp")
-	d.copyQueries, _ = deviceProc(in.Handle, d.Handle, "vkCmdCopyQueryPoolResults")
+	d.barrier, _ = d.lookup("vkCmdPipelineBarrier")
+	d.submit, _ = d.lookup("vkQueueSubmit")
+	d.waitEvents, _ = d.lookup("vkCmdWaitEvents")
+	d.writeTS, _ = d.lookup("vkCmdWriteTimestamp")
+	d.copyQueries, _ = d.lookup("vkCmdCopyQueryPoolResults")
 	if in.DebugUtils {
-		d.beginLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdBeginDebugUtilsLabelEXT")
-		d.endLabel, _ = deviceProc(in.Handle, d.Handle, "vkCmdEndDebugUtilsLabelEXT")
+		d.beginLabel, _ = d.lookup("vkCmdBeginDebugUtilsLabelEXT")
+		d.endLabel, _ = d.lookup("vkCmdEndDebugUtilsLabelEXT")
 	}
 }
 
@@ -462,7 +475,7 @@ func (d *Device) Close() {
 		}
 	}
 	if len(users) > 0 || !d.borrowed {
-		vk.DeviceWaitIdle(d.Handle)
+		d.WaitIdle()
 	}
 	for i := len(users) - 1; i >= 0; i-- {
 		if users[i].release != nil {
@@ -470,7 +483,7 @@ func (d *Device) Close() {
 		}
 	}
 	if !d.borrowed {
-		vk.DestroyDevice(d.Handle, nil)
+		C.fs_destroy_device(&d.procs, d.dev())
 		if d.ownsInstance {
 			d.Instance.Destroy()
 		}
@@ -648,10 +661,7 @@ func (in *Instance) twins(name string) int {
 	}
 	n := 0
 	for _, pd := range pds {
-		var p vk.PhysicalDeviceProperties
-		vk.GetPhysicalDeviceProperties(pd, &p)
-		p.Deref()
-		if vk.ToString(p.DeviceName[:]) == name {
+		if in.physical(pd).name == name {
 			n++
 		}
 	}

@@ -2,7 +2,7 @@ package vk
 
 /*
 #include <stdlib.h>
-#include "fsvk.h"
+#include "procs.h"
 */
 import "C"
 
@@ -65,14 +65,14 @@ func InstanceLayers() (map[string]bool, error) {
 // DeviceExtensions lists the device extensions a physical device offers.
 func (in *Instance) DeviceExtensions(pd vk.PhysicalDevice) (map[string]bool, error) {
 	return names("vkEnumerateDeviceExtensionProperties", func(b *C.char, c C.uint32_t) C.int {
-		return C.fs_device_extensions(C.fsVkInstance(unsafe.Pointer(in.Handle)), C.fsVkPhysicalDevice(unsafe.Pointer(pd)), b, c)
+		return C.fs_device_extensions(in.procs.deviceExtensions, C.fsVkPhysicalDevice(unsafe.Pointer(pd)), b, c)
 	})
 }
 
 // queueFamilies reads a physical device's queue families.
 func (in *Instance) queueFamilies(pd vk.PhysicalDevice) ([]FamilyCaps, error) {
 	var fams [64]C.fsFamily
-	n := C.fs_queue_families(C.fsVkInstance(unsafe.Pointer(in.Handle)), C.fsVkPhysicalDevice(unsafe.Pointer(pd)), &fams[0], 64)
+	n := C.fs_queue_families(in.procs.queueFamilies, C.fsVkPhysicalDevice(unsafe.Pointer(pd)), &fams[0], 64)
 	if n < 0 {
 		return nil, fmt.Errorf("vk: vkGetPhysicalDeviceQueueFamilyProperties: %w", vk.Error(vk.Result(n)))
 	}

@@ -65,12 +65,12 @@ fsPFN fs_instance_proc(fsVkInstance instance, const char *name) {
 	return gipa(instance, name);
 }
 
-fsPFN fs_device_proc(fsVkInstance instance, fsVkDevice device, const char *name) {
+typedef void (*fsPFN_DestroyDevice)(fsVkDevice, const void *);
+void fs_destroy_device_via(fsVkInstance instance, fsVkDevice device) {
 	fsPFN_GetDeviceProcAddr gdpa = (fsPFN_GetDeviceProcAddr)fs_instance_proc(instance, "vkGetDeviceProcAddr");
-	if (gdpa == NULL) {
-		return NULL;
-	}
-	return gdpa(device, name);
+	fsPFN destroy = gdpa ? gdpa(device, "vkDestroyDevice") : NULL;
+	if (destroy)
+		((fsPFN_DestroyDevice)destroy)(device, NULL);
 }
 
 typedef fsVkResult (*fsPFN_GetCalibrateableTimeDomains)(fsVkPhysicalDevice, uint32_t *, int32_t *);
@@ -453,8 +453,8 @@ int fs_instance_layers(char *names, uint32_t cap) {
 	return out;
 }
 
-int fs_device_extensions(fsVkInstance inst, fsVkPhysicalDevice pd, char *names, uint32_t cap) {
-	fsPFN_EnumDeviceExts fn = (fsPFN_EnumDeviceExts)fs_instance_proc(inst, "vkEnumerateDeviceExtensionProperties");
+int fs_device_extensions(fsPFN enumerate, fsVkPhysicalDevice pd, char *names, uint32_t cap) {
+	fsPFN_EnumDeviceExts fn = (fsPFN_EnumDeviceExts)enumerate;
 	if (fn == NULL) {
 		return -3;
 	}
@@ -473,8 +473,8 @@ int fs_device_extensions(fsVkInstance inst, fsVkPhysicalDevice pd, char *names, 
 	return out;
 }
 
-int fs_queue_families(fsVkInstance inst, fsVkPhysicalDevice pd, fsFamily *out, uint32_t cap) {
-	fsPFN_QueueFamilies fn = (fsPFN_QueueFamilies)fs_instance_proc(inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+int fs_queue_families(fsPFN families, fsVkPhysicalDevice pd, fsFamily *out, uint32_t cap) {
+	fsPFN_QueueFamilies fn = (fsPFN_QueueFamilies)families;
 	if (fn == NULL) {
 		return -3;
 	}

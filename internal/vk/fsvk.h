@@ -47,7 +47,7 @@ typedef struct {
 int fs_open_loader(const char *name, char *err, size_t errlen);
 void *fs_get_instance_proc_addr_ptr(void);
 fsPFN fs_instance_proc(fsVkInstance instance, const char *name);
-fsPFN fs_device_proc(fsVkInstance instance, fsVkDevice device, const char *name);
+void fs_destroy_device_via(fsVkInstance instance, fsVkDevice device); // through the loader
 
 // Trampolines: call a loaded entry point.
 fsVkResult fs_get_calibrateable_time_domains(fsPFN fn, fsVkPhysicalDevice pd, uint32_t *count, int32_t *domains);
@@ -99,11 +99,11 @@ void fs_cmd_wait_event(fsPFN wait, fsVkCommandBuffer cmd, uint64_t event);
 // Each returns the number written, or a negative VkResult.
 int fs_instance_extensions(const char *layer, char *names, uint32_t cap); // layer NULL: the loader's
 int fs_instance_layers(char *names, uint32_t cap);
-int fs_device_extensions(fsVkInstance inst, fsVkPhysicalDevice pd, char *names, uint32_t cap);
+int fs_device_extensions(fsPFN enumerate, fsVkPhysicalDevice pd, char *names, uint32_t cap);
 typedef struct {
 	uint32_t flags, count, validBits;
 } fsFamily;
-int fs_queue_families(fsVkInstance inst, fsVkPhysicalDevice pd, fsFamily *out, uint32_t cap);
+int fs_queue_families(fsPFN families, fsVkPhysicalDevice pd, fsFamily *out, uint32_t cap);
 
 // Validation messages.
 fsVkResult fs_create_messenger(fsPFN create, fsVkInstance instance, fsVkDebugUtilsMessenger *out);

@@ -2,7 +2,7 @@ package vk
 
 /*
 #include <stdlib.h>
-#include "fsvk.h"
+#include "procs.h"
 */
 import "C"
 
@@ -73,6 +73,7 @@ type Instance struct {
 	createMessenger proc
 	destroyMsg      proc
 	messenger       C.fsVkDebugUtilsMessenger
+	procs           C.fsInstanceProcs
 }
 
 func cstr(s string) string { return s + "\x00" }
@@ -156,11 +157,15 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		return nil, fmt.Errorf("vk: vkCreateInstance: %w", vk.Error(vk.Result(r)))
 	}
 	h := vk.Instance(unsafe.Pointer(ch))
-	if err := vk.InitInstance(h); err != nil {
+	if err := vk.InitInstance(h); err != nil { // for the program's vulkan-go calls (OpenDevice says so)
 		vk.DestroyInstance(h, nil)
 		return nil, fmt.Errorf("vk: loading instance entry points: %w", err)
 	}
-	in := wrapInstance(h, debugUtils, api, false)
+	in, err := wrapInstance(h, loaderGIPA(), debugUtils, api, false)
+	if err != nil {
+		C.fs_destroy_instance(&in.procs, C.fsVkInstance(unsafe.Pointer(h)))
+		return nil, err
+	}
 	in.Validation = validation
 	if validation {
 		if in.createMessenger == nil || in.destroyMsg == nil {
@@ -176,28 +181,32 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	return in, nil
 }
 
-// wrapInstance loads Framescope's instance-level entry points for h, an
-// instance of API version api with VK_KHR_get_physical_device_properties2
-// enabled or not (props2ext): only those the version and extensions allow,
-// as the loader answers a name whatever the version.
-func wrapInstance(h vk.Instance, debugUtils bool, api uint32, props2ext bool) *Instance {
+// wrapInstance loads Framescope's instance-level entry points for h
+// through gipa, for an instance of API version api with
+// VK_KHR_get_physical_device_properties2 enabled or not (props2ext): only
+// those the version and extensions allow, as the loader answers a name
+// whatever the version.
+func wrapInstance(h vk.Instance, gipa unsafe.Pointer, debugUtils bool, api uint32, props2ext bool) (*Instance, error) {
 	in := &Instance{Handle: h, DebugUtils: debugUtils, APIVersion: max(api, vk.MakeVersion(1, 0, 0))}
-	in.timeDomains, _ = instanceProc(h, "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+	if err := in.useProcs(gipa); err != nil {
+		return in, err
+	}
+	in.timeDomains, _ = in.lookup("vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
 		"vkGetPhysicalDeviceCalibrateableTimeDomainsEXT")
 	switch {
 	case in.APIVersion >= vk.MakeVersion(1, 1, 0):
-		in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2")
-		in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2")
+		in.features2, _ = in.lookup("vkGetPhysicalDeviceFeatures2")
+		in.properties2, _ = in.lookup("vkGetPhysicalDeviceProperties2")
 	case props2ext:
-		in.features2, _ = instanceProc(h, "vkGetPhysicalDeviceFeatures2KHR")
-		in.properties2, _ = instanceProc(h, "vkGetPhysicalDeviceProperties2KHR")
+		in.features2, _ = in.lookup("vkGetPhysicalDeviceFeatures2KHR")
+		in.properties2, _ = in.lookup("vkGetPhysicalDeviceProperties2KHR")
 	}
 	in.Properties2 = in.features2 != nil && in.properties2 != nil
 	if debugUtils {
-		in.createMessenger, _ = instanceProc(h, "vkCreateDebugUtilsMessengerEXT")
-		in.destroyMsg, _ = instanceProc(h, "vkDestroyDebugUtilsMessengerEXT")
+		in.createMessenger, _ = in.lookup("vkCreateDebugUtilsMessengerEXT")
+		in.destroyMsg, _ = in.lookup("vkDestroyDebugUtilsMessengerEXT")
 	}
-	return in
+	return in, nil
 }
 
 // Destroy destroys the instance. Destroy devices first.
@@ -209,21 +218,37 @@ func (in *Instance) Destroy() {
 		C.fs_destroy_messenger(C.fsPFN(in.destroyMsg), C.fsVkInstance(unsafe.Pointer(in.Handle)), in.messenger)
 		in.messenger = 0
 	}
-	vk.DestroyInstance(in.Handle, nil)
+	C.fs_destroy_instance(&in.procs, C.fsVkInstance(unsafe.Pointer(in.Handle)))
 	in.Handle = nil
 }
 
+// maxPhysical bounds the physical devices an instance lists.
+const maxPhysical = 256
+
 // PhysicalDevices lists the instance's physical devices in the loader's order.
 func (in *Instance) PhysicalDevices() ([]vk.PhysicalDevice, error) {
-	var n uint32
-	if r := vk.EnumeratePhysicalDevices(in.Handle, &n, nil); r != vk.Success {
+	h := C.fsVkInstance(unsafe.Pointer(in.Handle))
+	var n C.uint32_t
+	if r := vk.Result(C.fs_enumerate_physical(&in.procs, h, &n, nil)); r != vk.Success {
 		return nil, fmt.Errorf("vk: vkEnumeratePhysicalDevices: %w", vk.Error(r))
 	}
-	pds := make([]vk.PhysicalDevice, n)
-	if r := vk.EnumeratePhysicalDevices(in.Handle, &n, pds); r != vk.Success && r != vk.Incomplete {
+	if n == 0 {
+		return nil, nil
+	}
+	if n > maxPhysical {
+		n = maxPhysical
+	}
+	// C memory: the driver writes the handles there.
+	arr := (*C.fsVkPhysicalDevice)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.fsVkPhysicalDevice(nil)))))
+	defer C.free(unsafe.Pointer(arr))
+	if r := vk.Result(C.fs_enumerate_physical(&in.procs, h, &n, arr)); r != vk.Success && r != vk.Incomplete {
 		return nil, fmt.Errorf("vk: vkEnumeratePhysicalDevices: %w", vk.Error(r))
 	}
-	return pds[:n], nil
+	pds := make([]vk.PhysicalDevice, int(n))
+	for i, pd := range unsafe.Slice(arr, int(n)) {
+		pds[i] = vk.PhysicalDevice(unsafe.Pointer(pd))
+	}
+	return pds, nil
 }
 
 // ValidationCounts returns how many validation warnings and errors have been

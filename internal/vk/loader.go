@@ -65,29 +65,8 @@ func load() error {
 // proc is a loaded entry point; nil when absent.
 type proc C.fsPFN
 
-func instanceProc(inst vk.Instance, names ...string) (proc, string) {
-	for _, n := range names {
-		cn := C.CString(n)
-		p := C.fs_instance_proc(C.fsVkInstance(unsafe.Pointer(inst)), cn)
-		C.free(unsafe.Pointer(cn))
-		if p != nil {
-			return proc(p), n
-		}
-	}
-	return nil, ""
-}
-
-func deviceProc(inst vk.Instance, dev vk.Device, names ...string) (proc, string) {
-	for _, n := range names {
-		cn := C.CString(n)
-		p := C.fs_device_proc(C.fsVkInstance(unsafe.Pointer(inst)), C.fsVkDevice(unsafe.Pointer(dev)), cn)
-		C.free(unsafe.Pointer(cn))
-		if p != nil {
-			return proc(p), n
-		}
-	}
-	return nil, ""
-}
+// loaderGIPA is the loader's vkGetInstanceProcAddr (after Load).
+func loaderGIPA() unsafe.Pointer { return C.fs_get_instance_proc_addr_ptr() }
 
 // handle64 reads a non-dispatchable handle (8 bytes on 64-bit) as uint64.
 func handle64[T any](h T) uint64 {

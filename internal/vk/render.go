@@ -39,7 +39,7 @@ type Graphics struct {
 
 // proc loads one of the device's entry points; nil when absent.
 func (d *Device) proc(name string) proc {
-	p, _ := deviceProc(d.Instance.Handle, d.Handle, name)
+	p, _ := d.lookup(name)
 	return p
 }
 

@@ -20,6 +20,8 @@ import "C"
 
 import (
 	"unsafe"
+
+	"github.com/framescope/framescope/profiler"
 )
 
 func main() {}
@@ -28,10 +30,11 @@ func main() {}
 // event; see layer/shim/shim.h for when each is called.
 
 //export framescope_go_device_created
-func framescope_go_device_created(instance unsafe.Pointer, physical C.uint32_t, device unsafe.Pointer, api, flags C.uint32_t, n C.uint32_t, families, counts *C.uint32_t) {
+func framescope_go_device_created(instance, physical, device, gipa, gdpa, setLoaderData unsafe.Pointer, api, flags C.uint32_t, n C.uint32_t, families, counts *C.uint32_t) {
 	fam := unsafe.Slice((*uint32)(unsafe.Pointer(families)), int(n))
 	cnt := unsafe.Slice((*uint32)(unsafe.Pointer(counts)), int(n))
-	the.deviceCreated(instance, uint32(physical), device, uint32(api), uint32(flags), fam, cnt)
+	chain := profiler.Dispatch{GetInstanceProcAddr: gipa, GetDeviceProcAddr: gdpa, SetDeviceLoaderData: setLoaderData}
+	the.deviceCreated(instance, physical, device, chain, uint32(api), uint32(flags), fam, cnt)
 }
 
 //export framescope_go_device_destroyed

@@ -1,19 +1,5 @@
 package main
 
-/*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdint.h>
-
-// loader_gipa returns the loader's vkGetInstanceProcAddr: the program
-// loaded the loader, so that the layer could be loaded.
-static void *loader_gipa(void) {
-	void *h = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD);
-	return h ? dlsym(h, "vkGetInstanceProcAddr") : NULL;
-}
-*/
-import "C"
-
 import (
 	"fmt"
 	"os"
@@ -65,7 +51,6 @@ var the = &layer{
 type device struct {
 	handle   unsafe.Pointer
 	existing profiler.Existing
-	physical uint32 // its place in the instance's list of physical devices
 	wrap     sync.Once
 	dev      *profiler.Device
 	err      error
@@ -114,10 +99,12 @@ var kindNames = map[int]string{
 	zoneDispatch:   "dispatch",
 }
 
-func (l *layer) deviceCreated(instance unsafe.Pointer, physical uint32, dev unsafe.Pointer, api, flags uint32, families, counts []uint32) {
+func (l *layer) deviceCreated(instance, physical, dev unsafe.Pointer, chain profiler.Dispatch, api, flags uint32, families, counts []uint32) {
 	e := profiler.Existing{
 		Instance:             vkg.Instance(instance),
+		Physical:             vkg.PhysicalDevice(physical),
 		Device:               vkg.Device(dev),
+		Dispatch:             chain,
 		HostQueryReset:       flags&1 != 0,
 		CalibratedTimestamps: flags&2 != 0,
 		DebugUtils:           flags&4 != 0,
@@ -134,50 +121,22 @@ func (l *layer) deviceCreated(instance unsafe.Pointer, physical uint32, dev unsa
 	if l.p == nil {
 		l.start()
 	}
-	l.devices[dev] = &device{handle: dev, existing: e, physical: physical, ctxs: map[uint32]*profiler.GPU{}}
+	l.devices[dev] = &device{handle: dev, existing: e, ctxs: map[uint32]*profiler.GPU{}}
 }
 
-// wrapped returns the profiler's view of d, made on first use: the
-// device cannot be used through the loader until vkCreateDevice has
-// returned to the program.
+// wrapped returns the profiler's view of d, made on first use. The
+// profiler calls Vulkan down the chain from the layer (Existing.Dispatch),
+// with the handles as the layer has them: never through the loader's top,
+// where the layers above may hold a lock while they call into this one,
+// and never through vulkan-go's process-wide table, which another
+// thread's instance would load again under a recording thread.
 func (d *device) wrapped() *profiler.Device {
 	d.wrap.Do(func() {
-		if d.existing.Physical, d.err = programPhysical(d.existing.Instance, d.physical); d.err == nil {
-			d.dev, d.err = profiler.WrapDevice(d.existing)
-		}
-		if d.err != nil {
+		if d.dev, d.err = profiler.WrapDevice(d.existing); d.err != nil {
 			fmt.Fprintf(os.Stderr, "framescope layer: %v: its zones are not profiled\n", d.err)
 		}
 	})
 	return d.dev
-}
-
-// programPhysical returns the program's handle of the instance's
-// physical device at ordinal, as the loader lists them to the program.
-func programPhysical(inst vkg.Instance, ordinal uint32) (vkg.PhysicalDevice, error) {
-	gipa := C.loader_gipa()
-	if gipa == nil {
-		return nil, fmt.Errorf("no libvulkan.so.1 in the process")
-	}
-	vkg.SetGetInstanceProcAddr(gipa)
-	if err := vkg.Init(); err != nil {
-		return nil, err
-	}
-	if err := vkg.InitInstance(inst); err != nil {
-		return nil, err
-	}
-	var n uint32
-	if r := vkg.EnumeratePhysicalDevices(inst, &n, nil); r != vkg.Success {
-		return nil, fmt.Errorf("vkEnumeratePhysicalDevices: %d", r)
-	}
-	pds := make([]vkg.PhysicalDevice, n)
-	if r := vkg.EnumeratePhysicalDevices(inst, &n, pds); r != vkg.Success && r != vkg.Incomplete {
-		return nil, fmt.Errorf("vkEnumeratePhysicalDevices: %d", r)
-	}
-	if ordinal >= n {
-		return nil, fmt.Errorf("the device's physical device (%d) is not among the instance's %d", ordinal, n)
-	}
-	return pds[ordinal], nil
 }
 
 // recordingQueries is each command buffer's queries (a recording has

@@ -127,19 +127,12 @@ static void tell_go(fs_device *v, VkPhysicalDevice pd, const VkDeviceCreateInfo 
 		fam[i] = ci->pQueueCreateInfos[i].queueFamilyIndex;
 		cnt[i] = ci->pQueueCreateInfos[i].queueCount;
 	}
-	uint32_t npd = 0, ordinal = UINT32_MAX;
-	if (v->inst->EnumeratePhysicalDevices(v->inst->handle, &npd, NULL) >= 0 && npd > 0 && npd <= 64) {
-		VkPhysicalDevice pds[64];
-		if (v->inst->EnumeratePhysicalDevices(v->inst->handle, &npd, pds) >= 0)
-			for (uint32_t i = 0; i < npd; i++)
-				if (pds[i] == pd)
-					ordinal = i;
-	}
 	if (v->inst->debug_utils)
 		flags |= FS_DEV_DEBUG_UTILS;
 	if (v->inst->props2)
 		flags |= FS_DEV_PROPS2;
-	fs_go.device_created(v->inst->handle, ordinal, v->handle, v->inst->api_version, flags, n, fam, cnt);
+	fs_go.device_created(v->inst->handle, pd, v->handle, (void *)v->gipa, (void *)v->gdpa, (void *)v->set_loader,
+			     v->inst->api_version, flags, n, fam, cnt);
 }
 
 static void fill(fs_device *v, VkDevice d) {
@@ -200,6 +193,12 @@ static void fill(fs_device *v, VkDevice d) {
 	GET(CmdDispatchBase);
 	if (!v->CmdDispatchBase)
 		v->CmdDispatchBase = (PFN_vkCmdDispatchBase)v->gdpa(d, "vkCmdDispatchBaseKHR");
+	GET(CmdDrawMultiEXT);
+	GET(CmdDrawMultiIndexedEXT);
+	GET(CmdDrawIndirectByteCountEXT);
+	GET(CmdDrawMeshTasksEXT);
+	GET(CmdDrawMeshTasksIndirectEXT);
+	GET(CmdDrawMeshTasksIndirectCountEXT);
 #undef GET
 }
 
@@ -212,6 +211,15 @@ static void own_request(changed *c, const VkDeviceCreateInfo *ci, fs_instance *i
 	memcpy(c->exts, ci->ppEnabledExtensionNames, ci->enabledExtensionCount * sizeof(char *));
 	c->ci.ppEnabledExtensionNames = c->exts;
 	fs_boundary_device_ask(inst, pd, &c->ci, c->exts, boundary, undo);
+}
+
+// loader_data returns the loader's vkSetDeviceLoaderData from the
+// device's create info, or NULL.
+static PFN_vkSetDeviceLoaderData loader_data(const VkDeviceCreateInfo *ci) {
+	for (const VkLayerDeviceCreateInfo *l = ci->pNext; l; l = l->pNext)
+		if (l->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && l->function == VK_LOADER_DATA_CALLBACK)
+			return l->u.pfnSetDeviceLoaderData;
+	return NULL;
 }
 
 VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, const VkAllocationCallbacks *alloc, VkDevice *out) {
@@ -261,6 +269,8 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 	v->handle = *out;
 	v->inst = inst;
 	v->gdpa = gdpa;
+	v->gipa = (PFN_vkGetInstanceProcAddr)fs_profiler_gipa;
+	v->set_loader = loader_data(ci);
 	v->frame_boundary = boundary != 0;
 	v->frame_boundary_strip = undo.strip;
 	fill(v, *out);

@@ -146,9 +146,44 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateInstance(const VkInstanceCreateIn
 	else if (props2)
 		i->GetPhysicalDeviceFeatures2 = (PFN_vkGetPhysicalDeviceFeatures2)gipa(*out, "vkGetPhysicalDeviceFeatures2KHR");
 #undef GET
+	fs_profiler_procs(i);
 	fs_add_instance(i);
 	fs_load_go();
 	return r;
+}
+
+// The instance-level commands the profiler calls (internal/vk/procs.c
+// and instance.go), at most 16.
+static const char *const profiler_names[] = {
+    "vkGetDeviceProcAddr",
+    "vkDestroyInstance",
+    "vkEnumeratePhysicalDevices",
+    "vkGetPhysicalDeviceProperties",
+    "vkGetPhysicalDeviceFeatures",
+    "vkGetPhysicalDeviceMemoryProperties",
+    "vkGetPhysicalDeviceQueueFamilyProperties",
+    "vkEnumerateDeviceExtensionProperties",
+    "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+    "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT",
+    "vkGetPhysicalDeviceFeatures2",
+    "vkGetPhysicalDeviceFeatures2KHR",
+    "vkGetPhysicalDeviceProperties2",
+    "vkGetPhysicalDeviceProperties2KHR",
+};
+
+void fs_profiler_procs(fs_instance *i) {
+	for (size_t k = 0; k < sizeof profiler_names / sizeof *profiler_names; k++)
+		i->profiler_procs[k] = i->gipa(i->handle, profiler_names[k]);
+}
+
+PFN_vkVoidFunction VKAPI_CALL fs_profiler_gipa(VkInstance instance, const char *name) {
+	fs_instance *i = instance ? fs_instance_of(instance) : NULL;
+	if (!i)
+		return NULL;
+	for (size_t k = 0; k < sizeof profiler_names / sizeof *profiler_names; k++)
+		if (strcmp(name, profiler_names[k]) == 0)
+			return i->profiler_procs[k];
+	return NULL; // nothing else: an answer now could be the top's
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc) {

@@ -38,7 +38,8 @@ static VKAPI_ATTR void VKAPI_CALL fs_GetDeviceQueue(VkDevice device, uint32_t fa
 
 static VKAPI_ATTR void VKAPI_CALL fs_GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2 *info, VkQueue *q) {
 	DEV(device);
-	v->GetDeviceQueue2(device, info, q);
+	*q = VK_NULL_HANDLE;
+	DOWN(v, GetDeviceQueue2, (device, info, q));
 	if (*q && info->flags == 0) // protected queues: not profiled
 		GO(queue, device, *q, info->queueFamilyIndex, info->queueIndex);
 }
@@ -125,12 +126,12 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass(VkCommandBuffer cmd) {
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass2(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, const VkSubpassBeginInfo *s) {
 	DEV(cmd);
 	fs_zone_begin(cmd, NULL, FS_ZONE_RENDER_PASS);
-	v->CmdBeginRenderPass2(cmd, b, s);
+	DOWN(v, CmdBeginRenderPass2, (cmd, b, s));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass2(VkCommandBuffer cmd, const VkSubpassEndInfo *e) {
 	DEV(cmd);
-	v->CmdEndRenderPass2(cmd, e);
+	DOWN(v, CmdEndRenderPass2, (cmd, e));
 	fs_zone_end(cmd, FS_ZONE_RENDER_PASS);
 }
 
@@ -139,37 +140,37 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRendering(VkCommandBuffer cmd, cons
 	// A resumed instance continues the one suspended before it: one zone.
 	if (!(info->flags & VK_RENDERING_RESUMING_BIT))
 		fs_zone_begin(cmd, NULL, FS_ZONE_RENDERING);
-	v->CmdBeginRendering(cmd, info);
+	DOWN(v, CmdBeginRendering, (cmd, info));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRendering(VkCommandBuffer cmd) {
 	DEV(cmd);
-	v->CmdEndRendering(cmd);
+	DOWN(v, CmdEndRendering, (cmd));
 	fs_zone_end(cmd, FS_ZONE_RENDERING);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cmd, const VkDebugUtilsLabelEXT *l) {
 	DEV(cmd);
-	v->CmdBeginDebugUtilsLabelEXT(cmd, l);
+	DOWN(v, CmdBeginDebugUtilsLabelEXT, (cmd, l));
 	fs_zone_begin(cmd, l->pLabelName, FS_ZONE_LABEL);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cmd) {
 	DEV(cmd);
 	fs_zone_end(cmd, FS_ZONE_LABEL);
-	v->CmdEndDebugUtilsLabelEXT(cmd);
+	DOWN(v, CmdEndDebugUtilsLabelEXT, (cmd));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerBeginEXT(VkCommandBuffer cmd, const VkDebugMarkerMarkerInfoEXT *m) {
 	DEV(cmd);
-	v->CmdDebugMarkerBeginEXT(cmd, m);
+	DOWN(v, CmdDebugMarkerBeginEXT, (cmd, m));
 	fs_zone_begin(cmd, m->pMarkerName, FS_ZONE_MARKER);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerEndEXT(VkCommandBuffer cmd) {
 	DEV(cmd);
 	fs_zone_end(cmd, FS_ZONE_MARKER);
-	v->CmdDebugMarkerEndEXT(cmd);
+	DOWN(v, CmdDebugMarkerEndEXT, (cmd));
 }
 
 // submitted hands the Go library the command buffers n submissions
@@ -220,7 +221,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit2(VkQueue q, uint32_t n, con
 	fs_boundary_call bc;
 	int ends = fs_boundary_submit(v, n, NULL, &s, &bc);
 	submitted(q, span, n, NULL, s);
-	VkResult r = v->QueueSubmit2(q, n, s, fence);
+	VkResult r = v->QueueSubmit2 ? v->QueueSubmit2(q, n, s, fence) : VK_ERROR_EXTENSION_NOT_PRESENT;
 	fs_boundary_restore(&bc);
 	cpu_end(span);
 	frames_end(ends);
@@ -233,7 +234,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_QueuePresentKHR(VkQueue q, const VkPres
 	fs_boundary_call bc;
 	VkPresentInfoKHR copy;
 	int ends = fs_boundary_present(v, &info, &copy, &bc);
-	VkResult r = v->QueuePresentKHR(q, info);
+	VkResult r = v->QueuePresentKHR ? v->QueuePresentKHR(q, info) : VK_ERROR_EXTENSION_NOT_PRESENT;
 	fs_boundary_restore(&bc);
 	cpu_end(span);
 	frames_end(ends);
@@ -245,7 +246,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_AcquireNextImageKHR(VkDevice d, VkSwapc
 							      VkFence fence, uint32_t *index) {
 	DEV(d);
 	uint64_t span = cpu_begin(FS_CPU_ACQUIRE);
-	VkResult r = v->AcquireNextImageKHR(d, sc, timeout, sem, fence, index);
+	VkResult r = v->AcquireNextImageKHR ? v->AcquireNextImageKHR(d, sc, timeout, sem, fence, index) : VK_ERROR_EXTENSION_NOT_PRESENT;
 	cpu_end(span);
 	return r;
 }
@@ -261,7 +262,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_WaitForFences(VkDevice d, uint32_t n, c
 static VKAPI_ATTR VkResult VKAPI_CALL fs_WaitSemaphores(VkDevice d, const VkSemaphoreWaitInfo *info, uint64_t timeout) {
 	DEV(d);
 	uint64_t span = cpu_begin(FS_CPU_WAIT_SEMAPHORES);
-	VkResult r = v->WaitSemaphores(d, info, timeout);
+	VkResult r = v->WaitSemaphores ? v->WaitSemaphores(d, info, timeout) : VK_ERROR_EXTENSION_NOT_PRESENT;
 	cpu_end(span);
 	return r;
 }

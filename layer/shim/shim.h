@@ -30,8 +30,20 @@ typedef struct fs_instance {
 	PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
 	PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
 	PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
+	// The profiler's instance-level entry points, as the next layer
+	// answered them when the instance was made (see fs_profiler_gipa).
+	PFN_vkVoidFunction profiler_procs[16];
 	struct fs_instance *next;
 } fs_instance;
+
+// fs_profiler_gipa is the vkGetInstanceProcAddr the layer gives the
+// profiler: the next layer's answers, as they were when the instance was
+// made. Asked later, the loader's terminator answers some names
+// (vkEnumerateDeviceExtensionProperties in 1.3.239) from the top of the
+// chain, so that a call through them would come back through the layers
+// above this one.
+PFN_vkVoidFunction VKAPI_CALL fs_profiler_gipa(VkInstance instance, const char *name);
+void fs_profiler_procs(fs_instance *i);
 
 // The device commands the layer hooks, as the next layer gives them.
 typedef struct fs_device {
@@ -39,6 +51,8 @@ typedef struct fs_device {
 	VkDevice handle;
 	fs_instance *inst;
 	PFN_vkGetDeviceProcAddr gdpa;
+	PFN_vkGetInstanceProcAddr gipa;       // the next layer's, for the profiler
+	PFN_vkSetDeviceLoaderData set_loader; // the loader's, for the profiler
 	PFN_vkDestroyDevice DestroyDevice;
 	PFN_vkBeginCommandBuffer BeginCommandBuffer;
 	PFN_vkEndCommandBuffer EndCommandBuffer;
@@ -77,6 +91,12 @@ typedef struct fs_device {
 	PFN_vkCmdDispatch CmdDispatch;
 	PFN_vkCmdDispatchIndirect CmdDispatchIndirect;
 	PFN_vkCmdDispatchBase CmdDispatchBase;
+	PFN_vkCmdDrawMultiEXT CmdDrawMultiEXT;
+	PFN_vkCmdDrawMultiIndexedEXT CmdDrawMultiIndexedEXT;
+	PFN_vkCmdDrawIndirectByteCountEXT CmdDrawIndirectByteCountEXT;
+	PFN_vkCmdDrawMeshTasksEXT CmdDrawMeshTasksEXT;
+	PFN_vkCmdDrawMeshTasksIndirectEXT CmdDrawMeshTasksIndirectEXT;
+	PFN_vkCmdDrawMeshTasksIndirectCountEXT CmdDrawMeshTasksIndirectCountEXT;
 	// frame_boundary: the program enabled VK_EXT_frame_boundary;
 	// frame_boundary_strip: the device below does not offer it, so the
 	// layer, which offered it, takes it out of what goes down.
@@ -96,11 +116,13 @@ fs_device *fs_remove_device(void *key);
 // The Go library's entry points, all NULL until it is loaded (and when it
 // could not be: the layer then passes every call through).
 typedef struct {
-	// physical is the physical device's place in the instance's list: the
-	// handle a layer sees is not the one the program (and the profiler,
-	// calling through the loader) sees.
-	void (*device_created)(void *instance, uint32_t physical, void *device, uint32_t api_version, uint32_t flags,
-			       uint32_t nqueues, const uint32_t *families, const uint32_t *counts);
+	// The handles are the layer's; gipa, gdpa and set_loader_data are
+	// the next layer's entry points and the loader's callback, through
+	// which the profiler calls Vulkan for the device: down the chain from
+	// here, never through the loader's top and the layers above.
+	void (*device_created)(void *instance, void *physical, void *device, void *gipa, void *gdpa, void *set_loader_data,
+			       uint32_t api_version, uint32_t flags, uint32_t nqueues, const uint32_t *families,
+			       const uint32_t *counts);
 	void (*device_destroyed)(void *device);
 	void (*queue)(void *device, void *queue, uint32_t family, uint32_t index);
 	void (*pool)(void *device, uint64_t pool, uint32_t family);
@@ -158,6 +180,17 @@ enum {
 	FS_CPU_QUEUE_WAIT_IDLE,
 	FS_CPU_DEVICE_WAIT_IDLE,
 };
+
+// DOWN calls the next layer's f where it has it. The loader hands a
+// program the layer's hook of a command whose extension the program did
+// not enable (asked of the instance, the loader answers for every
+// device), and tolerates its call, as the layer must: the call then goes
+// nowhere, as it would without the layer.
+#define DOWN(v, f, args)        \
+	do {                    \
+		if ((v)->f)     \
+			(v)->f args; \
+	} while (0)
 
 PFN_vkVoidFunction fs_device_hook(const char *name);
 PFN_vkVoidFunction fs_draw_hook(const char *name);

@@ -1,0 +1,36 @@
+package layer
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/framescope/framescope/internal/testkit/loopcheck"
+)
+
+// vkCmdDrawMultiEXT is a draw for -draws (Mesa's zink draws so): shapes
+// multidraw submits N render passes of one such call each, with the
+// validation layer below the layer; each is a draw zone inside its
+// render pass's.
+func TestDrawMultiUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	if err := exec.Command(prog, "multidraw", "1").Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 4 {
+			t.Skip("the device lacks VK_EXT_multi_draw")
+		}
+		t.Fatalf("shapes multidraw without the layer: %v", err)
+	}
+	const n = 20
+	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
+	tr, out := runShape(t, dir, env, prog, "multidraw", n, "-draws")
+	if validationSpoke(out) {
+		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
+	}
+	byName := map[string]int{}
+	for _, z := range loopcheck.GPUZones(tr) {
+		byName[tr.Name(z.Name)]++
+	}
+	if byName["draw"] != n || byName["render pass"] != n {
+		t.Errorf("zones %v, want %d draws and %d render passes", byName, n, n)
+	}
+	checkShapeZones(t, tr, 3*n)
+}

@@ -1,0 +1,173 @@
+// Programs that do what Vulkan allows in shapes the layer must hold for:
+//
+//   shapes threads N      the main thread records and submits labelled
+//                         regions N times while four other threads each make
+//                         and destroy an instance and a device 24 times over,
+//                         recording and submitting once on each
+//   shapes multidraw N    N submissions, each a render pass of one
+//                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
+//                         as Mesa's zink draws; exits 4 where the device
+//                         lacks the extension
+//
+// Each prints "ok" and exits 0 when it ends well.
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "vkprog.h"
+
+static void record_submit(device *d, int n) {
+	for (int k = 0; k < n; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+		label(d, "outer");
+		label(d, "inner");
+		d->end(d->cmd);
+		d->end(d->cmd);
+		CHECK(vkEndCommandBuffer(d->cmd));
+		submit_wait(d, &d->cmd, 1);
+	}
+}
+
+static void *churn(void *arg) {
+	(void)arg;
+	for (int k = 0; k < 24; k++) {
+		instance i = make_instance(VK_API_VERSION_1_3);
+		device d = make_device(&i);
+		record_submit(&d, 1);
+		destroy_device(&d);
+		vkDestroyInstance(i.inst, NULL);
+	}
+	return NULL;
+}
+
+static void threads(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	pthread_t t[4];
+	for (int k = 0; k < 4; k++)
+		pthread_create(&t[k], NULL, churn, NULL);
+	record_submit(&d, n);
+	for (int k = 0; k < 4; k++)
+		pthread_join(t[k], NULL);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
+// vertex_spv is glslc -O of
+//   #version 450
+//   void main() { gl_Position = vec4(0.0, 0.0, 0.0, 1.0); }
+static const uint32_t vertex_spv[] = {
+    0x07230203, 0x00010000, 0x000d000b, 0x00000015, 0x00000000, 0x00020011, 0x00000001, 0x0006000b, 0x00000001, 0x4c534c47,
+    0x6474732e, 0x3035342e, 0x00000000, 0x0003000e, 0x00000000, 0x00000001, 0x0006000f, 0x00000000, 0x00000004, 0x6e69616d,
+    0x00000000, 0x0000000d, 0x00050048, 0x0000000b, 0x00000000, 0x0000000b, 0x00000000, 0x00050048, 0x0000000b, 0x00000001,
+    0x0000000b, 0x00000001, 0x00050048, 0x0000000b, 0x00000002, 0x0000000b, 0x00000003, 0x00050048, 0x0000000b, 0x00000003,
+    0x0000000b, 0x00000004, 0x00030047, 0x0000000b, 0x00000002, 0x00020013, 0x00000002, 0x00030021, 0x00000003, 0x00000002,
+    0x00030016, 0x00000006, 0x00000020, 0x00040017, 0x00000007, 0x00000006, 0x00000004, 0x00040015, 0x00000008, 0x00000020,
+    0x00000000, 0x0004002b, 0x00000008, 0x00000009, 0x00000001, 0x0004001c, 0x0000000a, 0x00000006, 0x00000009, 0x0006001e,
+    0x0000000b, 0x00000007, 0x00000006, 0x0000000a, 0x0000000a, 0x00040020, 0x0000000c, 0x00000003, 0x0000000b, 0x0004003b,
+    0x0000000c, 0x0000000d, 0x00000003, 0x00040015, 0x0000000e, 0x00000020, 0x00000001, 0x0004002b, 0x0000000e, 0x0000000f,
+    0x00000000, 0x0004002b, 0x00000006, 0x00000010, 0x00000000, 0x0004002b, 0x00000006, 0x00000011, 0x3f800000, 0x0007002c,
+    0x00000007, 0x00000012, 0x00000010, 0x00000010, 0x00000010, 0x00000011, 0x00040020, 0x00000013, 0x00000003, 0x00000007,
+    0x00050036, 0x00000002, 0x00000004, 0x00000000, 0x00000003, 0x000200f8, 0x00000005, 0x00050041, 0x00000013, 0x00000014,
+    0x0000000d, 0x0000000f, 0x0003003e, 0x00000014, 0x00000012, 0x000100fd, 0x00010038,
+};
+
+static int has_device_ext(VkPhysicalDevice pd, const char *name) {
+	uint32_t n = 0;
+	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+	VkExtensionProperties *e = calloc(n ? n : 1, sizeof *e);
+	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e);
+	int found = 0;
+	for (uint32_t i = 0; i < n; i++)
+		found |= strcmp(e[i].extensionName, name) == 0;
+	free(e);
+	return found;
+}
+
+// pipeline makes a render pass of no attachment, its framebuffer, and a
+// pipeline of the vertex stage alone, rasterization discarded.
+static VkPipeline pipeline(device *d, VkRenderPass *rp, VkFramebuffer *fb, VkPipelineLayout *layout, VkShaderModule *mod) {
+	VkSubpassDescription sub = {.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS};
+	VkRenderPassCreateInfo rpi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO, .subpassCount = 1, .pSubpasses = &sub};
+	CHECK(vkCreateRenderPass(d->dev, &rpi, NULL, rp));
+	VkFramebufferCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO, .renderPass = *rp, .width = 16, .height = 16, .layers = 1};
+	CHECK(vkCreateFramebuffer(d->dev, &fi, NULL, fb));
+	VkShaderModuleCreateInfo si = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = sizeof vertex_spv, .pCode = vertex_spv};
+	CHECK(vkCreateShaderModule(d->dev, &si, NULL, mod));
+	VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+	CHECK(vkCreatePipelineLayout(d->dev, &li, NULL, layout));
+	VkPipelineShaderStageCreateInfo stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+						 .stage = VK_SHADER_STAGE_VERTEX_BIT, .module = *mod, .pName = "main"};
+	VkPipelineVertexInputStateCreateInfo vin = {.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
+	VkPipelineInputAssemblyStateCreateInfo ia = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO,
+						     .topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST};
+	VkPipelineRasterizationStateCreateInfo rs = {.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO,
+						     .rasterizerDiscardEnable = VK_TRUE, .lineWidth = 1};
+	VkGraphicsPipelineCreateInfo gi = {.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, .stageCount = 1, .pStages = &stage,
+					   .pVertexInputState = &vin, .pInputAssemblyState = &ia, .pRasterizationState = &rs,
+					   .layout = *layout, .renderPass = *rp};
+	VkPipeline p;
+	CHECK(vkCreateGraphicsPipelines(d->dev, VK_NULL_HANDLE, 1, &gi, NULL, &p));
+	return p;
+}
+
+static void multidraw(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	if (!has_device_ext(i.pd, VK_EXT_MULTI_DRAW_EXTENSION_NAME)) {
+		fprintf(stderr, "shapes: the device lacks %s\n", VK_EXT_MULTI_DRAW_EXTENSION_NAME);
+		exit(4);
+	}
+	const char *ext[] = {VK_EXT_MULTI_DRAW_EXTENSION_NAME};
+	VkPhysicalDeviceMultiDrawFeaturesEXT md = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MULTI_DRAW_FEATURES_EXT, .multiDraw = VK_TRUE};
+	device d = make_device_with(&i, ext, 1, &md);
+	PFN_vkCmdDrawMultiEXT draw_multi = (PFN_vkCmdDrawMultiEXT)vkGetDeviceProcAddr(d.dev, "vkCmdDrawMultiEXT");
+	VkRenderPass rp;
+	VkFramebuffer fb;
+	VkPipelineLayout layout;
+	VkShaderModule mod;
+	VkPipeline p = pipeline(&d, &rp, &fb, &layout, &mod);
+	VkMultiDrawInfoEXT draws[3] = {{0, 3}, {3, 3}, {6, 3}};
+	for (int k = 0; k < n; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d.cmd, &bi));
+		VkRenderPassBeginInfo rbi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = rp, .framebuffer = fb,
+					     .renderArea = {{0, 0}, {16, 16}}};
+		vkCmdBeginRenderPass(d.cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+		vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, p);
+		draw_multi(d.cmd, 3, draws, 1, 0, sizeof(VkMultiDrawInfoEXT));
+		vkCmdEndRenderPass(d.cmd);
+		CHECK(vkEndCommandBuffer(d.cmd));
+		submit_wait(&d, &d.cmd, 1);
+	}
+	vkDeviceWaitIdle(d.dev);
+	vkDestroyPipeline(d.dev, p, NULL);
+	vkDestroyPipelineLayout(d.dev, layout, NULL);
+	vkDestroyShaderModule(d.dev, mod, NULL);
+	vkDestroyFramebuffer(d.dev, fb, NULL);
+	vkDestroyRenderPass(d.dev, rp, NULL);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
+int main(int argc, char **argv) {
+	if (argc < 3) {
+		fprintf(stderr, "usage: shapes threads|multidraw N\n");
+		return 2;
+	}
+	int n = atoi(argv[2]);
+	if (strcmp(argv[1], "threads") == 0)
+		threads(n);
+	else if (strcmp(argv[1], "multidraw") == 0)
+		multidraw(n);
+	else {
+		fprintf(stderr, "shapes: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	printf("ok\n");
+	return 0;
+}
