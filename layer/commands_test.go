@@ -34,3 +34,18 @@ func TestDrawMultiUnderLayer(t *testing.T) {
 	}
 	checkShapeZones(t, tr, 3*n)
 }
+
+// Labels through entry points the loader hands out for an extension the
+// instance did not enable (mpv's libplacebo does this): the loader and the
+// validation layer tolerate the calls, and so does the layer, which
+// passes them on where the device below has them and times them as the
+// program's zones either way. (Before, the layer called a null pointer.)
+func TestUnenabledLabelsUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	if out, err := exec.Command(prog, "unenabled", "1").CombinedOutput(); err != nil {
+		t.Fatalf("shapes unenabled without the layer: %v\n%s", err, out)
+	}
+	const n = 20
+	tr, _ := runShape(t, dir, nil, prog, "unenabled", n)
+	checkShapeZones(t, tr, 3*n)
+}

@@ -4,6 +4,11 @@
 //                         regions N times while four other threads each make
 //                         and destroy an instance and a device 24 times over,
 //                         recording and submitting once on each
+//   shapes unenabled N    labels through vkCmdBeginDebugUtilsLabelEXT, asked
+//                         of the device, on an instance that did not enable
+//                         VK_EXT_debug_utils (libplacebo does so: the
+//                         loader answers, and tolerates the call), N
+//                         submissions
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -53,6 +58,24 @@ static void threads(int n) {
 	record_submit(&d, n);
 	for (int k = 0; k < 4; k++)
 		pthread_join(t[k], NULL);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
+static void unenabled(int n) {
+	instance i = {0};
+	VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "shapes",
+				 .apiVersion = VK_API_VERSION_1_3};
+	VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+	CHECK(vkCreateInstance(&ci, NULL, &i.inst));
+	uint32_t np = 1;
+	VkResult r = vkEnumeratePhysicalDevices(i.inst, &np, &i.pd);
+	if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || np == 0) {
+		fprintf(stderr, "no physical device\n");
+		exit(2);
+	}
+	device d = make_device(&i); // asks the device for the label commands
+	record_submit(&d, n);
 	destroy_device(&d);
 	vkDestroyInstance(i.inst, NULL);
 }
@@ -156,12 +179,14 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|multidraw N\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
 	if (strcmp(argv[1], "threads") == 0)
 		threads(n);
+	else if (strcmp(argv[1], "unenabled") == 0)
+		unenabled(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
