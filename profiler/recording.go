@@ -48,7 +48,8 @@ type Recording struct {
 // recording must end in it. Record refuses, keeping the error for
 // [GPU.Err], with PipelineStatistics (not yet), on a transfer-only queue,
 // and past 256 recordings: the zones recorded into cmd until End are then
-// refused and counted (NoFrame).
+// refused and counted (NoFrame), once for each execution of cmd that
+// Submit names.
 func (g *GPU) Record(cmd vkg.CommandBuffer) Recording {
 	if g == nil || g.state.Load() != stateOpen {
 		return Recording{}

@@ -17,6 +17,7 @@ func (p *Pool) Freed(cmd vkg.CommandBuffer) {
 		return
 	}
 	k := cmdKey(cmd)
+	p.forgetOverLocked(k)
 	if a, ok := p.again[k]; ok {
 		p.forgetAgainLocked(k, a)
 	}

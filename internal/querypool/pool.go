@@ -235,10 +235,14 @@ type Pool struct {
 	// Recordings (recording.go): by command buffer, under mu; nrecs is
 	// their number, for Executed; open, the slots of those recording now,
 	// for Begin; running, those with an execution not read yet.
-	recs        map[uint64]*recording
-	nrecs       atomic.Int32
-	open        atomic.Pointer[map[uint64]*Slot]
-	running     []*recording
+	recs    map[uint64]*recording
+	nrecs   atomic.Int32
+	open    atomic.Pointer[map[uint64]*Slot]
+	running []*recording
+	// over are the command buffers whose recording was refused
+	// (overrec.go); nover their number, for Executed.
+	over        map[uint64]*overRec
+	nover       atomic.Int32
 	overlapped  atomic.Uint64
 	resubmitted atomic.Uint64
 	// resubmittedPairs: the pairs of executions submitted again (Stats).
@@ -675,6 +679,9 @@ func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, nam
 	s := p.cur.Load()
 	if m := p.open.Load(); m != nil {
 		if rs, ok := (*m)[cmdKey(cmd)]; ok { // a recording's
+			if rs == nil {
+				return p.refuseOver(cmd)
+			}
 			s = rs
 		}
 	}

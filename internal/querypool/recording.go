@@ -84,6 +84,9 @@ func (p *Pool) BeginRecording(cmd vkg.CommandBuffer) error {
 	err := p.beginRecordingLocked(cmd)
 	if err != nil {
 		p.setOpen(cmdKey(cmd), nil) // refuse its zones, rather than put them in a frame's slot
+		err = p.overLocked(cmdKey(cmd), err)
+	} else {
+		p.forgetOverLocked(cmdKey(cmd))
 	}
 	return err
 }
@@ -242,7 +245,7 @@ func (p *Pool) dropOpen(k uint64) {
 // frame, carry the recordings among them: each is one execution. Cheap
 // when the pool has no recording.
 func (p *Pool) Executed(frame, key uint64, cmds []vkg.CommandBuffer) {
-	if p.nrecs.Load() == 0 {
+	if p.nrecs.Load() == 0 && p.nover.Load() == 0 {
 		return
 	}
 	p.mu.Lock()
@@ -255,6 +258,7 @@ func (p *Pool) Executed(frame, key uint64, cmds []vkg.CommandBuffer) {
 		r := p.recs[k]
 		switch {
 		case r == nil:
+			p.executedOverLocked(k)
 		case p.oneShot(k):
 			// Recorded again without BeginRecording: a command buffer of
 			// the frame now, whose zones are the frame's.

@@ -47,7 +47,7 @@ type againCmd struct {
 func (p *Pool) pinResubmittedLocked(frame uint64, cmds []vkg.CommandBuffer) {
 	for _, c := range cmds {
 		k := cmdKey(c)
-		if k == 0 || p.recs[k] != nil {
+		if k == 0 || p.recs[k] != nil || p.over[k] != nil {
 			continue
 		}
 		a, again := p.again[k]

@@ -181,7 +181,9 @@ func (b *Probe) Wait(timeout int64) error {
 }
 
 // Done reports whether the probe's submission finished.
-func (b *Probe) Done() bool { return vk.Result(C.fs_probe_status(&b.d.procs, b.d.dev(), &b.p)) == vk.Success }
+func (b *Probe) Done() bool {
+	return vk.Result(C.fs_probe_status(&b.d.procs, b.d.dev(), &b.p)) == vk.Success
+}
 
 // Timestamp reads the timestamp the probe wrote.
 func (b *Probe) Timestamp() (uint64, error) {

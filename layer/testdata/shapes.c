@@ -9,6 +9,10 @@
 //                         VK_EXT_debug_utils (libplacebo does so: the
 //                         loader answers, and tolerates the call), N
 //                         submissions
+//   shapes many N         300 command buffers, each recorded once with a
+//                         labelled region, all submitted together N times
+//                         (the GPU runs 600 N zones: the command buffer's
+//                         and the label's)
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -76,6 +80,30 @@ static void unenabled(int n) {
 	}
 	device d = make_device(&i); // asks the device for the label commands
 	record_submit(&d, n);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
+#define MANY 300
+
+static void many(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	VkCommandBuffer cmds[MANY];
+	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d.pool,
+					  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = MANY};
+	CHECK(vkAllocateCommandBuffers(d.dev, &ai, cmds));
+	for (int k = 0; k < MANY; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+		CHECK(vkBeginCommandBuffer(cmds[k], &bi));
+		VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "work"};
+		d.begin(cmds[k], &l);
+		d.end(cmds[k]);
+		CHECK(vkEndCommandBuffer(cmds[k]));
+	}
+	for (int k = 0; k < n; k++)
+		submit_wait(&d, cmds, MANY);
+	vkFreeCommandBuffers(d.dev, d.pool, MANY, cmds);
 	destroy_device(&d);
 	vkDestroyInstance(i.inst, NULL);
 }
@@ -179,7 +207,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|multidraw N\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
@@ -187,6 +215,8 @@ int main(int argc, char **argv) {
 		threads(n);
 	else if (strcmp(argv[1], "unenabled") == 0)
 		unenabled(n);
+	else if (strcmp(argv[1], "many") == 0)
+		many(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
