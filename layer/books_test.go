@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/testkit/loopcheck"
 )
 
 // The books hold every execution the GPU ran, past the layer's limits.
@@ -29,4 +30,23 @@ func TestManyRecordingsUnderLayer(t *testing.T) {
 	if want := uint64(2 * (cmds - recordings) * n); tr.Drops.NoFrame != want || tr.Drops.Total() != want {
 		t.Errorf("drops %+v, want %d no_frame alone", tr.Drops, want)
 	}
+}
+
+// Past the 4,096 label names the layer registers, later labels share one
+// name, and the layer's own zones keep theirs: a render pass first seen
+// after 5,000 distinct labels is still "render pass" (before, it was one
+// of the "(other labels)").
+func TestOwnNamesPastLabelCapUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	const n, labels = 5000, 4096
+	tr, _ := runShape(t, dir, nil, prog, "names", n)
+	byName := map[string]int{}
+	for _, z := range loopcheck.GPUZones(tr) {
+		byName[tr.Name(z.Name)]++
+	}
+	if byName["render pass"] != 1 || byName["command buffer"] != n+1 || byName["(other labels)"] != n-labels {
+		t.Errorf("%d render pass, %d command buffer, %d (other labels) zones, want 1, %d, %d", byName["render pass"],
+			byName["command buffer"], byName["(other labels)"], n+1, n-labels)
+	}
+	checkShapeZones(t, tr, 2*n+2)
 }

@@ -49,7 +49,7 @@ func (l *layer) name(label *C.char, kind int) profiler.Name {
 		return ^profiler.Name(0)
 	}
 	if n, ok := kindNames[kind]; ok {
-		return l.names.of(n, p)
+		return l.names.own(n, p)
 	}
 	return l.names.ofC(label, p)
 }
@@ -188,11 +188,13 @@ func (l *layer) profiler() *profiler.Profiler {
 }
 
 // names are the zone names the layer registered: each once, at most
-// maxNames distinct ones (a program that labels with a counter in the
-// text would grow them without bound); the rest share otherName.
+// maxNames distinct labels (a program that labels with a counter in the
+// text would grow them without bound), the rest sharing otherName; the
+// layer's own names (kindNames, otherName) besides, never under the cap.
 type names struct {
-	mu  sync.Mutex
-	ids map[string]profiler.Name
+	mu     sync.Mutex
+	ids    map[string]profiler.Name
+	labels int // of ids, the labels'
 }
 
 const (
@@ -200,20 +202,33 @@ const (
 	otherName = "(other labels)"
 )
 
+// of is the name of label s.
 func (n *names) of(s string, p *profiler.Profiler) profiler.Name {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if id, ok := n.ids[s]; ok {
 		return id
 	}
+	if n.labels >= maxNames {
+		return n.ownLocked(otherName, p)
+	}
+	n.labels++
+	return n.ownLocked(s, p)
+}
+
+// own is the name of one of the layer's own zones (kindNames).
+func (n *names) own(s string, p *profiler.Profiler) profiler.Name {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ownLocked(s, p)
+}
+
+func (n *names) ownLocked(s string, p *profiler.Profiler) profiler.Name {
+	if id, ok := n.ids[s]; ok {
+		return id
+	}
 	if n.ids == nil {
 		n.ids = map[string]profiler.Name{}
-	}
-	if len(n.ids) >= maxNames {
-		s = otherName
-		if id, ok := n.ids[s]; ok {
-			return id
-		}
 	}
 	id := p.Name(s)
 	n.ids[s] = id
@@ -224,14 +239,18 @@ func (n *names) of(s string, p *profiler.Profiler) profiler.Name {
 // before.
 func (n *names) ofC(label *C.char, p *profiler.Profiler) profiler.Name {
 	if label == nil {
-		return n.of("(no name)", p)
+		return n.own("(no name)", p)
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(label)), C.strlen(label))
 	n.mu.Lock()
 	id, ok := n.ids[string(b)]
+	full := n.labels >= maxNames
 	n.mu.Unlock()
-	if ok {
+	switch {
+	case ok:
 		return id
+	case full: // no Go string made for a label past the cap
+		return n.own(otherName, p)
 	}
 	return n.of(string(b), p)
 }

@@ -13,6 +13,9 @@
 //                         labelled region, all submitted together N times
 //                         (the GPU runs 600 N zones: the command buffer's
 //                         and the label's)
+//   shapes names N        N submissions, each of a region labelled anew
+//                         ("label 0", "label 1", ...), then one of a render
+//                         pass
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -166,6 +169,43 @@ static VkPipeline pipeline(device *d, VkRenderPass *rp, VkFramebuffer *fb, VkPip
 	return p;
 }
 
+static void names(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	char name[32];
+	for (int k = 0; k < n; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d.cmd, &bi));
+		snprintf(name, sizeof name, "label %d", k);
+		label(&d, name);
+		d.end(d.cmd);
+		CHECK(vkEndCommandBuffer(d.cmd));
+		submit_wait(&d, &d.cmd, 1);
+	}
+	VkRenderPass rp;
+	VkFramebuffer fb;
+	VkPipelineLayout layout;
+	VkShaderModule mod;
+	VkPipeline p = pipeline(&d, &rp, &fb, &layout, &mod);
+	VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+				       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+	CHECK(vkBeginCommandBuffer(d.cmd, &bi));
+	VkRenderPassBeginInfo rbi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = rp, .framebuffer = fb,
+				     .renderArea = {{0, 0}, {16, 16}}};
+	vkCmdBeginRenderPass(d.cmd, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+	vkCmdEndRenderPass(d.cmd);
+	CHECK(vkEndCommandBuffer(d.cmd));
+	submit_wait(&d, &d.cmd, 1);
+	vkDestroyPipeline(d.dev, p, NULL);
+	vkDestroyPipelineLayout(d.dev, layout, NULL);
+	vkDestroyShaderModule(d.dev, mod, NULL);
+	vkDestroyFramebuffer(d.dev, fb, NULL);
+	vkDestroyRenderPass(d.dev, rp, NULL);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 static void multidraw(int n) {
 	instance i = make_instance(VK_API_VERSION_1_3);
 	if (!has_device_ext(i.pd, VK_EXT_MULTI_DRAW_EXTENSION_NAME)) {
@@ -207,7 +247,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|names|multidraw N\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
@@ -217,6 +257,8 @@ int main(int argc, char **argv) {
 		unenabled(n);
 	else if (strcmp(argv[1], "many") == 0)
 		many(n);
+	else if (strcmp(argv[1], "names") == 0)
+		names(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
