@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +34,8 @@ var layerFiles = []string{layerManifest, "libVkLayer_framescope.so", "libframesc
 
 // runOptions are run's flags, which reach the layer as its environment.
 type runOptions struct {
-	out, layer, live     string
+	out, outDir          string // checkOut's: -o as the layer writes it, and its directory
+	layer, live          string
 	frameEvery, window   uint
 	cpuBudget, gpuBudget time.Duration
 	renderStages, draws  bool
@@ -50,21 +53,70 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	layer, err := findLayer(o.layer)
+	if err == nil {
+		o.out, o.outDir, err = checkOut(o.out)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope run: %v\n", err)
 		return 2
 	}
-	if err := os.Remove(o.out); err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stderr, "framescope run: %v\n", err)
-		return 2
-	}
-	code, err := runWithLayer(prog, layer, o, stdout, stderr)
+	runDir, err := os.MkdirTemp("", "framescope-run-")
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope run: %v\n", err)
 		return 2
 	}
-	summarizeTrace(stderr, o.out)
+	defer os.RemoveAll(runDir)
+	code, end, err := runWithLayer(prog, layer, o.env(runDir), stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope run: %v\n", err)
+		return 2
+	}
+	reportTraces(stderr, runDir, end)
 	return code
+}
+
+// checkOut checks -o before the program runs, touching nothing there: it
+// must be a regular file or nothing yet, in a directory this user can
+// write (the layer writes the trace beside it and renames it into place).
+// It returns the path to write (a link's target: a link stays a link)
+// and its directory; with no -o, "" and this directory.
+func checkOut(out string) (path, dir string, err error) {
+	if out == "" {
+		dir, err = os.Getwd()
+		if err == nil {
+			err = writable(dir, "this directory")
+		}
+		return "", dir, err
+	}
+	path, err = filepath.Abs(out)
+	if err != nil {
+		return "", "", err
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return "", "", fmt.Errorf("-o %s is a directory: name the trace file (such as %s)", out, filepath.Join(out, "run.perfetto-trace"))
+	case err == nil && !st.Mode().IsRegular():
+		return "", "", fmt.Errorf("-o %s is not a regular file (%v), which the trace would replace: name a file", out, st.Mode().Type())
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return "", "", fmt.Errorf("-o %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	dir = filepath.Dir(path)
+	return path, dir, writable(dir, "-o "+out+": its directory")
+}
+
+// writable checks that a file can be made in dir, by making one and
+// removing it.
+func writable(dir, what string) error {
+	f, err := os.CreateTemp(dir, ".framescope-check-*")
+	if err != nil {
+		return fmt.Errorf("%s cannot take the trace: %v", what, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // parseRun reads run's flags, checking each against its bound.
@@ -72,7 +124,7 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	var o runOptions
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.out, "o", "", "the trace to write (default: PROGRAM.perfetto-trace)")
+	fs.StringVar(&o.out, "o", "", "the trace `FILE` to write (default: NAME.perfetto-trace here, NAME the program that makes the first Vulkan device, such as vkcube under xvfb-run); each other process that profiles writes its own beside it: FILE less .perfetto-trace, then .PID.perfetto-trace")
 	fs.UintVar(&o.frameEvery, "frame-every", 0, fmt.Sprintf("end a frame every N submissions, not at each vkQueuePresentKHR or VK_EXT_frame_boundary mark (for programs that give neither; at most %d)", maxFrameEvery))
 	fs.UintVar(&o.window, "window", 0, fmt.Sprintf("a flight recorder: keep the last N frames and write them at exit, not the whole run (at most %d)", maxRunWindow))
 	fs.DurationVar(&o.cpuBudget, "cpu-budget", 0, "with -window: write each frame over this CPU time, with the window before it, beside FILE (FILE-over-FRAME.perfetto-trace, 16 at most)")
@@ -80,13 +132,14 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	fs.BoolVar(&o.draws, "draws", false, "also a zone for each draw and dispatch command (a zone costs more than a small draw)")
 	fs.BoolVar(&o.renderStages, "render-stages", true, "also write GPU zones as Perfetto's own GPU render stages and counters (ui.perfetto.dev's GPU group)")
 	fs.StringVar(&o.live, "live", "", "serve the live view on this address (such as 127.0.0.1:6060) at /debug/framescope/")
-	fs.StringVar(&o.layer, "layer", "", "the directory `make layer` built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
+	fs.StringVar(&o.layer, "layer", "", "the `DIR` that make layer built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: framescope run [flags] -- PROGRAM [ARGS...]")
 		fmt.Fprintln(stderr, "Runs PROGRAM with Framescope's Vulkan layer, which profiles every Vulkan device it")
 		fmt.Fprintln(stderr, "makes: a GPU zone per command buffer, render pass, dynamic-rendering instance and debug")
 		fmt.Fprintln(stderr, "label, a frame per present, CPU spans for submits, presents and waits. The trace is")
-		fmt.Fprintln(stderr, "streamed to FILE while it runs; a summary follows at exit. The exit status is PROGRAM's.")
+		fmt.Fprintln(stderr, "streamed to FILE while it runs; a summary of each trace written follows at exit. The exit")
+		fmt.Fprintln(stderr, "status is PROGRAM's.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -110,15 +163,13 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	case (o.cpuBudget > 0 || o.gpuBudget > 0) && o.window == 0:
 		return bad("-cpu-budget and -gpu-budget need -window: a frame over budget is written with the window before it")
 	}
-	if o.out == "" {
-		o.out = filepath.Base(prog[0]) + ".perfetto-trace"
-	}
 	return o, prog, true
 }
 
-// env is what the layer reads of o (layer/lib/config.go).
-func (o runOptions) env(out string) []string {
-	e := []string{"FRAMESCOPE_OUT=" + out,
+// env is what the layer reads of o (layer/lib/config.go), runDir the
+// directory where the run's processes claim -o and record their traces.
+func (o runOptions) env(runDir string) []string {
+	e := []string{"FRAMESCOPE_OUT=" + o.out, "FRAMESCOPE_OUT_DIR=" + o.outDir, "FRAMESCOPE_RUN_DIR=" + runDir,
 		fmt.Sprintf("FRAMESCOPE_FRAME_EVERY=%d", o.frameEvery),
 		fmt.Sprintf("FRAMESCOPE_WINDOW=%d", o.window),
 		fmt.Sprintf("FRAMESCOPE_RENDER_STAGES=%t", o.renderStages),
@@ -196,56 +247,206 @@ func layerEnv(env []string, dir string, own []string) []string {
 }
 
 // runWithLayer runs prog to its end, passing it the signals that would
-// end framescope, and returns its exit status (128+N for signal N).
-func runWithLayer(prog []string, dir string, o runOptions, stdout, stderr io.Writer) (int, error) {
-	abs, err := filepath.Abs(o.out)
-	if err != nil {
-		return 0, err
-	}
+// end framescope, and returns its exit status (128+N for signal N) and
+// how it ended, in words ("" for status 0).
+//
+// The program runs in framescope's process group, as it would run
+// without it, so that it keeps the terminal. A Ctrl-C or Ctrl-\ at the
+// terminal signals the whole foreground group, the program already
+// among it: that one is not passed on again (forwarded reports whether
+// framescope's group is the terminal's foreground group). The rest (a
+// kill of framescope's pid, from a script) are passed on, once each.
+func runWithLayer(prog []string, dir string, env []string, stdout, stderr io.Writer) (int, string, error) {
 	cmd := exec.Command(prog[0], prog[1:]...)
-	cmd.Env = layerEnv(os.Environ(), dir, o.env(abs))
+	cmd.Env = layerEnv(os.Environ(), dir, env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case s := <-sigs:
-				cmd.Process.Signal(s)
+				if forwarded(s) {
+					cmd.Process.Signal(s)
+				}
 			case <-done:
 				return
 			}
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	close(done)
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
+	if !errors.As(err, &ee) {
+		return 0, "", err
 	}
-	return 0, err
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal()), nil
+	}
+	return ee.ExitCode(), fmt.Sprintf("exited with status %d", ee.ExitCode()), nil
 }
 
-// summarizeTrace prints what the trace holds, as the demo does at its end.
-func summarizeTrace(w io.Writer, path string) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(w, "framescope run: no trace: the program made no Vulkan instance the layer could profile (see its messages above)\n")
+// forwarded reports whether s is passed on to the program: not a Ctrl-C
+// or Ctrl-\ that the terminal sent to framescope's process group, the
+// program's too.
+func forwarded(s os.Signal) bool {
+	return (s != os.Interrupt && s != syscall.SIGQUIT) || !terminalForeground()
+}
+
+// A trace record, as the layer writes one in the run directory
+// (layer/lib/config.go, claimPath): a file named ID (a pid, -K after it
+// for a later image of the process) of three lines.
+type traceRecord struct {
+	id, path, tmp, prog string
+	owner               bool // the process that claimed -o
+	pid, image          int
+}
+
+// Bounds of what framescope run reads of the run directory.
+const (
+	maxRecords     = 256 // records reported; later ones are counted
+	maxRecordBytes = 3 * 4096
+)
+
+// reportTraces lists every trace the program's processes wrote, -o's
+// first, each with its summary, and says how the program ended where no
+// trace came of it.
+func reportTraces(w io.Writer, runDir, end string) {
+	recs, more, err := readRecords(runDir)
+	if err != nil {
+		fmt.Fprintf(w, "framescope run: reading the run's records: %v\n", err)
+	}
+	if len(recs) == 0 {
+		fmt.Fprintf(w, "framescope run: no trace: the program made no Vulkan device the layer could profile (see its messages above)%s\n", endNote(end))
+	}
+	for _, r := range recs {
+		if len(recs) > 1 {
+			fmt.Fprintf(w, "process %s (%s):\n", r.id, r.prog)
+		}
+		summarizeTrace(w, r, end)
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "framescope run: %d more processes wrote traces beside these (%d listed at most)\n", more, maxRecords)
+	}
+}
+
+func endNote(end string) string {
+	if end == "" {
+		return ""
+	}
+	return "; the program " + end
+}
+
+// readRecords reads the run directory's records, the owner's first, then
+// by pid; past maxRecords, it counts them.
+func readRecords(dir string) ([]traceRecord, int, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer d.Close()
+	owner, _ := readSmall(filepath.Join(dir, "owner"))
+	var recs []traceRecord
+	more := 0
+	for {
+		ents, err := d.ReadDir(64)
+		for _, e := range ents {
+			if e.Name() == "owner" {
+				continue
+			}
+			if len(recs) == maxRecords {
+				more++
+				continue
+			}
+			if r, ok := readRecord(dir, e.Name()); ok {
+				r.owner = r.id == strings.TrimSpace(owner)
+				recs = append(recs, r)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	sortRecords(recs)
+	return recs, more, nil
+}
+
+// sortRecords puts -o's first, then the rest by pid and image.
+func sortRecords(recs []traceRecord) {
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if a.owner != b.owner {
+			return a.owner
+		}
+		if a.pid != b.pid {
+			return a.pid < b.pid
+		}
+		return a.image < b.image
+	})
+}
+
+// readRecord reads the record named id; one that is not whole (its
+// process still writing it) is left out.
+func readRecord(dir, id string) (traceRecord, bool) {
+	r := traceRecord{id: id}
+	pid, image, _ := strings.Cut(id, "-")
+	var err error
+	if r.pid, err = strconv.Atoi(pid); err != nil {
+		return r, false
+	}
+	if image != "" {
+		if r.image, err = strconv.Atoi(image); err != nil {
+			return r, false
+		}
+	}
+	s, err := readSmall(filepath.Join(dir, id))
+	lines := strings.Split(s, "\n")
+	if err != nil || len(lines) < 4 {
+		return r, false
+	}
+	r.path, r.tmp, r.prog = lines[0], lines[1], lines[2]
+	return r, true
+}
+
+// readSmall reads the file at path, at most maxRecordBytes of it.
+func readSmall(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRecordBytes))
+	return string(b), err
+}
+
+// summarizeTrace prints what r's trace holds, as the demo does at its
+// end, or why there is none.
+func summarizeTrace(w io.Writer, r traceRecord, end string) {
+	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+		note := endNote(end)
+		if _, err := os.Stat(r.tmp); err == nil {
+			note += "; what it began is at " + r.tmp
+		}
+		fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch%s\n", r.path, r.id, r.prog, note)
 		return
 	}
-	t, err := loadTrace(path)
+	t, err := loadTrace(r.path)
 	if err != nil {
 		fmt.Fprintf(w, "framescope run: the trace does not read back: %v\n", err)
 		return
 	}
-	r := computeStats(t)
+	printSummary(w, computeStats(t))
+	fmt.Fprintf(w, "wrote       %s\n", r.path)
+	fmt.Fprintf(w, "open it at https://ui.perfetto.dev (Open trace file); per zone: framescope stats %s\n", r.path)
+}
+
+// printSummary prints a trace's frames, zones and books.
+func printSummary(w io.Writer, r statsReport) {
 	gpu, names := 0, 0
 	for _, z := range r.Zones {
 		if z.Kind == "gpu" {
@@ -261,6 +462,4 @@ func summarizeTrace(w io.Writer, path string) {
 	for _, l := range ledgerLines(r.Ledger) {
 		fmt.Fprintln(w, l)
 	}
-	fmt.Fprintf(w, "wrote       %s\n", path)
-	fmt.Fprintf(w, "open it at https://ui.perfetto.dev (Open trace file); per zone: framescope stats %s\n", path)
 }

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -22,5 +27,92 @@ func TestLayerEnv(t *testing.T) {
 	want = []string{"VK_LOADER_LAYERS_ENABLE=VK_LAYER_FRAMESCOPE_profile,*validation", "VK_ADD_LAYER_PATH=/fs", "VK_INSTANCE_LAYERS=VK_LAYER_FRAMESCOPE_profile"}
 	if !slices.Equal(got, want) {
 		t.Errorf("layerEnv with VK_LOADER_LAYERS_ENABLE:\ngot  %q\nwant %q", got, want)
+	}
+}
+
+// fakeLayer is a directory that findLayer takes for a built layer (its
+// files there, empty): enough for what run checks before the program.
+func fakeLayer(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range layerFiles {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// runOut runs framescope run -o out on a shell script that leaves a mark
+// (a file, returned) when it runs, then does script.
+func runOut(t *testing.T, out, script string) (code int, stderr, mark string) {
+	t.Helper()
+	mark = filepath.Join(t.TempDir(), "ran")
+	var eout, serr bytes.Buffer
+	code = runRun([]string{"-layer", fakeLayer(t), "-o", out, "--", "sh", "-c", "touch '" + mark + "'; " + script}, &eout, &serr)
+	return code, serr.String(), mark
+}
+
+// -o is touched only when there is a trace to put there: an earlier
+// trace stays when the program does not exist or made none (it was
+// removed before the program ran).
+func TestRunKeepsOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "old.perfetto-trace")
+	if err := os.WriteFile(out, []byte("an earlier trace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sout, serr bytes.Buffer
+	if code := runRun([]string{"-layer", fakeLayer(t), "-o", out, "--", filepath.Join(t.TempDir(), "no-such-program")}, &sout, &serr); code != 2 {
+		t.Errorf("a program that does not exist: exit %d, want 2:\n%s", code, serr.String())
+	}
+	if code, stderr, _ := runOut(t, out, "exit 1"); code != 1 || !strings.Contains(stderr, "exited with status 1") {
+		t.Errorf("a program that exits 1: exit %d, want 1 and its end said:\n%s", code, stderr)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "an earlier trace" {
+		t.Errorf("-o after the runs: %q, %v; want the earlier trace as it was", b, err)
+	}
+}
+
+// An -o that cannot take the trace is refused, exit 2, before the
+// program runs: a directory (it became a regular file), a named pipe (a
+// device node was replaced alike), a place no one can write (the whole
+// program ran, then "no trace").
+func TestRunRefusesOut(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, says string }{
+		{dir, "is a directory"},
+		{fifo, "is not a regular file"},
+		{"/proc/framescope-test.perfetto-trace", "cannot take the trace"},
+	} {
+		code, stderr, mark := runOut(t, c.out, "true")
+		if code != 2 || !strings.Contains(stderr, c.says) {
+			t.Errorf("-o %s: exit %d, want 2 and %q:\n%s", c.out, code, c.says, stderr)
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Errorf("-o %s: the program ran", c.out)
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Errorf("the directory given as -o: %v, %v", st, err)
+	}
+	if st, err := os.Stat(fifo); err != nil || st.Mode().Type() != os.ModeNamedPipe {
+		t.Errorf("the named pipe given as -o: %v, %v", st, err)
+	}
+}
+
+// run -h names each flag's argument as a word a user types (Go's flag
+// package takes a back-quoted word of the usage for it: it showed
+// "-layer make layer").
+func TestRunHelp(t *testing.T) {
+	var sout, serr bytes.Buffer
+	runRun([]string{"-h"}, &sout, &serr)
+	for _, want := range []string{"-layer DIR", "-o FILE"} {
+		if !strings.Contains(serr.String(), want) {
+			t.Errorf("run -h has no %q:\n%s", want, serr.String())
+		}
 	}
 }

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // config is what `framescope run` asks of the layer, through the
 // environment (each variable is named for its flag).
 type config struct {
-	out          string        // FRAMESCOPE_OUT
+	out          string        // FRAMESCOPE_OUT ("": named after the program, in outDir)
+	outDir       string        // FRAMESCOPE_OUT_DIR: where a trace without -o goes
+	runDir       string        // FRAMESCOPE_RUN_DIR: the run's claims and records (claimPath)
 	frameEvery   uint64        // FRAMESCOPE_FRAME_EVERY: a frame every N submissions (0: at presents)
 	window       int           // FRAMESCOPE_WINDOW: a flight recorder of N frames (0: stream them all)
 	cpuBudget    time.Duration // FRAMESCOPE_CPU_BUDGET, with the window
@@ -28,10 +33,8 @@ const (
 // readConfig reads the environment; a value it cannot take is said, and
 // left at its default.
 func readConfig() config {
-	c := config{out: os.Getenv("FRAMESCOPE_OUT"), renderStages: true, live: os.Getenv("FRAMESCOPE_LIVE")}
-	if c.out == "" {
-		c.out = "framescope-" + baseName(os.Args[0]) + "-" + strconv.Itoa(os.Getpid()) + ".perfetto-trace"
-	}
+	c := config{out: os.Getenv("FRAMESCOPE_OUT"), outDir: os.Getenv("FRAMESCOPE_OUT_DIR"),
+		runDir: os.Getenv("FRAMESCOPE_RUN_DIR"), renderStages: true, live: os.Getenv("FRAMESCOPE_LIVE")}
 	num := func(key string, most uint64) uint64 {
 		v := os.Getenv(key)
 		if v == "" {
@@ -77,4 +80,90 @@ func baseName(p string) string {
 		}
 	}
 	return p
+}
+
+// A trace's name. Under `framescope run` (FRAMESCOPE_RUN_DIR set), the
+// first process of the run to make a Vulkan device claims -o by making
+// the run directory's "owner" file (O_EXCL: one process wins, whether
+// they run at once or one after another); every other process writes its
+// own trace beside it, NAME.ID.perfetto-trace (NAME: -o less its
+// .perfetto-trace; ID: the process's pid, with -K after it for the K-th
+// image an exec made of a process already recorded). Each process
+// records its trace in the run directory, in a file named ID (the trace,
+// its temporary name, the program), for `framescope run` to report.
+// Without the run directory the trace is FRAMESCOPE_OUT, or
+// framescope-PROGRAM-PID.perfetto-trace.
+const (
+	traceSuffix = ".perfetto-trace"
+	ownerFile   = "owner"
+	// maxImages bounds the images of one process that are recorded.
+	maxImages = 64
+)
+
+// claimPath decides c.out, the trace this process writes, and records it.
+func (c *config) claimPath() {
+	prog, pid := baseName(os.Args[0]), strconv.Itoa(os.Getpid())
+	if c.runDir == "" {
+		if c.out == "" {
+			c.out = "framescope-" + prog + "-" + pid + traceSuffix
+		}
+		return
+	}
+	want := c.out
+	if want == "" {
+		want = filepath.Join(c.outDir, prog+traceSuffix)
+	}
+	rec, id, err := newRecord(c.runDir, pid)
+	if err != nil {
+		c.out = beside(want, pid)
+		fmt.Fprintf(os.Stderr, "framescope layer: %v: this process writes %s, which framescope run will not list\n", err, c.out)
+		return
+	}
+	defer rec.Close()
+	c.out = beside(want, id)
+	if claimOwner(c.runDir, id) {
+		c.out = want
+	}
+	fmt.Fprintf(rec, "%s\n%s\n%s\n", c.out, tmpPath(c.out), prog)
+}
+
+// newRecord makes this process's record in dir: ID is pid, or pid-K
+// where an earlier image of the process (before an exec) made pid.
+func newRecord(dir, pid string) (*os.File, string, error) {
+	for k := range maxImages {
+		id := pid
+		if k > 0 {
+			id += "-" + strconv.Itoa(k)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, id, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, "", fmt.Errorf("recording the trace: %w", err)
+		}
+	}
+	return nil, "", fmt.Errorf("recording the trace: process %s has made more than %d images (exec), the most recorded", pid, maxImages)
+}
+
+// claimOwner makes the run's owner file, naming id, and reports whether
+// it did: whether this process is the first of the run to write a trace.
+func claimOwner(dir, id string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return false
+	}
+	fmt.Fprintln(f, id)
+	f.Close()
+	return true
+}
+
+// beside is the trace of process id beside path: NAME.ID.perfetto-trace.
+func beside(path, id string) string {
+	return strings.TrimSuffix(path, traceSuffix) + "." + id + traceSuffix
+}
+
+// tmpPath is where the trace at path is written until it holds a batch.
+func tmpPath(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
@@ -20,7 +21,7 @@ import (
 // back up to its last flush. With a flight-recorder window nothing is
 // streamed: the window is written at exit.
 type output struct {
-	f *os.File
+	f *traceFile
 	w *asyncSink // nil with a window
 }
 
@@ -35,19 +36,14 @@ const (
 // and the live view where asked (l.mu held).
 func (l *layer) start() {
 	c := readConfig()
+	c.claimPath()
 	l.cfg, l.frameEvery = c, c.frameEvery
 	o := profiler.Options{WindowFrames: c.window}
-	f, err := os.Create(c.out)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "framescope layer: %v: no trace will be written\n", err)
+	l.out = &output{f: &traceFile{path: c.out, tmp: tmpPath(c.out)}}
+	if c.window == 0 {
+		l.out.w = newAsyncSink(perfetto.NewWriter(l.out.f, perfetto.Options{RenderStages: c.renderStages}), l.out.f)
+		o.Sink, o.FlushEvery = l.out.w, flushEvery
 	} else {
-		l.out = &output{f: f}
-		if c.window == 0 {
-			l.out.w = newAsyncSink(perfetto.NewWriter(f, perfetto.Options{RenderStages: c.renderStages}))
-			o.Sink, o.FlushEvery = l.out.w, flushEvery
-		}
-	}
-	if c.window > 0 {
 		o.CPUBudget, o.GPUBudget = c.cpuBudget, c.gpuBudget
 		o.OnBudget = l.overBudget
 	}
@@ -55,6 +51,57 @@ func (l *layer) start() {
 	if c.live != "" {
 		l.serveLive(c.live)
 	}
+}
+
+// traceFile is the file a trace is written to: under a temporary name
+// beside its path, made at the first write, and renamed to its path once
+// it holds a batch (or, with a window, the whole trace), so that nothing
+// at the path is touched until there is a trace to put there, and a
+// program that ends before that leaves what was there as it was.
+type traceFile struct {
+	path, tmp string
+	f         *os.File
+	shown     bool // renamed to path
+}
+
+func (t *traceFile) Write(p []byte) (int, error) {
+	if t.f == nil {
+		f, err := os.OpenFile(t.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_CLOEXEC, 0o666)
+		if err != nil {
+			return 0, err
+		}
+		t.f = f
+	}
+	return t.f.Write(p)
+}
+
+// publish renames the file to its path, once it holds something; never
+// over what is not a regular file (a directory, a device): the trace
+// then stays at its temporary name, which the error names.
+func (t *traceFile) publish() error {
+	if t.shown || t.f == nil {
+		return nil
+	}
+	if st, err := os.Lstat(t.path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%v): the trace is left at %s", t.path, st.Mode().Type(), t.tmp)
+	}
+	if err := os.Rename(t.tmp, t.path); err != nil {
+		return fmt.Errorf("%w: the trace is left at %s", err, t.tmp)
+	}
+	t.shown = true
+	return nil
+}
+
+// Close publishes the file and closes it.
+func (t *traceFile) Close() error {
+	if t.f == nil {
+		return nil
+	}
+	err := t.publish()
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // overBudget writes a frame found over a budget, with the window before
@@ -160,6 +207,6 @@ func (l *layer) finish(p *profiler.Profiler, out *output) {
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "framescope layer: writing %s: %v\n", out.f.Name(), err)
+		fmt.Fprintf(os.Stderr, "framescope layer: writing %s: %v\n", out.f.path, err)
 	}
 }

@@ -11,9 +11,11 @@ import (
 // sixty frames of zones there was a hitch every sixty frames. The
 // recorder hands a batch over for good (timeline.Sink), so the goroutine
 // may write it later; at most sinkQueue wait, beyond which a flush waits
-// for the writer, so memory stays bounded.
+// for the writer, so memory stays bounded. The file is published (renamed
+// to its path) once a batch is in it.
 type asyncSink struct {
 	w    *perfetto.Writer
+	file *traceFile
 	ch   chan *timeline.Trace
 	done chan struct{}
 	err  error // the writer's first error, read after done
@@ -21,8 +23,8 @@ type asyncSink struct {
 
 const sinkQueue = 4
 
-func newAsyncSink(w *perfetto.Writer) *asyncSink {
-	s := &asyncSink{w: w, ch: make(chan *timeline.Trace, sinkQueue), done: make(chan struct{})}
+func newAsyncSink(w *perfetto.Writer, file *traceFile) *asyncSink {
+	s := &asyncSink{w: w, file: file, ch: make(chan *timeline.Trace, sinkQueue), done: make(chan struct{})}
 	go s.run()
 	return s
 }
@@ -30,7 +32,11 @@ func newAsyncSink(w *perfetto.Writer) *asyncSink {
 func (s *asyncSink) run() {
 	defer close(s.done)
 	for b := range s.ch {
-		if err := s.w.WriteBatch(b); err != nil && s.err == nil {
+		err := s.w.WriteBatch(b)
+		if err == nil {
+			err = s.file.publish()
+		}
+		if err != nil && s.err == nil {
 			s.err = err
 		}
 	}

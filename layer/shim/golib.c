@@ -56,6 +56,19 @@ static void at_exit(void) {
 		fs_go.at_exit();
 }
 
+// forked is set in a child that fork made of a process running the Go
+// library: the child has the one thread that called fork, and a Go runtime
+// whose other threads are gone, so any call into it may wait forever (at
+// exit, it did). The child's hooks pass every call through, its exit
+// handler does nothing, and a new instance there loads nothing: it exits,
+// or execs, as it would without the layer (an exec starts afresh).
+static int forked;
+
+static void in_child(void) {
+	forked = 1;
+	fs_go_loaded = 0;
+}
+
 static void load(void) {
 	if (is_go()) {
 		fprintf(stderr, "framescope layer: %s is a Go program, and the layer's Go library cannot run beside its Go "
@@ -114,6 +127,14 @@ static void load(void) {
 	}
 	fs_go_loaded = 1;
 	atexit(at_exit);
+	pthread_atfork(NULL, NULL, in_child);
 }
 
-void fs_load_go(void) { pthread_once(&fs_go_once, load); }
+void fs_load_go(void) {
+	pthread_once(&fs_go_once, load);
+	if (forked == 1) { // said once, on the child's first instance
+		forked = 2;
+		fprintf(stderr, "framescope layer: process %d is a fork of a profiled process (no exec): its Vulkan "
+				"calls pass through, unprofiled\n", (int)getpid());
+	}
+}
