@@ -50,3 +50,27 @@ func TestOwnNamesPastLabelCapUnderLayer(t *testing.T) {
 	}
 	checkShapeZones(t, tr, 2*n+2)
 }
+
+// A command buffer reset before it ends (its pool reset, or begun again),
+// as Mesa's zink does once a frame: its zones can never run, and are
+// counted abandoned, not unended (the cause of labels left open).
+func TestResetBeforeEndUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	const n = 50
+	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
+	tr, out := runShape(t, dir, env, prog, "reset", n, "-frame-every", "1")
+	if validationSpoke(out) {
+		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	// Each round: two recordings abandoned, a zone for the command buffer
+	// and one for its label each; one kept, the same two zones.
+	if want := uint64(4 * n); tr.Drops.Abandoned != want || tr.Drops.Total() != want {
+		t.Errorf("drops %+v, want %d abandoned alone", tr.Drops, want)
+	}
+	if want := uint64(2 * n); tr.Ledger.Zones.Delivered != want {
+		t.Errorf("%d zones delivered, want %d", tr.Ledger.Zones.Delivered, want)
+	}
+}

@@ -324,7 +324,7 @@ func (g *GPU) book() zoneBook {
 		Open:      inFlight + ready + uint64(len(g.held)),
 		Lost: timeline.Drops{
 			QueryLimit: st.QueryLimit, NoFrame: st.NoFrame, Closed: st.Closed, Unended: st.Unended,
-			Unsubmitted: st.Unsubmitted, Pending: st.Pending, Overlapped: st.Overlapped, RunAgain: st.ResubmittedPairs, Uncalibrated: unconv,
+			Unsubmitted: st.Unsubmitted, Pending: st.Pending, Overlapped: st.Overlapped, RunAgain: st.ResubmittedPairs, Abandoned: st.Abandoned, Uncalibrated: unconv,
 			Misuse: st.LateEnds + st.Misuse,
 		},
 	}

@@ -29,6 +29,10 @@ type Drops struct {
 	// recorded again without zones looks the same to the library, and
 	// counts here too.
 	RunAgain uint64
+	// Abandoned counts the GPU zones of a command buffer reset, begun
+	// again or freed before its recording ended (vkResetCommandPool on
+	// one being recorded, as Mesa's zink does): it can never run.
+	Abandoned uint64
 	// Uncalibrated counts GPU zones read back before their queue had any
 	// clock calibration, so with no host time.
 	Uncalibrated uint64
@@ -79,8 +83,8 @@ func (d Drops) Overflows() bool {
 }
 
 func (d Drops) sum() (uint64, bool) {
-	return Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.RunAgain, d.Uncalibrated,
-		d.GPUSpans, d.Spans, d.Evicted, d.Untimed, d.Work, d.Flows, d.Frames, d.Samples, d.Sink)
+	return Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.RunAgain, d.Abandoned,
+		d.Uncalibrated, d.GPUSpans, d.Spans, d.Evicted, d.Untimed, d.Work, d.Flows, d.Frames, d.Samples, d.Sink)
 }
 
 // Sum adds counts, and reports false when the sum passes 2^64-1 (it is

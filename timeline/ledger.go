@@ -49,7 +49,8 @@ type Book struct {
 // Balanced reports whether every book adds up against the trace's drops
 // d: Issued = Delivered + Open + its own causes + its Evicted and Sink.
 func (l Ledger) Balanced(d Drops) bool {
-	zones, ok := Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.RunAgain, d.Uncalibrated, d.GPUSpans)
+	zones, ok := Sum(d.QueryLimit, d.NoFrame, d.Closed, d.Unended, d.Unsubmitted, d.Pending, d.Overlapped, d.RunAgain, d.Abandoned,
+		d.Uncalibrated, d.GPUSpans)
 	return ok && l.Zones.Adds(zones) && l.Spans.Adds(d.Spans) && l.Flows.Adds(d.Flows)
 }
 

@@ -19,6 +19,7 @@ const (
 	Pending
 	Overlapped
 	RunAgain
+	Abandoned
 	Uncalibrated
 	GPUSpans
 	Spans
@@ -35,8 +36,9 @@ const (
 
 var causeKeys = [NumCauses]string{
 	QueryLimit: "query_limit", NoFrame: "no_frame", Closed: "closed", Unended: "unended",
-	Unsubmitted: "unsubmitted", Pending: "pending", Overlapped: "overlapped", RunAgain: "run_again", Uncalibrated: "uncalibrated",
-	GPUSpans: "gpu_spans", Spans: "spans",
+	Unsubmitted: "unsubmitted", Pending: "pending", Overlapped: "overlapped", RunAgain: "run_again", Abandoned: "abandoned",
+	Uncalibrated: "uncalibrated",
+	GPUSpans:     "gpu_spans", Spans: "spans",
 	Evicted: "evicted", Untimed: "untimed", Work: "work", Flows: "flows",
 	Frames: "frames", Samples: "samples", Sink: "sink", Misuse: "misuse",
 }
@@ -101,6 +103,8 @@ func Count(d *timeline.Drops, c Cause) *uint64 {
 		return &d.Overlapped
 	case RunAgain:
 		return &d.RunAgain
+	case Abandoned:
+		return &d.Abandoned
 	case Uncalibrated:
 		return &d.Uncalibrated
 	case GPUSpans:

@@ -16,8 +16,9 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 	want := map[Cause]Kind{QueryLimit: ZoneBook, NoFrame: ZoneBook, Closed: ZoneBook, Unended: ZoneBook,
-		Unsubmitted: ZoneBook, Pending: ZoneBook, Overlapped: ZoneBook, RunAgain: ZoneBook, Uncalibrated: ZoneBook, GPUSpans: ZoneBook,
-		Spans: SpanBook, Flows: FlowBook}
+		Unsubmitted: ZoneBook, Pending: ZoneBook, Overlapped: ZoneBook, RunAgain: ZoneBook, Abandoned: ZoneBook, Uncalibrated: ZoneBook,
+		GPUSpans: ZoneBook,
+		Spans:    SpanBook, Flows: FlowBook}
 	for c := range NumCauses {
 		k, own := KindOf(c)
 		if w, ok := want[c]; own != ok || own && k != w {

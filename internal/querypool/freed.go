@@ -22,6 +22,9 @@ func (p *Pool) Freed(cmd vkg.CommandBuffer) {
 		p.forgetAgainLocked(k, a)
 	}
 	if r := p.recs[k]; r != nil {
+		if r.open {
+			p.abandonLocked(r) // freed, or its pool reset, while recorded
+		}
 		p.retireLocked(r)
 		p.forgetLocked(r)
 	}

@@ -125,6 +125,9 @@ type Stats struct {
 	// beside another execution of the same recording (simultaneous use):
 	// their values cannot be told apart.
 	Overlapped uint64
+	// Abandoned counts the pairs of recordings the application reset
+	// before they ended: they never run.
+	Abandoned uint64
 	// Resubmitted counts command buffers named to Submitted with zones in
 	// an earlier frame's slot and none in the frame's: submitted again
 	// without being recorded again (their slot pinned, resubmit.go), or
@@ -244,6 +247,7 @@ type Pool struct {
 	over        map[uint64]*overRec
 	nover       atomic.Int32
 	overlapped  atomic.Uint64
+	abandoned   atomic.Uint64
 	resubmitted atomic.Uint64
 	// resubmittedPairs: the pairs of executions submitted again (Stats).
 	resubmittedPairs atomic.Uint64
@@ -844,7 +848,7 @@ func (p *Pool) Stats() Stats {
 		Pairs: p.pairs.Load(), Collected: p.collected.Load(), QueryLimit: p.queryLimit.Load(),
 		NoFrame: p.noFrame.Load(), Closed: p.refusedClosed.Load(), Unended: p.unended.Load(), Unsubmitted: p.unsubmitted.Load(),
 		LateEnds: p.refusedEnds.late.Load(), Misuse: p.refusedEnds.misuse.Load(), Grown: p.grown.Load(), Behind: p.behind.Load(),
-		Pending: p.pending.Load(), Extended: p.extended.Load(), Overlapped: p.overlapped.Load(),
+		Pending: p.pending.Load(), Extended: p.extended.Load(), Overlapped: p.overlapped.Load(), Abandoned: p.abandoned.Load(),
 		Resubmitted: p.resubmitted.Load(), ResubmittedPairs: p.resubmittedPairs.Load(),
 	}
 }

@@ -105,6 +105,9 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		p.forgetAgainLocked(k, a) // submitted again before: a recording now
 	}
 	r := p.recs[k]
+	if r != nil && r.open {
+		p.abandonLocked(r) // begun again before it ended: reset by the begin
+	}
 	if r == nil {
 		if len(p.recs) >= MaxRecordings {
 			return ErrRecordingCount
@@ -200,6 +203,33 @@ func (p *Pool) closeLocked(r *recording, copied bool) {
 		r.run = nil
 	}
 	r.early = 0
+}
+
+// abandonLocked ends r's recording, which the application reset before
+// it ended (begun again, its pool reset, or freed): none of its zones,
+// open or ended, can ever run (Abandoned). The caller holds p.mu.
+func (p *Pool) abandonLocked(r *recording) {
+	s := r.s
+	r.open = false
+	p.dropOpen(r.cmd)
+	s.state.Store(slotClosed)
+	s.waitBegins()
+	s.sealCursors()
+	used := s.usedNow()
+	s.abandon(used)
+	g := s.gen.Load()
+	s.waitEnding(used, g)
+	var n uint64
+	for j := range used / 2 {
+		switch s.block.pairState(j, g) {
+		case pairEnded, pairVoid, pairOpen:
+			n++
+		}
+	}
+	n *= max(r.early, 1)
+	p.pairs.Add(n)
+	p.abandoned.Add(n)
+	r.pairs, r.run, r.early, r.ran = r.pairs[:0], nil, 0, true
 }
 
 // setOpen publishes the recordings open now, for Begin, with k's slot

@@ -212,21 +212,34 @@ func (l *layer) pool(dev unsafe.Pointer, pool uint64, family uint32) {
 	l.pools[pool] = family
 }
 
-// poolGone forgets a destroyed pool and its command buffers; a reset one
-// keeps them, recorded again or freed later.
+// poolGone forgets a destroyed pool and its command buffers. A reset one
+// keeps them, recorded again or freed later; those it caught in the
+// middle of a recording lose it, as the driver does: their zones can never
+// run (the profiler counts them abandoned).
 func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
-	if !destroyed {
-		return
-	}
 	l.mu.Lock()
-	delete(l.pools, pool)
-	var gone []unsafe.Pointer
+	var gone, reset []unsafe.Pointer
 	for c, s := range l.cmds {
-		if s.pool == pool && s.dev == l.devices[dev] {
+		switch {
+		case s.pool != pool || s.dev != l.devices[dev]:
+		case destroyed:
 			gone = append(gone, c)
+		case s.recording:
+			reset = append(reset, c)
 		}
 	}
+	if destroyed {
+		delete(l.pools, pool)
+	}
 	l.mu.Unlock()
+	for _, c := range reset { // the program holds the pool, and so these
+		s := l.state(c)
+		if s == nil || s.gpu == nil {
+			continue
+		}
+		s.open, s.recording = s.open[:0], false
+		s.gpu.Freed(vkg.CommandBuffer(c))
+	}
 	l.freed(gone)
 }
 

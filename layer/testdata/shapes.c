@@ -16,6 +16,12 @@
 //   shapes names N        N submissions, each of a region labelled anew
 //                         ("label 0", "label 1", ...), then one of a render
 //                         pass
+//   shapes reset N        N times: a command buffer begun, a region
+//                         labelled "abandoned" in it, and its pool reset
+//                         before it ends (as Mesa's zink does); begun
+//                         again, "abandoned" again, and reset alone
+//                         (vkResetCommandBuffer); then recorded whole
+//                         ("kept") and submitted
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -169,6 +175,30 @@ static VkPipeline pipeline(device *d, VkRenderPass *rp, VkFramebuffer *fb, VkPip
 	return p;
 }
 
+static void begin_labelled(device *d, const char *name) {
+	VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+				       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+	CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+	label(d, name);
+	d->end(d->cmd);
+}
+
+static void reset(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	for (int k = 0; k < n; k++) {
+		begin_labelled(&d, "abandoned");
+		CHECK(vkResetCommandPool(d.dev, d.pool, 0));
+		begin_labelled(&d, "abandoned");
+		CHECK(vkResetCommandBuffer(d.cmd, 0));
+		begin_labelled(&d, "kept");
+		CHECK(vkEndCommandBuffer(d.cmd));
+		submit_wait(&d, &d.cmd, 1);
+	}
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 static void names(int n) {
 	instance i = make_instance(VK_API_VERSION_1_3);
 	device d = make_device(&i);
@@ -247,7 +277,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|names|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|reset|names|multidraw N\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
@@ -257,6 +287,8 @@ int main(int argc, char **argv) {
 		unenabled(n);
 	else if (strcmp(argv[1], "many") == 0)
 		many(n);
+	else if (strcmp(argv[1], "reset") == 0)
+		reset(n);
 	else if (strcmp(argv[1], "names") == 0)
 		names(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
