@@ -75,13 +75,13 @@ func allFlows(s *tpcheck.Session) []string {
 
 // allCounters are the samples of the timeline's counter tracks as
 // "name|ts|value", sorted: not the writers' own drop counters, nor the
-// calibration counters that only the Perfetto writer draws, nor the
-// counters named in skip.
+// calibration counters and batch ends that only the Perfetto writer
+// draws, nor the counters named in skip.
 // The trace processor names the counter of a JSON 'C' event by the
 // event's name and its arg, "name value"; suffix is that " value".
 func allCounters(s *tpcheck.Session, suffix string, skip map[string]bool) []string {
 	rows := s.MustQuery(`select t.name as name, c.ts as ts, c.value as value from counter c join counter_track t on c.track_id = t.id
-		where t.name not like 'framescope dropped%' and t.name not like 'clock %'`)
+		where t.name not like 'framescope dropped%' and t.name not like 'clock %' and t.name != 'framescope batches'`)
 	var out []string
 	for _, r := range rows {
 		if skip[fmt.Sprint(r["name"])] {

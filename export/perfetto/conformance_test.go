@@ -282,6 +282,7 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 	}
 	got = rows(t, s, `select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id
 		where t.name not like 'framescope dropped%' and t.name not like 'framescope ledger%' and t.name not like 'clock %'
+		and t.name != 'framescope batches'
 		and t.name not in (`+strings.Join(workTracks, ", ")+`)`, "name", "ts", "value")
 	diff(t, "counters", got, sorted(want))
 
@@ -326,6 +327,15 @@ func checkProcessor(t *testing.T, s *tpcheck.Session, x expected) {
 		join track p on t.parent_id = p.id where t.name like 'framescope ledger:%'
 		and c.ts = (select max(ts) from counter c2 where c2.track_id = c.track_id)`, "grp", "name", "value")
 	diff(t, "ledger", got, sorted(want))
+
+	// Batch ends: the batches counter counts them, under the process.
+	want = nil
+	for i := range x.batches {
+		want = append(want, fmt.Sprintf("framescope batches | %v", float64(i+1)))
+	}
+	got = rows(t, s, `select t.name, c.value from counter c join counter_track t on c.track_id = t.id
+		where t.name = 'framescope batches' order by c.ts, c.value`, "name", "value")
+	diff(t, "batch ends", got, sorted(want))
 
 	// Track layout: queues under "GPU", lanes under their queue, in order.
 	want = nil

@@ -23,8 +23,9 @@
 // The Writer streams: it takes batches as the recorder makes them (it is a
 // timeline.Sink), encodes each packet by hand with protowire into a reused
 // buffer, and hands whole packets to the underlying io.Writer every
-// Options.FlushBytes and at the end of every batch, so that a process
-// killed mid-run leaves a trace readable up to its last flush.
+// Options.FlushBytes and at the end of every batch. Each batch ends with
+// a mark, so that a trace cut short (a process killed mid-write, a full
+// disk) reads back up to its last whole batch: see [CutError].
 //
 // What the trace holds:
 //   - One track per timeline track, under the process track: CPU tracks,
@@ -91,6 +92,14 @@
 //     exact count in an "exact" debug annotation, which Read takes, so no
 //     count goes through float64. Read refuses a count counter that is
 //     negative or fractional, as the Chrome reader refuses such a count.
+//   - The end of every batch, as the "framescope batches" counter (the
+//     batches written so far), the batch's last packet; its track is
+//     described first thing in the trace. Read takes it as the mark that
+//     what came before is whole, and leaves the track out. Perfetto's
+//     trace processor and UI load a trace cut short without a word: they
+//     drop the part of a packet at the cut and show the whole packets
+//     before it, those of the batch in progress too (its slices that had
+//     not ended are shown as not ended).
 //
 // With [Options.RenderStages] (framescope convert -render-stages) the
 // trace also holds what Perfetto's GPU data sources write, which

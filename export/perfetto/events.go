@@ -355,3 +355,10 @@ func (w *Writer) writeLedger(l timeline.Ledger) {
 	}
 	w.lastLedger = now
 }
+
+// writeBatchEnd ends a batch with the batches counter: its value is the
+// number of batches written, and its packet the batch's last, so that a
+// reader knows that everything before it is whole.
+func (w *Writer) writeBatchEnd() {
+	w.countCounter(w.cur.last, uuidBatches, w.stats.Batches)
+}

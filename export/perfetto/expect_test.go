@@ -60,6 +60,9 @@ type expected struct {
 	// workCounters are the samples of the GPU queues' work counters
 	// ("name | ts | value"), workTracks their tracks ("name | parent").
 	workCounters, workTracks []string
+	// batches is how many batches were written: the writer marks the
+	// end of each.
+	batches int
 }
 
 func expect(c tcase) expected {
@@ -97,6 +100,7 @@ func expect(c tcase) expected {
 	if !hasFramesTrack {
 		x.frames = x.framesList
 	}
+	x.batches = len(c.batches)
 	sortKeys(x.spans)
 	return x
 }

@@ -3,7 +3,6 @@ package perfetto
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,32 +79,54 @@ func TestKilledWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err := Read(bytes.NewReader(data))
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	var cut *CutError
+	if err != nil && !errors.As(err, &cut) {
 		t.Fatalf("Read of the killed writer's trace: %v", err)
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		// The writer hands the file whole packets, but Linux may cut a
-		// write(2) to a regular file short when SIGKILL arrives during it
-		// (the page-by-page copy stops at a fatal signal): only the last
-		// write may be cut, and Read keeps everything before it.
-		t.Logf("the trace ends inside a packet (%v): the kill cut the last write", err)
+	if cut != nil {
+		// The writer hands the file whole batches (and whole packets when
+		// a batch passes FlushBytes), but Linux may cut a write(2) to a
+		// regular file short when SIGKILL arrives during it (the
+		// page-by-page copy stops at a fatal signal): Read keeps the
+		// batches before the cut.
+		t.Logf("%v", cut)
+		if cut.Size != int64(len(data)) || !cut.Marked || cut.Batches == 0 {
+			t.Errorf("the cut of a trace of %d bytes: %+v", len(data), *cut)
+		}
 	}
 	if len(tr.Spans) < 1000 || len(tr.Frames) < 10 {
 		t.Fatalf("read back %d spans and %d frames from %d bytes", len(tr.Spans), len(tr.Frames), len(data))
 	}
-	if tr.Drops.Evicted == 0 {
-		t.Error("the drops written before the kill did not come back")
+	if tr.Drops.Evicted != uint64(len(tr.Frames)) {
+		t.Errorf("%d frames came back with %d evicted, one a batch", len(tr.Frames), tr.Drops.Evicted)
 	}
 	checkNesting(t, tr)
+	checkKilledInProcessor(t, path, data, tr, cut)
+}
 
-	// The processor: no import errors, and every span Read found.
+// checkKilledInProcessor loads the killed writer's trace into the trace
+// processor: it takes the file as it is without a complaint, with every
+// span Read found ended, and those of the batch in progress at the cut
+// besides; cut to where Read stopped, it has Read's spans exactly.
+func checkKilledInProcessor(t *testing.T, path string, data []byte, tr *timeline.Trace, cut *CutError) {
+	const ended = "select count(*) as n from slice where dur >= 0 and name != 'framescope dropped'"
 	s := tpcheck.Check(t, path)
 	if r := s.MustQuery(quietStats); len(r) > 0 {
 		t.Errorf("the trace processor counted problems: %v", r)
 	}
-	rows := s.MustQuery("select count(*) as n from slice where dur >= 0 and name != 'framescope dropped'")
-	if n := rows[0]["n"].(int64); n != int64(len(tr.Spans)) {
-		t.Errorf("the trace processor has %d ended slices, Read has %d spans", n, len(tr.Spans))
+	n := s.MustQuery(ended)[0]["n"].(int64)
+	if n < int64(len(tr.Spans)) || (cut == nil && n != int64(len(tr.Spans))) {
+		t.Errorf("the trace processor has %d ended slices, Read has %d spans (cut: %v)", n, len(tr.Spans), cut)
+	}
+	if cut == nil {
+		return
+	}
+	whole := filepath.Join(t.TempDir(), "whole.pftrace")
+	if err := os.WriteFile(whole, data[:cut.Read], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := tpcheck.Check(t, whole).MustQuery(ended)[0]["n"].(int64); n != int64(len(tr.Spans)) {
+		t.Errorf("up to the last whole batch, the trace processor has %d ended slices, Read has %d spans", n, len(tr.Spans))
 	}
 }
 

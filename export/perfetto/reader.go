@@ -82,10 +82,14 @@ func corrupt(format string, args ...any) error {
 // slices of other writers come through as CPU and counter tracks, as far
 // as this package's subset of the format allows.
 //
-// Spans that began but never ended (a trace cut short) are left out and
-// counted in Drops.Unended. On input that ends inside a packet, Read
-// returns what came before along with an error wrapping
-// io.ErrUnexpectedEOF; on malformed input, an error saying what and where.
+// A trace cut short (a writer killed mid-write, a full disk) reads back
+// up to its last whole batch, or, for a trace that does not mark its
+// batches (an older Framescope's, another program's), its last whole
+// packet: Read returns it along with a *CutError (which wraps
+// io.ErrUnexpectedEOF) saying where the trace was cut and how much of it
+// is not read. Spans that began but never ended in what is read back are
+// left out and counted in Drops.Unended. On malformed input, Read
+// returns an error saying what and where.
 // A trace that would break the timeline's model (see
 // [timeline.Trace.Validate]: a track its own parent, a lane without a
 // queue, a frame 0, a calibration of no queue) is refused with an error
@@ -106,11 +110,19 @@ func ReadLimited(r io.Reader, lim Limits) (*timeline.Trace, error) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, err
 	}
-	t, ferr := rd.finish()
-	if ferr != nil {
-		return nil, ferr
+	cut := rd.cutShort(err)
+	if cut != nil && cut.Marked {
+		rd.rollback()
 	}
-	return t, err
+	t, err := rd.finish()
+	if err != nil {
+		return nil, err
+	}
+	if cut != nil {
+		cut.Frame = lastFrame(t)
+		return t, cut
+	}
+	return t, nil
 }
 
 // rseq is the state of one packet sequence.
@@ -132,6 +144,8 @@ type rtrack struct {
 	events    revs // its slice begins and ends, in file order
 	lastFrame uint64
 	lastErr   uint32
+	epoch     uint64 // the reader's epoch when events were last added
+	kept      int    // the events it had at the start of that epoch
 }
 
 // rev is a slice begin or end, kept until the end of the input: slices
@@ -221,6 +235,15 @@ type reader struct {
 	bootMinus int64            // BOOTTIME - MONOTONIC from the last snapshot
 	unended   uint64
 	works     works // the GPU work of slices, which their revs index
+
+	// What a cut trace reads back (see CutError).
+	size    int64  // bytes read
+	pktEnd  int64  // where the packet being read ends
+	whole   int64  // where the last whole record ends
+	marked  bool   // the trace marks its batches' ends
+	batches uint64 // batch ends read
+	epoch   uint64 // == batches: a track's events of another epoch are whole
+	mark    mark   // the state at the last batch end
 }
 
 func newReader() *reader {
@@ -234,17 +257,18 @@ func newReader() *reader {
 		flowTo:   map[uint64]evRef{},
 		calib:    map[[2]int64]int{},
 		ids:      map[timeline.TrackID]bool{},
+		mark:     mark{names: 1},
 	}
 }
 
 // parse reads the packets of a Trace message, one at a time.
 func (rd *reader) parse(br *bufio.Reader) error {
-	var off int64 // bytes read so far
 	var buf []byte
 	for {
-		start := off
+		rd.whole = rd.size
+		start := rd.size
 		tag, n, err := readVarint(br)
-		off += int64(n)
+		rd.size += int64(n)
 		if err == io.EOF && n == 0 {
 			return nil
 		}
@@ -259,13 +283,13 @@ func (rd *reader) parse(br *bufio.Reader) error {
 		switch typ {
 		case protowire.BytesType:
 			size, n, err = readVarint(br)
-			off += int64(n)
+			rd.size += int64(n)
 			if err != nil {
 				return rd.readErr(err, start, "packet length")
 			}
 		case protowire.VarintType:
 			_, n, err = readVarint(br)
-			off += int64(n)
+			rd.size += int64(n)
 			if err != nil {
 				return rd.readErr(err, start, "field %d", num)
 			}
@@ -277,7 +301,7 @@ func (rd *reader) parse(br *bufio.Reader) error {
 		default:
 			return corrupt("field %d at byte %d has wire type %d", num, start, typ)
 		}
-		if off > rd.lim.MaxBytes || size > uint64(rd.lim.MaxBytes-off) {
+		if rd.size > rd.lim.MaxBytes || size > uint64(rd.lim.MaxBytes-rd.size) {
 			return fmt.Errorf("%w: the field at byte %d ends past %d bytes (Limits.MaxBytes)", ErrTooLarge, start, rd.lim.MaxBytes)
 		}
 		if num == fTracePacket && size > MaxPacket {
@@ -285,17 +309,18 @@ func (rd *reader) parse(br *bufio.Reader) error {
 		}
 		if num != fTracePacket || typ != protowire.BytesType {
 			m, err := br.Discard(int(size))
-			off += int64(m)
+			rd.size += int64(m)
 			if err != nil {
 				return rd.readErr(err, start, "field %d", num)
 			}
 			continue
 		}
 		buf, err = readBody(br, buf[:0], int(size))
-		off += int64(len(buf))
+		rd.size += int64(len(buf))
 		if err != nil {
 			return rd.readErr(err, start, "packet")
 		}
+		rd.pktEnd = rd.size
 		if err := rd.packet(buf); err != nil {
 			return fmt.Errorf("%w (packet at byte %d)", err, start)
 		}
@@ -704,6 +729,8 @@ func (rd *reader) descriptor(b []byte) error {
 			return corrupt("bad calibration track %q", desc)
 		}
 		rt.of, rt.field = timeline.TrackID(of), f
+	case "batches":
+		rd.marked = true
 	case "frames-list", "dropped", "gpu-group", "ledger-group", "work":
 		// The Writer's own, or derived from the spans (work counters).
 	default:
@@ -1006,7 +1033,7 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 		}
 		work = rd.works.add(wk)
 	}
-	rt.events.add(rev{ts: ts, begin: true, flow: flow, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr, work: work})
+	rd.addEvent(rt, rev{ts: ts, begin: true, flow: flow, args: e.args, name: rd.name(name), frame: rt.lastFrame, errNs: rt.lastErr, work: work})
 	for _, f := range e.flows {
 		if f&reversedFlow != 0 {
 			rd.flowTo[f] = ref
@@ -1025,13 +1052,15 @@ func (rd *reader) begin(s *rseq, rt *rtrack, ts int64, e *tevent) error {
 }
 
 func (rd *reader) end(rt *rtrack, ts int64) error {
-	rt.events.add(rev{ts: ts})
+	rd.addEvent(rt, rev{ts: ts})
 	return nil
 }
 
 func (rd *reader) counter(rt *rtrack, ts int64, e *tevent) error {
 	v := e.value
 	switch rt.role {
+	case "batches":
+		rd.commit()
 	case "drops":
 		if rt.field < 0 {
 			return nil

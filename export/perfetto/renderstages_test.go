@@ -273,7 +273,7 @@ func TestRenderStagesTraceProcessor(t *testing.T) {
 				{`select so.name as a, so.ts as ats, si.name as b, si.ts as bts from flow f
 					join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id`, []string{"a", "ats", "b", "bts"}},
 				{`select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id
-					where t.type != 'gpu_counter'`, []string{"name", "ts", "value"}},
+					where t.type != 'gpu_counter' and t.name != 'framescope batches'`, []string{"name", "ts", "value"}},
 				{`select t.name, t.type, p.name as parent from track t left join track p on t.parent_id = p.id
 					where t.type not in ('gpu_render_stage', 'gpu_counter')`, []string{"name", "type", "parent"}},
 			}

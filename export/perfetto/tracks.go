@@ -17,6 +17,7 @@ const (
 	uuidGPU     = 2
 	uuidFrames  = 3 // frames of a trace that defines no frames track
 	uuidDropped = 4 // the "framescope dropped" marker track
+	uuidBatches = 5 // the "framescope batches" counter: its value at each batch's end
 	uuidBase    = 16
 	uuidDrops   = 1 << 39         // + index in dropFields: one counter per drop count
 	uuidLedger  = uuidDrops + 256 // the "framescope ledger" group; + 1 + index in ledgerFields: its counters
@@ -418,6 +419,18 @@ func (w *Writer) describeLedger() {
 		w.simpleTrack(uint64(uuidLedger+1+i), uuidLedger, "framescope ledger: "+k,
 			"framescope kind=ledger field="+k, int32(i), true, unitCount, "")
 	}
+}
+
+// describeBatches writes the batches counter, once, first thing in the
+// trace: a reader that has read it knows the trace marks the end of each
+// batch (see writeBatchEnd), so that it can read a trace cut short up to
+// its last whole batch.
+func (w *Writer) describeBatches() {
+	if w.batchesDone {
+		return
+	}
+	w.batchesDone = true
+	w.simpleTrack(uuidBatches, uuidProcess, "framescope batches", "framescope kind=batches", band*2+65, true, unitCount, "")
 }
 
 // describeFrames writes the frames track of a trace that defines none.

@@ -90,7 +90,7 @@ type Writer struct {
 	tracks     []trackState
 	framesList trackState // the writer's own frames track, if needed
 
-	processDone, gpuDone, dropsDone, framesDone, ledgerDone bool
+	processDone, gpuDone, dropsDone, framesDone, ledgerDone, batchesDone bool
 
 	names      []string
 	lastDrops  [len(dropFields)]uint64
@@ -392,6 +392,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	default:
 		w.pickSequence(ev[0].ts)
 	}
+	w.describeBatches()
 	w.describeProcess(b.Process)
 	for _, i := range newTracks {
 		w.describe(&w.tracks[i])
@@ -406,6 +407,7 @@ func (w *Writer) Write(b *timeline.Trace) error {
 	w.writeEvents(b, ev[split:])
 	w.writeDrops(b.Drops)
 	w.writeLedger(b.Ledger)
+	w.writeBatchEnd()
 	w.names = nil
 	return w.Flush()
 }

@@ -177,23 +177,6 @@ func TestSmallBuffersAndFewSequences(t *testing.T) {
 	}
 }
 
-// TestTruncatedTrace: a trace cut inside a packet reads up to the cut, with
-// an error saying so.
-func TestTruncatedTrace(t *testing.T) {
-	data := write(t, cases()[1])
-	whole, err := Read(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Read(bytes.NewReader(data[:len(data)-3]))
-	if !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("got %v, want io.ErrUnexpectedEOF", err)
-	}
-	if got == nil || len(got.Tracks) != len(whole.Tracks) {
-		t.Errorf("the part before the cut was lost: %+v", got)
-	}
-}
-
 // TestLateResultsReuseSequences: batches that reach back in time (late GPU
 // results) continue older packet sequences instead of opening one each.
 func TestLateResultsReuseSequences(t *testing.T) {
