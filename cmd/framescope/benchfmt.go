@@ -87,6 +87,7 @@ func runBenchfmt(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope benchfmt: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
+	warnCuts(stderr, "benchfmt", s)
 	if err := writeBenchfmt(stdout, s); err != nil {
 		fmt.Fprintf(stderr, "framescope benchfmt: %v\n", err)
 		return exitBadInput

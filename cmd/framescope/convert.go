@@ -107,10 +107,13 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	t, err := loadTrace(in)
+	t, cut, err := loadTraceCut(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope convert: %v\n", err)
 		return 2
+	}
+	if cut != nil {
+		fmt.Fprintf(stderr, "framescope convert: %s; the output holds what reads back\n", termText(cut.String()))
 	}
 	gz := f != formatPprof && strings.HasSuffix(strings.ToLower(out), ".gz")
 	if out == "-" {

@@ -753,6 +753,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope diff: NEW: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
+	warnCuts(stderr, "diff", base, cur)
 	r := compare(base, cur, o)
 	if len(r.unmatched) > 0 {
 		names := make([]string, len(r.unmatched))

@@ -227,6 +227,8 @@ type sideJSON struct {
 	Path    string   `json:"path"`
 	Runs    []string `json:"runs"`
 	Devices []string `json:"devices"`
+	// Cut lists the runs cut short, with how much of each reads back.
+	Cut []*traceCut `json:"cut,omitempty"`
 }
 
 type diffReportJSON struct {
@@ -268,7 +270,7 @@ func finiteAll(fs []float64) []float64 {
 }
 
 func sideOf(s side) sideJSON {
-	j := sideJSON{Path: s.Path, Runs: []string{}, Devices: s.devices()}
+	j := sideJSON{Path: s.Path, Runs: []string{}, Devices: s.devices(), Cut: cuts(s)}
 	if j.Devices == nil {
 		j.Devices = []string{}
 	}

@@ -77,7 +77,7 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() == 0:
 		return bad("no runs: give trace files or directories of them")
 	}
-	runs, testbed, err := historyRuns(fs.Args())
+	runs, testbed, err := historyRuns(fs.Args(), stderr)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -104,8 +104,9 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 // historyRuns reads the runs at paths (files or directories, as diff
 // reads a side) into the history's points, with each trace's digest, and
 // the testbed their traces name: their GPUs, where every run names the
-// same ones.
-func historyRuns(paths []string) ([]history.Run, string, error) {
+// same ones. It says on warn which traces were cut short, and how much
+// of each it reads.
+func historyRuns(paths []string, warn io.Writer) ([]history.Run, string, error) {
 	var runs []history.Run
 	testbed, same := "", true
 	for _, p := range paths {
@@ -113,6 +114,7 @@ func historyRuns(paths []string) ([]history.Run, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		warnCuts(warn, "history add", sd)
 		for _, rt := range sd.Runs {
 			if len(runs) == history.MaxRuns {
 				return nil, "", fmt.Errorf("over %d runs at once", history.MaxRuns)

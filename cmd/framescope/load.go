@@ -238,33 +238,96 @@ func readTrace(r io.Reader) (*timeline.Trace, traceFormat, error) {
 	if (errors.Is(err, chrome.ErrTooLarge) || errors.Is(err, perfetto.ErrTooLarge)) && !strings.Contains(err.Error(), "MaxDepth") && !strings.Contains(err.Error(), "MaxPacket") {
 		err = fmt.Errorf("%w (%s and %s raise framescope's limits of %d bytes and %d spans)", err, envMaxInput, envMaxSpans, maxInput, maxSpans)
 	}
+	var cut *perfetto.CutError
+	if errors.As(err, &cut) {
+		return t, f, cut // a trace cut short reads back: see traceCut
+	}
 	if err != nil {
 		return nil, f, fmt.Errorf("%v trace: %w", f, err)
 	}
 	return t, f, nil
 }
 
-// loadTrace reads the trace at path ("-" for standard input).
+// traceCut says that a trace was cut short (a writer killed mid-write, a
+// full disk) and how much of it reads back: every command reads such a
+// trace up to its last whole batch and says so, in its text and JSON.
+// What the cut part held is unknown, so it is counted nowhere.
+type traceCut struct {
+	Path string `json:"path"`
+	// Bytes is the size of the trace (decompressed); ReadBytes how much
+	// of it reads back, up to the end of its last whole batch (or, in a
+	// trace that does not mark its batches, packet).
+	Bytes     int64  `json:"bytes"`
+	ReadBytes int64  `json:"read_bytes"`
+	LostBytes int64  `json:"unread_bytes"`
+	Batches   uint64 `json:"whole_batches"`
+	UpTo      string `json:"up_to"` // "batch" or "packet"
+	LastFrame uint64 `json:"last_frame"`
+}
+
+func cutOf(path string, c *perfetto.CutError) *traceCut {
+	if c == nil {
+		return nil
+	}
+	t := &traceCut{Path: path, Bytes: c.Size, ReadBytes: c.Read, LostBytes: c.Size - c.Read, Batches: c.Batches, UpTo: "packet", LastFrame: c.Frame}
+	if c.Marked {
+		t.UpTo = "batch"
+	}
+	return t
+}
+
+// String is the cut in a line, for text outputs.
+func (c *traceCut) String() string {
+	what := "a packet in progress"
+	upTo := "its last whole packet"
+	if c.UpTo == "batch" {
+		what = "a batch in progress"
+		upTo = fmt.Sprintf("its last whole batch (%d batches)", c.Batches)
+	}
+	s := fmt.Sprintf("%s: the trace was cut short at byte %d: the last %d bytes (%s, its content unknown) are not read; it reads back %d bytes, up to %s",
+		c.Path, c.Bytes, c.LostBytes, what, c.ReadBytes, upTo)
+	if c.LastFrame != 0 {
+		s += fmt.Sprintf(", to frame %d", c.LastFrame)
+	}
+	return s
+}
+
+// loadTrace reads the whole trace at path: a trace cut short is an error
+// saying how much reads back (loadTraceCut reads it).
 func loadTrace(path string) (*timeline.Trace, error) {
+	t, cut, err := loadTraceCut(path)
+	if cut != nil {
+		return nil, errors.New(cut.String())
+	}
+	return t, err
+}
+
+// loadTraceCut reads the trace at path ("-" for standard input), and says
+// whether it was cut short (nil if whole).
+func loadTraceCut(path string) (*timeline.Trace, *traceCut, error) {
 	var r io.Reader
 	if path == "-" {
 		r = os.Stdin
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, fmt.Errorf("%s is a directory", path)
+			return nil, nil, fmt.Errorf("%s is a directory", path)
 		}
 		r = f
 	}
 	t, _, err := readTrace(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var cut *perfetto.CutError
+	if errors.As(err, &cut) {
+		return t, cutOf(path, cut), nil
 	}
-	return t, nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil, nil
 }
 
 // parseArgs parses flags that may come before, between or after the

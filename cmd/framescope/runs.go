@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,8 @@ type runTrace struct {
 	// CPUWork counts CPU spans that carry pipeline statistics, which only
 	// GPU zones count: loadSide refuses such a trace.
 	CPUWork int
+	// Cut says how much of a trace cut short reads back; nil if whole.
+	Cut *traceCut
 }
 
 // side is BASE or NEW: one trace file, or every trace file of a directory.
@@ -108,11 +111,12 @@ func loadSide(path string) (side, error) {
 		}
 	}
 	for _, f := range files {
-		t, err := loadTrace(f)
+		t, cut, err := loadTraceCut(f)
 		if err != nil {
 			return s, err
 		}
 		r := summarizeRun(f, t)
+		r.Cut = cut
 		if len(r.Zones) == 0 {
 			return s, fmt.Errorf("%s: no GPU or CPU zones: an empty run cannot be compared", f)
 		}
@@ -122,6 +126,27 @@ func loadSide(path string) (side, error) {
 		s.Runs = append(s.Runs, r)
 	}
 	return s, nil
+}
+
+// cuts lists the runs of the sides that were cut short.
+func cuts(sides ...side) []*traceCut {
+	var out []*traceCut
+	for _, s := range sides {
+		for _, r := range s.Runs {
+			if r.Cut != nil {
+				out = append(out, r.Cut)
+			}
+		}
+	}
+	return out
+}
+
+// warnCuts says on w, for command cmd, which runs were cut short and how
+// much of each reads back.
+func warnCuts(w io.Writer, cmd string, sides ...side) {
+	for _, c := range cuts(sides...) {
+		fmt.Fprintf(w, "framescope %s: %s\n", cmd, termText(c.String()))
+	}
 }
 
 // cpuWorkError is the one rule of every command on CPU spans that carry

@@ -115,6 +115,9 @@ type statsReport struct {
 	Ledger ledgerJSON `json:"ledger,omitempty"`
 	// Work is absent from a trace whose zones carry none.
 	Work *workJSON `json:"work,omitempty"`
+	// Cut is absent from a whole trace; it says how much of a trace cut
+	// short reads back, which is all the rest counts.
+	Cut *traceCut `json:"cut,omitempty"`
 }
 
 // dropsJSON is timeline.Drops for --json: "total", then every cause by
@@ -257,7 +260,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	t, err := loadTrace(pos[0])
+	t, cut, err := loadTraceCut(pos[0])
 	if err == nil {
 		_, _, cpuWork := runDurations(t)
 		err = cpuWorkError(pos[0], cpuWork)
@@ -267,6 +270,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	r := computeStats(t)
+	r.Cut = cut
 	switch {
 	case *asJSON:
 		e := json.NewEncoder(stdout)
@@ -314,6 +318,9 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 	for _, l := range ledgerLines(r.Ledger) {
 		fmt.Fprintln(w, l)
 	}
+	if r.Cut != nil {
+		fmt.Fprintf(w, "cut: %s\n", termText(r.Cut.String()))
+	}
 }
 
 func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
@@ -339,5 +346,8 @@ func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 	fmt.Fprintf(w, "\n%s\n", dropsLine(r.Drops))
 	for _, l := range ledgerLines(r.Ledger) {
 		fmt.Fprintf(w, "\n%s\n", l)
+	}
+	if r.Cut != nil {
+		fmt.Fprintf(w, "\n**cut**: %s\n", mdText(r.Cut.String()))
 	}
 }
