@@ -61,6 +61,6 @@ func ExampleWriter_WriteBatch() {
 	// {"ph":"B","pid":1,"tid":1,"ts":0.000,"name":"draw"},
 	// {"ph":"E","pid":1,"tid":1,"ts":1.500},
 	// {"ph":"E","pid":1,"tid":1,"ts":16.000},
-	// {"ph":"M","pid":1,"name":"framescope_drops","args":{"query_limit":0,"no_frame":0,"closed":0,"unended":0,"unsubmitted":0,"pending":0,"overlapped":0,"run_again":0,"uncalibrated":0,"gpu_spans":0,"spans":0,"evicted":0,"untimed":0,"work":0,"flows":0,"frames":0,"samples":0,"sink":0,"misuse":0,"invalid_flows":0,"invalid_samples":0,"held_overflow":0}}
+	// {"ph":"M","pid":1,"name":"framescope_drops","args":{"query_limit":0,"no_frame":0,"closed":0,"unended":0,"unsubmitted":0,"pending":0,"overlapped":0,"run_again":0,"abandoned":0,"uncalibrated":0,"gpu_spans":0,"spans":0,"evicted":0,"untimed":0,"work":0,"flows":0,"frames":0,"samples":0,"sink":0,"misuse":0,"invalid_flows":0,"invalid_samples":0,"held_overflow":0}}
 	// ]
 }
