@@ -1,8 +1,15 @@
 package layer
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/loopcheck"
 )
@@ -73,4 +80,59 @@ func TestResetBeforeEndUnderLayer(t *testing.T) {
 	if want := uint64(2 * n); tr.Ledger.Zones.Delivered != want {
 		t.Errorf("%d zones delivered, want %d", tr.Ledger.Zones.Delivered, want)
 	}
+}
+
+// A program that never presents nor marks a frame (16 threads submitting
+// labelled regions): its frames end by time, so that the trace streams
+// while it runs (a kill leaves one that reads back) and its spans and
+// arrows all reach it. Before, it was one frame, written at exit, and
+// lost spans and arrows past the recorder's bounds.
+func TestNeverPresentsUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	t.Run("whole", func(t *testing.T) {
+		const n = 1000
+		tr, out := runShape(t, dir, nil, prog, "mt", n)
+		if len(tr.Frames) < 2 {
+			t.Errorf("%d frames, want the run cut by time:\n%s", len(tr.Frames), lastOf(out))
+		}
+		if !bytes.Contains(out, []byte("never presented")) {
+			t.Errorf("framescope run did not say how frames were made:\n%s", lastOf(out))
+		}
+		checkShapeZones(t, tr, 16*3*n)
+	})
+	t.Run("killed", func(t *testing.T) {
+		trace := filepath.Join(t.TempDir(), "killed.perfetto-trace")
+		cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-o", trace, "--", prog, "mt", "1000000")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		deadline := time.Now().Add(2 * time.Minute)
+		for { // the trace appears at -o with its first batch
+			if _, err := os.Stat(trace); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no batch written within 2 minutes:\n%s", lastOf(out.Bytes()))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		f, err := os.Open(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err := perfetto.Read(f) // cut in a batch, it reads back to the last whole one
+		if tr == nil {
+			t.Fatalf("the killed run's trace does not read back: %v", err)
+		}
+		if len(tr.Frames) == 0 || len(loopcheck.GPUZones(tr)) == 0 {
+			t.Errorf("%d frames, %d zones read back, want some", len(tr.Frames), len(loopcheck.GPUZones(tr)))
+		}
+	})
 }

@@ -102,7 +102,7 @@ func (l *layer) cpuEnd(id uint64) {
 		return
 	}
 	o.s.End()
-	if o.what == cpuSubmit && l.frameEvery > 0 && l.submits.Add(1)%l.frameEvery == 0 {
-		l.endFrame()
+	if o.what == cpuSubmit {
+		l.submitted()
 	}
 }

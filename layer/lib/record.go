@@ -8,9 +8,11 @@ import "C"
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -145,6 +147,7 @@ func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer)
 // N submissions instead; in a program that marks its frames' ends
 // (VK_EXT_frame_boundary), at those marks instead (boundary).
 func (l *layer) present(queue unsafe.Pointer) {
+	l.presented.Store(true)
 	if l.frameEvery == 0 && !l.boundaries.Load() {
 		l.endFrame()
 	}
@@ -157,6 +160,29 @@ func (l *layer) present(queue unsafe.Pointer) {
 func (l *layer) boundary() {
 	l.boundaries.Store(true)
 	if l.frameEvery == 0 {
+		l.endFrame()
+	}
+}
+
+// timedFrame is the frame of a program that neither presents nor marks
+// its frames, without -frame-every: a frame ends at the first submission
+// that ends timedFrame or more after it began. (Before, such a program
+// was one frame: nothing was streamed until its exit, and its spans and
+// arrows outgrew the recorder's bounds.)
+const timedFrame = 100 * time.Millisecond
+
+// submitted ends the frame where a submission ends one: every
+// -frame-every submissions, or, in a program that has not presented nor
+// marked a frame, by timedFrame.
+func (l *layer) submitted() {
+	switch {
+	case l.frameEvery > 0:
+		if l.submits.Add(1)%l.frameEvery == 0 {
+			l.endFrame()
+		}
+	case l.presented.Load() || l.boundaries.Load():
+	case timeline.Now()-l.frameBegun.Load() >= int64(timedFrame):
+		l.timedFrames.Add(1)
 		l.endFrame()
 	}
 }
@@ -177,6 +203,7 @@ func (l *layer) endFrame() {
 // inFrame begins a frame if none is open.
 func (l *layer) inFrame() {
 	if p := l.profiler(); p != nil && l.frameOpen.CompareAndSwap(false, true) {
+		l.frameBegun.Store(timeline.Now())
 		p.BeginFrame()
 	}
 }

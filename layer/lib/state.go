@@ -33,6 +33,12 @@ type layer struct {
 	submits    atomic.Uint64
 	// boundaries: the program marked a frame's end (VK_EXT_frame_boundary).
 	boundaries atomic.Bool
+	// presented: the program presented; frameBegun, when the frame open
+	// began (ns, timeline.Now), for the rule of programs that never
+	// present (idleFrame); timedFrames, the frames that rule ended.
+	presented   atomic.Bool
+	frameBegun  atomic.Int64
+	timedFrames atomic.Uint64
 	cfg        config
 	overs      atomic.Uint64  // frames found over a budget
 	writing    sync.WaitGroup // their traces being written

@@ -22,6 +22,10 @@
 //                         again, "abandoned" again, and reset alone
 //                         (vkResetCommandBuffer); then recorded whole
 //                         ("kept") and submitted
+//   shapes mt N           16 threads, each with a command pool and buffer of
+//                         its own, record labelled regions and submit them
+//                         to the one queue under a mutex, N times each,
+//                         each waiting for its own fence
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -199,6 +203,62 @@ static void reset(int n) {
 	vkDestroyInstance(i.inst, NULL);
 }
 
+#define MT 16
+
+typedef struct {
+	device *d;
+	pthread_mutex_t *mu;
+	int n;
+} mt_arg;
+
+static void *mt_thread(void *p) {
+	mt_arg *a = p;
+	device d = *a->d; // the device and queue shared; a pool, buffer and fence its own
+	VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+				       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
+	CHECK(vkCreateCommandPool(d.dev, &pci, NULL, &d.pool));
+	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d.pool,
+					  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+	CHECK(vkAllocateCommandBuffers(d.dev, &ai, &d.cmd));
+	VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+	CHECK(vkCreateFence(d.dev, &fci, NULL, &d.fence));
+	for (int k = 0; k < a->n; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d.cmd, &bi));
+		label(&d, "outer");
+		label(&d, "inner");
+		d.end(d.cmd);
+		d.end(d.cmd);
+		CHECK(vkEndCommandBuffer(d.cmd));
+		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d.cmd};
+		pthread_mutex_lock(a->mu);
+		VkResult r = vkQueueSubmit(d.q, 1, &si, d.fence);
+		pthread_mutex_unlock(a->mu);
+		CHECK(r);
+		CHECK(vkWaitForFences(d.dev, 1, &d.fence, VK_TRUE, UINT64_MAX));
+		CHECK(vkResetFences(d.dev, 1, &d.fence));
+	}
+	vkDestroyFence(d.dev, d.fence, NULL);
+	vkFreeCommandBuffers(d.dev, d.pool, 1, &d.cmd);
+	vkDestroyCommandPool(d.dev, d.pool, NULL);
+	return NULL;
+}
+
+static void mt(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	mt_arg a = {&d, &mu, n};
+	pthread_t t[MT];
+	for (int k = 0; k < MT; k++)
+		pthread_create(&t[k], NULL, mt_thread, &a);
+	for (int k = 0; k < MT; k++)
+		pthread_join(t[k], NULL);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 static void names(int n) {
 	instance i = make_instance(VK_API_VERSION_1_3);
 	device d = make_device(&i);
@@ -277,7 +337,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|reset|names|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|reset|mt|names|multidraw N\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
@@ -289,6 +349,8 @@ int main(int argc, char **argv) {
 		many(n);
 	else if (strcmp(argv[1], "reset") == 0)
 		reset(n);
+	else if (strcmp(argv[1], "mt") == 0)
+		mt(n);
 	else if (strcmp(argv[1], "names") == 0)
 		names(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
