@@ -435,12 +435,15 @@ func summarizeTrace(w io.Writer, r traceRecord, end string) {
 		fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch%s\n", r.path, r.id, r.prog, note)
 		return
 	}
-	t, err := loadTrace(r.path)
+	t, cut, err := loadTraceCut(r.path)
 	if err != nil {
 		fmt.Fprintf(w, "framescope run: the trace does not read back: %v\n", err)
 		return
 	}
 	printSummary(w, computeStats(t))
+	if cut != nil { // the program was killed as it wrote: what reads back is whole
+		fmt.Fprintf(w, "cut         %s%s\n", cut, endNote(end))
+	}
 	fmt.Fprintf(w, "wrote       %s\n", r.path)
 	fmt.Fprintf(w, "open it at https://ui.perfetto.dev (Open trace file); per zone: framescope stats %s\n", r.path)
 }
