@@ -166,10 +166,15 @@ func (l *layer) boundary() {
 
 // timedFrame is the frame of a program that neither presents nor marks
 // its frames, without -frame-every: a frame ends at the first submission
-// that ends timedFrame or more after it began. (Before, such a program
-// was one frame: nothing was streamed until its exit, and its spans and
-// arrows outgrew the recorder's bounds.)
-const timedFrame = 100 * time.Millisecond
+// that ends timedFrame or more after it began; the first, firstTimed
+// (a program that presents sets up in less, and keeps its frames as its
+// presents make them). (Before, such a program was one frame: nothing was
+// streamed until its exit, and its spans and arrows outgrew the
+// recorder's bounds.)
+const (
+	timedFrame = 100 * time.Millisecond
+	firstTimed = time.Second
+)
 
 // submitted ends the frame where a submission ends one: every
 // -frame-every submissions, or, in a program that has not presented nor
@@ -181,9 +186,15 @@ func (l *layer) submitted() {
 			l.endFrame()
 		}
 	case l.presented.Load() || l.boundaries.Load():
-	case timeline.Now()-l.frameBegun.Load() >= int64(timedFrame):
-		l.timedFrames.Add(1)
-		l.endFrame()
+	default:
+		age, most := timeline.Now()-l.frameBegun.Load(), timedFrame
+		if l.timedFrames.Load() == 0 {
+			most = firstTimed
+		}
+		if age >= int64(most) {
+			l.timedFrames.Add(1)
+			l.endFrame()
+		}
 	}
 }
 
