@@ -173,6 +173,14 @@ func (p *Profiler) endOpenFrame() {
 // settled now when that went over the GPU budget.
 func (p *Profiler) EndFrame() int64 { return p.rec.EndFrame() }
 
+// Flush hands everything finished since the last batch to the sink
+// (Options.Sink) as one batch, as EndFrame does every FlushEvery frames;
+// it returns the error of a batch that failed since the last Flush or
+// Close. Any goroutine may call it: with FlushEvery 0, a program whose
+// frames end inside calls it must not slow (a Vulkan layer, in the
+// program's vkQueuePresentKHR) flushes on a goroutine of its own.
+func (p *Profiler) Flush() error { return p.rec.Flush() }
+
 // Frame returns the current frame id (0 before the first BeginFrame).
 func (p *Profiler) Frame() uint64 { return p.rec.Frame() }
 

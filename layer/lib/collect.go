@@ -14,14 +14,18 @@ const collectEvery = 5 * time.Millisecond
 
 // collector reads every context's zones back on a goroutine of its own
 // (GPU.Collect: from its first call, Profiler.BeginFrame leaves the
-// context to it), so that the program's thread, where a frame ends inside
-// its own Vulkan call, pays for the frame's boundary but not for
-// converting the frame's zones into the timeline.
+// context to it), and hands the stream its batches there every
+// flushEvery frames (Profiler.Flush), so that the program's thread, where
+// a frame ends inside its own Vulkan call, pays for the frame's boundary
+// but not for converting the frame's zones into the timeline, nor for
+// the batch (which made one frame in sixty 3.7 to 4.7 ms on lavapipe,
+// against medians of 0.24 to 0.29 ms).
 type collector struct {
 	mu    sync.Mutex
 	gpus  []*profiler.GPU
 	start sync.Once
 	kick  chan struct{}
+	p     *profiler.Profiler // to flush, with a sink; nil: none
 }
 
 func (c *collector) add(g *profiler.GPU) {
@@ -56,6 +60,7 @@ func (c *collector) run() {
 	defer t.Stop()
 	var buf []profiler.ZoneResult
 	var gpus []*profiler.GPU
+	var flushed uint64 // the frame at the last flush
 	for {
 		select {
 		case <-t.C:
@@ -67,5 +72,19 @@ func (c *collector) run() {
 		for _, g := range gpus {
 			buf = g.Collect(buf[:0])
 		}
+		c.mu.Lock() // held, so that flushing(nil) waits for a flush under way
+		if c.p != nil && c.p.Frame() >= flushed+flushEvery {
+			c.p.Flush() // its error comes again at Close, which the exit reports
+			flushed = c.p.Frame()
+		}
+		c.mu.Unlock()
 	}
+}
+
+// flushing makes the collector flush p's sink; nil, no longer (at exit,
+// before the profiler closes).
+func (c *collector) flushing(p *profiler.Profiler) {
+	c.mu.Lock()
+	c.p = p
+	c.mu.Unlock()
 }

@@ -109,4 +109,7 @@ func framescope_go_present(queue unsafe.Pointer) { the.present(queue) }
 func framescope_go_boundary() { the.boundary() }
 
 //export framescope_go_at_exit
-func framescope_go_at_exit() { the.atExit() }
+func framescope_go_at_exit() {
+	the.collect.flushing(nil) // the profiler's close makes the last batch
+	the.atExit()
+}

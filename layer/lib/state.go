@@ -126,6 +126,7 @@ func (l *layer) deviceCreated(instance, physical, dev unsafe.Pointer, chain prof
 	defer l.mu.Unlock()
 	if l.p == nil {
 		l.start()
+		l.collect.flushing(l.p)
 	}
 	l.devices[dev] = &device{handle: dev, existing: e, ctxs: map[uint32]*profiler.GPU{}}
 }
