@@ -69,7 +69,9 @@ func (r Recording) End() {
 		return
 	}
 	r.g.pool.EndRecording(r.cmd)
-	r.g.freeCZones(r.cmd)
+	// Its zone path (C) is kept for the command buffer's next recording,
+	// which takes it again: freed with the command buffer (Freed) or the
+	// context. C may not use it from End on, and its slot refuses it.
 }
 
 // C returns the recording's zone path for C code in the process that
@@ -86,13 +88,20 @@ func (r Recording) C() unsafe.Pointer {
 	if g == nil || g.state.Load() != stateOpen || g.extra {
 		return nil
 	}
-	c := g.pool.NewCZones(r.cmd, g.begin, g.end)
-	if c == nil {
-		return nil
-	}
 	g.czMu.Lock()
 	defer g.czMu.Unlock()
-	if old := g.czones[r.cmd]; old != nil {
+	old := g.czones[r.cmd]
+	c := g.pool.NewCZones(r.cmd, g.begin, g.end, old)
+	if c == old {
+		if c == nil {
+			return nil
+		}
+		return c.Ptr() // recorded again into the same slot
+	}
+	if c == nil {
+		return nil // old stays, freed with the recording (GPU.Freed) or the context
+	}
+	if old != nil {
 		old.Free()
 	}
 	if g.czones == nil {

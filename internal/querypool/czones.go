@@ -34,6 +34,7 @@ import (
 // ends) pinned, so that C may keep it between calls, until Free.
 type CZones struct {
 	z   *C.framescope_czones
+	s   *Slot // the recording's slot it records into
 	pin runtime.Pinner
 }
 
@@ -41,16 +42,19 @@ type CZones struct {
 // cmd has none: C's begin is then Begin's path for that recording's
 // zones (fs_zone_begin on its slot), and its end EndQuiet's (all of a
 // recording's pairs are of its slot's first block).
-func (p *Pool) NewCZones(cmd vkg.CommandBuffer, begin, end vkg.PipelineStageFlagBits) *CZones {
-	m := p.open.Load()
-	if m == nil {
-		return nil
-	}
-	s, ok := (*m)[cmdKey(cmd)]
+//
+// old, a zone path this made for cmd before (nil: none), is returned
+// again where it still serves (the same slot: a command buffer recorded
+// again every frame makes no new one).
+func (p *Pool) NewCZones(cmd vkg.CommandBuffer, begin, end vkg.PipelineStageFlagBits, old *CZones) *CZones {
+	s, ok := p.openOf(cmdKey(cmd))
 	if !ok || s == nil {
 		return nil
 	}
-	c := &CZones{z: (*C.framescope_czones)(C.calloc(1, C.sizeof_framescope_czones))}
+	if old != nil && old.s == s && old.z.begin_stage == C.uint32_t(begin) && old.z.end_stage == C.uint32_t(end) {
+		return old
+	}
+	c := &CZones{z: (*C.framescope_czones)(C.calloc(1, C.sizeof_framescope_czones)), s: s}
 	if c.z == nil {
 		return nil
 	}

@@ -18,6 +18,7 @@ func (p *Pool) Freed(cmd vkg.CommandBuffer) {
 	}
 	k := cmdKey(cmd)
 	p.forgetOverLocked(k)
+	defer p.forgetOpen(k)
 	if a, ok := p.again[k]; ok {
 		p.forgetAgainLocked(k, a)
 	}

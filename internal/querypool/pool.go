@@ -240,7 +240,7 @@ type Pool struct {
 	// for Begin; running, those with an execution not read yet.
 	recs    map[uint64]*recording
 	nrecs   atomic.Int32
-	open    atomic.Pointer[map[uint64]*Slot]
+	open    atomic.Pointer[map[uint64]*openSlot]
 	running []*recording
 	// over are the command buffers whose recording was refused
 	// (overrec.go); nover their number, for Executed.
@@ -681,13 +681,11 @@ func (pr Pair) Valid() bool { return pr.s != nil }
 // returns false, counting why, when no pair is available.
 func (p *Pool) Begin(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits, name uint32) (Pair, bool) {
 	s := p.cur.Load()
-	if m := p.open.Load(); m != nil {
-		if rs, ok := (*m)[cmdKey(cmd)]; ok { // a recording's
-			if rs == nil {
-				return p.refuseOver(cmd)
-			}
-			s = rs
+	if rs, ok := p.openOf(cmdKey(cmd)); ok { // a recording's
+		if rs == nil {
+			return p.refuseOver(cmd)
 		}
+		s = rs
 	}
 	if s == nil {
 		return p.refuseNoFrame(cmd)

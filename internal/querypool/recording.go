@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	vkg "github.com/vulkan-go/vulkan"
@@ -51,7 +52,8 @@ type recording struct {
 	// pairs are the pairs EndRecording found ended, in Begin order: each
 	// execution's zones.
 	pairs []recPair
-	run   *execution // the latest execution, not read yet
+	run   *execution // the latest execution, not read yet: &runv or nil
+	runv  execution  // its storage: a recording's executions allocate nothing
 	// early counts executions named before EndRecording: their pairs
 	// are counted when it knows them.
 	early uint64
@@ -232,41 +234,86 @@ func (p *Pool) abandonLocked(r *recording) {
 	r.pairs, r.run, r.early, r.ran = r.pairs[:0], nil, 0, true
 }
 
-// setOpen publishes the recordings open now, for Begin, with k's slot
-// (nil: its zones are refused). Begin reads the map without a lock, so
-// it is copied, never changed: recordings are begun once each, not each
-// frame. The caller holds p.mu.
+// openSlot is a command buffer's entry in Pool.open: the slot of its
+// recording while it is recorded, nil while its zones are refused,
+// notOpen otherwise.
+type openSlot = atomic.Pointer[Slot]
+
+// notOpen marks an entry of Pool.open whose command buffer is not being
+// recorded as a recording.
+var notOpen = new(Slot)
+
+// openOf returns the slot of k's recording being recorded now: (nil,
+// true) when its zones are refused, false when k is not being recorded
+// as a recording. Lock-free, for Begin.
+func (p *Pool) openOf(k uint64) (*Slot, bool) {
+	m := p.open.Load()
+	if m == nil {
+		return nil, false
+	}
+	e, ok := (*m)[k]
+	if !ok {
+		return nil, false
+	}
+	s := e.Load()
+	return s, s != notOpen
+}
+
+// setOpen publishes k's recording as open, with its slot (nil: its zones
+// are refused). Begin reads the map without a lock, so it is copied,
+// never changed, when a command buffer first becomes a recording; a
+// command buffer recorded again every frame changes its entry alone, and
+// allocates nothing. The caller holds p.mu.
 func (p *Pool) setOpen(k uint64, s *Slot) {
-	m := map[uint64]*Slot{k: s}
 	if old := p.open.Load(); old != nil {
+		if e, ok := (*old)[k]; ok {
+			e.Store(s)
+			return
+		}
+	}
+	e := new(openSlot)
+	e.Store(s)
+	p.copyOpen(k, e)
+}
+
+// dropOpen marks k's recording as no longer being recorded. The caller
+// holds p.mu.
+func (p *Pool) dropOpen(k uint64) {
+	if old := p.open.Load(); old != nil {
+		if e, ok := (*old)[k]; ok {
+			e.Store(notOpen)
+		}
+	}
+}
+
+// forgetOpen drops k's entry, for a recording forgotten. The caller holds
+// p.mu.
+func (p *Pool) forgetOpen(k uint64) {
+	if old := p.open.Load(); old != nil {
+		if _, ok := (*old)[k]; ok {
+			p.copyOpen(k, nil)
+		}
+	}
+}
+
+// copyOpen publishes a copy of the open map with k's entry e (nil: none).
+// The caller holds p.mu.
+func (p *Pool) copyOpen(k uint64, e *openSlot) {
+	old := p.open.Load()
+	m := map[uint64]*openSlot{}
+	if old != nil {
 		for x, y := range *old {
 			if x != k {
 				m[x] = y
 			}
 		}
 	}
-	p.open.Store(&m)
-}
-
-// dropOpen publishes the recordings open now without k. The caller holds
-// p.mu.
-func (p *Pool) dropOpen(k uint64) {
-	old := p.open.Load()
-	if old == nil {
-		return
+	if e != nil {
+		m[k] = e
 	}
-	if _, ok := (*old)[k]; !ok {
-		return
-	}
-	if len(*old) == 1 {
+	if len(m) == 0 {
 		p.open.Store(nil)
 		return
-	}
-	m := make(map[uint64]*Slot, len(*old)-1)
-	for x, y := range *old {
-		if x != k {
-			m[x] = y
-		}
 	}
 	p.open.Store(&m)
 }
@@ -319,6 +366,7 @@ func (p *Pool) oneShot(k uint64) bool {
 // forgetLocked drops a retired recording and destroys its slot, once no
 // End may still be in it. The caller holds p.mu.
 func (p *Pool) forgetLocked(r *recording) {
+	p.forgetOpen(r.cmd)
 	delete(p.recs, r.cmd)
 	p.nrecs.Store(int32(len(p.recs)))
 	r.s.quiesce()
@@ -338,7 +386,8 @@ func (p *Pool) executeLocked(r *recording, frame, key uint64) {
 	if p.cfg.Now != nil {
 		host = p.cfg.Now()
 	}
-	r.run = &execution{frame: frame, key: key, begun: max(p.frames, frame), host: host, overlapped: overlapped}
+	r.runv = execution{frame: frame, key: key, begun: max(p.frames, frame), host: host, overlapped: overlapped}
+	r.run = &r.runv
 	r.ran = true
 	if r.open {
 		r.early++

@@ -113,32 +113,63 @@ func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 }
 
 // submit names the submission's command buffers, and the secondaries
-// they execute, to their contexts, with the submit span's arrow.
+// they execute, to their contexts, with the submit span's arrow. It runs
+// inside the program's vkQueueSubmit, and allocates nothing once its
+// scratch has grown to the program's submissions.
 func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer) {
 	sp, ok := l.cpu.get(span)
 	if !ok {
 		return
 	}
+	b := submits.Get().(*submitBatch)
 	l.mu.Lock()
-	byCtx := map[*profiler.GPU][]vkg.CommandBuffer{}
-	var add func(c unsafe.Pointer, depth int)
-	add = func(c unsafe.Pointer, depth int) {
-		s := l.cmds[c]
-		if s == nil || s.gpu == nil || depth > 1 {
-			return
-		}
-		byCtx[s.gpu] = append(byCtx[s.gpu], vkg.CommandBuffer(c))
-		for _, sec := range s.secondaries {
-			add(sec, depth+1)
-		}
-	}
 	for _, c := range cmds {
-		add(c, 0)
+		s := l.cmds[c]
+		if s == nil || s.gpu == nil {
+			continue
+		}
+		b.add(s.gpu, c)
+		for _, sec := range s.secondaries {
+			if t := l.cmds[sec]; t != nil && t.gpu != nil {
+				b.add(t.gpu, sec)
+			}
+		}
 	}
 	l.mu.Unlock()
-	for g, cs := range byCtx {
-		g.Submit(sp, cs...)
+	for i, g := range b.gpus {
+		g.Submit(sp, b.cmds[i]...)
 	}
+	b.reset()
+	submits.Put(b)
+}
+
+// submitBatch is a submission's command buffers by context.
+type submitBatch struct {
+	gpus []*profiler.GPU
+	cmds [][]vkg.CommandBuffer
+}
+
+var submits = sync.Pool{New: func() any { return new(submitBatch) }}
+
+func (b *submitBatch) add(g *profiler.GPU, c unsafe.Pointer) {
+	i := 0
+	for i < len(b.gpus) && b.gpus[i] != g {
+		i++
+	}
+	if i == len(b.gpus) {
+		b.gpus = append(b.gpus, g)
+		if i == len(b.cmds) {
+			b.cmds = append(b.cmds, nil)
+		}
+	}
+	b.cmds[i] = append(b.cmds[i], vkg.CommandBuffer(c))
+}
+
+func (b *submitBatch) reset() {
+	for i := range b.gpus {
+		b.gpus[i], b.cmds[i] = nil, b.cmds[i][:0]
+	}
+	b.gpus = b.gpus[:0]
 }
 
 // present ends the frame: a frame per vkQueuePresentKHR, from the first
