@@ -42,7 +42,7 @@ func (l *layer) start() {
 	l.out = &output{f: &traceFile{path: c.out, tmp: tmpPath(c.out)}}
 	if c.window == 0 {
 		l.out.w = newAsyncSink(perfetto.NewWriter(l.out.f, perfetto.Options{RenderStages: c.renderStages}), l.out.f)
-		o.Sink, o.FlushEvery = l.out.w, flushEvery
+		o.Sink = l.out.w // flushed by the collector (collect.go), outside the program's calls
 	} else {
 		o.CPUBudget, o.GPUBudget = c.cpuBudget, c.gpuBudget
 		o.OnBudget = l.overBudget
