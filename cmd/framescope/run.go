@@ -14,6 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/tracesplit"
+	"github.com/framescope/framescope/timeline"
 )
 
 func init() {
@@ -210,6 +214,10 @@ func findLayer(dir string) (string, error) {
 	return abs, nil
 }
 
+// testFileSpans is the layer's knob for tests that lowers the spans a
+// file of its trace holds (tracesplit.FileSlices), which run passes on.
+const testFileSpans = "FRAMESCOPE_TEST_FILE_SPANS"
+
 // layerEnv is env with the layer added for the loader, both ways a loader
 // takes it (VK_INSTANCE_LAYERS; VK_LOADER_LAYERS_ENABLE from loader
 // 1.3.234), and its directory first in VK_ADD_LAYER_PATH: the loader
@@ -218,7 +226,8 @@ func findLayer(dir string) (string, error) {
 // the outermost, so that the layers the program runs with (the validation
 // layer) see the device as the layer made it, and the profiler's own
 // calls, which go through the loader, after the program's. Then the
-// layer's own variables (FRAMESCOPE_*, from own alone).
+// layer's own variables (FRAMESCOPE_*, from own alone, but for
+// testFileSpans).
 func layerEnv(env []string, dir string, own []string) []string {
 	add := map[string]func(old string) string{
 		"VK_ADD_LAYER_PATH":       func(old string) string { return dir + string(os.PathListSeparator) + old },
@@ -229,7 +238,7 @@ func layerEnv(env []string, dir string, own []string) []string {
 	var res []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "FRAMESCOPE_") && k != "FRAMESCOPE_LAYER" {
+		if strings.HasPrefix(k, "FRAMESCOPE_") && k != "FRAMESCOPE_LAYER" && k != testFileSpans {
 			continue
 		}
 		if f, ok := add[k]; ok && v != "" {
@@ -300,17 +309,24 @@ func forwarded(s os.Signal) bool {
 
 // A trace record, as the layer writes one in the run directory
 // (layer/lib/config.go, claimPath): a file named ID (a pid, -K after it
-// for a later image of the process) of three lines.
+// for a later image of the process) of three lines, then two more (its
+// path and temporary name) for each file after the first of a trace
+// that goes on in several.
 type traceRecord struct {
 	id, path, tmp, prog string
-	owner               bool // the process that claimed -o
+	parts               []tracePart // the files after the first
+	owner               bool        // the process that claimed -o
 	pid, image          int
 }
 
-// Bounds of what framescope run reads of the run directory.
+// tracePart is a file of a trace after its first.
+type tracePart struct{ path, tmp string }
+
+// Bounds of what framescope run reads of the run directory: a record
+// holds at most tracesplit.MaxFiles files, each path at most PATH_MAX.
 const (
 	maxRecords     = 256 // records reported; later ones are counted
-	maxRecordBytes = 3 * 4096
+	maxRecordBytes = (3 + 2*tracesplit.MaxFiles) * 4096
 )
 
 // reportTraces lists every trace the program's processes wrote, -o's
@@ -410,6 +426,10 @@ func readRecord(dir, id string) (traceRecord, bool) {
 		return r, false
 	}
 	r.path, r.tmp, r.prog = lines[0], lines[1], lines[2]
+	rest := lines[3 : len(lines)-1] // whole lines: the last one ends the record, or is being written
+	for i := 0; i+1 < len(rest) && len(r.parts) < tracesplit.MaxFiles-1; i += 2 {
+		r.parts = append(r.parts, tracePart{rest[i], rest[i+1]})
+	}
 	return r, true
 }
 
@@ -435,6 +455,10 @@ func summarizeTrace(w io.Writer, r traceRecord, end string) {
 		fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch%s\n", r.path, r.id, r.prog, note)
 		return
 	}
+	if len(r.parts) > 0 {
+		summarizeParts(w, r, end)
+		return
+	}
 	t, cut, err := loadTraceCut(r.path)
 	if err != nil {
 		fmt.Fprintf(w, "framescope run: the trace does not read back: %v\n", err)
@@ -446,6 +470,73 @@ func summarizeTrace(w io.Writer, r traceRecord, end string) {
 	}
 	fmt.Fprintf(w, "wrote       %s\n", r.path)
 	fmt.Fprintf(w, "open it at https://ui.perfetto.dev (Open trace file); per zone: framescope stats %s\n", r.path)
+}
+
+// summarizeParts prints what each file of a trace in several holds, then
+// the books of them all, which are the run's: each file's books count
+// what reached it or was lost while it was written.
+func summarizeParts(w io.Writer, r traceRecord, end string) {
+	files := append([]tracePart{{r.path, r.tmp}}, r.parts...)
+	fmt.Fprintf(w, "the trace is in %d files, each a whole trace (the layer begins the next before a file would hold more than framescope reads); their books add up to the run's\n", len(files))
+	var all []ledgerJSON
+	var drops timeline.Drops
+	for i, f := range files {
+		fmt.Fprintf(w, "file %d of %d: %s\n", i+1, len(files), f.path)
+		if _, err := os.Stat(f.path); errors.Is(err, os.ErrNotExist) {
+			note := endNote(end)
+			if _, err := os.Stat(f.tmp); err == nil {
+				note += "; what it began is at " + f.tmp
+			}
+			fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch to it%s\n", f.path, r.id, r.prog, note)
+			continue
+		}
+		t, cut, err := loadTraceCut(f.path)
+		if err != nil {
+			fmt.Fprintf(w, "framescope run: the trace does not read back: %v\n", err)
+			continue
+		}
+		st := computeStats(t)
+		printSummary(w, st)
+		if cut != nil {
+			fmt.Fprintf(w, "cut         %s%s\n", cut, endNote(end))
+		}
+		all = append(all, st.Ledger)
+		drops = books.Add(drops, st.Drops.Drops)
+	}
+	fmt.Fprintf(w, "all %d files:\n", len(files))
+	fmt.Fprintln(w, dropsLine(dropsOf(drops)))
+	for _, l := range ledgerLines(sumLedgers(all)) {
+		fmt.Fprintln(w, strings.Replace(l, "in this trace", "in these files", 1))
+	}
+	fmt.Fprintf(w, "open each at https://ui.perfetto.dev (Open trace file); per zone: framescope stats FILE\n")
+}
+
+// sumLedgers adds up the books of several files of one trace, which
+// balance when each does.
+func sumLedgers(ls []ledgerJSON) ledgerJSON {
+	var sum ledgerJSON
+	for _, l := range ls {
+		if l == nil {
+			continue
+		}
+		if sum == nil {
+			sum = ledgerJSON{}
+		}
+		for k, b := range l {
+			s, ok := sum[k]
+			if !ok {
+				s.Balanced = true
+			}
+			s.Issued += b.Issued
+			s.Delivered += b.Delivered
+			s.InTrace += b.InTrace
+			s.Open += b.Open
+			s.Lost = dropsOf(books.Add(s.Lost.Drops, b.Lost.Drops))
+			s.Balanced = s.Balanced && b.Balanced
+			sum[k] = s
+		}
+	}
+	return sum
 }
 
 // printSummary prints a trace's frames, zones and books.

@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/framescope/framescope/internal/tracesplit"
 )
 
 // config is what `framescope run` asks of the layer, through the
@@ -22,6 +25,11 @@ type config struct {
 	gpuBudget    time.Duration // FRAMESCOPE_GPU_BUDGET, with the window
 	renderStages bool          // FRAMESCOPE_RENDER_STAGES: Perfetto's GPU tracks too (default on)
 	live         string        // FRAMESCOPE_LIVE: the live view's address ("": none)
+	// fileSpans, from FRAMESCOPE_TEST_FILE_SPANS, a knob for tests:
+	// lowers the slices (spans and frames) a file of the trace holds
+	// before the trace goes on in the next (0: tracesplit.FileSlices).
+	fileSpans int
+	record    string // this process's record in the run directory ("": none)
 }
 
 // Bounds of the layer's options, which `framescope run` checks first.
@@ -61,6 +69,7 @@ func readConfig() config {
 	}
 	c.frameEvery = num("FRAMESCOPE_FRAME_EVERY", maxFrameEvery)
 	c.window = int(num("FRAMESCOPE_WINDOW", maxWindow))
+	c.fileSpans = int(num("FRAMESCOPE_TEST_FILE_SPANS", tracesplit.FileSlices))
 	c.cpuBudget, c.gpuBudget = dur("FRAMESCOPE_CPU_BUDGET"), dur("FRAMESCOPE_GPU_BUDGET")
 	if v := os.Getenv("FRAMESCOPE_RENDER_STAGES"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -120,6 +129,7 @@ func (c *config) claimPath() {
 		return
 	}
 	defer rec.Close()
+	c.record = filepath.Join(c.runDir, id)
 	c.out = beside(want, id)
 	if claimOwner(c.runDir, id) {
 		c.out = want
@@ -161,6 +171,29 @@ func claimOwner(dir, id string) bool {
 // beside is the trace of process id beside path: NAME.ID.perfetto-trace.
 func beside(path, id string) string {
 	return strings.TrimSuffix(path, traceSuffix) + "." + id + traceSuffix
+}
+
+// partPath is the k-th file (from 2) of the trace at path, once the
+// first holds what a reader takes: NAME.partK.perfetto-trace.
+func partPath(path string, k int) string {
+	return strings.TrimSuffix(path, traceSuffix) + ".part" + strconv.Itoa(k) + traceSuffix
+}
+
+// recordPart adds the k-th file of the trace, path, to the process's
+// record, in one write: its path and temporary name, a line each.
+func (c *config) recordPart(path string) error {
+	if c.record == "" {
+		return nil
+	}
+	f, err := os.OpenFile(c.record, os.O_WRONLY|os.O_APPEND|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(path + "\n" + tmpPath(path) + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // tmpPath is where the trace at path is written until it holds a batch.

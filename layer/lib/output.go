@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/reach"
+	"github.com/framescope/framescope/internal/tracesplit"
 	"github.com/framescope/framescope/live"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
@@ -18,8 +20,11 @@ import (
 
 // output is the trace file the layer streams to: every flushEvery frames
 // a batch, so that a program killed mid-run leaves a trace that reads
-// back up to its last flush. With a flight-recorder window nothing is
-// streamed: the window is written at exit.
+// back up to its last flush; a long or busy run goes on in more files
+// (asyncSink), each within what Framescope's readers take. With a
+// flight-recorder window nothing is streamed: the window is written at
+// exit (at most tracesplit.BatchSpans spans, within the readers' limits
+// too).
 type output struct {
 	f *traceFile
 	w *asyncSink // nil with a window
@@ -38,10 +43,10 @@ func (l *layer) start() {
 	c := readConfig()
 	c.claimPath()
 	l.cfg, l.frameEvery = c, c.frameEvery
-	o := profiler.Options{WindowFrames: c.window}
+	o := profiler.Options{WindowFrames: c.window, MaxSpans: tracesplit.BatchSpans}
 	l.out = &output{f: &traceFile{path: c.out, tmp: tmpPath(c.out)}}
 	if c.window == 0 {
-		l.out.w = newAsyncSink(perfetto.NewWriter(l.out.f, perfetto.Options{RenderStages: c.renderStages}), l.out.f)
+		l.out.w = newAsyncSink(&l.cfg, l.out.f, perfetto.Options{RenderStages: c.renderStages})
 		o.Sink = l.out.w // flushed by the collector (collect.go), outside the program's calls
 	} else {
 		o.CPUBudget, o.GPUBudget = c.cpuBudget, c.gpuBudget
@@ -187,7 +192,7 @@ func (l *layer) atExit() {
 
 // finish closes p and out.
 func (l *layer) finish(p *profiler.Profiler, out *output) {
-	if err := p.CloseAtExit(); err != nil { // the program's GPU work may still run
+	if err := p.CloseAtExit(); err != nil && !isFull(err) { // the program's GPU work may still run; the sink says it is full
 		fmt.Fprintf(os.Stderr, "framescope layer: %v\n", err)
 	}
 	l.writing.Wait() // the frames over budget, written beside
@@ -202,12 +207,16 @@ func (l *layer) finish(p *profiler.Profiler, out *output) {
 	}
 	var err error
 	if out.w != nil {
-		err = out.w.Close()
+		err = out.w.Close(func() (timeline.Drops, timeline.Ledger) { // the books of the run's end
+			rec, _ := reach.Profiler(p)
+			st := rec.Stats()
+			return st.Drops, st.Ledger
+		})
 	} else {
 		err = encode(out.f, p.Dump(), l.cfg.renderStages)
-	}
-	if cerr := out.f.Close(); err == nil {
-		err = cerr
+		if cerr := out.f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "framescope layer: writing %s: %v\n", out.f.path, err)
