@@ -64,7 +64,9 @@ check-loops: deps tp
 	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestLoops ./internal/testkit/loopcheck -loops.seeds=$(SEEDS) -loops.first=$(FIRST)
 
 # The render-loop checker's application run bare under the Vulkan layer,
-# SEEDS seeds from FIRST (make test runs 8).
+# each seed a loop and a program shape (threads making devices, children,
+# signals, bounds passed, another layer), SEEDS seeds from FIRST (make
+# test runs 8, which draw every kind of shape).
 check-layer-loops: deps tp
 	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestCheckerLoopsUnderLayer ./layer -layer.loops=$(SEEDS) -layer.loopfirst=$(FIRST)
 

@@ -2,16 +2,24 @@ package layer
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/loopcheck"
+	"github.com/framescope/framescope/timeline"
 )
 
 var (
@@ -29,10 +37,26 @@ var (
 // where the program made it, each zone's count, each zone inside the
 // window of a submission that ran it, nesting as labelled, a track a
 // device), the validation layer says nothing, and what the GPU wrote is
-// the same with the layer as without. A failing seed prints itself
-// (-layer.loop=N replays it; -layer.loops and -layer.loopfirst run more).
+// the same with the layer as without.
+//
+// Each seed also draws the program's shape (loopcheck.Shape): threads
+// that make and destroy instances and devices while it records;
+// children made by fork (with and without exec), system and
+// posix_spawn, with Vulkan or not; SIGINT, SIGTERM, SIGKILL or SIGQUIT
+// at a drawn frame, from the program itself or from outside, handled or
+// not; more command buffers at once than the layer keeps recordings of;
+// more label names than it keeps; frames by time (the program never
+// presents) or -frame-every; a layer that holds a lock while it calls
+// down, above or below Framescope's. Every run ends within seedLimit;
+// the program prints the same and ends the same under the layer as
+// without; every process that made a device has a trace that reads back
+// (to its last whole batch where a signal ended it) with books that
+// balance; each child's holds its submissions. A failing seed prints
+// itself (-layer.loop=N replays it; -layer.loops and -layer.loopfirst
+// run more).
 func TestCheckerLoopsUnderLayer(t *testing.T) {
 	dir, prog := built(t), bareProgram(t)
+	lock := sharedLibrary(t, "locklayer")
 	tmp := t.TempDir()
 	spirv := filepath.Join(tmp, "count.spv")
 	if err := os.WriteFile(spirv, loopcheck.CountSPIRV(), 0o644); err != nil {
@@ -53,72 +77,249 @@ func TestCheckerLoopsUnderLayer(t *testing.T) {
 		first, last = *loopSeed, *loopSeed
 	}
 	reached := map[string]int{}
+	var took []time.Duration
 	for seed := first; seed <= last; seed++ {
 		b := loopcheck.NewBare(uint64(seed), dev, spans)
-		if msg := bareLoop(t, dir, prog, spirv, b); msg != "" {
+		start := time.Now()
+		if msg := bareLoop(t, dir, prog, spirv, lock, b); msg != "" {
 			keepBare(t, b)
-			t.Fatalf("%s\n%s\n(-layer.loop=%d replays it)", b.Loop, msg, seed)
+			t.Fatalf("%s\nshape: %s\n%s\n(-layer.loop=%d replays it)", b.Loop, b.Shape, msg, seed)
 		}
+		took = append(took, time.Since(start))
 		for _, r := range b.Reached {
 			reached[r]++
 		}
 	}
-	t.Logf("%s, seeds %d to %d: every invariant held; loops with %v", dev.Name, first, last, reached)
+	slices.Sort(took)
+	t.Logf("%s, seeds %d to %d: every invariant held (a seed took %v at the median, %v at most); loops with %v",
+		dev.Name, first, last, took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), reached)
+	if last-first+1 >= loopcheck.ShapeKinds {
+		for _, kind := range loopcheck.ShapeReach() {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(reached)), func(k string) bool { return strings.HasPrefix(k, kind) }) {
+				t.Errorf("no seed drew %q", kind)
+			}
+		}
+	}
+}
+
+// seedLimit bounds one run of a seed's program (a hang fails); none
+// comes near it.
+const seedLimit = 3 * time.Minute
+
+// bareRun is how one run of a seed's program ended.
+type bareRun struct {
+	stdout, stderr string
+	status         int // 128+N for signal N
+	journal        loopcheck.BareJournal
+}
+
+// runBare runs args with env added, in a session of its own (no
+// terminal, as from a script), sends the shape's signal from outside
+// when the program says "ready", and kills the session at seedLimit.
+func runBare(args, env []string, sig *loopcheck.ShapeSignal) (bareRun, string) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return bareRun{}, err.Error()
+	}
+	if err := cmd.Start(); err != nil {
+		return bareRun{}, err.Error()
+	}
+	hung := time.AfterFunc(seedLimit, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	out := waitReady(stdout, func() {
+		if sig != nil && sig.Outside {
+			cmd.Process.Signal(sig.Sig)
+		}
+	})
+	err = cmd.Wait()
+	r := bareRun{stdout: out, stderr: stderr.String()}
+	if !hung.Stop() {
+		return r, fmt.Sprintf("%s did not end within %v (killed):\n%s\n%s", strings.Join(args, " "), seedLimit, out, lastOf(stderr.Bytes()))
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.status = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.status = 128 + int(ws.Signal())
+		}
+	default:
+		return r, err.Error()
+	}
+	return r, ""
+}
+
+// shapeEnv is the environment a seed's program runs in, both runs: the
+// validation layer found, and the lock layer where the shape puts one.
+func shapeEnv(t *testing.T, lock string, s loopcheck.Shape) []string {
+	path := validationDir()
+	var env []string
+	if s.Lock != "" {
+		for _, e := range lockLayerEnv(t, lock, s.Lock) {
+			if p, ok := strings.CutPrefix(e, "VK_ADD_LAYER_PATH="); ok {
+				path += ":" + p
+				continue
+			}
+			env = append(env, e)
+		}
+	}
+	return append(env, "VK_ADD_LAYER_PATH="+path)
 }
 
 // bareLoop runs b bare and under the layer and returns what broke, or "".
-func bareLoop(t *testing.T, dir, prog, spirv string, b loopcheck.Bare) string {
+func bareLoop(t *testing.T, dir, prog, spirv, lock string, b loopcheck.Bare) string {
 	tmp := t.TempDir()
 	lastBareDir = tmp
 	script := filepath.Join(tmp, "script")
 	if err := os.WriteFile(script, b.Script, 0o644); err != nil {
 		return err.Error()
 	}
-	run := func(under bool) (loopcheck.BareJournal, string, string) {
+	env := shapeEnv(t, lock, b.Shape)
+	sig := b.Shape.Signal
+	wantStatus := 0
+	if sig.Kills() {
+		wantStatus = 128 + int(sig.Sig)
+	}
+	trace := filepath.Join(tmp, "loop.perfetto-trace")
+	run := func(under bool) (bareRun, string) {
 		journal := filepath.Join(tmp, fmt.Sprintf("journal-%t", under))
-		trace := filepath.Join(tmp, "loop.perfetto-trace")
 		args := []string{prog, "run", script, journal, spirv}
 		if under {
-			frames := fmt.Sprint(1 + b.Loop.Seed%8)
-			args = append([]string{filepath.Join(dir, "framescope"), "run", "-frame-every", frames, "-o", trace, "--"}, args...)
+			flags := []string{filepath.Join(dir, "framescope"), "run", "-o", trace}
+			if b.Shape.FrameEvery > 0 {
+				flags = append(flags, "-frame-every", fmt.Sprint(b.Shape.FrameEvery))
+			}
+			args = append(append(flags, "--"), args...)
 		}
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = append(os.Environ(), "VK_ADD_LAYER_PATH="+validationDir())
-		out, err := cmd.CombinedOutput()
-		os.WriteFile(journal+".out", out, 0o644)
+		r, msg := runBare(args, env, sig)
+		os.WriteFile(journal+".out", []byte(r.stdout+r.stderr), 0o644)
+		if msg != "" {
+			return r, msg
+		}
+		all := r.stdout + r.stderr
+		switch {
+		case strings.Contains(all, "locklayer: re-entered"):
+			return r, fmt.Sprintf("the layer called back up through the lock layer (layer %t):\n%s", under, lastOf([]byte(all)))
+		case strings.Contains(all, "VUID"):
+			return r, fmt.Sprintf("the validation layer spoke (layer %t):\n%s", under, lastOf([]byte(all)))
+		case r.status != wantStatus:
+			return r, fmt.Sprintf("%s ended %d, want %d:\n%s", strings.Join(args, " "), r.status, wantStatus, lastOf([]byte(all)))
+		case sig.Kills():
+			return r, ""
+		}
+		jb, err := os.ReadFile(journal)
 		if err != nil {
-			return loopcheck.BareJournal{}, "", fmt.Sprintf("%s: %v\n%s", strings.Join(args, " "), err, out)
+			return r, err.Error()
 		}
-		b, err := os.ReadFile(journal)
-		if err != nil {
-			return loopcheck.BareJournal{}, "", err.Error()
+		if r.journal, err = loopcheck.ParseBareJournal(jb); err != nil {
+			return r, err.Error()
 		}
-		j, err := loopcheck.ParseBareJournal(b)
-		if err != nil {
-			return j, "", err.Error()
+		if j := r.journal; j.Messages > 0 {
+			return r, fmt.Sprintf("the validation layer spoke (layer %t): %d messages, the latest: %s\n%s", under, j.Messages, j.Last, lastOf([]byte(all)))
 		}
-		if j.Messages > 0 || bytes.Contains(out, []byte("VUID")) {
-			return j, "", fmt.Sprintf("the validation layer spoke (layer %t): %d messages, the latest: %s\n%s", under, j.Messages, j.Last, out)
-		}
-		return j, trace, ""
+		return r, ""
 	}
-	bare, _, msg := run(false)
+	bare, msg := run(false)
 	if msg != "" {
 		return "without the layer: " + msg
 	}
-	j, trace, msg := run(true)
+	under, msg := run(true)
 	if msg != "" {
 		return msg
 	}
-	if j.Checksum != bare.Checksum {
-		return fmt.Sprintf("what the GPU wrote differs: checksum %s under the layer, %s without", j.Checksum, bare.Checksum)
+	if under.stdout != bare.stdout {
+		return fmt.Sprintf("the program printed\n%s\nunder the layer, and\n%s\nwithout; framescope run said:\n%s", under.stdout, bare.stdout, lastOf([]byte(under.stderr)))
+	}
+	if msg := checkChildren(trace, b.Shape); msg != "" {
+		return msg + "\nframescope run said:\n" + string(lastOf([]byte(under.stderr)))
+	}
+	if sig.Kills() {
+		tr, err := readCut(trace)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return "" // ended before its first batch
+		case err != nil:
+			return err.Error()
+		}
+		return strings.Join(b.CheckCut(tr), "\n")
+	}
+	if under.journal.Checksum != bare.journal.Checksum {
+		return fmt.Sprintf("what the GPU wrote differs: checksum %s under the layer, %s without", under.journal.Checksum, bare.journal.Checksum)
 	}
 	tr, err := readTraceErr(trace)
 	if err != nil {
 		return err.Error()
 	}
-	if p := b.Check(tr, j); len(p) > 0 {
+	if p := b.Check(tr, under.journal); len(p) > 0 {
 		return strings.Join(p, "\n")
+	}
+	return ""
+}
+
+// readCut reads a trace that a signal may have cut: up to its last whole
+// batch.
+func readCut(path string) (*timeline.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := perfetto.Read(f)
+	var cut *perfetto.CutError
+	if errors.As(err, &cut) && tr != nil {
+		return tr, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, nil
+}
+
+// checkChildren holds the traces beside trace to the shape's children:
+// one for each that used Vulkan and was not a fork without exec (those
+// pass through unprofiled), but those a signal kept from running, each whole, its books balanced, nothing lost,
+// holding its submissions' zones.
+func checkChildren(trace string, s loopcheck.Shape) string {
+	var want []int
+	for _, c := range s.Children {
+		if c.Traces() && !(s.Signal.Kills() && c.At > s.Signal.At) {
+			want = append(want, c.Subs)
+		}
+	}
+	paths, err := filepath.Glob(strings.TrimSuffix(trace, ".perfetto-trace") + ".*.perfetto-trace")
+	if err != nil {
+		return err.Error()
+	}
+	var got []int
+	for _, p := range paths {
+		tr, err := readTraceErr(p)
+		if err != nil {
+			return fmt.Sprintf("a child's trace: %v", err)
+		}
+		if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+			return fmt.Sprintf("%s: books %v do not balance: %+v, drops %+v", p, k, tr.Ledger, tr.Drops)
+		}
+		if d := tr.Drops.Total(); d != 0 {
+			return fmt.Sprintf("%s: a child lost %d zones: %+v", p, d, tr.Drops)
+		}
+		n := map[string]int{}
+		for _, z := range loopcheck.GPUZones(tr) {
+			n[tr.Name(z.Name)]++
+		}
+		if n["c"] != n["command buffer"] || len(n) != 2 {
+			return fmt.Sprintf("%s: a child's zones %v, want as many \"c\" as command buffers and nothing else", p, n)
+		}
+		got = append(got, n["c"])
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		return fmt.Sprintf("traces beside -o: %v, holding %v submissions; the children that used Vulkan made %v", paths, got, want)
 	}
 	return ""
 }

@@ -27,7 +27,10 @@ import (
 // Script is what `bare run` runs; Check holds a trace of the run to what
 // the script did, with the journal `bare run` wrote.
 type Bare struct {
-	Loop   Loop
+	Loop Loop
+	// Shape is what the program does besides the loop (drawn from the
+	// seed too): threads, children, a signal, and more.
+	Shape  Shape
 	Script []byte
 	want   bareWant
 	// Reached names what the loop did that a profiler outside it must
@@ -94,8 +97,15 @@ func NewBare(seed uint64, d BareDevice, spans bool) Bare {
 	l := Gen(seed, device{queues: len(d.queues), hostReset: d.hostReset, calibrate: d.calibrated, pipelineStats: d.stats,
 		timeline: d.timeline, sync2: d.sync2, rendering: d.rend})
 	g := newBareGen(l, d, spans)
+	g.shape = drawShape(seed, l.Frames)
 	g.run()
-	return Bare{Loop: g.l, Script: g.named(), want: g.want, Reached: g.reached()}
+	for _, n := range g.names {
+		if n != "" {
+			g.labels[n] = true
+		}
+	}
+	g.want.labels = len(g.labels)
+	return Bare{Loop: g.l, Shape: g.shape, Script: g.named(), want: g.want, Reached: append(g.reached(), g.shape.reached()...)}
 }
 
 // named is the script written, each label's name in place.
@@ -117,8 +127,8 @@ func (g *bareGen) named() []byte {
 
 // newBareGen sets up the application the loop asks for.
 func newBareGen(l Loop, d BareDevice, spans bool) *bareGen {
-	g := &bareGen{l: l, d: d, spans: spans, cbs: map[int]*bareCB{}, begun: map[bareCtx]int{}, twinSub: -1}
-	g.want = bareWant{zones: map[string]int{}, subs: map[string][]int{}, exact: true}
+	g := &bareGen{l: l, d: d, spans: spans, cbs: map[int]*bareCB{}, begun: map[bareCtx]int{}, twinSub: -1, labels: map[string]bool{}}
+	g.want = bareWant{zones: map[string]int{}, subs: map[string][]int{}, slack: map[string]int{}, exact: true}
 	hostReset := d.hostReset && l.HostReset
 	for _, i := range orderQueues(d.queues, hostReset) {
 		g.queues = append(g.queues, d.queues[i])
@@ -162,6 +172,8 @@ type bareGen struct {
 	want      bareWant
 	crossed   bool     // a label was ended in a later primary
 	names     []string // the labels' names, by bareLabel.id: written into the script at its end
+	shape     Shape
+	labels    map[string]bool // the distinct label names the program begins
 }
 
 // bareCtx is a profiler context as a layer makes them: one a device and
@@ -222,6 +234,13 @@ type bareWant struct {
 	// where which ones depends on the threads' order: each name's count
 	// is then at most what the script ran.
 	exact bool
+	// slack: by how many a name's count may fall short, for executions
+	// of recordings the profiler may refuse (Shape.Burst), whose zones it
+	// then counts no_frame.
+	slack map[string]int
+	// labels: the distinct label names the program begins; past the
+	// layer's 4,096, its later names are all otherLabels.
+	labels int
 }
 
 func (g *bareGen) op(format string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/framescope/framescope/internal/books"
@@ -67,22 +68,27 @@ func ParseBareJournal(b []byte) (BareJournal, error) {
 // inside a primary's command buffer zone; the second device's zones are
 // on tracks of their own. Where the profiler had to refuse recordings or
 // zones past its bounds (Bare.want.exact false), counts may be less, but
-// never more, and those causes are allowed.
+// never more, and those causes are allowed. The shape's recordings past
+// the layer's bound (Shape.Burst) may fall short, each execution missing
+// counted no_frame; past its 4,096 label names (Shape.Names), a name is
+// all there or all "(other labels)", which holds the executions of those
+// that are not.
 func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 	var p problems
-	w := b.want
 	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
 		p.add("books", "%v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
 	}
-	b.checkDrops(&p, tr.Drops)
 	zones := GPUZones(tr)
 	got := map[string]int{}
+	for _, z := range zones {
+		got[tr.Name(z.Name)]++
+	}
+	want, slack, subs := b.named(&p, got)
 	primaries := Primaries(tr, zoneCommandBuffer)
 	twinTracks, mainTracks := map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}
 	for _, z := range zones {
 		name := tr.Name(z.Name)
-		got[name]++
-		if !b.inSubmission(j, name, z) {
+		if !inWindow(j, subs[name], z) {
 			p.add("window", "a zone %q at [%d, %d] (error bound %d ns) lies in no window of a submission that ran it", name, z.Start, z.End, z.ErrNs)
 		}
 		if msg := bareNesting(tr, z, primaries); msg != "" {
@@ -102,25 +108,96 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 			p.add("devices", "track %d holds zones of both devices", t)
 		}
 	}
+	exact := b.want.exact
+	short := 0 // the executions of zones the profiler may refuse, refused
 	for name, n := range got {
-		if want := w.zones[name]; n > want || w.exact && n < want {
-			p.add("zones", "%d zones %q, the script ran %d", n, name, want)
+		if w := want[name]; n > w || exact && n < w-slack[name] {
+			p.add("zones", "%d zones %q, the script ran %d (of which the profiler may refuse %d)", n, name, w, slack[name])
 		}
 	}
-	for name, want := range w.zones {
-		if got[name] == 0 && w.exact {
-			p.add("zones", "no zone %q, the script ran %d", name, want)
+	for name, w := range want {
+		short += w - got[name]
+		if got[name] == 0 && w > slack[name] && exact {
+			p.add("zones", "no zone %q, the script ran %d", name, w)
+		}
+	}
+	b.checkDrops(&p, tr.Drops, short)
+	return p.list
+}
+
+// named is what the trace must hold by name, given what it holds (got):
+// each name's executions, by how many each may fall short, and the
+// submissions that ran it. Past the layer's 4,096 label names, a name it
+// met first when full is otherLabels at every execution: each name is
+// either all there or all otherLabels, which holds the executions of
+// those that are not.
+func (b Bare) named(p *problems, got map[string]int) (want, slack map[string]int, subs map[string][]int) {
+	w := b.want
+	want, slack, subs = maps.Clone(w.zones), maps.Clone(w.slack), maps.Clone(w.subs)
+	labels := 0
+	for name := range got {
+		if name != otherLabels && !layerZone(name) {
+			labels++
+		}
+	}
+	if labels > layerNames {
+		p.add("names", "%d label names, more than the layer's %d", labels, layerNames)
+	}
+	if w.labels <= layerNames {
+		return want, slack, subs
+	}
+	for name, n := range w.zones {
+		if got[name] > 0 || layerZone(name) {
+			continue
+		}
+		want[otherLabels] += n
+		slack[otherLabels] += w.slack[name]
+		subs[otherLabels] = append(subs[otherLabels], w.subs[name]...)
+		delete(want, name)
+		delete(slack, name)
+	}
+	return want, slack, subs
+}
+
+// layerZone reports whether name is one of the layer's own zones'.
+func layerZone(name string) bool {
+	return name == zoneCommandBuffer || name == zoneSecondary || name == zoneRendering
+}
+
+// CheckCut holds the trace of a program a signal ended (cut, perhaps, at
+// its last whole batch) to what the script did up to then: the books
+// balance, and no name has more zones than the whole script ran.
+func (b Bare) CheckCut(tr *timeline.Trace) []string {
+	var p problems
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		p.add("books", "%v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	got := map[string]int{}
+	for _, z := range GPUZones(tr) {
+		got[tr.Name(z.Name)]++
+	}
+	all := 0
+	for name, n := range b.want.zones {
+		if !layerZone(name) {
+			all += n
+		}
+	}
+	for name, n := range got {
+		if w := b.want.zones[name]; n > w && !(name == otherLabels && n <= all) {
+			p.add("zones", "%d zones %q, the whole script ran %d", n, name, w)
 		}
 	}
 	return p.list
 }
 
-// checkDrops holds the trace's losses to the script's.
-func (b Bare) checkDrops(p *problems, d timeline.Drops) {
+// checkDrops holds the trace's losses to the script's: short is the
+// executions of zones the profiler could refuse (want.slack) that the
+// trace does not hold, each of which it must count no_frame.
+func (b Bare) checkDrops(p *problems, d timeline.Drops, short int) {
 	w := b.want
-	if w.exact && (d.Unended != w.unended || d.Unsubmitted != w.unsubmitted || d.NoFrame != w.noFrame) {
-		p.add("drops", "unended %d, unsubmitted %d, no_frame %d; the script left %d open, %d never run, %d on recordings refused",
-			d.Unended, d.Unsubmitted, d.NoFrame, w.unended, w.unsubmitted, w.noFrame)
+	if w.exact && (d.Unended != w.unended || d.Unsubmitted != w.unsubmitted || d.NoFrame != w.noFrame+uint64(short)) {
+		p.add("drops", "unended %d, unsubmitted %d, no_frame %d; the script left %d open, %d never run, %d on recordings refused (and %d executions of zones the layer could refuse are missing)",
+			d.Unended, d.Unsubmitted, d.NoFrame, w.unended, w.unsubmitted, w.noFrame, short)
 	}
 	rest := d
 	rest.Unended, rest.Unsubmitted, rest.NoFrame = 0, 0, 0
@@ -132,10 +209,10 @@ func (b Bare) checkDrops(p *problems, d timeline.Drops) {
 	}
 }
 
-// inSubmission reports whether z lies within the window of a submission
-// that ran a zone of its name, with its error bound.
-func (b Bare) inSubmission(j BareJournal, name string, z timeline.Span) bool {
-	for _, sub := range b.want.subs[name] {
+// inWindow reports whether z lies within the window of one of subs,
+// with its error bound.
+func inWindow(j BareJournal, subs []int, z timeline.Span) bool {
+	for _, sub := range subs {
 		t0, ok0 := j.t0[sub]
 		t1, ok1 := j.done[sub]
 		if ok0 && ok1 && InWindow(z, t0, t1) {

@@ -20,12 +20,14 @@ func (g *bareGen) run() {
 	}
 	g.op("queues %s", strings.Join(queues, " "))
 	g.op("sync2 %d", b2i(g.sync2))
+	g.shapeStart()
 	if l.Twin {
 		g.op("twin")
 		g.twin = &bareCB{id: -1, q: -1}
 	}
 	g.makeSlots()
 	for f := range l.Frames {
+		g.shapeAt(f)
 		switch l.Recreate[f] {
 		case RecreateContexts, RecreateWrapper:
 			// What the application does to Vulkan when it makes its
@@ -42,6 +44,7 @@ func (g *bareGen) run() {
 		}
 		g.frame(f)
 	}
+	g.shapeAt(l.Frames)
 	g.waitAll()
 	g.op("idle")
 	g.transfers("copyout")

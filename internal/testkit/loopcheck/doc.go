@@ -75,4 +75,23 @@
 // script that bare/bare.c, built from this package's C, runs, its zones
 // made debug-utils labels; Bare.Check holds the outside profiler's trace
 // to what the script did (layer.TestCheckerLoopsUnderLayer).
+//
+// A bare loop's program has a shape too (Shape, drawn from the same
+// seed): threads that make and destroy instances and devices, each with
+// a labelled submission, while the loop records; children at drawn
+// frames, made by fork (exiting at once, or exec'ing the program's child
+// mode), system or posix_spawn, with Vulkan or without, ending with a
+// drawn status; SIGINT, SIGTERM, SIGKILL or SIGQUIT at a drawn frame,
+// sent by the program to itself or from outside, handled or not; more
+// command buffers alive at once than a layer keeps recordings of (256);
+// more distinct label names than it keeps (4,096); frames by time or
+// every N submissions (the program never presents); a layer that holds a
+// lock while it calls down, above or below. Each seed takes one kind in
+// turn (any ShapeKinds seeds in a row draw them all) and others now and
+// then. What the shape makes a profiler lose is reckoned too: a name's
+// count may fall short by the executions of recordings it may refuse,
+// each counted no_frame; past 4,096 names, each name is all there or all
+// "(other labels)", which holds exactly the executions of those that are
+// not; a program a signal ends is held to its trace up to the last whole
+// batch (Bare.CheckCut).
 package loopcheck

@@ -13,11 +13,26 @@
 // buffers, fences, semaphores and submissions each have their own.
 // Between "fork" and "join", each "thread" block runs on a thread of its
 // own, as the checker's recording goroutines do.
+//
+// The loop's shape (loopcheck.Shape) adds threads that make and destroy
+// instances and devices ("dthread", "djoin"), children ("child": fork,
+// fork and exec, system, posix_spawn; those with Vulkan run this program
+// as "bare child N STATUS"), a signal ("handle", "signal"). What the
+// program says of them goes to standard output, unbuffered, for a run
+// under a profiler must say the same.
+//
+//   bare child N STATUS          N labelled submissions on a device of its own (0: no Vulkan), then exit STATUS
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "app_impl.h"
@@ -223,6 +238,168 @@ static void label(VkCommandBuffer c, const char *name) {
 	label_begin(c, &l);
 }
 
+
+// ---- The shape ----
+
+static char self_path[4096];
+static volatile sig_atomic_t caught;
+static int handled;
+
+static void on_signal(int sig) {
+	(void)sig;
+	caught++;
+}
+
+// labelled submits n command buffers, each with one label named name, on
+// a's first queue, one at a time, and waits for each; sub0 >= 0 journals
+// them as submissions sub0, sub0+1, ...
+static void labelled(lc_app *a, int n, const char *name, int64_t sub0) {
+	PFN_vkCmdBeginDebugUtilsLabelEXT begin =
+		(PFN_vkCmdBeginDebugUtilsLabelEXT)vkGetInstanceProcAddr(lc_instance(a), "vkCmdBeginDebugUtilsLabelEXT");
+	PFN_vkCmdEndDebugUtilsLabelEXT end = (PFN_vkCmdEndDebugUtilsLabelEXT)vkGetInstanceProcAddr(lc_instance(a), "vkCmdEndDebugUtilsLabelEXT");
+	if (!begin || !end) die("no debug utils labels", NULL);
+	lc_queue q = lc_queue_at(a, 0);
+	VkCommandPool pool = lc_create_pool(a, q.family);
+	VkFence fence = lc_create_fence(a);
+	if (!pool || !fence) die("a pool or fence of a shape", NULL);
+	for (int i = 0; i < n; i++) {
+		VkCommandBuffer c = lc_alloc_cmd(a, pool, 0);
+		if (!c || lc_begin_cmd(c, 0) != 0) die("a command buffer of a shape", NULL);
+		VkDebugUtilsLabelEXT l = {VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+		l.pLabelName = name;
+		begin(c, &l);
+		end(c);
+		if (lc_end_cmd(c) != 0) die("vkEndCommandBuffer of a shape", NULL);
+		int64_t t0 = now_ns();
+		if (lc_submit(a, q.queue, 1, &c, VK_NULL_HANDLE, 0, VK_NULL_HANDLE, 0, fence) != 0 ||
+		    lc_wait_fence(a, fence, 30000000000ull) != 0 || vkResetFences(lc_device(a), 1, &fence) != VK_SUCCESS)
+			die("a submission of a shape", NULL);
+		int64_t t1 = now_ns();
+		if (sub0 >= 0) {
+			pthread_mutex_lock(&journal_mu);
+			fprintf(journal, "s %lld %lld\nd %lld %lld\n", (long long)(sub0 + i), (long long)t0, (long long)(sub0 + i), (long long)t1);
+			pthread_mutex_unlock(&journal_mu);
+		}
+	}
+	lc_destroy_fence(a, fence);
+	lc_destroy_pool(a, pool);
+}
+
+// make_plain makes an instance and a device with a queue a family: with
+// the validation layer for a thread of the program (whose every device
+// then has the same layers), without for a child.
+static lc_app *make_plain(int validation) {
+	lc_config c = {.queues = 1, .validation = validation};
+	char err[512];
+	lc_app *a;
+	if (lc_create(&c, &a, err, sizeof err) != 0) {
+		fprintf(stderr, "bare: %s\n", err);
+		exit(2);
+	}
+	return a;
+}
+
+// A thread that makes and destroys an instance and a device, times
+// times, with one labelled submission on each.
+typedef struct {
+	pthread_t th;
+	int times, on;
+	int64_t sub0;
+} dthread_t;
+
+static dthread_t dthreads[8];
+
+static void *run_dthread(void *p) {
+	dthread_t *d = p;
+	for (int i = 0; i < d->times; i++) {
+		lc_app *a = make_plain(1);
+		labelled(a, 1, "h", d->sub0 + i);
+		lc_destroy(a);
+	}
+	return NULL;
+}
+
+// child makes a child (how: 0 fork, 1 fork and exec, 2 system, 3
+// posix_spawn) that makes subs labelled submissions (0: no Vulkan) and
+// ends with status, waits for it, and says how it ended.
+static void child(const op_t *o) {
+	static const char *hows[] = {"fork", "fork+exec", "system", "posix_spawn"};
+	int how = (int)o->a[0];
+	if (o->n != 3 || how < 0 || how > 3) die("a malformed child", o);
+	char subs[16], status[16];
+	snprintf(subs, sizeof subs, "%lld", (long long)o->a[1]);
+	snprintf(status, sizeof status, "%lld", (long long)o->a[2]);
+	char *argv[] = {self_path, "child", subs, status, NULL};
+	fflush(NULL);
+	int ws = 0;
+	pid_t pid = -1;
+	switch (how) {
+	case 0:
+	case 1:
+		pid = fork();
+		if (pid < 0) die("fork", o);
+		if (pid == 0) {
+			if (how == 0) {
+				printf("forked, exiting %s\n", status);
+				_exit((int)o->a[2]);
+			}
+			execv(self_path, argv);
+			_exit(127);
+		}
+		break;
+	case 2: {
+		char cmd[4200];
+		snprintf(cmd, sizeof cmd, "'%s' child %s %s", self_path, subs, status);
+		ws = system(cmd);
+		break;
+	}
+	case 3: {
+		extern char **environ;
+		if (posix_spawn(&pid, self_path, NULL, NULL, argv, environ) != 0) die("posix_spawn", o);
+		break;
+	}
+	}
+	if (pid > 0) {
+		while (waitpid(pid, &ws, 0) < 0)
+			if (errno != EINTR) die("waitpid", o);
+	}
+	if (WIFEXITED(ws)) {
+		printf("%s child ended %d\n", hows[how], WEXITSTATUS(ws));
+	} else {
+		printf("%s child killed by %d\n", hows[how], WIFSIGNALED(ws) ? WTERMSIG(ws) : -1);
+	}
+}
+
+// raise_signal sends sig to the program itself, or says "ready" and
+// waits for it from outside (a minute at most, then says it never came).
+static void raise_signal(const op_t *o) {
+	int sig = (int)o->a[0];
+	pthread_mutex_lock(&journal_mu);
+	fflush(journal);
+	pthread_mutex_unlock(&journal_mu);
+	if (!o->a[1]) {
+		kill(getpid(), sig);
+		return;
+	}
+	int before = caught;
+	printf("ready\n");
+	for (int i = 0; i < 6000 && caught == before; i++) {
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	if (caught == before) printf("no signal came\n");
+}
+
+static int child_main(int subs, int status) {
+	if (subs > 0) {
+		lc_app *a = make_plain(0);
+		labelled(a, subs, "c", -1);
+		lc_destroy(a);
+	}
+	printf("child: %d submissions, exiting %d\n", subs, status);
+	return status;
+}
+
 #define IS(s) (strcmp(o->op, s) == 0)
 
 static void run_op(op_t *ops, size_t *i, size_t n) {
@@ -312,6 +489,24 @@ static void run_op(op_t *ops, size_t *i, size_t n) {
 		fprintf(journal, "s %lld %lld\n", (long long)o->a[0], (long long)t0);
 	} else if (IS("twinwait")) {
 		check(lc_twin_wait(twin), o);
+	} else if (IS("dthread")) {
+		dthread_t *d = &dthreads[id(o, 0) % 8];
+		*d = (dthread_t){.times = (int)o->a[1], .on = 1, .sub0 = o->a[2]};
+		if (pthread_create(&d->th, NULL, run_dthread, d) != 0) die("pthread_create", o);
+	} else if (IS("djoin")) {
+		dthread_t *d = &dthreads[id(o, 0) % 8];
+		if (d->on) pthread_join(d->th, NULL);
+		d->on = 0;
+	} else if (IS("child")) {
+		child(o);
+	} else if (IS("handle")) {
+		struct sigaction sa = {0};
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction((int)o->a[0], &sa, NULL) != 0) die("sigaction", o);
+		handled = 1;
+	} else if (IS("signal")) {
+		raise_signal(o);
 	} else if (IS("twinend")) {
 		lc_twin_destroy(twin);
 		twin = NULL;
@@ -375,6 +570,12 @@ static int probe(void) {
 }
 
 int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	struct rlimit core = {0, 0};
+	setrlimit(RLIMIT_CORE, &core); // a SIGQUIT drawn leaves no core
+	ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+	if (k > 0) self_path[k] = 0;
+	if (argc == 4 && strcmp(argv[1], "child") == 0) return child_main(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "probe") == 0) {
 		load_spirv(argv[2]);
 		return probe();
@@ -388,6 +589,9 @@ int main(int argc, char **argv) {
 	op_t *ops = parse(argv[2], &n);
 	if (!(journal = fopen(argv[3], "w"))) die("cannot write the journal", NULL);
 	run_ops(ops, 0, n);
+	for (int i = 0; i < 8; i++)
+		if (dthreads[i].on) pthread_join(dthreads[i].th, NULL);
+	if (handled) printf("caught %d\n", (int)caught);
 	if (twin) lc_twin_destroy(twin);
 	if (app) {
 		lc_wait_idle(app);
