@@ -65,8 +65,8 @@ func ParseBareJournal(b []byte) (BareJournal, error) {
 // lies within the window of a submission that ran its name, from just
 // before the submit to the return of the wait for it, within its error
 // bound; a label's zone lies at the depth its name says, a secondary's
-// inside a primary's command buffer zone; the second device's zones are
-// on tracks of their own. Where the profiler had to refuse recordings or
+// inside a primary's command buffer zone; the second device's zones, and
+// those of devices the shape's threads make, are on tracks of their own. Where the profiler had to refuse recordings or
 // zones past its bounds (Bare.want.exact false), counts may be less, but
 // never more, and those causes are allowed. The shape's recordings past
 // the layer's bound (Shape.Burst) may fall short, each execution missing
@@ -85,7 +85,7 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 	}
 	want, slack, subs := b.named(&p, got)
 	primaries := Primaries(tr, zoneCommandBuffer)
-	twinTracks, mainTracks := map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}
+	twinTracks, mainTracks, threadTracks := map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}
 	for _, z := range zones {
 		name := tr.Name(z.Name)
 		if !inWindow(j, subs[name], z) {
@@ -96,16 +96,24 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 		}
 		if k := tr.Track(z.Track); k.Kind == timeline.TrackGPUQueue {
 			kind, _, ok := parseLabel(name)
-			if ok && kind == labelTwin {
+			switch {
+			case ok && kind == labelTwin:
 				twinTracks[z.Track] = true
-			} else if ok {
+			case ok:
 				mainTracks[z.Track] = true
+			case name == labelThread:
+				threadTracks[z.Track] = true
 			}
 		}
 	}
 	for t := range twinTracks {
 		if mainTracks[t] {
 			p.add("devices", "track %d holds zones of both devices", t)
+		}
+	}
+	for t := range threadTracks {
+		if mainTracks[t] || twinTracks[t] {
+			p.add("devices", "track %d holds zones of a device another thread made (%q) and of the program's own", t, labelThread)
 		}
 	}
 	exact := b.want.exact

@@ -2,6 +2,7 @@ package loopcheck
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -283,7 +284,7 @@ func (g *bareGen) thread(i, times int) {
 // by the burst's executions of it (want.slack), and what is missing is
 // counted no_frame.
 func (g *bareGen) burst(n int) {
-	exact, begun := g.want.exact, maps2(g.begun)
+	exact, begun := g.want.exact, maps.Clone(g.begun)
 	p := g.newPool(0)
 	cbs := make([]*bareCB, n)
 	for i := range cbs {
@@ -309,14 +310,6 @@ func (g *bareGen) burst(n int) {
 	}
 	g.destroyPool(p)
 	g.want.exact, g.begun = exact, begun
-}
-
-func maps2(m map[bareCtx]int) map[bareCtx]int {
-	out := make(map[bareCtx]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // labelNames labels n distinct names ("n0", ...) in command buffers of
