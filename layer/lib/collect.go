@@ -74,7 +74,7 @@ func (c *collector) run() {
 		}
 		c.mu.Lock() // held, so that flushing(nil) waits for a flush under way
 		if c.p != nil && c.p.Frame() >= flushed+flushEvery {
-			c.p.Flush() // its error comes again at Close, which the exit reports
+			c.p.Flush() // a batch the writer fails is counted (sink); the exit reports the writer's error
 			flushed = c.p.Frame()
 		}
 		c.mu.Unlock()

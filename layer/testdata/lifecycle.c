@@ -106,8 +106,30 @@ static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n) {
 // program's own two timestamps around it); where the host can read the
 // buffer, a checksum of what every frame left in it (what the program
 // rendered, which the layer must not change).
+// slowest prints the $LIFECYCLE_SLOWEST slowest frames: their index and
+// CPU time, in parts.
+static void slowest(const double *cpu, double (*part)[3], int n) {
+	const char *e = getenv("LIFECYCLE_SLOWEST");
+	int m = e ? atoi(e) : 0;
+	char *seen = calloc(n, 1);
+	for (int r = 0; r < m && r < n; r++) {
+		int w = -1;
+		for (int f = 0; f < n; f++)
+			if (!seen[f] && (w < 0 || cpu[f] > cpu[w]))
+				w = f;
+		seen[w] = 1;
+		printf("slow frame %d: %.1f us (begin %.1f, regions %.1f, end and submit %.1f)\n", w, cpu[w] / 1e3, part[w][0] / 1e3,
+		       part[w][1] / 1e3, part[w][2] / 1e3);
+	}
+	free(seen);
+	free(part);
+}
+
 static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chunk) {
 	double *region = calloc(n, sizeof *region), *cpu = calloc(n, sizeof *cpu), *gpu = calloc(n, sizeof *gpu);
+	// Each frame's CPU in parts (begin, regions, end and submit), for
+	// $LIFECYCLE_SLOWEST: that many of the slowest frames are printed.
+	double (*part)[3] = calloc(n, sizeof *part);
 	VkQueryPool qp;
 	VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
 				    .queryCount = 2 * k + 2};
@@ -127,6 +149,7 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 		vkCmdResetQueryPool(d->cmd, qp, 0, 2 * k + 2);
 		vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 2 * k);
 		double t1 = now_ns();
+		part[f][0] = t1 - t0;
 		for (int j = 0; j < k; j++) {
 			if (how == LABELS)
 				label(d, "region");
@@ -139,7 +162,9 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 			else if (how == RAW)
 				vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2 * j + 1);
 		}
-		region[f] = (now_ns() - t1) / k;
+		double t2 = now_ns();
+		region[f] = (t2 - t1) / k;
+		part[f][1] = t2 - t1;
 		if (host && chunk) { // the fills made visible to the host's read
 			VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
 					      .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
@@ -150,6 +175,7 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 		VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
 		CHECK(vkQueueSubmit(d->q, 1, &si, d->fence));
 		cpu[f] = now_ns() - t0;
+		part[f][2] = cpu[f] - part[f][0] - part[f][1];
 		CHECK(vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX));
 		CHECK(vkResetFences(d->dev, 1, &d->fence));
 		uint64_t ts[2];
@@ -164,6 +190,7 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 	vkDestroyBuffer(d->dev, buf, NULL);
 	vkFreeMemory(d->dev, mem, NULL);
 	vkDestroyQueryPool(d->dev, qp, NULL);
+	slowest(cpu, part, n);
 	qsort(region, n, sizeof *region, cmp_double);
 	qsort(cpu, n, sizeof *cpu, cmp_double);
 	qsort(gpu, n, sizeof *gpu, cmp_double);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The layer's frame CPU on the GPU machine, old and new layer builds and raw
+# timestamps interleaved: ROUNDS rounds of layer/testdata/lifecycle.c
+# cost N K labels|raw 0 (N frames of K regions, no GPU work), the layer
+# loaded through the environment as framescope run loads it, a frame a
+# submission. Then the layer's tests of program shapes against the new
+# build ($TESTS). Built here first, into .gpubin/: layer-new/ (make layer's
+# files, lifecycle, shapes, procs, liblocklayer.so), layer-old/ (the
+# layer's two libraries and manifest of the build compared against), and
+# layer.test (go test -c ./layer). Results in $OUT/layer-frame-tail.txt.
+set -u
+. scripts/gpu/setup.sh
+ROUNDS=${ROUNDS:-5}
+N=${N:-1200}
+K=${K:-256}
+TESTS=${TESTS:-'TestThreadsMakingDevices|TestLayerHoldingItsLock|TestDrawMulti|TestUnenabledLabels|TestManyRecordings|TestOwnNamesPastLabelCap|TestResetBeforeEnd|TestNeverPresents|TestFork|TestChildProcess|TestExec|TestTwoProcesses'}
+prog=.gpubin/layer-new/lifecycle
+log=$out/layer-frame-tail.txt
+: > "$log"
+under() { # under DIR: lifecycle cost under the layer in DIR
+	VK_ADD_LAYER_PATH="$1${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}" VK_INSTANCE_LAYERS=VK_LAYER_FRAMESCOPE_profile \
+		VK_LOADER_LAYERS_ENABLE=VK_LAYER_FRAMESCOPE_profile FRAMESCOPE_OUT=/tmp/cost-$(basename "$1").pftrace \
+		FRAMESCOPE_FRAME_EVERY=1 $prog cost "$N" "$K" labels 0 2>/dev/null | grep '^region'
+}
+echo "--- cost: $ROUNDS rounds of $N frames of $K regions of 0 KiB" >> "$log"
+for r in $(seq 1 "$ROUNDS"); do
+	echo "round $r raw: $($prog cost "$N" "$K" raw 0 | grep '^region')" >> "$log"
+	echo "round $r old: $(under "$PWD/.gpubin/layer-old")" >> "$log"
+	echo "round $r new: $(under "$PWD/.gpubin/layer-new")" >> "$log"
+done
+for b in old new; do
+	echo "--- the books of the last $b run" >> "$log"
+	.gpubin/layer-new/framescope stats /tmp/cost-layer-$b.pftrace 2>&1 | tail -4 >> "$log"
+done
+echo "--- tests ($TESTS) of the new build" >> "$log"
+FRAMESCOPE_LAYER_BUILT=$PWD/.gpubin/layer-new FRAMESCOPE_REQUIRE_VULKAN=1 \
+	timeout 400 .gpubin/layer.test -test.run "$TESTS" -test.v -test.count=1 2>&1 |
+	grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok)|_test.go' >> "$log"
+cat "$log"
