@@ -13,9 +13,9 @@
 //                         labelled region, all submitted together N times
 //                         (the GPU runs 600 N zones: the command buffer's
 //                         and the label's)
-//   shapes names N        N submissions, each of a region labelled anew
-//                         ("label 0", "label 1", ...), then one of a render
-//                         pass
+//   shapes names N        N regions, each labelled anew ("label 0",
+//                         "label 1", ...), 100 a submission, then a
+//                         submission of a render pass
 //   shapes reset N        N times: a command buffer begun, a region
 //                         labelled "abandoned" in it, and its pool reset
 //                         before it ends (as Mesa's zink does); begun
@@ -263,13 +263,15 @@ static void names(int n) {
 	instance i = make_instance(VK_API_VERSION_1_3);
 	device d = make_device(&i);
 	char name[32];
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k += 100) {
 		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
 		CHECK(vkBeginCommandBuffer(d.cmd, &bi));
-		snprintf(name, sizeof name, "label %d", k);
-		label(&d, name);
-		d.end(d.cmd);
+		for (int j = k; j < k + 100 && j < n; j++) {
+			snprintf(name, sizeof name, "label %d", j);
+			label(&d, name);
+			d.end(d.cmd);
+		}
 		CHECK(vkEndCommandBuffer(d.cmd));
 		submit_wait(&d, &d.cmd, 1);
 	}
