@@ -218,7 +218,7 @@ type GPU struct {
 	released bool          // under life: the pools and the calibrator's objects are gone
 	unreg    func()        // leaves the device's list of users
 
-	mu        sync.Mutex // frames, collection
+	mu        sync.Mutex    // frames, collection
 	frame     atomic.Uint64 // the frame of the last BeginFrame, for Submit
 	raw       []querypool.Result
 	held      []querypool.Result // read before the first calibration, to convert after it (collect.go)

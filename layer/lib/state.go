@@ -39,9 +39,9 @@ type layer struct {
 	presented   atomic.Bool
 	frameBegun  atomic.Int64
 	timedFrames atomic.Uint64
-	cfg        config
-	overs      atomic.Uint64  // frames found over a budget
-	writing    sync.WaitGroup // their traces being written
+	cfg         config
+	overs       atomic.Uint64  // frames found over a budget
+	writing     sync.WaitGroup // their traces being written
 }
 
 var the = &layer{
