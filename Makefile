@@ -66,7 +66,7 @@ check-loops: deps tp
 # The render-loop checker's application run bare under the Vulkan layer,
 # each seed a loop and a program shape (threads making devices, children,
 # signals, bounds passed, another layer), SEEDS seeds from FIRST (make
-# test runs 8, which draw every kind of shape).
+# test runs 9, which draw every kind of shape).
 check-layer-loops: deps tp
 	$(GOTESTENV) $(GO) test -count=1 -timeout 0 -v -run TestCheckerLoopsUnderLayer ./layer -layer.loops=$(SEEDS) -layer.loopfirst=$(FIRST)
 

@@ -23,7 +23,7 @@ import (
 )
 
 var (
-	loopSeeds = flag.Int("layer.loops", 8, "TestCheckerLoopsUnderLayer: how many seeds")
+	loopSeeds = flag.Int("layer.loops", 9, "TestCheckerLoopsUnderLayer: how many seeds (9 fails without a seat per track name)")
 	loopFirst = flag.Int("layer.loopfirst", 1, "TestCheckerLoopsUnderLayer: the first seed")
 	loopSeed  = flag.Int("layer.loop", 0, "TestCheckerLoopsUnderLayer: replay this seed only")
 )

@@ -1,8 +1,6 @@
 package profiler
 
 import (
-	"encoding/hex"
-	"fmt"
 	"strconv"
 
 	"github.com/framescope/framescope/internal/vk"
@@ -14,10 +12,10 @@ import (
 // devices alive at once on one GPU each get their own tracks, while a
 // device closed and made again continues its tracks.
 //
-// The physical device is known by its UUID (VkPhysicalDeviceIDProperties,
-// Vulkan 1.1), else by its place in the instance's list. Its name is the
-// model's, with "(GPU i)", its index in that list, where the instance has
-// several of that model. A logical device takes the lowest seat on its
+// The physical device's name is the model's, with "(GPU i)", its index in
+// the instance's list, where the instance has several of that model; the
+// seats are kept by that name, which the tracks take (a UUID, which only a
+// Vulkan 1.1 instance reads, would tell the same GPU apart from itself). A logical device takes the lowest seat on its
 // physical device that no other logical device with an open context
 // holds: seat 0 keeps the plain name, seat k "(device k+1)".
 
@@ -31,7 +29,15 @@ type seat struct {
 // seatFor seats d's logical device and returns the name its queues' tracks
 // take, and the seat. The caller holds p.mu.
 func (p *Profiler) seatFor(d *vk.Device) (string, *seat) {
-	id := physicalID(d)
+	base := d.Caps.Name
+	if d.Twins > 1 {
+		base += " (GPU " + strconv.Itoa(d.Caps.Index) + ")"
+	}
+	// Seats by the name the tracks take, not by physicalID: a device of a
+	// Vulkan 1.0 instance has no UUID, and one of a 1.2 instance on the
+	// same GPU, alive at once, took seat 0 of another group, and the same
+	// tracks (the layer's checker, a thread making devices).
+	id := base
 	if p.seats == nil {
 		p.seats = map[string][]*seat{}
 	}
@@ -53,23 +59,11 @@ func (p *Profiler) seatFor(d *vk.Device) (string, *seat) {
 	}
 	s.device = d.Handle
 	s.open++
-	name := d.Caps.Name
-	if d.Twins > 1 {
-		name += " (GPU " + strconv.Itoa(d.Caps.Index) + ")"
-	}
+	name := base
 	if k > 0 {
 		name += " (device " + strconv.Itoa(k+1) + ")"
 	}
 	return name, s
-}
-
-// physicalID is what tells d's physical device from every other.
-func physicalID(d *vk.Device) string {
-	c := &d.Caps
-	if c.HasUUID {
-		return hex.EncodeToString(c.UUID[:])
-	}
-	return fmt.Sprintf("%s/%04x:%04x/%d", c.Name, c.VendorID, c.DeviceID, c.Index)
 }
 
 // unseat gives the place of a context that was never made back.
