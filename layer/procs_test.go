@@ -302,7 +302,8 @@ func signalled(t *testing.T, args []string, sig syscall.Signal) (string, int) {
 	hung := time.AfterFunc(hangLimit, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }) // its session's group
 	defer hung.Stop()
 	out := waitReady(stdout, func() { cmd.Process.Signal(sig) })
-	return out + stderr.String(), exitStatus(t, cmd.Wait())
+	err = cmd.Wait() // before stderr is read: Wait's copying goroutine writes it
+	return out + stderr.String(), exitStatus(t, err)
 }
 
 // waitReady reads r to its end, calling ready once at the line "ready".

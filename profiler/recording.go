@@ -148,6 +148,9 @@ var closedCZones struct {
 // execution read and is dropped, so that a program that records command
 // buffers as recordings and frees them keeps within the 256 recordings a
 // context keeps at once. Command buffers without recordings need no call.
+// Call it too for a command buffer reset while it was being recorded as a
+// recording (vkResetCommandBuffer, or vkResetCommandPool): its zones can
+// never run, and are counted as Drops.Abandoned.
 func (g *GPU) Freed(cmds ...vkg.CommandBuffer) {
 	if g == nil || g.state.Load() != stateOpen {
 		return

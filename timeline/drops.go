@@ -29,9 +29,10 @@ type Drops struct {
 	// recorded again without zones looks the same to the library, and
 	// counts here too.
 	RunAgain uint64
-	// Abandoned counts the GPU zones of a command buffer reset, begun
-	// again or freed before its recording ended (vkResetCommandPool on
-	// one being recorded, as Mesa's zink does): it can never run.
+	// Abandoned counts the GPU zones of a recording whose command buffer
+	// was reset or freed before it ended (GPU.Freed; under the layer,
+	// vkResetCommandPool on one being recorded, as Mesa's zink does, or
+	// vkResetCommandBuffer): it can never run.
 	Abandoned uint64
 	// Uncalibrated counts GPU zones read back before their queue had any
 	// clock calibration, so with no host time.

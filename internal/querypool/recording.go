@@ -107,9 +107,6 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		p.forgetAgainLocked(k, a) // submitted again before: a recording now
 	}
 	r := p.recs[k]
-	if r != nil && r.open {
-		p.abandonLocked(r) // begun again before it ended: reset by the begin
-	}
 	if r == nil {
 		if len(p.recs) >= MaxRecordings {
 			return ErrRecordingCount
@@ -207,9 +204,11 @@ func (p *Pool) closeLocked(r *recording, copied bool) {
 	r.early = 0
 }
 
-// abandonLocked ends r's recording, which the application reset before
-// it ended (begun again, its pool reset, or freed): none of its zones,
-// open or ended, can ever run (Abandoned). The caller holds p.mu.
+// abandonLocked ends r's recording, whose command buffer the application
+// freed or reset before the recording ended (Freed): none of its zones,
+// open or ended, can ever run (Abandoned). (A recording begun again
+// without End is the application's misuse, not a reset: its command
+// buffer may have run; it is settled as before.) The caller holds p.mu.
 func (p *Pool) abandonLocked(r *recording) {
 	s := r.s
 	r.open = false

@@ -32,6 +32,11 @@ func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) unsafe.Pointer {
 		return nil
 	}
 	l.inFrame()
+	if s.recording && s.gpu != nil {
+		// Begun again without an end: Vulkan allows that only after a
+		// reset (vkResetCommandBuffer), so its recording was lost with it.
+		s.gpu.Freed(vkg.CommandBuffer(cmd))
+	}
 	s.open, s.secondaries, s.recording = s.open[:0], s.secondaries[:0], false
 	if s.gpu = l.context(s.dev, s.family); s.gpu == nil {
 		return nil
