@@ -95,8 +95,9 @@ func need(t *testing.T, tool string) {
 var validationMessage = regexp.MustCompile(`(?m)^.*: VALIDATION - .*$`)
 
 // Debian's vkcube and vkcubepp, unmodified, under the layer with `framescope
-// run`, 300 frames on lavapipe in Xvfb, the validation layer above the
-// layer (so that it also sees every call the profiler makes) with
+// run`, 300 frames on lavapipe in Xvfb, the validation layer below the
+// layer (framescope run names its own first), so that it also sees every
+// call the profiler makes, which go down the chain, with
 // synchronization validation: the program ends well, the validation layer
 // says nothing, and Perfetto's trace processor loads the trace without
 // error and finds 300 frames, a GPU zone per render pass per frame, each
@@ -343,11 +344,10 @@ func program(t *testing.T, name string, libs ...string) string {
 // runLifecycle runs lifecycle's mode under the layer, a frame a
 // submission, with the validation layer (synchronization included), and
 // returns the trace and what was printed; the validation layer must say
-// nothing. The validation layer's directory comes first in
-// VK_ADD_LAYER_PATH, as the GPU machine's set-up has it, which puts it
-// above the layer unless framescope run puts the layer's first (without
-// that, it reported the profiler's own objects at vkDestroyDevice, and its
-// host query resets, as the program's: a VUID a call).
+// nothing. framescope run names the layer first, so the validation layer
+// is below it and sees the profiler's calls as it sees the program's (a
+// validation layer above sees the program's alone: the profiler calls
+// down the chain).
 func runLifecycle(t *testing.T, dir, prog, mode string, n int) (*timeline.Trace, []byte) {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
