@@ -502,12 +502,10 @@ func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 {
 	if g.state.Load() != stateOpen {
 		return key
 	}
-	// Not under g.mu: a collection holds it while it converts, and a
-	// submission inside the program's vkQueueSubmit (a layer's) waited
-	// for it, 3 to 19 ms for one frame in a hundred on an H100. The pool
-	// orders its own books.
+	g.mu.Lock()
 	g.pool.Executed(g.p.rec.LastFrame(), key, cmds)
 	g.pool.Submitted(g.frame.Load(), key, cmds)
+	g.mu.Unlock()
 	return key
 }
 

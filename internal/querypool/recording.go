@@ -435,8 +435,8 @@ func (p *Pool) readRunDriverLocked(r *recording, vals []uint64) bool {
 
 // readRunLocked reads r's latest execution from host memory into
 // p.ready, or counts why it cannot, once it is settled: its results are
-// all in, or a later execution (runAgain), the pool's end or StaleFrames
-// frames say that no more will come. It reports false for an execution
+// all in, or a later execution (runAgain), its recording again, its
+// command buffer freed or the pool's end say that no more will come. It reports false for an execution
 // not finished when a later one comes: that one runs beside it. The
 // caller holds p.mu.
 func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
@@ -457,8 +457,14 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	// its frame.
 	running := (!all || x.overlapped) && why == runAgain && p.frames-x.begun < uint64(p.cfg.FramesInFlight)
 	switch {
-	case !all && why == runPoll && p.frames-x.begun < p.cfg.StaleFrames:
-		return true // still to come
+	case !all && why == runPoll:
+		// Still to come, however many frames on: a recording's slot is its
+		// own, and the execution is settled when the command buffer is
+		// recorded again, freed, run again or the pool ends. (Given up
+		// after StaleFrames, an execution a loaded machine ran late was
+		// counted as never submitted: under the layer, whose frames may
+		// be a submission each, 64 frames went by in a few program frames.)
+		return true
 	case x.overlapped || running:
 		// It ran beside the execution before it, or runs beside the one
 		// to come: one's values are not told from the other's.
