@@ -172,15 +172,7 @@ func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
 // p.mu.
 func (p *Pool) closeLocked(r *recording, copied bool) {
 	s := r.s
-	r.open = false
-	p.dropOpen(r.cmd)
-	s.state.Store(slotClosed)
-	s.waitBegins()
-	s.sealCursors()
-	used := s.usedNow()
-	s.abandon(used)
-	g := s.gen.Load()
-	s.waitEnding(used, g)
+	used, g := p.sealLocked(r)
 	var void uint64
 	for j := range used / 2 {
 		switch s.block.pairState(j, g) {
@@ -204,6 +196,23 @@ func (p *Pool) closeLocked(r *recording, copied bool) {
 	r.early = 0
 }
 
+// sealLocked ends r's recording: no pair is begun in it from now, the
+// open ones are given up, and every End under way has landed. It returns
+// the queries used and the slot's generation. The caller holds p.mu.
+func (p *Pool) sealLocked(r *recording) (used, g uint32) {
+	s := r.s
+	r.open = false
+	p.dropOpen(r.cmd)
+	s.state.Store(slotClosed)
+	s.waitBegins()
+	s.sealCursors()
+	used = s.usedNow()
+	s.abandon(used)
+	g = s.gen.Load()
+	s.waitEnding(used, g)
+	return used, g
+}
+
 // abandonLocked ends r's recording, whose command buffer the application
 // freed or reset before the recording ended (Freed): none of its zones,
 // open or ended, can ever run (Abandoned). (A recording begun again
@@ -211,15 +220,7 @@ func (p *Pool) closeLocked(r *recording, copied bool) {
 // buffer may have run; it is settled as before.) The caller holds p.mu.
 func (p *Pool) abandonLocked(r *recording) {
 	s := r.s
-	r.open = false
-	p.dropOpen(r.cmd)
-	s.state.Store(slotClosed)
-	s.waitBegins()
-	s.sealCursors()
-	used := s.usedNow()
-	s.abandon(used)
-	g := s.gen.Load()
-	s.waitEnding(used, g)
+	used, g := p.sealLocked(r)
 	var n uint64
 	for j := range used / 2 {
 		switch s.block.pairState(j, g) {
