@@ -1,8 +1,6 @@
 package profiler
 
 import (
-	"unsafe"
-
 	"github.com/framescope/framescope/internal/querypool"
 	"github.com/framescope/framescope/internal/vk"
 	vkg "github.com/vulkan-go/vulkan"
@@ -123,5 +121,3 @@ func (g *GPU) labelFor(name Name) vk.Label {
 	}
 	return p.labels[name]
 }
-
-func unsafePointer(p *uint64) unsafe.Pointer { return unsafe.Pointer(p) }
