@@ -103,6 +103,7 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]que
 	if g.state.Load() != stateOpen {
 		return dst, g.refusal()
 	}
+	g.handMu.Lock()
 	g.mu.Lock()
 	// The application has waited for frame begun-FramesInFlight, whether
 	// or not this context recorded in the frames since.
@@ -110,11 +111,19 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]que
 	if inLoop && g.cal.first.Load() {
 		err := g.holdLocked()
 		g.mu.Unlock()
+		g.handMu.Unlock()
 		g.keep(err)
 		return dst, err
 	}
-	dst, err := g.collectLocked(dst, keep, read)
+	dst, h, err := g.readLocked(dst, keep, read)
+	// The recorder is handed the zones outside mu: it may wait for a
+	// batch being built, and Submit, Record and the zones' ends, on the
+	// application's threads, take mu.
 	g.mu.Unlock()
+	if derr := g.handOver(h); derr != nil && err == nil {
+		err = derr
+	}
+	g.handMu.Unlock()
 	g.keep(err)
 	return dst, err
 }
@@ -137,9 +146,21 @@ func (g *GPU) holdLocked() error {
 	return g.poolErr(err)
 }
 
-// collectLocked is collect for a caller holding g.mu, open or closing.
-// Zones held from before the first calibration come first.
+// collectLocked is collect for a caller holding handMu and g.mu, open or
+// closing.
 func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, error) {
+	dst, h, err := g.readLocked(dst, keep, read)
+	if derr := g.handOver(h); derr != nil && err == nil {
+		err = derr
+	}
+	return dst, err
+}
+
+// readLocked reads pairs with read and converts them, and returns what
+// to hand the recorder: the spans, with the books taken with them. Zones
+// held from before the first calibration come first. The caller holds
+// handMu and g.mu.
+func (g *GPU) readLocked(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, handoff, error) {
 	raw, err := read(g.raw[:0])
 	g.raw = raw
 	if len(g.held) > 0 {
@@ -147,18 +168,16 @@ func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.R
 		g.held = nil // once in a context's life: its room goes
 	}
 	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {
-		return dst, err
+		return dst, handoff{}, err
 	}
 	n := g.unconv.Load()
 	dst, spans := g.convert(raw, dst, keep)
-	if derr := g.deliverLocked(spans); derr != nil && err == nil {
-		err = derr
-	}
+	h := g.handoffLocked(spans)
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
 		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Drops.Uncalibrated): call GPU.Calibrate, or give GPUOptions.FallbackQueue", ErrNoCalibration, u)
 	}
-	g.src.Settle(g.pool.Settled())
-	return dst, err
+	h.settle, h.settleTo = true, g.pool.Settled()
+	return dst, h, err
 }
 
 // convert turns raw pairs into timeline spans and, if keep, results
@@ -211,7 +230,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 			g.unlinked.Add(1) // on the timeline, without its arrow
 		}
 	}
-	g.spans = spans[:0] // until deliverLocked hands spans to the recorder
+	g.spans = spans[:0] // until handoffLocked gives spans to the recorder
 	g.delivered.Add(uint64(len(spans)))
 	return dst, spans
 }
@@ -272,36 +291,67 @@ func (n *nesting) find(cmd uint64) {
 	n.last = k
 }
 
-// deliverLocked hands the recorder the zones converted since the last
-// call, with the context's books, in one step, and the clock's quality
-// when it changed. A context on another clock than the timeline's hands
-// it nothing: its zones and counts are in Collect and Stats alone. The
-// caller holds g.mu.
-func (g *GPU) deliverLocked(spans []record.GPUSpan) error {
-	var err error
+// handoff is what one delivery hands the recorder, taken under g.mu so
+// that the books match the spans: the zones converted since the last,
+// the context's books, the clock's calibration when it changed, and how
+// far the frames have settled.
+type handoff struct {
+	spans    []record.GPUSpan
+	rep      record.SourceReport
+	toSource bool // else the context has no source: nothing is handed
+	cal      timeline.Calibration
+	calNew   bool // cal changed since the last delivery
+	settle   bool
+	settleTo uint64
+}
+
+// handoffLocked takes a delivery of spans. A context on another clock
+// than the timeline's hands the recorder nothing: its zones and counts
+// are in Collect and Stats alone. The caller holds handMu and g.mu.
+func (g *GPU) handoffLocked(spans []record.GPUSpan) handoff {
+	var h handoff
 	if g.ownClock || g.src == nil {
 		// No source to make the resets the Collect left: here, or on the
 		// pool's goroutine.
 		g.pool.ResetDue(false)
 	} else {
 		b := g.book()
-		// The recorder takes spans over, and gives a buffer back for the
-		// next call: the spans are written once, by convert. A call with
-		// none (nil: the books alone) gives g.spans nothing to replace.
-		next, e := g.src.Hand(spans, record.SourceReport{
-			Issued: b.Issued, Open: b.Open, Lost: b.Lost, Unlinked: g.unlinked.Load(),
-		})
-		if cap(spans) > 0 {
-			g.spans = next
-		}
-		err = e
+		h.spans, h.toSource = spans, true
+		h.rep = record.SourceReport{Issued: b.Issued, Open: b.Open, Lost: b.Lost, Unlinked: g.unlinked.Load()}
 	}
 	if q := g.clock.Quality(); q.LastHost != 0 && q.LastHost != g.lastCal {
 		g.lastCal = q.LastHost
-		g.p.rec.AddCalibration(g.clock.Calibration(g.track))
+		h.cal, h.calNew = g.clock.Calibration(g.track), true
+	}
+	return h
+}
+
+// handOver hands the recorder a delivery, in the order deliveries were
+// taken (the caller holds handMu, taken before g.mu), and keeps the
+// buffer it gives back for the next conversion (g.spans is under handMu:
+// convert and handOver run under it). The recorder takes spans over:
+// they are written once, by convert.
+func (g *GPU) handOver(h handoff) error {
+	var err error
+	if h.toSource {
+		var next []record.GPUSpan
+		next, err = g.src.Hand(h.spans, h.rep)
+		if cap(h.spans) > 0 {
+			g.spans = next
+		}
+	}
+	if h.calNew {
+		g.p.rec.AddCalibration(h.cal)
+	}
+	if h.settle {
+		g.src.Settle(h.settleTo)
 	}
 	return err
 }
+
+// deliverLocked hands the recorder the context's books, with no spans.
+// The caller holds handMu and g.mu.
+func (g *GPU) deliverLocked() error { return g.handOver(g.handoffLocked(nil)) }
 
 // zoneBook is a context's account of its zones.
 type zoneBook struct {

@@ -218,6 +218,9 @@ type GPU struct {
 	released bool          // under life: the pools and the calibrator's objects are gone
 	unreg    func()        // leaves the device's list of users
 
+	// handMu orders the context's calls on the recorder (collect.go's
+	// handOver); it is taken before mu, and held past it.
+	handMu    sync.Mutex
 	mu        sync.Mutex    // frames, collection
 	frame     atomic.Uint64 // the frame of the last BeginFrame, for Submit
 	raw       []querypool.Result
@@ -431,12 +434,15 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) {
 		return
 	}
 	f := g.p.rec.Frame()
+	g.handMu.Lock()
 	g.mu.Lock()
 	g.frame.Store(f)
 	err := g.poolErr(g.pool.BeginFrame(f, cmd))
 	// Refusals reach the trace even if the application never collects.
-	g.deliverLocked(nil)
+	h := g.handoffLocked(nil)
 	g.mu.Unlock()
+	g.handOver(h)
+	g.handMu.Unlock()
 	if errors.Is(err, querypool.ErrNeedResetCmd) {
 		g.keep(err)
 	}
@@ -578,6 +584,8 @@ func (g *GPU) close(atExit bool) {
 // recorder the context has nothing more to come: the queue's later frames
 // wait for the contexts open on it, if any. The pool is stopped.
 func (g *GPU) finish() {
+	g.handMu.Lock()
+	defer g.handMu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pool.Advance(g.p.rec.LastFrame())
@@ -591,10 +599,12 @@ func (g *GPU) finish() {
 // counted in the trace as in [GPU.Stats] (Drops.Closed, Drops.Misuse).
 // Only zones of a closed context call it, so the hot path never does.
 func (g *GPU) reportLate() {
+	g.handMu.Lock()
+	defer g.handMu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.final { // before, finish's own delivery counts the refusal
-		_ = g.deliverLocked(nil)
+		_ = g.deliverLocked()
 	}
 }
 

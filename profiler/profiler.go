@@ -47,6 +47,17 @@ type Options struct {
 	// worse than the one last passed.
 	CPUBudget, GPUBudget time.Duration
 	OnBudget             func(OverBudget)
+
+	// FramesNoWait makes BeginFrame and EndFrame never wait for the
+	// profiler's own work: they take the frame's ID and time and leave
+	// the rest of the boundary (ending the frame on the timeline, the
+	// budgets, FlushEvery's batch) to a goroutine of the profiler's, so
+	// that a frame boundary costs the same while a batch is being built.
+	// For a program whose frames end inside calls that must not slow,
+	// such as a Vulkan layer's. OnBudget is then called on that
+	// goroutine, a little after the frame's end. False keeps that work in
+	// the call.
+	FramesNoWait bool
 }
 
 // OverBudget is a frame found over a budget of [Options].
@@ -70,6 +81,7 @@ func (o Options) recorderOptions() record.Options {
 		FlushEvery:   max(o.FlushEvery, 0),
 		CPUBudget:    max(o.CPUBudget, 0),
 		GPUBudget:    max(o.GPUBudget, 0),
+		FramesNoWait: o.FramesNoWait,
 	}
 	if ro.Process == (timeline.Process{}) {
 		ro.Process = timeline.Process{PID: int32(os.Getpid()), Name: filepath.Base(os.Args[0])}

@@ -42,6 +42,9 @@ type gpuFrame struct {
 // spans begun from now on carry it. A frame still open is ended first,
 // which counts as misuse.
 func (r *Recorder) BeginFrame() uint64 {
+	if r.opt.FramesNoWait {
+		return r.markBegin()
+	}
 	r.lock()
 	var overs []OverBudget
 	if r.open.ID != 0 {
@@ -67,6 +70,9 @@ func (r *Recorder) BeginFrame() uint64 {
 // OnBudget), expires old submission keys, evicts what left the window,
 // and flushes to the sink every Options.FlushEvery frames.
 func (r *Recorder) EndFrame() int64 {
+	if r.opt.FramesNoWait {
+		return r.markEnd()
+	}
 	r.lock()
 	if r.open.ID == 0 {
 		r.misuse++
@@ -90,7 +96,9 @@ func (r *Recorder) endFrameLocked(now int64) int64 {
 	f := r.open
 	f.End = now
 	r.open = timeline.Frame{}
-	r.frame.Store(0)
+	if !r.opt.FramesNoWait { // there the call set it (markEnd)
+		r.frame.Store(0)
+	}
 	r.appendFrame(f)
 	r.lastEnded = f.ID
 	r.lastEndTime = now

@@ -12,14 +12,16 @@ import (
 // more while the merge is behind places them itself, under the lock.
 const maxInboxSpans = 1 << 16
 
-// inboxEntry is one call of a source waiting in the inbox: a Hand, whose
-// spans the inbox owns, or a Settle.
+// inboxEntry is one call waiting in the inbox: a source's Hand, whose
+// spans the inbox owns, or Settle, or a frame boundary (mark).
 type inboxEntry struct {
 	src      *GPUSource
 	spans    []GPUSpan
 	rep      SourceReport
 	settle   uint64 // for a Settle: the frame, already clamped at the call
 	isSettle bool
+	isMark   bool
+	mark     frameMark
 }
 
 // inbox is what sources handed in, in the order they did.
@@ -49,7 +51,10 @@ type inboxState struct {
 	out       inbox         // the calls being applied, swapped with in; guarded by mu
 	// placed are the sources whose AfterPlace calls are due, for the
 	// merge's goroutine; guarded by inMu. afterRun is its copy.
-	placed   []*GPUSource
+	placed []*GPUSource
+	// marksDue is the work applied frame marks leave for the merge's
+	// goroutine, outside mu (Options.FramesNoWait); guarded by inMu.
+	marksDue marksDue
 	afterRun []func(bool)
 	// sources counts the sources open: the merge's goroutine waits for
 	// their calls while there are any; guarded by inMu.
@@ -143,6 +148,18 @@ func (r *Recorder) handIn(e inboxEntry) bool {
 		e.src.spare, e.src.waiting = nil, true // until the merge places it
 	}
 	r.in.spans += len(e.spans)
+	wake := r.leaveLocked(e, now)
+	r.inMu.Unlock()
+	if wake {
+		r.wakeMerge()
+	}
+	return true
+}
+
+// leaveLocked adds e to the inbox and starts the merge if none runs; it
+// reports whether the caller must wake it (wakeMerge, once inMu is
+// released). The caller holds inMu.
+func (r *Recorder) leaveLocked(e inboxEntry, now int64) bool {
 	r.in.entries = append(r.in.entries, e)
 	r.mergeStop = false
 	r.startMerge()
@@ -152,11 +169,7 @@ func (r *Recorder) handIn(e inboxEntry) bool {
 		r.asleep = false
 		r.woken++
 	}
-	r.inMu.Unlock()
-	if wake {
-		r.wakeMerge()
-	}
-	return true
+	return wake
 }
 
 // startMerge starts the merge's goroutine unless it runs. The caller
@@ -177,12 +190,13 @@ func (r *Recorder) merge() {
 		r.lock()
 		r.mu.Unlock()
 		r.runAfter()
+		r.runMarksDue()
 		r.inMu.Lock()
-		if len(r.in.entries) > 0 {
+		if len(r.in.entries) > 0 || r.marksDue.any() {
 			r.inMu.Unlock()
 			continue
 		}
-		if r.mergeStop || r.sources == 0 {
+		if r.mergeStop || r.sources == 0 && !r.opt.FramesNoWait {
 			r.merging, r.asleep = false, false
 			r.inMu.Unlock()
 			return
@@ -289,6 +303,10 @@ func (r *Recorder) applyInbox() {
 	r.inMu.Unlock()
 	for i := range r.out.entries {
 		e := &r.out.entries[i]
+		if e.isMark {
+			r.applyMark(e.mark)
+			continue
+		}
 		if e.isSettle {
 			e.src.settleLocked(e.settle)
 			continue

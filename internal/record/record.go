@@ -34,6 +34,12 @@ type Options struct {
 	// FlushEvery, when > 0, makes EndFrame flush to the Sink every
 	// FlushEvery frames, on the goroutine calling EndFrame.
 	FlushEvery int
+	// FramesNoWait makes BeginFrame and EndFrame leave each frame
+	// boundary, with its time and ID, for the recorder's own goroutine,
+	// which does a boundary's work there (frames.go): they never wait for
+	// the lock a Flush or the merge holds. OnBudget and FlushEvery then
+	// run on that goroutine.
+	FramesNoWait bool
 
 	// CPUBudget, when > 0, is the CPU time a frame may take, from
 	// BeginFrame to EndFrame; GPUBudget, when > 0, the GPU time it may
@@ -168,9 +174,12 @@ type Stats struct {
 // and counts, and its counter tracks, are in docs/design.md of the
 // repository.
 type Recorder struct {
-	frame     atomic.Uint64 // the open frame's ID; 0 between frames
-	last      atomic.Uint64 // the ID of the frame begun last
-	maxChunks int
+	frame atomic.Uint64 // the open frame's ID; 0 between frames
+	last  atomic.Uint64 // the ID of the frame begun last
+	// frameStart is when the frame begun last began, for EndFrame's
+	// answer with Options.FramesNoWait.
+	frameStart atomic.Int64
+	maxChunks  int
 
 	sinkMu sync.Mutex // orders batches to the sink; guards sinkState
 	sinkState
@@ -375,7 +384,7 @@ func (r *Recorder) takeCPU(t *CPUTrack, c *cpuRec) {
 		switch {
 		case m.depth == c.depth:
 			if seq != 0 {
-				r.linkCPU(m.key, seq)
+				r.linkCPU(m.key, seq, c.frame)
 			}
 		case m.depth > c.depth:
 			r.misuse++ // its span was dropped
@@ -399,6 +408,7 @@ func (r *Recorder) Close() error {
 	overs := r.dumpForBudgets(timeline.Now())
 	r.mu.Unlock()
 	r.stopMerge()
+	r.runMarksDue()
 	err := r.flush(true)
 	r.callBudgets(overs)
 	return err

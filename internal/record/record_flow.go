@@ -32,17 +32,26 @@ const (
 	maxReuseZones = 4096
 )
 
-// keyFor returns the state of key, creating it. The caller holds mu.
-func (r *Recorder) keyFor(key uint64) *keyState {
+// keyFor returns the state of key, first seen on a span of frame,
+// creating it. The caller holds mu.
+func (r *Recorder) keyFor(key, frame uint64) *keyState {
 	if ks := r.keys[key]; ks != nil {
 		return ks
+	}
+	// A span of a frame whose begin is still in the inbox (FramesNoWait:
+	// the program ran ahead of the boundaries applied) is born as it
+	// would have been with that frame begun: its key waits for that frame
+	// to settle, not for the last one applied.
+	born, bornID := r.ended, r.lastID
+	if frame > r.lastID {
+		born, bornID = born+frame-r.lastID, frame
 	}
 	var ks *keyState
 	if n := len(r.keyFree); n > 0 {
 		ks, r.keyFree = r.keyFree[n-1], r.keyFree[:n-1]
-		*ks = keyState{key: key, gpu: ks.gpu[:0], born: r.ended, bornID: r.lastID, bornAt: timeline.Now()}
+		*ks = keyState{key: key, gpu: ks.gpu[:0], born: born, bornID: bornID, bornAt: timeline.Now()}
 	} else {
-		ks = &keyState{key: key, born: r.ended, bornID: r.lastID, bornAt: timeline.Now()}
+		ks = &keyState{key: key, born: born, bornID: bornID, bornAt: timeline.Now()}
 	}
 	r.keys[key] = ks
 	if r.keyQBuf == nil {
@@ -83,9 +92,10 @@ func (r *Recorder) release(seq uint64) {
 	}
 }
 
-// linkCPU records that CPU span seq submitted key. The caller holds mu.
-func (r *Recorder) linkCPU(key, seq uint64) {
-	ks := r.keyFor(key)
+// linkCPU records that CPU span seq, of frame, submitted key. The caller
+// holds mu.
+func (r *Recorder) linkCPU(key, seq, frame uint64) {
+	ks := r.keyFor(key, frame)
 	if ks.cpu != 0 {
 		r.stats.DuplicateKeys++
 		return
@@ -98,10 +108,10 @@ func (r *Recorder) linkCPU(key, seq uint64) {
 	}
 }
 
-// linkGPU records that GPU span seq came from submission key. The caller
-// holds mu.
-func (r *Recorder) linkGPU(key, seq uint64) {
-	ks := r.keyFor(key)
+// linkGPU records that GPU span seq, of frame, came from submission key.
+// The caller holds mu.
+func (r *Recorder) linkGPU(key, seq, frame uint64) {
+	ks := r.keyFor(key, frame)
 	r.linked++
 	if len(ks.gpu) >= maxZonesPerKey {
 		r.stats.ZonesUnlinked++
@@ -125,12 +135,15 @@ func (r *Recorder) expireKeys(all bool) {
 	wm, reports := r.gpuWatermark()
 	for len(r.keyQ) > 0 {
 		ks := r.keyQ[0]
-		due := r.ended-ks.born >= settle || now-ks.bornAt >= timeout
+		// A key born in a frame not applied yet (keyFor) has its born
+		// ahead of ended.
+		age := r.ended - min(ks.born, r.ended)
+		due := age >= settle || now-ks.bornAt >= timeout
 		if reports && ks.cpu != 0 {
 			// Submitted by a CPU span: its zones are in once every
 			// reporting queue has settled the frame it was submitted in
 			// (bornID or earlier), however late that is.
-			due = wm >= ks.bornID || r.ended-ks.born >= MaxSettleFrames
+			due = wm >= ks.bornID || age >= MaxSettleFrames
 		}
 		if !all && !due {
 			break

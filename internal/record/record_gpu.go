@@ -407,7 +407,7 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 		r.drops.Work++
 	}
 	if g.Key != 0 {
-		r.linkGPU(g.Key, it.seq)
+		r.linkGPU(g.Key, it.seq, g.Frame)
 	}
 	if ls.depth == 0 {
 		r.noteGPUFrame(g.Frame, g.Start, g.End)

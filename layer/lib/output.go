@@ -43,7 +43,9 @@ func (l *layer) start() {
 	c := readConfig()
 	c.claimPath()
 	l.cfg, l.frameEvery = c, c.frameEvery
-	o := profiler.Options{WindowFrames: c.window, MaxSpans: tracesplit.BatchSpans}
+	// A frame ends inside the program's vkQueuePresentKHR or
+	// vkQueueSubmit: its boundary never waits for a batch being built.
+	o := profiler.Options{WindowFrames: c.window, MaxSpans: tracesplit.BatchSpans, FramesNoWait: true}
 	l.out = &output{f: &traceFile{path: c.out, tmp: tmpPath(c.out)}}
 	if c.window == 0 {
 		l.out.w = newAsyncSink(&l.cfg, l.out.f, perfetto.Options{RenderStages: c.renderStages})

@@ -7,10 +7,13 @@
 # build ($TESTS). Built here first, into .gpubin/: layer-new/ (make layer's
 # files, lifecycle, shapes, procs, liblocklayer.so), layer-old/ (the
 # layer's two libraries and manifest of the build compared against), and
-# layer.test (go test -c ./layer). Results in $OUT/layer-frame-tail.txt.
+# layer.test (go test -c ./layer). BUILDS names the layer builds under
+# .gpubin/layer-NAME to interleave (default: old new); TESTS empty runs
+# none. Results in $OUT/layer-frame-tail.txt.
 set -u
 . scripts/gpu/setup.sh
 ROUNDS=${ROUNDS:-5}
+BUILDS=${BUILDS:-old new}
 N=${N:-1200}
 K=${K:-256}
 TESTS=${TESTS:-'TestThreadsMakingDevices|TestLayerHoldingItsLock|TestDrawMulti|TestUnenabledLabels|TestManyRecordings|TestOwnNamesPastLabelCap|TestResetBeforeEnd|TestNeverPresents|TestFork|TestChildProcess|TestExec|TestTwoProcesses'}
@@ -25,13 +28,15 @@ under() { # under DIR: lifecycle cost under the layer in DIR
 echo "--- cost: $ROUNDS rounds of $N frames of $K regions of 0 KiB" >> "$log"
 for r in $(seq 1 "$ROUNDS"); do
 	echo "round $r raw: $($prog cost "$N" "$K" raw 0 | grep '^region')" >> "$log"
-	echo "round $r old: $(under "$PWD/.gpubin/layer-old")" >> "$log"
-	echo "round $r new: $(under "$PWD/.gpubin/layer-new")" >> "$log"
+	for b in $BUILDS; do
+		echo "round $r $b: $(under "$PWD/.gpubin/layer-$b")" >> "$log"
+	done
 done
-for b in old new; do
+for b in $BUILDS; do
 	echo "--- the books of the last $b run" >> "$log"
 	.gpubin/layer-new/framescope stats /tmp/cost-layer-$b.pftrace 2>&1 | tail -4 >> "$log"
 done
+[ -n "$TESTS" ] || { cat "$log"; exit 0; }
 echo "--- tests ($TESTS) of the new build" >> "$log"
 FRAMESCOPE_LAYER_BUILT=$PWD/.gpubin/layer-new FRAMESCOPE_REQUIRE_VULKAN=1 \
 	timeout 400 .gpubin/layer.test -test.run "$TESTS" -test.v -test.count=1 2>&1 |
