@@ -176,7 +176,10 @@ func (g *GPU) readLocked(dst []ZoneResult, keep bool, read func([]querypool.Resu
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
 		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Drops.Uncalibrated): call GPU.Calibrate, or give GPUOptions.FallbackQueue", ErrNoCalibration, u)
 	}
-	h.settle, h.settleTo = true, g.pool.Settled()
+	// How far the frames have settled, taken here: once mu is released
+	// the program may submit again and end the frame, and a Settle made
+	// then would count that frame settled with its executions in flight.
+	h.settle, h.settleTo = true, min(g.pool.Settled(), g.p.lastClosed())
 	return dst, h, err
 }
 

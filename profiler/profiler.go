@@ -193,6 +193,16 @@ func (p *Profiler) EndFrame() int64 { return p.rec.EndFrame() }
 // program's vkQueuePresentKHR) flushes on a goroutine of its own.
 func (p *Profiler) Flush() error { return p.rec.Flush() }
 
+// lastClosed is the newest frame that can take no more submissions: the
+// one before the frame begun last (a Submit after EndFrame and before the
+// next BeginFrame still belongs to the frame ended).
+func (p *Profiler) lastClosed() uint64 {
+	if f := p.rec.LastFrame(); f != 0 {
+		return f - 1
+	}
+	return 0
+}
+
 // Frame returns the current frame id (0 before the first BeginFrame).
 func (p *Profiler) Frame() uint64 { return p.rec.Frame() }
 

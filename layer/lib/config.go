@@ -29,7 +29,11 @@ type config struct {
 	// lowers the slices (spans and frames) a file of the trace holds
 	// before the trace goes on in the next (0: tracesplit.FileSlices).
 	fileSpans int
-	record    string // this process's record in the run directory ("": none)
+	// firstTimed, from FRAMESCOPE_TEST_FIRST_TIMED, a knob for tests:
+	// lowers the wait before the first frame of a program that never
+	// presents (record.go's firstTimed, the most it may be).
+	firstTimed time.Duration
+	record     string // this process's record in the run directory ("": none)
 }
 
 // Bounds of the layer's options, which `framescope run` checks first.
@@ -71,6 +75,10 @@ func readConfig() config {
 	c.window = int(num("FRAMESCOPE_WINDOW", maxWindow))
 	c.fileSpans = int(num("FRAMESCOPE_TEST_FILE_SPANS", tracesplit.FileSlices))
 	c.cpuBudget, c.gpuBudget = dur("FRAMESCOPE_CPU_BUDGET"), dur("FRAMESCOPE_GPU_BUDGET")
+	c.firstTimed = firstTimed
+	if d := dur("FRAMESCOPE_TEST_FIRST_TIMED"); d > 0 {
+		c.firstTimed = min(d, firstTimed)
+	}
 	if v := os.Getenv("FRAMESCOPE_RENDER_STAGES"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

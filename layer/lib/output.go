@@ -202,7 +202,7 @@ func (l *layer) finish(p *profiler.Profiler, out *output) {
 		fmt.Fprintf(os.Stderr, "framescope layer: %d frames over budget; the first %d written\n", n, maxOverBudget)
 	}
 	if n := l.timedFrames.Load(); n > 0 && !l.presented.Load() {
-		fmt.Fprintf(os.Stderr, "framescope layer: the program never presented nor marked a frame: %d frames ended at the first submission %v after their start, the first %v (-frame-every N ends one every N submissions)\n", n, timedFrame, firstTimed)
+		fmt.Fprintf(os.Stderr, "framescope layer: the program never presented nor marked a frame: %d frames ended at the first submission %v after their start, the first %v (-frame-every N ends one every N submissions)\n", n, timedFrame, l.cfg.firstTimed)
 	}
 	if out == nil {
 		return

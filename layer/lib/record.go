@@ -225,7 +225,7 @@ func (l *layer) submitted() {
 	default:
 		age, most := timeline.Now()-l.frameBegun.Load(), timedFrame
 		if l.timedFrames.Load() == 0 {
-			most = firstTimed
+			most = l.cfg.firstTimed
 		}
 		if age >= int64(most) {
 			l.timedFrames.Add(1)

@@ -190,6 +190,18 @@ static void cost(instance *i, device *d, int n, int k, int how, VkDeviceSize chu
 	vkDestroyBuffer(d->dev, buf, NULL);
 	vkFreeMemory(d->dev, mem, NULL);
 	vkDestroyQueryPool(d->dev, qp, NULL);
+	// The medians of each part of a frame's CPU, where the layer's cost
+	// sits (begin: vkBeginCommandBuffer; end and submit: vkEndCommandBuffer
+	// and vkQueueSubmit, where the layer's frame ends).
+	double *col = calloc(n, sizeof *col), med[3];
+	for (int c = 0; c < 3; c++) {
+		for (int f = 0; f < n; f++)
+			col[f] = part[f][c];
+		qsort(col, n, sizeof *col, cmp_double);
+		med[c] = col[n / 2];
+	}
+	free(col);
+	printf("parts (medians): begin %.1f us, regions %.1f us, end and submit %.1f us\n", med[0] / 1e3, med[1] / 1e3, med[2] / 1e3);
 	slowest(cpu, part, n);
 	qsort(region, n, sizeof *region, cmp_double);
 	qsort(cpu, n, sizeof *cpu, cmp_double);

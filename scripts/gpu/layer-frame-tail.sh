@@ -23,11 +23,11 @@ log=$out/layer-frame-tail.txt
 under() { # under DIR: lifecycle cost under the layer in DIR
 	VK_ADD_LAYER_PATH="$1${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}" VK_INSTANCE_LAYERS=VK_LAYER_FRAMESCOPE_profile \
 		VK_LOADER_LAYERS_ENABLE=VK_LAYER_FRAMESCOPE_profile FRAMESCOPE_OUT=/tmp/cost-$(basename "$1").pftrace \
-		FRAMESCOPE_FRAME_EVERY=1 $prog cost "$N" "$K" labels 0 2>/dev/null | grep '^region'
+		FRAMESCOPE_FRAME_EVERY=1 $prog cost "$N" "$K" labels 0 2>/dev/null | grep -E '^(region|parts)' | tr '\n' ' '
 }
 echo "--- cost: $ROUNDS rounds of $N frames of $K regions of 0 KiB" >> "$log"
 for r in $(seq 1 "$ROUNDS"); do
-	echo "round $r raw: $($prog cost "$N" "$K" raw 0 | grep '^region')" >> "$log"
+	echo "round $r raw: $($prog cost "$N" "$K" raw 0 | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
 	for b in $BUILDS; do
 		echo "round $r $b: $(under "$PWD/.gpubin/layer-$b")" >> "$log"
 	done
