@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"sort"
 	"strings"
 
 	"github.com/framescope/framescope/internal/books"
@@ -65,8 +66,10 @@ func ParseBareJournal(b []byte) (BareJournal, error) {
 // lies within the window of a submission that ran its name, from just
 // before the submit to the return of the wait for it, within its error
 // bound; a label's zone lies at the depth its name says, a secondary's
-// inside a primary's command buffer zone; the second device's zones, and
-// those of devices the shape's threads make, are on tracks of their own. Where the profiler had to refuse recordings or
+// inside a primary's command buffer zone; no queue track holds zones of
+// two devices alive at once (the second device's, a thread's, the
+// program's own), though a device made after another left may take its
+// track. Where the profiler had to refuse recordings or
 // zones past its bounds (Bare.want.exact false), counts may be less, but
 // never more, and those causes are allowed. The shape's recordings past
 // the layer's bound (Shape.Burst) may fall short, each execution missing
@@ -85,7 +88,6 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 	}
 	want, slack, subs := b.named(&p, got)
 	primaries := Primaries(tr, zoneCommandBuffer)
-	twinTracks, mainTracks, threadTracks := map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}, map[timeline.TrackID]bool{}
 	for _, z := range zones {
 		name := tr.Name(z.Name)
 		if !inWindow(j, subs[name], z) {
@@ -94,27 +96,9 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 		if msg := bareNesting(tr, z, primaries); msg != "" {
 			p.add("nesting", "%s", msg)
 		}
-		if k := tr.Track(z.Track); k.Kind == timeline.TrackGPUQueue {
-			kind, _, ok := parseLabel(name)
-			switch {
-			case ok && kind == labelTwin:
-				twinTracks[z.Track] = true
-			case ok:
-				mainTracks[z.Track] = true
-			case name == labelThread:
-				threadTracks[z.Track] = true
-			}
-		}
 	}
-	for t := range twinTracks {
-		if mainTracks[t] {
-			p.add("devices", "track %d holds zones of both devices", t)
-		}
-	}
-	for t := range threadTracks {
-		if mainTracks[t] || twinTracks[t] {
-			p.add("devices", "track %d holds zones of a device another thread made (%q) and of the program's own", t, labelThread)
-		}
+	for _, m := range b.seatsShared(tr, zones) {
+		p.add("devices", "%s", m)
 	}
 	exact := b.want.exact
 	short := 0 // the executions of zones the profiler may refuse, refused
@@ -231,6 +215,74 @@ func inWindow(j BareJournal, subs []int, z timeline.Span) bool {
 }
 
 // parseLabel reads a label's name: its kind and the depth of its zone.
+// seatsShared says which queue tracks hold zones of two devices alive at
+// once. A seat is one device's at a time, but one made after another left
+// may take its track (the profiler's identity rule). The program's
+// devices are told apart by when the loop made them again (their epoch,
+// from the frame in the label); a thread's device makes one zone.
+func (b Bare) seatsShared(tr *timeline.Trace, zones []timeline.Span) []string {
+	type use struct{ from, to int64 }
+	uses := map[timeline.TrackID]map[string]*use{}
+	threadZones := 0
+	for _, z := range zones {
+		if k := tr.Track(z.Track); k == nil || k.Kind != timeline.TrackGPUQueue {
+			continue
+		}
+		name := tr.Name(z.Name)
+		var who string
+		switch kind, _, ok := parseLabel(name); {
+		case ok && kind == labelTwin:
+			who = fmt.Sprintf("the program's second device (made %d times before)", b.epochOf(labelFrame(name)))
+		case ok:
+			who = fmt.Sprintf("the program's device (made %d times before)", b.epochOf(labelFrame(name)))
+		case name == labelThread:
+			threadZones++
+			who = fmt.Sprintf("a device another thread made (%q, zone %d)", labelThread, threadZones)
+		default:
+			continue
+		}
+		if uses[z.Track] == nil {
+			uses[z.Track] = map[string]*use{}
+		}
+		if u := uses[z.Track][who]; u == nil {
+			uses[z.Track][who] = &use{z.Start, z.End}
+		} else {
+			u.from, u.to = min(u.from, z.Start), max(u.to, z.End)
+		}
+	}
+	var out []string
+	for t, byWho := range uses {
+		for a, ua := range byWho {
+			for c, uc := range byWho {
+				if a < c && ua.from < uc.to && uc.from < ua.to {
+					out = append(out, fmt.Sprintf("track %d holds zones of %s over [%d, %d] and of %s over [%d, %d]: two devices at once", t, a, ua.from, ua.to, c, uc.from, uc.to))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// labelFrame is the frame in a label's name (parseLabel's form).
+func labelFrame(name string) int {
+	var frame int
+	fmt.Sscanf(name, "f%d.", &frame)
+	return frame
+}
+
+// epochOf is how many times the loop made its device again before or at
+// frame f's start.
+func (b Bare) epochOf(f int) int {
+	n := 0
+	for at, what := range b.Loop.Recreate {
+		if what == RecreateDevice && at <= f {
+			n++
+		}
+	}
+	return n
+}
+
 func parseLabel(name string) (kind byte, depth int, ok bool) {
 	var frame int
 	var k rune
