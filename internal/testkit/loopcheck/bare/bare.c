@@ -374,6 +374,15 @@ static void child(const op_t *o) {
 // waits for it from outside (a minute at most, then says it never came).
 static void raise_signal(const op_t *o) {
 	int sig = (int)o->a[0];
+	// An unhandled signal takes its default action whatever the program
+	// inherited: a background job of a shell starts with SIGINT and SIGQUIT
+	// ignored, and the run would then end 0 where the shape says killed.
+	if (!handled)
+		signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	pthread_mutex_lock(&journal_mu);
 	fflush(journal);
 	pthread_mutex_unlock(&journal_mu);
