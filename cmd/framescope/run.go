@@ -214,9 +214,11 @@ func findLayer(dir string) (string, error) {
 	return abs, nil
 }
 
-// testFileSpans is the layer's knob for tests that lowers the spans a
-// file of its trace holds (tracesplit.FileSlices), which run passes on.
-const testFileSpans = "FRAMESCOPE_TEST_FILE_SPANS"
+// testKnobs is the prefix of the layer's knobs for tests, which run
+// passes on: FRAMESCOPE_TEST_FILE_SPANS lowers the spans a file of its
+// trace holds (tracesplit.FileSlices), FRAMESCOPE_TEST_FIRST_TIMED the
+// wait before a never-presenting program's first frame.
+const testKnobs = "FRAMESCOPE_TEST_"
 
 // layerEnv is env with the layer added for the loader, both ways a loader
 // takes it (VK_INSTANCE_LAYERS; VK_LOADER_LAYERS_ENABLE from loader
@@ -226,8 +228,8 @@ const testFileSpans = "FRAMESCOPE_TEST_FILE_SPANS"
 // the outermost, so that the layers the program runs with (the validation
 // layer) see the device as the layer made it, and the profiler's own
 // calls, which go through the loader, after the program's. Then the
-// layer's own variables (FRAMESCOPE_*, from own alone, but for
-// testFileSpans).
+// layer's own variables (FRAMESCOPE_*, from own alone, but for the test
+// knobs).
 func layerEnv(env []string, dir string, own []string) []string {
 	add := map[string]func(old string) string{
 		"VK_ADD_LAYER_PATH":       func(old string) string { return dir + string(os.PathListSeparator) + old },
@@ -238,7 +240,7 @@ func layerEnv(env []string, dir string, own []string) []string {
 	var res []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "FRAMESCOPE_") && k != "FRAMESCOPE_LAYER" && k != testFileSpans {
+		if strings.HasPrefix(k, "FRAMESCOPE_") && k != "FRAMESCOPE_LAYER" && !strings.HasPrefix(k, testKnobs) {
 			continue
 		}
 		if f, ok := add[k]; ok && v != "" {
