@@ -219,7 +219,8 @@ func inWindow(j BareJournal, subs []int, z timeline.Span) bool {
 // once. A seat is one device's at a time, but one made after another left
 // may take its track (the profiler's identity rule). The program's
 // devices are told apart by when the loop made them again (their epoch,
-// from the frame in the label); a thread's device makes one zone.
+// from the frame in the label, where it tells); a thread's device makes
+// one zone.
 func (b Bare) seatsShared(tr *timeline.Trace, zones []timeline.Span) []string {
 	type use struct{ from, to int64 }
 	uses := map[timeline.TrackID]map[string]*use{}
@@ -231,10 +232,15 @@ func (b Bare) seatsShared(tr *timeline.Trace, zones []timeline.Span) []string {
 		name := tr.Name(z.Name)
 		var who string
 		switch kind, _, ok := parseLabel(name); {
-		case ok && kind == labelTwin:
-			who = fmt.Sprintf("the program's second device (made %d times before)", b.epochOf(labelFrame(name)))
 		case ok:
-			who = fmt.Sprintf("the program's device (made %d times before)", b.epochOf(labelFrame(name)))
+			e, sure := b.epochOf(labelFrame(name))
+			if !sure {
+				continue
+			}
+			who = fmt.Sprintf("the program's device (made %d times before)", e)
+			if kind == labelTwin {
+				who = fmt.Sprintf("the program's second device (made %d times before)", e)
+			}
 		case name == labelThread:
 			threadZones++
 			who = fmt.Sprintf("a device another thread made (%q, zone %d)", labelThread, threadZones)
@@ -272,15 +278,25 @@ func labelFrame(name string) int {
 }
 
 // epochOf is how many times the loop made its device again before or at
-// frame f's start.
-func (b Bare) epochOf(f int) int {
-	n := 0
-	for at, what := range b.Loop.Recreate {
-		if what == RecreateDevice && at <= f {
-			n++
+// the start of the frame whose label says v. A label holds the frame
+// modulo 100 (labelName): v may be frame v, v+100, ...; where those
+// frames fall in different epochs, sure is false and the zone says
+// nothing of its device.
+func (b Bare) epochOf(v int) (epoch int, sure bool) {
+	epoch = -1
+	for f := v; f < max(b.Loop.Frames, v+1); f += 100 {
+		n := 0
+		for at, what := range b.Loop.Recreate {
+			if what == RecreateDevice && at <= f {
+				n++
+			}
 		}
+		if epoch >= 0 && n != epoch {
+			return 0, false
+		}
+		epoch = n
 	}
-	return n
+	return epoch, true
 }
 
 func parseLabel(name string) (kind byte, depth int, ok bool) {
