@@ -35,6 +35,7 @@ type Loop struct {
 	Window, MaxSpans int
 	Sink             bool
 	FlushEvery       int
+	FramesNoWait     bool // profiler.Options.FramesNoWait
 	Live             bool
 	Recreate         map[int]Recreate // by frame
 	NoCollectFrom    int              // a stretch of frames without Collect: [NoCollectFrom, NoCollectTo)
@@ -217,6 +218,9 @@ func Gen(seed uint64, d device) Loop {
 	// zones before the library could know (docs/design.md).
 	l.Resubmit = pick(0.3) && l.MisuseEvery > 0 && !l.Stats && !l.LateWait
 	l.Simultaneous = pick(0.6) && l.Recordings && !l.LateWait
+	// Frame boundaries that leave their work to the recorder's goroutine
+	// (Options.FramesNoWait), as the layer's do.
+	l.FramesNoWait = pick(0.3)
 	return l
 }
 
@@ -242,6 +246,7 @@ func (l Loop) String() string {
 	flag(l.Window != 0, fmt.Sprintf("window %d", l.Window))
 	flag(l.MaxSpans != 0, fmt.Sprintf("MaxSpans %d", l.MaxSpans))
 	flag(l.Sink, fmt.Sprintf("sink every %d", l.FlushEvery))
+	flag(l.FramesNoWait, "frame boundaries that do not wait")
 	flag(l.Live, "live view")
 	for f := range l.Frames {
 		if r := l.Recreate[f]; r != 0 {

@@ -97,7 +97,7 @@ func (r *run) name(s string) profiler.Name {
 // device wrapped, a context on each profiled queue.
 func (r *run) start() error {
 	l := r.l
-	o := profiler.Options{WindowFrames: l.Window, MaxSpans: l.MaxSpans}
+	o := profiler.Options{WindowFrames: l.Window, MaxSpans: l.MaxSpans, FramesNoWait: l.FramesNoWait}
 	if l.Sink {
 		f, err := os.Create(filepath.Join(r.dir, "sink.perfetto-trace"))
 		if err != nil {
