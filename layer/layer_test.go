@@ -704,7 +704,7 @@ func readTraceErr(path string) (*timeline.Trace, error) {
 	defer f.Close()
 	tr, err := perfetto.Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return tr, fmt.Errorf("%s: %w", path, err) // tr: what a cut trace holds, if any
 	}
 	return tr, nil
 }

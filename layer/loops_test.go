@@ -264,18 +264,13 @@ func bareLoop(t *testing.T, dir, prog, spirv, lock string, b loopcheck.Bare) str
 // readCut reads a trace that a signal may have cut: up to its last whole
 // batch.
 func readCut(path string) (*timeline.Trace, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tr, err := perfetto.Read(f)
+	tr, err := readTraceErr(path)
 	var cut *perfetto.CutError
 	if errors.As(err, &cut) && tr != nil {
 		return tr, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return tr, nil
 }

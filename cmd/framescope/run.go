@@ -449,12 +449,7 @@ func readSmall(path string) (string, error) {
 // summarizeTrace prints what r's trace holds, as the demo does at its
 // end, or why there is none.
 func summarizeTrace(w io.Writer, r traceRecord, end string) {
-	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
-		note := endNote(end)
-		if _, err := os.Stat(r.tmp); err == nil {
-			note += "; what it began is at " + r.tmp
-		}
-		fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch%s\n", r.path, r.id, r.prog, note)
+	if noTrace(w, r, tracePart{r.path, r.tmp}, "", end) {
 		return
 	}
 	if len(r.parts) > 0 {
@@ -474,6 +469,21 @@ func summarizeTrace(w io.Writer, r traceRecord, end string) {
 	fmt.Fprintf(w, "open it at https://ui.perfetto.dev (Open trace file); per zone: framescope stats %s\n", r.path)
 }
 
+// noTrace says so, and reports true, when the file f of r's trace is not
+// there: the process ended before the layer wrote a batch to it (what it
+// began, if anything, is at f.tmp).
+func noTrace(w io.Writer, r traceRecord, f tracePart, toIt, end string) bool {
+	if _, err := os.Stat(f.path); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	note := endNote(end)
+	if _, err := os.Stat(f.tmp); err == nil {
+		note += "; what it began is at " + f.tmp
+	}
+	fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch%s%s\n", f.path, r.id, r.prog, toIt, note)
+	return true
+}
+
 // summarizeParts prints what each file of a trace in several holds, then
 // the books of them all, which are the run's: each file's books count
 // what reached it or was lost while it was written.
@@ -484,12 +494,7 @@ func summarizeParts(w io.Writer, r traceRecord, end string) {
 	var drops timeline.Drops
 	for i, f := range files {
 		fmt.Fprintf(w, "file %d of %d: %s\n", i+1, len(files), f.path)
-		if _, err := os.Stat(f.path); errors.Is(err, os.ErrNotExist) {
-			note := endNote(end)
-			if _, err := os.Stat(f.tmp); err == nil {
-				note += "; what it began is at " + f.tmp
-			}
-			fmt.Fprintf(w, "framescope run: no trace at %s: process %s (%s) ended before the layer wrote a batch to it%s\n", f.path, r.id, r.prog, note)
+		if noTrace(w, r, f, " to it", end) {
 			continue
 		}
 		t, cut, err := loadTraceCut(f.path)
