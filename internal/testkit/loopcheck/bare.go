@@ -244,7 +244,11 @@ type bareWant struct {
 }
 
 func (g *bareGen) op(format string, args ...any) {
-	fmt.Fprintf(&g.w, format, args...)
+	line := fmt.Sprintf(format, args...)
+	if n := len(strings.Fields(line)) - 1 - strings.Count(line, "\""); n > bareArgs {
+		panic(fmt.Sprintf("loopcheck: a line of bare's script holds at most %d numbers, and %q has %d", bareArgs, line, n))
+	}
+	g.w.WriteString(line)
 	g.w.WriteByte('\n')
 }
 

@@ -212,15 +212,23 @@ func (g *bareGen) wait(s int) {
 	sl.subs = sl.subs[:0]
 }
 
+// bareArgs is the most numbers a line of bare's script holds (bare.c's
+// MAXARG).
+const bareArgs = 14
+
+// done says subs completed, on as many lines as bare's line limit needs
+// (a slot on 5 queues may have more submissions than a line holds: H200
+// seed 125).
 func (g *bareGen) done(subs []int) {
-	if len(subs) == 0 {
-		return
+	for len(subs) > 0 {
+		n := min(len(subs), bareArgs)
+		s := make([]string, n)
+		for i, sub := range subs[:n] {
+			s[i] = strconv.Itoa(sub)
+		}
+		g.op("done %s", strings.Join(s, " "))
+		subs = subs[n:]
 	}
-	s := make([]string, len(subs))
-	for i, sub := range subs {
-		s[i] = strconv.Itoa(sub)
-	}
-	g.op("done %s", strings.Join(s, " "))
 }
 
 func (g *bareGen) waitAll() {
