@@ -58,6 +58,12 @@ type recording struct {
 	// are counted when it knows them.
 	early uint64
 	ran   bool // executed since recorded
+	// wrote is the most queries a recording of the slot used, and
+	// everRan whether one has been executed: the first reset its every
+	// query, so that past wrote they are all reset, and a recording
+	// again resets, and clears the host copy of, the first wrote only.
+	wrote   uint32
+	everRan bool
 }
 
 // recPair is a pair of a recording: its index in the slot, and its name.
@@ -134,8 +140,12 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 	s.frozen.Store(0)
 	s.refused.Store(0)
 	s.elsewhere.Store(false)
-	clear(s.block.buf.Uint64s())
-	p.dev.CmdResetQueryPool(cmd, s.pool, 0, s.cap)
+	reset := s.cap
+	if r.everRan {
+		reset = max(r.wrote, 2)
+	}
+	clear(s.block.buf.Uint64s()[:2*r.wrote])
+	p.dev.CmdResetQueryPool(cmd, s.pool, 0, reset)
 	s.state.Store(slotRecording)
 	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
 	p.setOpen(k, s)
@@ -210,6 +220,7 @@ func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	s.abandon(used)
 	g = s.gen.Load()
 	s.waitEnding(used, g)
+	r.wrote = max(r.wrote, used)
 	return used, g
 }
 
@@ -388,7 +399,7 @@ func (p *Pool) executeLocked(r *recording, frame, key uint64) {
 	}
 	r.runv = execution{frame: frame, key: key, begun: max(p.frames, frame), host: host, overlapped: overlapped}
 	r.run = &r.runv
-	r.ran = true
+	r.ran, r.everRan = true, true
 	if r.open {
 		r.early++
 	} else {
@@ -484,7 +495,7 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 		p.unsubmitted.Add(n) // named, and never ran
 	}
 	r.run = nil
-	clear(vals)
+	clear(vals[:2*r.wrote]) // a copy writes no further
 	return !running
 }
 

@@ -73,6 +73,14 @@ type inboxState struct {
 	lastIn int64
 	gap    int64
 	pollT  *time.Timer // the merge goroutine's own
+	// markSleep: with FramesNoWait, the merge's goroutine waits for
+	// markPoll rather than for a wake, since frame marks came within
+	// markIdle; a mark left then does not wake it (the wake would cost
+	// the program's thread a system call at every frame boundary), any
+	// other call does. lastMark is when the last mark was left. Guarded
+	// by inMu.
+	markSleep bool
+	lastMark  int64
 }
 
 // The merge polls the inbox every half of the time between calls, within
@@ -82,6 +90,14 @@ const (
 	minPoll  = 20 * time.Microsecond
 	maxPoll  = 4 * time.Millisecond
 	idleGaps = 4
+)
+
+// With FramesNoWait, the merge applies frame marks within markPoll of
+// their call while marks keep coming, at most markIdle apart; after a
+// longer quiet the next mark wakes it.
+const (
+	markPoll = 4 * maxPoll
+	markIdle = time.Second
 )
 
 // inline reports whether placing n spans is expected to cost the caller
@@ -164,9 +180,12 @@ func (r *Recorder) leaveLocked(e inboxEntry, now int64) bool {
 	r.mergeStop = false
 	r.startMerge()
 	r.arrived(now)
-	wake := r.asleep
+	if e.isMark {
+		r.lastMark = now
+	}
+	wake := r.asleep || r.markSleep && !e.isMark
 	if wake {
-		r.asleep = false
+		r.asleep, r.markSleep = false, false
 		r.woken++
 	}
 	return wake
@@ -225,18 +244,34 @@ func (r *Recorder) arrived(now int64) {
 // this goroutine, which would cost the caller a system call (about 10 µs
 // a frame on a 2-core virtual machine). Once none came for idleGaps times
 // that time, or when calls come more than 2*idleGaps*maxPoll (32 ms)
-// apart, it sleeps until the next call wakes it. A wake (stopMerge, at
-// Close) ends a poll at once. The caller holds inMu, which wait releases.
+// apart, it sleeps until the next call wakes it; with FramesNoWait, while
+// frame marks come, it looks again every markPoll instead (markSleep). A
+// wake (stopMerge, at Close) ends a poll at once. The caller holds inMu,
+// which wait releases.
 func (r *Recorder) wait() {
 	d := time.Duration(r.gap / 2)
-	if r.gap == 0 || d > idleGaps*maxPoll || timeline.Now()-r.lastIn > idleGaps*max(r.gap, int64(minPoll)) {
-		r.asleep = true
-		r.inMu.Unlock()
-		<-r.mergeWake
-		return
+	now := timeline.Now()
+	if r.gap == 0 || d > idleGaps*maxPoll || now-r.lastIn > idleGaps*max(r.gap, int64(minPoll)) {
+		if !r.opt.FramesNoWait || r.lastMark == 0 || now-r.lastMark > int64(markIdle) {
+			r.asleep = true
+			r.inMu.Unlock()
+			<-r.mergeWake
+			return
+		}
+		r.markSleep = true // marks still come: look again within markPoll
+		d = markPoll
+	} else {
+		d = min(max(d, minPoll), maxPoll)
 	}
 	r.inMu.Unlock()
-	d = min(max(d, minPoll), maxPoll)
+	r.sleep(d)
+	r.inMu.Lock()
+	r.markSleep = false
+	r.inMu.Unlock()
+}
+
+// sleep waits, on the merge's goroutine, d or until a wake.
+func (r *Recorder) sleep(d time.Duration) {
 	if r.pollT == nil {
 		r.pollT = time.NewTimer(d)
 	} else {

@@ -3,13 +3,19 @@ package main
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/framescope/framescope/profiler"
 )
 
-// collectEvery is how often the collector reads the contexts back at the
-// least; a frame's end also wakes it.
+// collectEvery is how often the collector reads the contexts back. A
+// frame's end wakes it only when a batch is due (every flushEvery
+// frames), and the tick has not come: a wake costs the program's thread
+// a system call inside its vkQueueSubmit or vkQueuePresentKHR (on a
+// 2-core machine, tens of microseconds, for the woken thread may take
+// its core), and the layer's zones are in recordings, which wait for
+// their reading in a slot of their own, not in the frames' ring.
 const collectEvery = 5 * time.Millisecond
 
 // collector reads every context's zones back on a goroutine of its own
@@ -26,6 +32,11 @@ type collector struct {
 	start sync.Once
 	kick  chan struct{}
 	p     *profiler.Profiler // to flush, with a sink; nil: none
+	// sink says whether c.p is set, flushed is the frame at the last
+	// flush, and kicked whether a frame's end woke the collector since.
+	sink    atomic.Bool
+	flushed atomic.Uint64
+	kicked  atomic.Bool
 }
 
 func (c *collector) add(g *profiler.GPU) {
@@ -44,9 +55,10 @@ func (c *collector) remove(g *profiler.GPU) {
 	c.gpus = slices.DeleteFunc(c.gpus, func(x *profiler.GPU) bool { return x == g })
 }
 
-// poke wakes the collector, once a frame has ended.
-func (c *collector) poke() {
-	if c.kick == nil {
+// ended wakes the collector at a frame's end (frame, the frame begun
+// last) when a batch is due and no wake is pending.
+func (c *collector) ended(frame uint64) {
+	if c.kick == nil || !c.sink.Load() || frame < c.flushed.Load()+flushEvery || !c.kicked.CompareAndSwap(false, true) {
 		return
 	}
 	select {
@@ -60,12 +72,12 @@ func (c *collector) run() {
 	defer t.Stop()
 	var buf []profiler.ZoneResult
 	var gpus []*profiler.GPU
-	var flushed uint64 // the frame at the last flush
 	for {
 		select {
 		case <-t.C:
 		case <-c.kick:
 		}
+		c.kicked.Store(false)
 		c.mu.Lock()
 		gpus = append(gpus[:0], c.gpus...)
 		c.mu.Unlock()
@@ -73,9 +85,9 @@ func (c *collector) run() {
 			buf = g.Collect(buf[:0])
 		}
 		c.mu.Lock() // held, so that flushing(nil) waits for a flush under way
-		if c.p != nil && c.p.Frame() >= flushed+flushEvery {
+		if c.p != nil && c.p.Frame() >= c.flushed.Load()+flushEvery {
 			c.p.Flush() // a batch the writer fails is counted (sink); the exit reports the writer's error
-			flushed = c.p.Frame()
+			c.flushed.Store(c.p.Frame())
 		}
 		c.mu.Unlock()
 	}
@@ -86,5 +98,6 @@ func (c *collector) run() {
 func (c *collector) flushing(p *profiler.Profiler) {
 	c.mu.Lock()
 	c.p = p
+	c.sink.Store(p != nil)
 	c.mu.Unlock()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"sync"
-	"syscall"
 
 	"github.com/framescope/framescope/profiler"
 )
@@ -44,7 +43,8 @@ type openSpan struct {
 // call would grow them without bound; the rest share one.
 const maxThreads = 1024
 
-func (l *layer) cpuBegin(what int) uint64 {
+// cpuBegin opens a span of kind what on thread tid's track.
+func (l *layer) cpuBegin(what, tid int) uint64 {
 	p := l.profiler()
 	if p == nil || what <= 0 || what >= len(cpuNames) {
 		return 0
@@ -53,7 +53,6 @@ func (l *layer) cpuBegin(what int) uint64 {
 		l.inFrame()
 	}
 	c := &l.cpu
-	tid := syscall.Gettid()
 	c.mu.Lock()
 	if c.tracks == nil {
 		c.tracks, c.open = map[int]profiler.CPUTrack{}, map[uint64]openSpan{}

@@ -92,7 +92,9 @@ func framescope_go_zone_begin(cmd unsafe.Pointer, name *C.char, kind C.int) {
 func framescope_go_zone_end(cmd unsafe.Pointer, kind C.int) { the.zoneEnd(cmd, int(kind)) }
 
 //export framescope_go_cpu_begin
-func framescope_go_cpu_begin(what C.int) C.uint64_t { return C.uint64_t(the.cpuBegin(int(what))) }
+func framescope_go_cpu_begin(what, tid C.int) C.uint64_t {
+	return C.uint64_t(the.cpuBegin(int(what), int(tid)))
+}
 
 //export framescope_go_cpu_end
 func framescope_go_cpu_end(span C.uint64_t) { the.cpuEnd(uint64(span)) }

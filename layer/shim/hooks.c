@@ -4,6 +4,8 @@
 // pass through.
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -14,7 +16,17 @@
 			fs_go.f(__VA_ARGS__); \
 	} while (0)
 
-static uint64_t cpu_begin(int what) { return fs_go_loaded ? fs_go.cpu_begin(what) : 0; }
+// thread_id is the calling thread's ID, asked of the kernel once a
+// thread (a system call at every submission was a cost on its thread).
+// A forked child's first thread keeps its parent's, but calls no Go.
+static int thread_id(void) {
+	static __thread int tid;
+	if (!tid)
+		tid = (int)syscall(SYS_gettid);
+	return tid;
+}
+
+static uint64_t cpu_begin(int what) { return fs_go_loaded ? fs_go.cpu_begin(what, thread_id()) : 0; }
 static void cpu_end(uint64_t s) { GO(cpu_end, s); }
 
 static VKAPI_ATTR void VKAPI_CALL fs_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {

@@ -138,7 +138,7 @@ typedef struct {
 	void (*execute)(void *primary, uint32_t n, void *const *secondaries);
 	void (*zone_begin)(void *cmd, const char *name, int kind);
 	void (*zone_end)(void *cmd, int kind);
-	uint64_t (*cpu_begin)(int what);
+	uint64_t (*cpu_begin)(int what, int tid);
 	void (*cpu_end)(uint64_t span);
 	void (*submit)(void *queue, uint64_t span, uint32_t n, void *const *cmds);
 	void (*present)(void *queue);
