@@ -78,17 +78,25 @@ func TestCheckerLoopsUnderLayer(t *testing.T) {
 	}
 	reached := map[string]int{}
 	var took []time.Duration
-	for seed := first; seed <= last; seed++ {
+	var failed []int
+	for seed := first; seed <= last && len(failed) < 5; seed++ {
 		b := loopcheck.NewBare(uint64(seed), dev, spans)
 		start := time.Now()
 		if msg := bareLoop(t, dir, prog, spirv, lock, b); msg != "" {
+			// Go on to the next seed: a run of many on the GPU machine
+			// says every seed that fails, up to five.
 			keepBare(t, b)
-			t.Fatalf("%s\nshape: %s\n%s\n(-layer.loop=%d replays it)", b.Loop, b.Shape, msg, seed)
+			t.Errorf("%s\nshape: %s\n%s\n(-layer.loop=%d replays it)", b.Loop, b.Shape, msg, seed)
+			failed = append(failed, seed)
+			continue
 		}
 		took = append(took, time.Since(start))
 		for _, r := range b.Reached {
 			reached[r]++
 		}
+	}
+	if len(failed) > 0 {
+		t.Fatalf("%s: seeds %v failed (of %d run from %d)", dev.Name, failed, len(took)+len(failed), first)
 	}
 	slices.Sort(took)
 	t.Logf("%s, seeds %d to %d: every invariant held (a seed took %v at the median, %v at most); loops with %v",

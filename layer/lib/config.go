@@ -33,7 +33,10 @@ type config struct {
 	// lowers the wait before the first frame of a program that never
 	// presents (record.go's firstTimed, the most it may be).
 	firstTimed time.Duration
-	record     string // this process's record in the run directory ("": none)
+	// stacks, from FRAMESCOPE_TEST_STACKS, a knob for tests: when to say
+	// where every thread is (stacks.go; 0: never).
+	stacks time.Duration
+	record string // this process's record in the run directory ("": none)
 }
 
 // Bounds of the layer's options, which `framescope run` checks first.
@@ -79,6 +82,7 @@ func readConfig() config {
 	if d := dur("FRAMESCOPE_TEST_FIRST_TIMED"); d > 0 {
 		c.firstTimed = min(d, firstTimed)
 	}
+	c.stacks = dur("FRAMESCOPE_TEST_STACKS")
 	if v := os.Getenv("FRAMESCOPE_RENDER_STAGES"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

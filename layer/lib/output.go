@@ -43,6 +43,7 @@ func (l *layer) start() {
 	c := readConfig()
 	c.claimPath()
 	l.cfg, l.frameEvery = c, c.frameEvery
+	stacksAfter(c.stacks)
 	// A frame ends inside the program's vkQueuePresentKHR or
 	// vkQueueSubmit: its boundary never waits for a batch being built.
 	o := profiler.Options{WindowFrames: c.window, MaxSpans: tracesplit.BatchSpans, FramesNoWait: true}

@@ -21,7 +21,17 @@
 //                          is a force quit (exit 99); one only prints the
 //                          count and exits 0 a second after it
 //   procs crash-early N    N regions (fewer than a batch), then abort()
+//
+// With PROCS_WORK set, the parent's device also has what the layer's
+// profiler makes (fork-exit only): each region resets, writes and copies
+// timestamps into mapped host-visible memory; PROCS_WORK=calibrated
+// resets them on the host and calibrates at each region, and
+// PROCS_WORK=thread reads and calibrates on a thread besides (see work).
+// PROCS_BACKTRACE prints
+// where a forked child faults; PROCS_QUICK_EXIT makes it leave by _exit.
 #define _GNU_SOURCE
+#include <execinfo.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -37,14 +47,105 @@ extern char **environ;
 
 static const char *self;
 
+// work is what the layer's profiler has on a device, made by the program
+// itself (PROCS_WORK set): a timestamp query pool whose queries each
+// region resets, writes and copies into host-visible memory, mapped.
+static struct {
+	VkQueryPool qp;
+	VkBuffer buf;
+	VkDeviceMemory mem;
+	void *mapped;
+	// With PROCS_WORK=calibrated or thread: the device has calibrated
+	// timestamps and host query reset, which each region uses; with
+	// thread, a thread of the program's reads the queries back and
+	// calibrates every 100 us while the regions and the fork go on, as
+	// the layer's goroutines do.
+	VkDevice dev;
+	int calibrated;
+	PFN_vkGetCalibratedTimestampsEXT calibrate;
+	PFN_vkResetQueryPoolEXT reset;
+	volatile int stop;
+	pthread_t reader;
+} work;
+
+static void calibrate(void) {
+	VkCalibratedTimestampInfoEXT ti[2] = {{.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+					      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+					       .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+	uint64_t ts[2], dev;
+	work.calibrate(work.dev, 2, ti, ts, &dev);
+}
+
+static void *reader(void *arg) {
+	(void)arg;
+	while (!work.stop) {
+		uint64_t v[2];
+		vkGetQueryPoolResults(work.dev, work.qp, 0, 2, sizeof v, v, sizeof v[0], VK_QUERY_RESULT_64_BIT);
+		calibrate();
+		usleep(100);
+	}
+	return NULL;
+}
+
+// work_device makes the device, with calibrated timestamps and host
+// query reset where PROCS_WORK asks for them.
+static device work_device(instance *i) {
+	const char *w = getenv("PROCS_WORK");
+	if (!w || (strcmp(w, "calibrated") != 0 && strcmp(w, "thread") != 0))
+		return make_device(i);
+	VkPhysicalDeviceHostQueryResetFeaturesEXT hr = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES_EXT,
+							 .hostQueryReset = VK_TRUE};
+	const char *exts[] = {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME};
+	device d = make_device_with(i, exts, 2, &hr);
+	work.dev = d.dev;
+	work.calibrated = 1 + (strcmp(w, "thread") == 0);
+	work.calibrate = (PFN_vkGetCalibratedTimestampsEXT)vkGetDeviceProcAddr(d.dev, "vkGetCalibratedTimestampsEXT");
+	work.reset = (PFN_vkResetQueryPoolEXT)vkGetDeviceProcAddr(d.dev, "vkResetQueryPoolEXT");
+	if (!work.calibrate || !work.reset) {
+		fprintf(stderr, "procs: no calibrated timestamps or host query reset\n");
+		exit(2);
+	}
+	return d;
+}
+
+static void make_work(instance *i, device *d) {
+	VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+	CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &work.qp));
+	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 4096, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &work.buf));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(d->dev, work.buf, &req);
+	VkPhysicalDeviceMemoryProperties mp;
+	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	uint32_t m = 0, want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+	while (m < mp.memoryTypeCount && !((req.memoryTypeBits & (1u << m)) && (mp.memoryTypes[m].propertyFlags & want) == want))
+		m++;
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = m};
+	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &work.mem));
+	CHECK(vkBindBufferMemory(d->dev, work.buf, work.mem, 0));
+	CHECK(vkMapMemory(d->dev, work.mem, 0, VK_WHOLE_SIZE, 0, &work.mapped));
+}
+
 // regions submits n command buffers of one labelled region each.
 static void regions(device *d, const char *name, int n) {
 	for (int k = 0; k < n; k++) {
 		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
 		CHECK(vkBeginCommandBuffer(d->cmd, &bi));
+		if (work.qp && work.calibrated) {
+			work.reset(d->dev, work.qp, 0, 2);
+			calibrate();
+			vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, work.qp, 0);
+		} else if (work.qp) {
+			vkCmdResetQueryPool(d->cmd, work.qp, 0, 2);
+			vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, work.qp, 0);
+		}
 		label(d, name);
 		d->end(d->cmd);
+		if (work.qp) {
+			vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, work.qp, 1);
+			vkCmdCopyQueryPoolResults(d->cmd, work.qp, 0, 2, work.buf, 0, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+		}
 		CHECK(vkEndCommandBuffer(d->cmd));
 		submit_wait(d, &d->cmd, 1);
 	}
@@ -68,7 +169,21 @@ static void status(const char *what, int ws) {
 	fflush(stdout);
 }
 
-// forked forks: the child exits, after its own instance where asked.
+// on_fault prints where a forked child faulted (PROCS_BACKTRACE set),
+// then dies of the signal as it would have.
+static void on_fault(int sig, siginfo_t *si, void *uc) {
+	(void)uc;
+	void *pcs[64];
+	char head[96];
+	int len = snprintf(head, sizeof head, "child: signal %d at address %p\n", sig, si->si_addr);
+	write(2, head, len);
+	backtrace_symbols_fd(pcs, backtrace(pcs, 64), 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+// forked forks: the child exits, after its own instance where asked
+// (PROCS_QUICK_EXIT set: through _exit, no atexit handlers).
 static void forked(int n, int instance_too) {
 	fflush(stdout);
 	pid_t pid = fork();
@@ -77,9 +192,19 @@ static void forked(int n, int instance_too) {
 		exit(2);
 	}
 	if (pid == 0) {
+		if (getenv("PROCS_BACKTRACE")) {
+			struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO};
+			sigemptyset(&sa.sa_mask);
+			sigaction(SIGSEGV, &sa, NULL);
+			sigaction(SIGBUS, &sa, NULL);
+		}
 		if (instance_too)
 			profiled("child", n);
 		printf("child done\n");
+		if (getenv("PROCS_QUICK_EXIT")) {
+			fflush(stdout);
+			_exit(0);
+		}
 		exit(0);
 	}
 	int ws;
@@ -136,7 +261,11 @@ static void signals(void) {
 // parent runs mode between two sets of n regions of its own device.
 static int parent(const char *mode, int n) {
 	instance i = make_instance(VK_API_VERSION_1_1);
-	device d = make_device(&i);
+	device d = work_device(&i);
+	if (getenv("PROCS_WORK"))
+		make_work(&i, &d);
+	if (work.calibrated == 2)
+		pthread_create(&work.reader, NULL, reader, NULL);
 	regions(&d, strcmp(mode, "exec-self") == 0 ? "before exec" : "parent", n);
 	if (strcmp(mode, "fork-exit") == 0)
 		forked(n, 0);
@@ -166,6 +295,10 @@ static int parent(const char *mode, int n) {
 		return 2;
 	}
 	regions(&d, "parent", n);
+	if (work.calibrated == 2) {
+		work.stop = 1;
+		pthread_join(work.reader, NULL);
+	}
 	destroy_device(&d);
 	vkDestroyInstance(i.inst, NULL);
 	printf("%s done\n", mode);

@@ -1,33 +1,27 @@
 #!/usr/bin/env bash
-# The layer on the GPU machine, a last look: the frame CPU and books of
-# lifecycle cost (ROUNDS rounds of the new build), the never-presenting
-# test, a forked child that exits at once or makes an instance, plain and
-# under the layer, and the layer checker's seeds SEEDS then LOOPS from
-# FIRST (until the time runs out). Built here first into .gpubin/: the
-# layer-frame-tail.sh builds, with bare (internal/testkit/loopcheck) in
-# layer-new. Results in $OUT/layer-final.txt.
+# The layer on the GPU machine, a last look, in two parts (PART, default
+# tail). tail: the frame CPU of lifecycle cost, old, prev and new builds
+# interleaved (ROUNDS rounds), the program-shape tests of the new build
+# but fork's, and the forked child (fork-44.sh). seeds: the layer
+# checker's seeds from FIRST (default 63), LOOPS of them (default 100).
+# Built here first into .gpubin/ (scripts/gpu/build-layer.sh new, and the
+# old and prev builds' libraries and manifests in layer-old/, layer-prev/).
+# Results in $OUT/layer-final.txt.
 set -u
 . scripts/gpu/setup.sh
 log=$out/layer-final.txt
-ROUNDS=${ROUNDS:-2} BUILDS=new TESTS='TestNeverPresents' OUT=$out timeout 120 bash scripts/gpu/layer-frame-tail.sh > /dev/null 2>&1
-cat "$out/layer-frame-tail.txt" > "$log"
-new=$PWD/.gpubin/layer-new
-for m in fork-exit fork-instance; do
-	timeout 20 "$new/procs" "$m" 100 > /dev/null 2>&1
-	echo "plain $m: exit $?" >> "$log"
-	VK_ADD_LAYER_PATH="$new${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}" VK_INSTANCE_LAYERS=VK_LAYER_FRAMESCOPE_profile \
-		VK_LOADER_LAYERS_ENABLE=VK_LAYER_FRAMESCOPE_profile FRAMESCOPE_OUT=/tmp/$m.pftrace \
-		timeout 20 "$new/procs" "$m" 100 > /tmp/$m.out 2>&1
-	echo "under the layer $m: exit $? ($(tail -2 /tmp/$m.out | tr '\n' ' '))" >> "$log"
-done
-export FRAMESCOPE_LAYER_BUILT=$new FRAMESCOPE_REQUIRE_VULKAN=1
-cd layer
-for s in ${SEEDS:-30 58 62}; do
-	timeout 60 ../.gpubin/layer.test -test.run TestCheckerLoopsUnderLayer -layer.loop "$s" -test.v 2>&1 |
-		grep -E '^(--- |ok|FAIL|PASS)|loops_test|  ' | cut -c1-600 | sed "s/^/seed $s: /" >> "$log"
-done
-timeout "${LOOPTIME:-100}" ../.gpubin/layer.test -test.v -test.run TestCheckerLoopsUnderLayer \
-	-layer.loops "${LOOPS:-40}" -layer.loopfirst "${FIRST:-63}" > /tmp/loops.txt 2>&1
-echo "loops from ${FIRST:-63}: exit $?" >> "$log"
-grep -E '^(--- |ok|FAIL|PASS)|loops_test|every invariant' /tmp/loops.txt | cut -c1-600 | tail -30 >> "$log"
+if [ "${PART:-tail}" = tail ]; then
+	ROUNDS=${ROUNDS:-5} BUILDS=${BUILDS:-old prev new} OUT=$out \
+		TESTS='TestThreadsMakingDevices|TestLayerHoldingItsLock|TestDrawMulti|TestUnenabledLabels|TestManyRecordings|TestOwnNamesPastLabelCap|TestResetBeforeEnd|TestNeverPresents|TestChildProcess|TestExec|TestTwoProcesses' \
+		timeout 330 bash scripts/gpu/layer-frame-tail.sh > /dev/null 2>&1
+	cat "$out/layer-frame-tail.txt" > "$log"
+	OUT=$out timeout 200 bash scripts/gpu/fork-44.sh > /dev/null 2>&1
+	grep -E '^---|killed|exited|done|: -4|took more' "$out/fork.txt" >> "$log"
+else
+	export FRAMESCOPE_LAYER_BUILT=$PWD/.gpubin/layer-new FRAMESCOPE_REQUIRE_VULKAN=1
+	(cd layer && timeout "${LOOPTIME:-500}" ../.gpubin/layer.test -test.v -test.run TestCheckerLoopsUnderLayer \
+		-layer.loops "${LOOPS:-100}" -layer.loopfirst "${FIRST:-63}" > /tmp/loops.txt 2>&1)
+	echo "loops from ${FIRST:-63}: exit $?" > "$log"
+	grep -E '^(--- |ok|FAIL|PASS)|loops_test|every invariant|replays|^\s+shape' /tmp/loops.txt | cut -c1-700 | tail -40 >> "$log"
+fi
 cat "$log"
