@@ -54,9 +54,11 @@ type Options struct {
 	// budgets, FlushEvery's batch) to a goroutine of the profiler's, so
 	// that a frame boundary costs the same while a batch is being built.
 	// For a program whose frames end inside calls that must not slow,
-	// such as a Vulkan layer's. OnBudget is then called on that
-	// goroutine, a little after the frame's end. False keeps that work in
-	// the call.
+	// such as a Vulkan layer's. The boundary wakes no goroutine either
+	// (a wake is a system call on the caller's thread): that goroutine
+	// applies it within about 16 ms, and OnBudget is called there, that
+	// long after the frame's end at most. False keeps that work in the
+	// call.
 	FramesNoWait bool
 }
 
