@@ -210,3 +210,58 @@ func TestFramesNoWaitWhileLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Frame boundaries that do not wait wake no goroutine while they keep
+// coming (the merge's goroutine looks at the inbox by itself, every
+// markPoll), and are applied all the same: a wake is a system call on the
+// caller's thread, which under the layer is the program's, inside its
+// vkQueueSubmit (30-45 us of a frame's begin on a 2-core machine). After
+// a quiet longer than markIdle, the next boundary wakes it, once.
+func TestFramesNoWaitMarksWakeNothing(t *testing.T) {
+	r := NewRecorder(Options{FramesNoWait: true})
+	defer r.Close()
+	woken := func() uint64 {
+		r.inMu.Lock()
+		defer r.inMu.Unlock()
+		return r.woken
+	}
+	ended := func() uint64 {
+		r.mu.Lock() // not lock(): that would apply the inbox itself
+		defer r.mu.Unlock()
+		return r.ended
+	}
+	const frames = 40
+	r.BeginFrame() // the first mark starts the merge's goroutine, and may wake it
+	r.EndFrame()
+	before := woken()
+	for range frames - 1 {
+		time.Sleep(2 * time.Millisecond) // a frame's time: the merge falls idle between marks
+		r.BeginFrame()
+		r.EndFrame()
+	}
+	if w := woken() - before; w > 0 {
+		t.Errorf("%d boundaries of %d woke the merge's goroutine, want none", w, 2*(frames-1))
+	}
+	for deadline := time.Now().Add(time.Minute); ended() != frames; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d frames applied a minute after the last boundary, want %d", ended(), frames)
+		}
+	}
+	// Quiet: the merge sleeps until woken, and the next boundary wakes it.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		r.inMu.Lock()
+		asleep := r.asleep
+		r.inMu.Unlock()
+		if asleep {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the merge's goroutine still looks at the inbox a minute after the last boundary")
+		}
+	}
+	w := woken()
+	r.BeginFrame()
+	if got := woken() - w; got != 1 {
+		t.Errorf("the boundary after a quiet woke the merge %d times, want 1", got)
+	}
+}
