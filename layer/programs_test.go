@@ -240,10 +240,8 @@ func checkValidation(t *testing.T, dir string, s realSetup, base, plain []string
 	before, after := validationMessages(without.out), validationMessages(with.out)
 	var only []string
 	for m, n := range after {
-		if before[m] == 0 && !strings.HasPrefix(m, racyShutdown) {
+		if before[m] == 0 {
 			only = append(only, fmt.Sprintf("%d× %s", n, m))
-		} else if before[m] == 0 {
-			t.Logf("%s: %d× %s (under Framescope alone, not held against it yet: see racyShutdown)", s.name, n, m)
 		}
 	}
 	slices.Sort(only)
@@ -252,13 +250,6 @@ func checkValidation(t *testing.T, dir string, s realSetup, base, plain []string
 		t.Errorf("%s: validation messages only under Framescope:\n%s", s.name, strings.Join(only, "\n"))
 	}
 }
-
-// racyShutdown is a message mpv's gpu-next output gets under Framescope
-// in some runs and not in others (2 of 4 under it, 0 of 6 without it, on
-// lavapipe): a swapchain semaphore destroyed at exit while the validation
-// layer has not seen a batch that uses it complete. Its cause is not known
-// yet; it is logged, not failed, until it is.
-const racyShutdown = "VUID-vkDestroySemaphore-semaphore-01137"
 
 // withValidation is env with the validation layer enabled after the
 // layers env names, and synchronization validation on.
