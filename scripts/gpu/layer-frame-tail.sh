@@ -4,10 +4,9 @@
 # cost N K labels|raw 0 (N frames of K regions, no GPU work), the layer
 # loaded through the environment as framescope run loads it, a frame a
 # submission. Then the layer's tests of program shapes against the new
-# build ($TESTS). Built here first, into .gpubin/: layer-new/ (make layer's
-# files, lifecycle, shapes, procs, liblocklayer.so), layer-old/ (the
-# layer's two libraries and manifest of the build compared against), and
-# layer.test (go test -c ./layer). BUILDS names the layer builds under
+# build ($TESTS). Built here first, into .gpubin/: layer-new/ and
+# layer.test (scripts/gpu/build-layer.sh new), layer-old/ (the layer's two
+# libraries and manifest of the build compared against). BUILDS names the layer builds under
 # .gpubin/layer-NAME to interleave (default: old new); TESTS empty runs
 # none. Results in $OUT/layer-frame-tail.txt.
 set -u
