@@ -248,17 +248,7 @@ func TestFramesNoWaitMarksWakeNothing(t *testing.T) {
 		}
 	}
 	// Quiet: the merge sleeps until woken, and the next boundary wakes it.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		r.inMu.Lock()
-		asleep := r.asleep
-		r.inMu.Unlock()
-		if asleep {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the merge's goroutine still looks at the inbox a minute after the last boundary")
-		}
-	}
+	waitAsleep(t, r, time.Minute)
 	w := woken()
 	r.BeginFrame()
 	if got := woken() - w; got != 1 {

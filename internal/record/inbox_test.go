@@ -321,19 +321,7 @@ func TestMergePolls(t *testing.T) {
 		t.Errorf("%d of %d batches left in the inbox woke the merge, want at most a quarter", woken, inboxed)
 	}
 	// Idle: the merge stops polling and sleeps until a call wakes it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r.inMu.Lock()
-		asleep := r.asleep
-		r.inMu.Unlock()
-		if asleep {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the merge still polls 10 s after the last call")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitAsleep(t, r, 10*time.Second)
 	hand()
 	if _, w := counts(); w != woken+1 {
 		t.Errorf("the call after the merge slept sent %d wakes, want 1", w-woken)
@@ -341,5 +329,22 @@ func TestMergePolls(t *testing.T) {
 	tr := r.Dump()
 	if len(tr.Spans) != per*(frames+1) || !tr.Ledger.Balanced(tr.Drops) {
 		t.Fatalf("%d spans, want %d; ledger %+v, drops %+v", len(tr.Spans), per*(frames+1), tr.Ledger, tr.Drops)
+	}
+}
+
+// waitAsleep waits until r's merge goroutine sleeps until a call wakes
+// it, and fails the test if it does not within d.
+func waitAsleep(t *testing.T, r *Recorder, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(time.Millisecond) {
+		r.inMu.Lock()
+		asleep := r.asleep
+		r.inMu.Unlock()
+		if asleep {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the merge's goroutine still looks at the inbox %v after the last call", d)
+		}
 	}
 }

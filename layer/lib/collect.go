@@ -32,11 +32,12 @@ type collector struct {
 	start sync.Once
 	kick  chan struct{}
 	p     *profiler.Profiler // to flush, with a sink; nil: none
-	// sink says whether c.p is set, flushed is the frame at the last
-	// flush, and kicked whether a frame's end woke the collector since.
+	// sink says whether c.p is set; ends counts the frames ended, and
+	// flushed is ends at the last flush. (Not Profiler.Frame: with
+	// FramesNoWait it is 0 from a frame's end to the next one's begin.)
 	sink    atomic.Bool
+	ends    atomic.Uint64
 	flushed atomic.Uint64
-	kicked  atomic.Bool
 }
 
 func (c *collector) add(g *profiler.GPU) {
@@ -55,10 +56,12 @@ func (c *collector) remove(g *profiler.GPU) {
 	c.gpus = slices.DeleteFunc(c.gpus, func(x *profiler.GPU) bool { return x == g })
 }
 
-// ended wakes the collector at a frame's end (frame, the frame begun
-// last) when a batch is due and no wake is pending.
-func (c *collector) ended(frame uint64) {
-	if c.kick == nil || !c.sink.Load() || frame < c.flushed.Load()+flushEvery || !c.kicked.CompareAndSwap(false, true) {
+// ended counts a frame's end, and wakes the collector when a batch is
+// due. A wake already pending, or one sent while the collector runs,
+// wakes no thread.
+func (c *collector) ended() {
+	n := c.ends.Add(1)
+	if c.kick == nil || !c.sink.Load() || n < c.flushed.Load()+flushEvery {
 		return
 	}
 	select {
@@ -77,7 +80,6 @@ func (c *collector) run() {
 		case <-t.C:
 		case <-c.kick:
 		}
-		c.kicked.Store(false)
 		c.mu.Lock()
 		gpus = append(gpus[:0], c.gpus...)
 		c.mu.Unlock()
@@ -85,9 +87,9 @@ func (c *collector) run() {
 			buf = g.Collect(buf[:0])
 		}
 		c.mu.Lock() // held, so that flushing(nil) waits for a flush under way
-		if c.p != nil && c.p.Frame() >= c.flushed.Load()+flushEvery {
+		if n := c.ends.Load(); c.p != nil && n >= c.flushed.Load()+flushEvery {
 			c.p.Flush() // a batch the writer fails is counted (sink); the exit reports the writer's error
-			c.flushed.Store(c.p.Frame())
+			c.flushed.Store(n)
 		}
 		c.mu.Unlock()
 	}

@@ -243,7 +243,7 @@ func (l *layer) endFrame() {
 	l.inFrame()
 	if l.frameOpen.Swap(false) {
 		p.EndFrame()
-		l.collect.ended(p.Frame())
+		l.collect.ended()
 	}
 }
 

@@ -67,31 +67,6 @@ static int cmp_double(const void *a, const void *b) {
 // timestamps (the floor a profiler's zone is measured against).
 enum { PLAIN, LABELS, RAW };
 
-// buffer makes a buffer of size bytes, for vkCmdFillBuffer (the GPU work
-// of each region), in the first memory type the host can read coherently
-// (*host set) or, if none, the first it can live in.
-static VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory *mem, int *host) {
-	VkBuffer b;
-	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &b));
-	VkMemoryRequirements req;
-	vkGetBufferMemoryRequirements(d->dev, b, &req);
-	VkPhysicalDeviceMemoryProperties mp;
-	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
-	const VkMemoryPropertyFlags readable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-	uint32_t t = 0;
-	while (t < mp.memoryTypeCount && !((req.memoryTypeBits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & readable) == readable))
-		t++;
-	*host = t < mp.memoryTypeCount;
-	if (!*host)
-		for (t = 0; t < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << t));)
-			t++;
-	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
-	CHECK(vkAllocateMemory(d->dev, &ai, NULL, mem));
-	CHECK(vkBindBufferMemory(d->dev, b, *mem, 0));
-	return b;
-}
-
 // fnv1a folds n bytes of p into h.
 static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n) {
 	for (size_t i = 0; i < n; i++)

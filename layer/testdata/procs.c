@@ -111,18 +111,12 @@ static device work_device(instance *i) {
 static void make_work(instance *i, device *d) {
 	VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
 	CHECK(vkCreateQueryPool(d->dev, &qi, NULL, &work.qp));
-	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 4096, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &work.buf));
-	VkMemoryRequirements req;
-	vkGetBufferMemoryRequirements(d->dev, work.buf, &req);
-	VkPhysicalDeviceMemoryProperties mp;
-	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
-	uint32_t m = 0, want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-	while (m < mp.memoryTypeCount && !((req.memoryTypeBits & (1u << m)) && (mp.memoryTypes[m].propertyFlags & want) == want))
-		m++;
-	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = m};
-	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &work.mem));
-	CHECK(vkBindBufferMemory(d->dev, work.buf, work.mem, 0));
+	int host;
+	work.buf = buffer(i, d, 4096, &work.mem, &host);
+	if (!host) {
+		fprintf(stderr, "procs: no host-visible memory\n");
+		exit(2);
+	}
 	CHECK(vkMapMemory(d->dev, work.mem, 0, VK_WHOLE_SIZE, 0, &work.mapped));
 }
 

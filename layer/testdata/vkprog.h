@@ -119,6 +119,38 @@ static inline void destroy_device(device *d) {
 	vkDestroyDevice(d->dev, NULL);
 }
 
+// memory_type is the first of the device's memory types among bits with
+// every property in want, or the count of its memory types if none has.
+static inline uint32_t memory_type(instance *i, uint32_t bits, VkMemoryPropertyFlags want) {
+	VkPhysicalDeviceMemoryProperties mp;
+	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	uint32_t t = 0;
+	while (t < mp.memoryTypeCount && !((bits & (1u << t)) && (mp.memoryTypes[t].propertyFlags & want) == want))
+		t++;
+	return t;
+}
+
+// buffer makes a buffer of size bytes that transfers write, bound to
+// memory the host can read, coherent (*host set), or, if none, the first
+// it can live in.
+static inline VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory *mem, int *host) {
+	VkBuffer b;
+	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &b));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(d->dev, b, &req);
+	uint32_t t = memory_type(i, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+	VkPhysicalDeviceMemoryProperties mp;
+	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	*host = t < mp.memoryTypeCount;
+	if (!*host)
+		t = memory_type(i, req.memoryTypeBits, 0);
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
+	CHECK(vkAllocateMemory(d->dev, &ai, NULL, mem));
+	CHECK(vkBindBufferMemory(d->dev, b, *mem, 0));
+	return b;
+}
+
 // target is a render pass of one RGBA8 color attachment, cleared,
 // and a framebuffer of an image of size x size for it.
 typedef struct {
@@ -137,12 +169,8 @@ static inline target make_target(instance *i, device *d, uint32_t size) {
 	CHECK(vkCreateImage(d->dev, &ii, NULL, &t.img));
 	VkMemoryRequirements req;
 	vkGetImageMemoryRequirements(d->dev, t.img, &req);
-	VkPhysicalDeviceMemoryProperties mp;
-	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
-	uint32_t m = 0;
-	while (m < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << m)))
-		m++;
-	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = m};
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+				   .memoryTypeIndex = memory_type(i, req.memoryTypeBits, 0)};
 	CHECK(vkAllocateMemory(d->dev, &ai, NULL, &t.mem));
 	CHECK(vkBindImageMemory(d->dev, t.img, t.mem, 0));
 	VkImageViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, .image = t.img, .viewType = VK_IMAGE_VIEW_TYPE_2D,
