@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,8 +152,19 @@ func settleCapOf(subs []pendingSub, r *Recorder) uint64 {
 // once it is released. Waiting calls would wait here until the test's
 // deadline.
 func TestFramesNoWaitWhileLocked(t *testing.T) {
+	// The frames and CPU spans streamed: once the lock is released, the
+	// merge's goroutine (waiting for it longest) may apply the marks and
+	// flush before the test's Dump, which then holds the rest.
 	var batches atomic.Int64
-	sink := timeline.SinkFunc(func(*timeline.Trace) error { batches.Add(1); return nil })
+	var streamedMu sync.Mutex
+	var streamed []*timeline.Trace
+	sink := timeline.SinkFunc(func(tr *timeline.Trace) error {
+		batches.Add(1)
+		streamedMu.Lock()
+		streamed = append(streamed, tr)
+		streamedMu.Unlock()
+		return nil
+	})
 	r := NewRecorder(Options{FramesNoWait: true, Sink: sink, FlushEvery: 10})
 	cpu := r.CPUTrack("main")
 	work := r.Name("work")
@@ -182,18 +194,28 @@ func TestFramesNoWaitWhileLocked(t *testing.T) {
 			t.Fatalf("EndFrame %d returned %d, want the frame's time", i+1, d)
 		}
 	}
-	tr := r.Dump()
-	if len(tr.Frames) != 100 || tr.Frames[99].ID != 100 {
-		t.Fatalf("%d frames after the lock was released, want 100", len(tr.Frames))
+	streamedMu.Lock()
+	trs := append(streamed, r.Dump())
+	streamedMu.Unlock()
+	frames := map[uint64]timeline.Frame{}
+	for _, tr := range trs {
+		for _, f := range tr.Frames {
+			frames[f.ID] = f
+		}
+	}
+	if len(frames) != 100 || frames[100].ID != 100 {
+		t.Fatalf("%d frames after the lock was released, streamed and dumped, want 100", len(frames))
 	}
 	var inFrame int
-	for _, s := range tr.Spans {
-		if tr.Track(s.Track).Kind == timeline.TrackCPU && s.Frame != 0 {
-			f := tr.Frames[s.Frame-1]
-			if s.Start < f.Start || s.End > f.End {
-				t.Fatalf("span %+v outside its frame %+v", s, f)
+	for _, tr := range trs {
+		for _, s := range tr.Spans {
+			if tr.Track(s.Track).Kind == timeline.TrackCPU && s.Frame != 0 {
+				f := frames[s.Frame]
+				if s.Start < f.Start || s.End > f.End {
+					t.Fatalf("span %+v outside its frame %+v", s, f)
+				}
+				inFrame++
 			}
-			inFrame++
 		}
 	}
 	if inFrame != 100 {
