@@ -111,15 +111,20 @@ func (g *GPU) collect(dst []ZoneResult, keep bool, begun uint64, read func([]que
 	if inLoop && g.cal.first.Load() {
 		err := g.holdLocked()
 		g.mu.Unlock()
+		g.pool.KeepRoom()
 		g.handMu.Unlock()
 		g.keep(err)
 		return dst, err
 	}
-	dst, h, err := g.readLocked(dst, keep, read)
-	// The recorder is handed the zones outside mu: it may wait for a
-	// batch being built, and Submit, Record and the zones' ends, on the
-	// application's threads, take mu.
+	raw, acct, err := g.readRawLocked(read)
+	// The zones are converted and handed to the recorder outside mu, under
+	// handMu alone, which no call on the application's threads takes: a
+	// conversion of thousands of zones, or a recorder waiting for a batch
+	// being built, holds up no Submit and no BeginFrame. The room for the
+	// results to come is made here too (Pool.KeepRoom).
 	g.mu.Unlock()
+	g.pool.KeepRoom()
+	dst, h, err := g.convertHand(raw, acct, dst, keep, err)
 	if derr := g.handOver(h); derr != nil && err == nil {
 		err = derr
 	}
@@ -157,34 +162,62 @@ func (g *GPU) collectLocked(dst []ZoneResult, keep bool, read func([]querypool.R
 }
 
 // readLocked reads pairs with read and converts them, and returns what
-// to hand the recorder: the spans, with the books taken with them. Zones
-// held from before the first calibration come first. The caller holds
-// handMu and g.mu.
+// to hand the recorder: the spans, with the books taken with them. The
+// caller holds handMu and g.mu.
 func (g *GPU) readLocked(dst []ZoneResult, keep bool, read func([]querypool.Result) ([]querypool.Result, error)) ([]ZoneResult, handoff, error) {
+	raw, acct, err := g.readRawLocked(read)
+	return g.convertHand(raw, acct, dst, keep, err)
+}
+
+// readRawLocked reads pairs with read, zones held from before the first
+// calibration first, with the pool's books and how far the frames have
+// settled as the read left them: the pairs read are then neither in the
+// pool nor delivered, until convertHand counts them. The caller holds
+// handMu and g.mu; the pairs are g.raw's, which convertHand, under
+// handMu, uses before the next read.
+func (g *GPU) readRawLocked(read func([]querypool.Result) ([]querypool.Result, error)) ([]querypool.Result, querypool.Books, error) {
+	// How far the frames have settled is taken with the read, and no
+	// further than the frames closed before it: an execution Submit
+	// names (under the pool's lock alone) after the read belongs to a
+	// frame still open then, which is not counted settled.
+	closed := g.p.lastClosed()
 	raw, err := read(g.raw[:0])
 	g.raw = raw
 	if len(g.held) > 0 {
 		raw = append(g.held, raw...)
 		g.held = nil // once in a context's life: its room goes
 	}
+	b := g.pool.Took()
+	b.Settled = min(b.Settled, closed)
+	return raw, b, err
+}
+
+// testHookConverting, when set, is called as a conversion begins: tests
+// hold it there.
+var testHookConverting func()
+
+// convertHand converts pairs read with readRawLocked and returns what to
+// hand the recorder: the spans, with the books as they were at the read
+// and the conversion's own counts. The caller holds handMu.
+func (g *GPU) convertHand(raw []querypool.Result, a querypool.Books, dst []ZoneResult, keep bool, err error) ([]ZoneResult, handoff, error) {
+	if testHookConverting != nil {
+		testHookConverting()
+	}
 	if err = g.poolErr(err); err == ErrClosed || err == ErrDeviceClosed {
 		return dst, handoff{}, err
 	}
 	n := g.unconv.Load()
 	dst, spans := g.convert(raw, dst, keep)
-	h := g.handoffLocked(spans)
+	h := g.handoffRead(spans, a)
 	if u := g.unconv.Load() - n; u > 0 && err == nil && g.clock.Quality().Samples == 0 {
 		err = fmt.Errorf("%w: %d zones read back before any calibration have no host time (counted in Drops.Uncalibrated): call GPU.Calibrate, or give GPUOptions.FallbackQueue", ErrNoCalibration, u)
 	}
-	// How far the frames have settled, taken here: once mu is released
-	// the program may submit again and end the frame, and a Settle made
-	// then would count that frame settled with its executions in flight.
-	h.settle, h.settleTo = true, min(g.pool.Settled(), g.p.lastClosed())
+	h.settle, h.settleTo = true, a.Settled
 	return dst, h, err
 }
 
 // convert turns raw pairs into timeline spans and, if keep, results
-// appended to dst. The caller holds g.mu. Results and spans are set field
+// appended to dst. The caller holds handMu. Results and spans are set field
 // by field in place, not built and then copied: on x86 a whole-struct copy
 // of a value just written waits for its stores to drain.
 func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]ZoneResult, []record.GPUSpan) {
@@ -308,17 +341,18 @@ type handoff struct {
 	settleTo uint64
 }
 
-// handoffLocked takes a delivery of spans. A context on another clock
-// than the timeline's hands the recorder nothing: its zones and counts
-// are in Collect and Stats alone. The caller holds handMu and g.mu.
-func (g *GPU) handoffLocked(spans []record.GPUSpan) handoff {
+// handoffRead takes a delivery of spans, with the books of read a. A
+// context on another clock than the timeline's hands the recorder nothing:
+// its zones and counts are in Collect and Stats alone. The caller holds
+// handMu.
+func (g *GPU) handoffRead(spans []record.GPUSpan, a querypool.Books) handoff {
 	var h handoff
 	if g.ownClock || g.src == nil {
 		// No source to make the resets the Collect left: here, or on the
 		// pool's goroutine.
 		g.pool.ResetDue(false)
 	} else {
-		b := g.book()
+		b := g.bookOf(a.Stats, a.InFlight, a.Ready)
 		h.spans, h.toSource = spans, true
 		h.rep = record.SourceReport{Issued: b.Issued, Open: b.Open, Lost: b.Lost, Unlinked: g.unlinked.Load()}
 	}
@@ -356,6 +390,14 @@ func (g *GPU) handOver(h handoff) error {
 // The caller holds handMu and g.mu.
 func (g *GPU) deliverLocked() error { return g.handOver(g.handoffLocked(nil)) }
 
+// handoffLocked is handoffRead with the pool's books as they are now. The
+// caller holds handMu and g.mu.
+func (g *GPU) handoffLocked(spans []record.GPUSpan) handoff {
+	var a querypool.Books
+	a.Stats, a.InFlight, a.Ready = g.pool.Account()
+	return g.handoffRead(spans, a)
+}
+
 // zoneBook is a context's account of its zones.
 type zoneBook struct {
 	Issued, Delivered, Open uint64
@@ -366,10 +408,17 @@ type zoneBook struct {
 // flight, taken at one moment, and the context's own. Open counts the
 // pairs in flight and those read back that no Collect has taken yet, from
 // the pool's slots, not from the other counts: so the book balances only
-// if every zone was counted once where it ended. The caller holds g.mu,
-// so that no zone is between the pool and the context.
+// if every zone was counted once where it ended. The caller holds handMu
+// and g.mu, so that no zone is between the pool and the context: read
+// and not yet converted (collect converts outside g.mu).
 func (g *GPU) book() zoneBook {
 	st, inFlight, ready := g.pool.Account()
+	return g.bookOf(st, inFlight, ready)
+}
+
+// bookOf is book with the pool's counts taken before. The caller holds
+// handMu, so that the conversion's counts match them.
+func (g *GPU) bookOf(st querypool.Stats, inFlight, ready uint64) zoneBook {
 	unconv, delivered := g.unconv.Load(), g.delivered.Load()
 	return zoneBook{
 		Issued:    st.Pairs + st.QueryLimit + st.NoFrame + st.Closed,

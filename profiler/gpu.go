@@ -226,7 +226,7 @@ type GPU struct {
 	raw       []querypool.Result
 	held      []querypool.Result // read before the first calibration, to convert after it (collect.go)
 	spans     []record.GPUSpan
-	nest      nesting // convert's, under mu
+	nest      nesting // convert's, under handMu
 	lastCal   int64
 	ownClock  bool // zones are on another clock than the timeline's: not added to it
 	unconv    atomic.Uint64
@@ -436,8 +436,8 @@ func (g *GPU) BeginFrame(cmd vkg.CommandBuffer) {
 	f := g.p.rec.Frame()
 	g.handMu.Lock()
 	g.mu.Lock()
-	g.frame.Store(f)
 	err := g.poolErr(g.pool.BeginFrame(f, cmd))
+	g.frame.Store(f) // after the pool has the frame's slot: Submit names it there
 	// Refusals reach the trace even if the application never collects.
 	h := g.handoffLocked(nil)
 	g.mu.Unlock()
@@ -508,18 +508,24 @@ func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 {
 	if g.state.Load() != stateOpen {
 		return key
 	}
-	g.mu.Lock()
-	g.pool.Executed(g.p.rec.LastFrame(), key, cmds)
-	g.pool.Submitted(g.frame.Load(), key, cmds)
-	g.mu.Unlock()
+	// No lock of the context's: a collection may hold g.mu, and the
+	// application's thread waiting for it (and for the wake after it)
+	// made 1 frame in 100 several times slower under the layer. The pool
+	// takes both notes under its own lock, and a collection takes its
+	// books with its read (Pool.Took).
+	g.pool.Submit(g.p.rec.LastFrame(), g.frame.Load(), key, cmds)
 	return key
 }
 
-// Stats returns the context's counters.
+// Stats returns the context's counters. It waits for a collection under
+// way on another goroutine, so that no zone is counted between the pool
+// and the timeline.
 func (g *GPU) Stats() Stats {
+	g.handMu.Lock()
 	g.mu.Lock()
 	b := g.book()
 	g.mu.Unlock()
+	g.handMu.Unlock()
 	q := g.pool.Stats()
 	s := Stats{Issued: b.Issued, Delivered: b.Delivered, Open: b.Open, Drops: b.Lost,
 		Grown: q.Grown, Extended: q.Extended, Behind: q.Behind, Resubmitted: q.Resubmitted}

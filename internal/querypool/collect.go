@@ -30,10 +30,10 @@ const (
 // frame first. It never waits for the GPU or the driver. A slot whose
 // queries are not all written yet is looked at again later, until it is
 // StaleFrames frames old, when it is given up and what it lacked is
-// counted. Collect allocates only when dst must grow. The error is the
-// first readback failure since the last call (VK_ERROR_DEVICE_LOST, say).
-// Collect makes no host reset of the slots it spent: call ResetDue after
-// it.
+// counted. Collect allocates only when dst must grow; call KeepRoom after
+// it. The error is the first readback failure since the last call
+// (VK_ERROR_DEVICE_LOST, say). Collect makes no host reset of the slots
+// it spent: call ResetDue after it.
 func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	if p.closed.Load() {
 		return dst, ErrClosed
@@ -45,6 +45,7 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	p.mu.Lock()
 	p.readRunsLocked()
 	p.observeWatchesLocked(false)
+	p.readyHigh = min(max(p.readyHigh, len(p.ready)), maxReadyRoom/2)
 	dst, err := p.takeLocked(dst)
 	wake := p.uncopied || p.resetWanted
 	p.mu.Unlock()
@@ -52,6 +53,56 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 		p.wakeReader()
 	}
 	return dst, err
+}
+
+// maxReadyRoom bounds the room KeepRoom keeps: 65,536 results, 4.5 MiB.
+const maxReadyRoom = 1 << 16
+
+// KeepRoom gives the results to come room for twice the most a Collect
+// took (at most maxReadyRoom), made and written here: call it after
+// Collect, holding no lock that the application's threads take. Results
+// are added on the application's thread too (BeginRecording reads a
+// recording's last execution), and under mu, which Submit waits for: room
+// grown there copied and faulted in hundreds of KiB, and made 1 frame in
+// 100 under the layer several times slower on an H200. (Drain, at the
+// end, takes what it reads without counting it: room for a whole run's
+// results would be made for nothing.)
+func (p *Pool) KeepRoom() {
+	p.mu.Lock()
+	want := 2 * p.readyHigh
+	short := cap(p.ready) < want
+	p.mu.Unlock()
+	if !short {
+		return
+	}
+	room := newRoom(want)
+	p.mu.Lock()
+	if cap(p.ready) < want {
+		p.ready = append(room[:0], p.ready...)
+	}
+	p.mu.Unlock()
+}
+
+// recordingRoom is how many executions of a new recording ready has room
+// for (roomLocked).
+const recordingRoom = 4
+
+// roomLocked gives ready room for n results (at most maxReadyRoom), and
+// keeps it (KeepRoom). The caller holds p.mu.
+func (p *Pool) roomLocked(n int) {
+	n = min(n, maxReadyRoom)
+	p.readyHigh = max(p.readyHigh, n/2)
+	if cap(p.ready) < n {
+		p.ready = append(newRoom(n)[:0], p.ready...)
+	}
+}
+
+// newRoom returns n results' room, its pages touched here, not where it
+// is filled.
+func newRoom(n int) []Result {
+	room := make([]Result, n)
+	clear(room)
+	return room
 }
 
 // Drain reads every closed slot through the driver on the calling
@@ -77,12 +128,13 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 }
 
 // takeLocked appends the pairs read back to dst and returns the first
-// readback error since the last call. The caller holds p.mu.
+// readback error since the last call, and keeps the books as they are
+// then (Took). The caller holds p.mu.
 func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
 	if len(dst) == 0 {
 		// The usual call: the pairs change hands without a copy, and dst's
 		// room becomes the next harvest's (the two buffers take turns,
-		// and each grows once to the largest readback).
+		// and each grows to the largest readback: KeepRoom).
 		dst, p.ready = p.ready, dst[:0]
 	} else {
 		dst = append(dst, p.ready...)
@@ -90,6 +142,7 @@ func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
 	}
 	err := p.readErr
 	p.readErr = nil
+	p.tookLocked()
 	return dst, err
 }
 
@@ -581,6 +634,11 @@ func (s *Slot) complete() bool {
 func (p *Pool) Settled() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.settledLocked()
+}
+
+// settledLocked is Settled for a caller holding p.mu.
+func (p *Pool) settledLocked() uint64 {
 	if p.closed.Load() && p.finished {
 		return ^uint64(0)
 	}

@@ -206,6 +206,10 @@ type Pool struct {
 	uncopied bool // closed slots without a copy: the reader has work
 	// resetWanted says spent slots wait for the reader to reset them.
 	resetWanted bool
+	// readyHigh is the most results a Collect took at once: KeepRoom
+	// keeps room in ready for twice that.
+	readyHigh int
+	took      Books // at the last take (Took)
 
 	resetMu sync.Mutex // one resetDue at a time
 	resets  []*Slot    // resetDue's scratch; guarded by resetMu
@@ -634,6 +638,21 @@ func (p *Pool) endFrameLocked() {
 func (p *Pool) Submitted(frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.submittedLocked(frame, key, cmds)
+}
+
+// Submit is Executed(last, key, cmds) and Submitted(frame, key, cmds)
+// under one hold of the pool's lock, so that no readback and no account
+// (Took, Account) sees the one without the other.
+func (p *Pool) Submit(last, frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.executedLocked(last, key, cmds)
+	return p.submittedLocked(frame, key, cmds)
+}
+
+// submittedLocked is Submitted for a caller holding p.mu.
+func (p *Pool) submittedLocked(frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
 	p.pinResubmittedLocked(frame, cmds)
 	var s *Slot
 	for _, c := range p.ring {
@@ -859,6 +878,36 @@ func (p *Pool) Stats() Stats {
 func (p *Pool) Account() (st Stats, inFlight, ready uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.accountLocked()
+}
+
+// Books is the pool's account (Account) and how far its frames have
+// settled (Settled), taken at one moment.
+type Books struct {
+	Stats           Stats
+	InFlight, Ready uint64
+	Settled         uint64
+}
+
+// Took returns the pool's books as they were when the last Collect, Drain
+// or Finish took its results, in the same hold of the pool's lock: with
+// what that call returned, they account for every pair, though the
+// application submits meanwhile.
+func (p *Pool) Took() Books {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.took
+}
+
+// tookLocked keeps the books of a take, for Took. The caller holds p.mu.
+func (p *Pool) tookLocked() {
+	b := &p.took
+	b.Stats, b.InFlight, b.Ready = p.accountLocked()
+	b.Settled = p.settledLocked()
+}
+
+// accountLocked is Account for a caller holding p.mu.
+func (p *Pool) accountLocked() (st Stats, inFlight, ready uint64) {
 	for _, s := range p.ring {
 		switch s.state.Load() {
 		case slotClosed, slotReading, slotRecycling:
@@ -980,6 +1029,7 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 	p.finishWatchesLocked()
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
+	p.tookLocked()
 	p.mu.Unlock()
 	p.readMu.Unlock()
 	return dst, err

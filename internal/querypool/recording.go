@@ -122,6 +122,11 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 			return err
 		}
 		s.limit = s.cap // no extra blocks: they would need resets of their own
+		// Room for a few of its executions' results, made with it (a
+		// moment that creates a query pool anyway): results are added
+		// on this thread when it is recorded again, and room grown then
+		// took up to a millisecond.
+		p.roomLocked(recordingRoom * int(s.cap/2))
 		r = &recording{cmd: k, s: s}
 		if p.recs == nil {
 			p.recs = map[uint64]*recording{}
@@ -338,7 +343,12 @@ func (p *Pool) Executed(frame, key uint64, cmds []vkg.CommandBuffer) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed.Load() {
+	p.executedLocked(frame, key, cmds)
+}
+
+// executedLocked is Executed for a caller holding p.mu.
+func (p *Pool) executedLocked(frame, key uint64, cmds []vkg.CommandBuffer) {
+	if p.closed.Load() || (p.nrecs.Load() == 0 && p.nover.Load() == 0) {
 		return
 	}
 	for _, c := range cmds {

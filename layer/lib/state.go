@@ -174,6 +174,11 @@ func (l *layer) context(d *device, family uint32) *profiler.GPU {
 		fmt.Fprintf(os.Stderr, "framescope layer: queue family %d: %v: its zones are not profiled\n", family, err)
 		g = nil
 	} else {
+		// Collected by the collector alone from now: once Collect is
+		// called, Profiler.BeginFrame leaves the context to it; before,
+		// the program's first frames collected it in their
+		// vkBeginCommandBuffer (100-300 us each on an H200).
+		g.Collect(nil)
 		l.collect.add(g)
 	}
 	d.ctxs[family] = g
