@@ -492,11 +492,15 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 		// to come: one's values are not told from the other's.
 		p.overlapped.Add(n)
 	case all:
-		p.ready = slices.Grow(p.ready, len(r.pairs))
+		// Each result is set field by field where it lies, not built and
+		// copied (this runs on the application's thread under a layer).
+		n0 := len(p.ready)
+		p.ready = slices.Grow(p.ready, len(r.pairs))[:n0+len(r.pairs)]
 		for i, pr := range r.pairs {
 			v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
-			p.ready = append(p.ready, Result{Frame: x.frame, Host: x.host, Name: pr.name, Seq: uint32(i), Cmd: r.cmd,
-				Begin: v[0] & p.mask, End: v[2] & p.mask, Key: x.key, Submitted: true})
+			z := &p.ready[n0+i]
+			z.Frame, z.Host, z.Name, z.Seq, z.Cmd = x.frame, x.host, pr.name, uint32(i), r.cmd
+			z.Begin, z.End, z.Key, z.Submitted, z.Work = v[0]&p.mask, v[2]&p.mask, x.key, true, nil
 		}
 		p.collected.Add(n)
 	case why == runFinal:
