@@ -31,7 +31,10 @@
 //                         as Mesa's zink draws; exits 4 where the device
 //                         lacks the extension
 //
-// Each prints "ok" and exits 0 when it ends well.
+// Each prints "ok" and exits 0 when it ends well; one that faults says
+// where (faults.h).
+#include "faults.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +345,7 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "usage: shapes threads|unenabled|many|reset|mt|names|multidraw N\n");
 		return 2;
 	}
+	report_faults();
 	int n = atoi(argv[2]);
 	if (strcmp(argv[1], "threads") == 0)
 		threads(n);
