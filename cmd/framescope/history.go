@@ -88,7 +88,7 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 		c.Testbed = testbed
 	}
 	ctx := context.Background()
-	s, err := history.Open(ctx, *dsn)
+	s, err := history.Open(ctx, *dsn, history.Options{})
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -207,7 +207,7 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	ctx := context.Background()
-	s, err := history.Open(ctx, *dsn)
+	s, err := history.Open(ctx, *dsn, history.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
 		return exitBadInput

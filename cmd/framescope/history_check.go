@@ -47,7 +47,7 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	ctx := context.Background()
-	s, err := history.Open(ctx, c.dsn)
+	s, err := history.Open(ctx, c.dsn, history.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
 		return exitBadInput

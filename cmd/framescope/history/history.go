@@ -2,9 +2,10 @@
 // summaries of a project's commits, on a testbed and branch, in a
 // database that CI jobs write and `check` reads.
 //
-//	s, err := history.Open(ctx, "sqlite:ci.db") // or "postgres://user@host/db"
-//	added, err := s.Add(ctx, history.Commit{Testbed: "H100", Branch: "main", SHA: sha, Seq: n}, runs)
-//	h, err := s.Load(ctx, "H100", "main", 500)
+//	w, err := history.Open(ctx, "sqlite:ci.db", history.Options{}) // or "postgres://user@host/db"
+//	added, err := w.Add(ctx, history.Commit{Testbed: "H100", Branch: "main", SHA: sha, Seq: n}, runs)
+//	r, err := history.Open(ctx, "sqlite:ci.db", history.Options{ReadOnly: true})
+//	h, err := r.Load(ctx, "H100", "main", 500)
 //
 // A run is one trace's summaries: for each zone, its p50 and p95 and each
 // pipeline statistic it counted (a point each), never its frames, so
@@ -15,7 +16,10 @@
 //
 // One implementation serves SQLite (pure Go: the CLI stays cgo-free) and
 // PostgreSQL (a team's shared store, many CI machines writing at once),
-// through database/sql; the schema is versioned and migrated on Open.
+// through database/sql. The schema is versioned, and migrated by a
+// writer's Open; a reader's Open changes nothing, and needs read access
+// alone. A wait for another connection's lock is bounded
+// (Options.LockWait).
 package history
 
 import (
@@ -34,7 +38,8 @@ type Store interface {
 	// added.
 	Add(ctx context.Context, c Commit, runs []Run) (int, error)
 	// Load returns the newest last commits of a testbed and branch, in
-	// order of their sequence numbers, with their runs' points.
+	// order of their sequence numbers, with their runs' points, read in
+	// one snapshot.
 	Load(ctx context.Context, testbed, branch string, last int) (History, error)
 	Close() error
 }

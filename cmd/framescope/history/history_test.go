@@ -24,7 +24,7 @@ func stores(t *testing.T, f func(t *testing.T, dsn string)) {
 
 func open(t *testing.T, dsn string) history.Store {
 	t.Helper()
-	s, err := history.Open(context.Background(), dsn)
+	s, err := history.Open(context.Background(), dsn, history.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestWritersAtOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s, err := history.Open(ctx, dsn)
+				s, err := history.Open(ctx, dsn, history.Options{})
 				if err != nil {
 					errs[w] = err
 					return
@@ -169,11 +169,11 @@ func TestWritersAtOnce(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	for _, dsn := range []string{"", "sqlite:", "mysql://x", "sqlite:a.db?mode=ro", "sqlite:" + t.TempDir()} {
-		if _, err := history.Open(ctx, dsn); err == nil {
+		if _, err := history.Open(ctx, dsn, history.Options{}); err == nil {
 			t.Errorf("Open(%q) opened", dsn)
 		}
 	}
-	_, err := history.Open(ctx, "postgres://nobody:secret@127.0.0.1:1/x?connect_timeout=2")
+	_, err := history.Open(ctx, "postgres://nobody:secret@127.0.0.1:1/x?connect_timeout=2", history.Options{})
 	if err == nil || !strings.Contains(err.Error(), "does not answer") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("a server that is not there: %v", err)
 	}

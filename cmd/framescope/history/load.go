@@ -10,12 +10,20 @@ import (
 )
 
 func (s *sqlStore) Load(ctx context.Context, testbed, branch string, last int) (History, error) {
-	var h History
 	if last <= 0 || last > MaxLoad {
-		return h, fmt.Errorf("history: %d commits asked for: from 1 to %d", last, MaxLoad)
+		return History{}, fmt.Errorf("history: %d commits asked for: from 1 to %d", last, MaxLoad)
 	}
-	// One snapshot of the history, writers going on beside it.
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.d.driver == "pgx"})
+	h, err := s.load(ctx, testbed, branch, last)
+	if err == nil {
+		err = s.stamp.unchanged()
+	}
+	return h, s.lockWait(err)
+}
+
+// load reads the history in one transaction, writers going on beside it.
+func (s *sqlStore) load(ctx context.Context, testbed, branch string, last int) (History, error) {
+	var h History
+	tx, err := s.begin(ctx, false)
 	if err != nil {
 		return h, fmt.Errorf("history: %w", err)
 	}

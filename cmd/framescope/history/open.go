@@ -21,12 +21,17 @@ type dialect struct {
 	// lock, where set, serializes migrations across processes, inside
 	// their transaction.
 	lock string
+	// hasSchema is a query of one boolean: whether framescope_schema is
+	// there.
+	hasSchema string
 }
 
 var (
-	sqlite   = dialect{name: "SQLite", driver: "sqlite", serial: "INTEGER PRIMARY KEY"}
+	sqlite = dialect{name: "SQLite", driver: "sqlite", serial: "INTEGER PRIMARY KEY",
+		hasSchema: `SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'framescope_schema'`}
 	postgres = dialect{name: "PostgreSQL", driver: "pgx", serial: "BIGSERIAL PRIMARY KEY",
-		lock: "SELECT pg_advisory_xact_lock(7305184922)"} // any fixed key: the history's
+		lock:      "SELECT pg_advisory_xact_lock(7305184922)", // any fixed key: the history's
+		hasSchema: `SELECT to_regclass('framescope_schema') IS NOT NULL`}
 )
 
 // arg is the placeholder of argument i (from 1).
@@ -37,38 +42,86 @@ func (d dialect) arg(i int) string {
 	return "?"
 }
 
-// Open opens the history a DSN names, making or migrating its schema:
-// "sqlite:PATH" (a file, made if missing, in WAL mode so that readers and
-// a writer go on at once, writers waiting their turn up to 30 s), or a
+// Options configure Open. The zero value opens a history to write, as
+// `history add` does.
+type Options struct {
+	// ReadOnly opens a history to read it (`check`, `show`): it must be
+	// there, at this build's schema version; nothing is made, migrated
+	// or written, so read access is all it needs.
+	ReadOnly bool
+	// LockWait bounds each wait for a lock another connection holds
+	// (0: DefaultLockWait); a wait past it ends the statement with a
+	// *LockWaitError.
+	LockWait time.Duration
+}
+
+// DefaultLockWait is how long a statement waits for another
+// connection's lock: a writer for another writer's transaction to end.
+const DefaultLockWait = 30 * time.Second
+
+// Open opens the history a DSN names: "sqlite:PATH" (a file) or a
 // PostgreSQL URL ("postgres://" or "postgresql://"; what speaks its
-// protocol, such as CockroachDB, too). A database that does not answer
-// within 10 s is an error that says so.
-func Open(ctx context.Context, dsn string) (Store, error) {
-	d, source, err := parseDSN(dsn)
+// protocol, such as CockroachDB, too).
+//
+// To write (the zero Options), a SQLite file is made where missing and
+// put in WAL mode, so that readers never hold up a writer, and the schema
+// is made or migrated. To read (Options.ReadOnly), the database must hold
+// a history at this build's schema version: a missing file, a database
+// without one and another version are errors that say which and what to
+// do; a SQLite file is opened read-only, so a read-only file or directory
+// will do. A database that does not answer within 10 s is an error that
+// says so.
+func Open(ctx context.Context, dsn string, o Options) (Store, error) {
+	d, path, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(d.driver, source)
+	if o.LockWait <= 0 {
+		o.LockWait = DefaultLockWait
+	}
+	s := &sqlStore{d: d, dsn: redact(dsn), readOnly: o.ReadOnly, wait: o.LockWait}
+	switch {
+	case d.driver == "pgx":
+		err = s.connect(ctx, dsn)
+	case o.ReadOnly:
+		err = s.openSQLiteToRead(ctx, path)
+	default:
+		err = s.connect(ctx, sqliteSource(path, sqliteWrite, o.LockWait))
+	}
+	if err == nil && o.ReadOnly {
+		err = s.checkSchema(ctx)
+	} else if err == nil {
+		err = s.migrate(ctx)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("history: %s: %w", redact(dsn), err)
-	}
-	if d.driver == "sqlite" {
-		db.SetMaxOpenConns(1) // one writer a process: SQLite has one at a time anyway
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("history: %s does not answer: %w", redact(dsn), err)
-	}
-	s := &sqlStore{db: db, d: d}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("history: %s: %w", redact(dsn), err)
+		if s.db != nil {
+			s.db.Close()
+		}
+		return nil, s.explain(err)
 	}
 	return s, nil
 }
 
+// connect opens the driver's source and makes sure the database answers.
+func (s *sqlStore) connect(ctx context.Context, source string) error {
+	db, err := sql.Open(s.d.driver, source)
+	if err != nil {
+		return err
+	}
+	if s.d.driver == "sqlite" {
+		db.SetMaxOpenConns(1) // one writer a process: SQLite has one at a time anyway
+	}
+	s.db = db
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		return fmt.Errorf("does not answer: %w", err)
+	}
+	return nil
+}
+
+// parseDSN returns the dialect a DSN names, and for SQLite the file's
+// path.
 func parseDSN(dsn string) (dialect, string, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
@@ -79,17 +132,12 @@ func parseDSN(dsn string) (dialect, string, error) {
 		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 			return dialect{}, "", fmt.Errorf("history: %q: %s is not a file", dsn, path)
 		}
-		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(30000)")
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "foreign_keys(1)")
-		q.Set("_txlock", "immediate") // a writer takes the lock at BEGIN, not midway
-		return sqlite, "file:" + path + "?" + q.Encode(), nil
+		return sqlite, path, nil
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		if _, err := url.Parse(dsn); err != nil {
 			return dialect{}, "", fmt.Errorf("history: %s: %w", redact(dsn), err)
 		}
-		return postgres, dsn, nil
+		return postgres, "", nil
 	}
 	return dialect{}, "", fmt.Errorf("history: %q: a database is sqlite:PATH, or a postgres:// URL", redact(dsn))
 }

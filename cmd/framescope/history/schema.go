@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -52,10 +53,11 @@ var migrations = []string{
 // Version is the schema version this build writes.
 var Version = len(migrations)
 
-// migrate brings the schema to Version, in one transaction (a
-// migration half done is none), and refuses a newer one.
+// migrate brings a writer's schema to Version, in one transaction (a
+// migration half done is none), and refuses a newer one. A schema at
+// Version is left as it is: a writer then needs no right to make tables.
 func (s *sqlStore) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -65,21 +67,18 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS framescope_schema (version BIGINT NOT NULL)`); err != nil {
+	v, ok, err := s.version(ctx, tx)
+	switch {
+	case err != nil:
 		return err
-	}
-	var v int
-	switch err := tx.QueryRowContext(ctx, `SELECT version FROM framescope_schema`).Scan(&v); err {
-	case nil:
-	case sql.ErrNoRows:
-		if _, err := tx.ExecContext(ctx, `INSERT INTO framescope_schema (version) VALUES (0)`); err != nil {
+	case v > Version:
+		return fmt.Errorf("the schema is at version %d; this framescope knows up to %d: use a newer one", v, Version)
+	case ok && v == Version:
+		return tx.Commit()
+	case !ok:
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE framescope_schema (version BIGINT NOT NULL)`); err != nil {
 			return err
 		}
-	default:
-		return err
-	}
-	if v > Version {
-		return fmt.Errorf("the schema is at version %d; this framescope knows up to %d: use a newer one", v, Version)
 	}
 	for ; v < Version; v++ {
 		for _, stmt := range strings.Split(migrations[v], ";") {
@@ -92,8 +91,51 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE framescope_schema SET version = `+s.d.arg(1), v); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM framescope_schema`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO framescope_schema (version) VALUES (`+s.d.arg(1)+`)`, v); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// checkSchema makes sure that a history to read is there, at Version:
+// a reader migrates nothing, so another version is an error that says
+// what to do.
+func (s *sqlStore) checkSchema(ctx context.Context) error {
+	tx, err := s.begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	v, ok, err := s.version(ctx, tx)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("it holds no framescope history (check and show make none; history add does)")
+	case v > Version:
+		return fmt.Errorf("the history's schema is at version %d, newer than this framescope's (%d): read it with a newer framescope", v, Version)
+	case v < Version:
+		return fmt.Errorf("the history's schema is at version %d, older than this framescope's (%d): "+
+			"history add with this framescope migrates it (check and show never do), or read it with the framescope that wrote it", v, Version)
+	}
+	return nil
+}
+
+// version is the schema's version; ok is false where the database holds
+// no framescope_schema table.
+func (s *sqlStore) version(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (v int, ok bool, err error) {
+	if err := q.QueryRowContext(ctx, s.d.hasSchema).Scan(&ok); err != nil || !ok {
+		return 0, false, err
+	}
+	switch err := q.QueryRowContext(ctx, `SELECT version FROM framescope_schema`).Scan(&v); err {
+	case nil, sql.ErrNoRows: // none: made, nothing migrated yet
+		return v, true, nil
+	default:
+		return 0, true, err
+	}
 }

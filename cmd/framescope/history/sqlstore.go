@@ -9,12 +9,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // sqlStore is the Store of a SQL database.
 type sqlStore struct {
-	db *sql.DB
-	d  dialect
+	db       *sql.DB
+	d        dialect
+	dsn      string        // for messages: the password left out
+	readOnly bool          // Options.ReadOnly
+	wait     time.Duration // Options.LockWait
+	stamp    *fileStamp    // a SQLite file read without locks: what it was at Open
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }
@@ -27,13 +32,22 @@ var ErrConflict = errors.New("history: a commit recorded before with other data"
 const rowsPerInsert = 1000
 
 func (s *sqlStore) Add(ctx context.Context, c Commit, runs []Run) (int, error) {
+	if s.readOnly {
+		return 0, fmt.Errorf("history: %s is open to read only", s.dsn)
+	}
 	if err := c.Check(); err != nil {
 		return 0, err
 	}
 	if err := checkRuns(runs); err != nil {
 		return 0, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	n, err := s.add(ctx, c, runs)
+	return n, s.lockWait(err)
+}
+
+// add records runs of c in one transaction.
+func (s *sqlStore) add(ctx context.Context, c Commit, runs []Run) (int, error) {
+	tx, err := s.begin(ctx, true)
 	if err != nil {
 		return 0, fmt.Errorf("history: %w", err)
 	}
