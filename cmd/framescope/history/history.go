@@ -39,7 +39,8 @@ type Store interface {
 	Add(ctx context.Context, c Commit, runs []Run) (int, error)
 	// Load returns the newest last commits of a testbed and branch, in
 	// order of their sequence numbers, with their runs' points, read in
-	// one snapshot.
+	// one snapshot. A testbed and branch of no commit are an error,
+	// ErrUnknown, that lists what the history holds.
 	Load(ctx context.Context, testbed, branch string, last int) (History, error)
 	Close() error
 }

@@ -20,7 +20,8 @@ func (s *sqlStore) Load(ctx context.Context, testbed, branch string, last int) (
 	return h, s.lockWait(err)
 }
 
-// load reads the history in one transaction, writers going on beside it.
+// load reads the history in one transaction, writers going on beside it;
+// a testbed and branch of no commit are an error naming what there is.
 func (s *sqlStore) load(ctx context.Context, testbed, branch string, last int) (History, error) {
 	var h History
 	tx, err := s.begin(ctx, false)
@@ -52,7 +53,7 @@ func (s *sqlStore) load(ctx context.Context, testbed, branch string, last int) (
 	slices.Reverse(ids)
 	slices.Reverse(h.Commits)
 	if len(ids) == 0 {
-		return h, nil
+		return h, s.unknown(ctx, tx, testbed, branch)
 	}
 	if err := s.loadPoints(ctx, tx, &h, ids); err != nil {
 		return h, fmt.Errorf("history: %w", err)
