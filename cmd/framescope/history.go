@@ -20,7 +20,7 @@ import (
 func init() {
 	register(command{
 		name:    "history",
-		summary: "record each commit's runs in a database (add), find the newest step in each series (check: exit 0 none regressed, 1 regressed, 3 too short), read them back (show)",
+		summary: "record each commit's runs in a database (add), find the newest step in each series (check: exit 0 none regressed, 1 regressed, 2 an error such as a name that matches nothing, 3 too short), read them back (show)",
 		run:     runHistory,
 	})
 }
@@ -29,7 +29,14 @@ const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [
        framescope history check -db DSN -testbed T [-branch B] [-last N] [-min-effect 2%] [-alpha 0.01] [-tails] [-json] [-md FILE]
        framescope history show -db DSN -testbed T [-branch B] [-last N] [-json] [-html FILE] [-md FILE]
 DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
-of them, as framescope diff takes them.`
+of them, as framescope diff takes them.
+add writes: it makes the database (a SQLite file) or its schema where
+missing, and migrates an older schema. check and show only read: they need
+read access alone, and make and change nothing. A -db file that is not
+there, a history of another schema version, and a -testbed or -branch of
+no commit are errors (exit 2) that say so, listing the history's testbeds
+or the testbed's branches. Readers never hold up add; a wait for another
+add's lock ends after 30 s with an error (exit 2) naming the limit.`
 
 func runHistory(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
