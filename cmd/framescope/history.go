@@ -86,7 +86,7 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	runs, testbed, err := historyRuns(fs.Args(), stderr)
 	if err != nil {
-		return bad("%v", err)
+		return bad("%s", termText(err.Error()))
 	}
 	if c.Testbed == "" {
 		if testbed == "" {
@@ -97,14 +97,15 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	s, err := history.Open(ctx, *dsn, history.Options{})
 	if err != nil {
-		return bad("%v", err)
+		return bad("%s", termText(err.Error()))
 	}
 	defer s.Close()
 	n, err := s.Add(ctx, c, runs)
 	if err != nil {
-		return bad("%v", err)
+		return bad("%s", termText(err.Error()))
 	}
-	fmt.Fprintf(stdout, "commit %s (seq %d) of %s on %q: %d of %d runs added (%d recorded before)\n", c.SHA, c.Seq, c.Branch, c.Testbed, n, len(runs), len(runs)-n)
+	fmt.Fprintln(stdout, phrasef(`commit %s (seq %d) of %s on "%s": %d of %d runs added (%d recorded before)`,
+		untrusted(c.SHA), c.Seq, untrusted(c.Branch), untrusted(c.Testbed), n, len(runs), len(runs)-n).text())
 	return 0
 }
 
@@ -216,13 +217,13 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	s, err := history.Open(ctx, *dsn, history.Options{ReadOnly: true})
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
 	defer s.Close()
 	h, err := s.Load(ctx, *testbed, *branch, *last)
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
 	if *page != "" || *md != "" {
@@ -234,18 +235,23 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 			err = os.WriteFile(*md, []byte(checkMarkdown(c, h, r)), 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+			fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
 			return exitBadInput
 		}
 	}
 	if *asJSON {
 		return writeHistoryJSON(stdout, stderr, *testbed, *branch, h)
 	}
-	fmt.Fprintf(stdout, "%s on %q: %d commits, %d series\n", *branch, *testbed, len(h.Commits), len(h.Series))
-	for i, c := range h.Commits {
-		fmt.Fprintf(stdout, "  %-12d %s  %d run(s)\n", c.Seq, termText(c.SHA), len(h.Runs[i]))
-	}
+	writeHistoryText(stdout, *testbed, *branch, h)
 	return 0
+}
+
+// writeHistoryText lists the history's commits, a line each.
+func writeHistoryText(w io.Writer, testbed, branch string, h history.History) {
+	fmt.Fprintln(w, phrasef(`%s on "%s": %d commits, %d series`, untrusted(branch), untrusted(testbed), len(h.Commits), len(h.Series)).text())
+	for i, c := range h.Commits {
+		fmt.Fprintf(w, "  %-12d %s  %d run(s)\n", c.Seq, termText(c.SHA), len(h.Runs[i]))
+	}
 }
 
 type historyJSON struct {
@@ -299,7 +305,7 @@ func writeHistoryJSON(stdout, stderr io.Writer, testbed, branch string, h histor
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "framescope history show: %v\n", err)
+		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
 	return 0

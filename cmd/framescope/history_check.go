@@ -49,23 +49,23 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	s, err := history.Open(ctx, c.dsn, history.Options{ReadOnly: true})
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+		fmt.Fprintf(stderr, "framescope history check: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
 	defer s.Close()
 	h, err := s.Load(ctx, c.testbed, c.branch, c.last)
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+		fmt.Fprintf(stderr, "framescope history check: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
 	r, err := history.Check(h, c.o)
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+		fmt.Fprintf(stderr, "framescope history check: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
 	if c.md != "" {
 		if err := os.WriteFile(c.md, []byte(checkMarkdown(c, h, r)), 0o644); err != nil {
-			fmt.Fprintf(stderr, "framescope history check: %v\n", err)
+			fmt.Fprintf(stderr, "framescope history check: %s\n", termText(err.Error()))
 			return exitBadInput
 		}
 	}
@@ -86,15 +86,15 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 }
 
 // checkHeadline is the check's verdict in a line.
-func checkHeadline(c historyCheckOptions, h history.History, r history.CheckResult) string {
-	what := fmt.Sprintf("%s on %q, %d commits", c.branch, c.testbed, len(h.Commits))
+func checkHeadline(c historyCheckOptions, h history.History, r history.CheckResult) phrase {
+	what := phrasef(`%s on "%s", %d commits`, untrusted(c.branch), untrusted(c.testbed), len(h.Commits))
 	switch r.Verdict {
 	case history.TooShort:
-		return fmt.Sprintf("TOO SHORT: %s, fewer than %d: nothing to say yet", what, c.o.MinCommits)
+		return phrasef("TOO SHORT: %s, fewer than %d: nothing to say yet", what, c.o.MinCommits)
 	case history.Regressed:
-		return fmt.Sprintf("REGRESSED: %s: %d series with a newest step up past %s", what, regressions(r), percentValue{f: &c.o.MinEffect})
+		return phrasef("REGRESSED: %s: %d series with a newest step up past %s", what, regressions(r), percentValue{f: &c.o.MinEffect})
 	}
-	return fmt.Sprintf("UNCHANGED: %s: no series' newest step is a regression", what)
+	return phrasef("UNCHANGED: %s: no series' newest step is a regression", what)
 }
 
 func regressions(r history.CheckResult) int {
@@ -109,19 +109,21 @@ func regressions(r history.CheckResult) int {
 
 func checkText(c historyCheckOptions, h history.History, r history.CheckResult) string {
 	var b strings.Builder
-	b.WriteString("framescope history check: " + checkHeadline(c, h, r) + "\n")
+	b.WriteString("framescope history check: " + checkHeadline(c, h, r).text() + "\n")
 	fmt.Fprintf(&b, "  %d time series at a false-alarm level of %g over them all, %d exact work series", r.Series, c.o.Alpha, r.Exact)
 	if r.Inexact > 0 {
 		fmt.Fprintf(&b, " (%d more left out: their runs of one commit disagree)", r.Inexact)
 	}
 	b.WriteString("\n")
 	for _, f := range r.Findings {
-		b.WriteString(findingLine(h, f) + "\n")
+		b.WriteString(findingLine(h, f).text() + "\n")
 	}
 	return b.String()
 }
 
-func findingLine(h history.History, f history.Finding) string {
+// findingLine is a finding in a line: the series, the step, the first
+// commit after it, how sure.
+func findingLine(h history.History, f history.Finding) phrase {
 	mark := "  step      "
 	if f.Regression {
 		mark = "  REGRESSED "
@@ -131,7 +133,7 @@ func findingLine(h history.History, f history.Finding) string {
 	if f.Exact {
 		sure = "an exact count"
 	}
-	return fmt.Sprintf("%s%s: %s at commit %s (seq %d), the first after the step; %s", mark, f.Series, stepText(f.Step), termText(cm.SHA), cm.Seq, sure)
+	return phrasef("%s%s: %s at commit %s (seq %d), the first after the step; %s", mark, untrusted(f.Series.String()), stepText(f.Step), untrusted(cm.SHA), cm.Seq, sure)
 }
 
 func stepText(step float64) string {
@@ -144,7 +146,7 @@ func stepText(step float64) string {
 // checkMarkdown is the findings as a pull request's comment.
 func checkMarkdown(c historyCheckOptions, h history.History, r history.CheckResult) string {
 	var b strings.Builder
-	b.WriteString("### framescope history check\n\n" + mdText(checkHeadline(c, h, r)) + "\n\n")
+	b.WriteString("### framescope history check\n\n" + checkHeadline(c, h, r).markdown() + "\n\n")
 	if len(r.Findings) == 0 {
 		return b.String()
 	}
@@ -158,20 +160,8 @@ func checkMarkdown(c historyCheckOptions, h history.History, r history.CheckResu
 		if f.Exact {
 			sure = "exact count"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | `%s` (seq %d) | %s |\n", mark, mdText(f.Series.Kind+":"+f.Series.Track+"/"+f.Series.Name),
-			mdText(f.Series.Metric), stepText(f.Step), mdText(cm.SHA), cm.Seq, sure)
-	}
-	return b.String()
-}
-
-// mdText escapes what markdown would read as markup, and a table's bars.
-func mdText(s string) string {
-	var b strings.Builder
-	for _, r := range termText(s) {
-		if strings.ContainsRune("\\`*_{}[]()<>|~", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (seq %d) | %s |\n", mark, mdCode(f.Series.Kind+":"+f.Series.Track+"/"+f.Series.Name),
+			mdCode(f.Series.Metric), stepText(f.Step), mdCode(cm.SHA), cm.Seq, sure)
 	}
 	return b.String()
 }

@@ -14,13 +14,14 @@ import (
 // commits before the newest step in BASE's colour and those from it on in
 // NEW's, a dashed line at the step and at each side's mean.
 type historyPlot struct {
-	Title, Change   string
+	Title           template.HTML // the series
+	Change          string
 	Dots            []historyDot
 	Ticks           []tick
 	StepX           float64
 	BeforeY, AfterY float64
 	LeftX, RightX   float64
-	FirstLabel      string // the oldest commit's name, under the plot's left end
+	FirstLabel      string // the oldest commit's name, cut short, under the plot's left end
 	StepLabel       string // the step's commit's
 	LastLabel       string
 	StepLabelX      float64
@@ -33,8 +34,9 @@ type historyDot struct {
 }
 
 type historyPage struct {
-	Headline, Rules       string
-	Rows                  []string
+	Headline              template.HTML
+	Rules                 string
+	Rows                  []template.HTML // the findings
 	Plots                 []historyPlot
 	BaseColour, NewColour string
 	W, H                  int
@@ -70,10 +72,19 @@ body{font:14px/1.4 sans-serif;margin:16px;color:#111;background:#fff}
 func (d historyDot) BoxX() float64 { return d.X - 3.5 }
 func (d historyDot) BoxY() float64 { return d.Y - 3.5 }
 
-// writeHistoryHTML writes the check's findings as a page, a plot for each
-// series that changed.
+// writeHistoryHTML writes the check's findings as a page to path.
 func writeHistoryHTML(path string, c historyCheckOptions, h history.History, r history.CheckResult) error {
-	pg := historyPage{Headline: checkHeadline(c, h, r), BaseColour: baseColour, NewColour: newColour, W: plotW, H: plotH,
+	b, err := historyHTML(c, h, r)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// historyHTML is the check's findings as a page, a plot for each series
+// that changed.
+func historyHTML(c historyCheckOptions, h history.History, r history.CheckResult) ([]byte, error) {
+	pg := historyPage{Headline: checkHeadline(c, h, r).html(), BaseColour: baseColour, NewColour: newColour, W: plotW, H: plotH,
 		Rules: fmt.Sprintf("Newest step in each series at a false-alarm level of %g over every series and commit; a regression is a step up of more than %s.",
 			c.o.Alpha, percentValue{f: &c.o.MinEffect})}
 	series := map[history.SeriesKey]history.Series{}
@@ -81,19 +92,17 @@ func writeHistoryHTML(path string, c historyCheckOptions, h history.History, r h
 		series[s.Key] = s
 	}
 	for _, f := range r.Findings {
-		pg.Rows = append(pg.Rows, findingLine(h, f))
+		pg.Rows = append(pg.Rows, findingLine(h, f).html())
 		pg.Plots = append(pg.Plots, historyPlotOf(h, series[f.Series], f))
 	}
 	var b bytes.Buffer
-	if err := historyPageTmpl.Execute(&b, pg); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	err := historyPageTmpl.Execute(&b, pg)
+	return b.Bytes(), err
 }
 
 // historyPlotOf draws series s with its step f.
 func historyPlotOf(h history.History, s history.Series, f history.Finding) historyPlot {
-	p := historyPlot{Title: s.Key.String(), Change: stepText(f.Step), LeftX: plotL, RightX: plotW - plotR}
+	p := historyPlot{Title: htmlName(s.Key.String()), Change: stepText(f.Step), LeftX: plotL, RightX: plotW - plotR}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range s.Values {
 		lo, hi = min(lo, v.Value), max(hi, v.Value)
@@ -122,7 +131,7 @@ func historyPlotOf(h history.History, s history.Series, f history.Finding) histo
 		}
 		cm := h.Commits[v.Commit]
 		p.Dots = append(p.Dots, historyDot{X: x(v.Commit), Y: y(v.Value), Colour: colour,
-			Title: fmt.Sprintf("%s (seq %d): %s", cm.SHA, cm.Seq, valueText(s.Key.Metric, v.Value))})
+			Title: fmt.Sprintf("seq %d: %s, commit %s", cm.Seq, valueText(s.Key.Metric, v.Value), svgText(cm.SHA))})
 	}
 	p.StepX = (x(f.Commit) + x(max(f.Commit-1, 0))) / 2
 	p.BeforeY, p.AfterY = y(meanOf(before)), y(meanOf(after))
@@ -154,9 +163,6 @@ func valueText(metric string, v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
+// shortSHA is a commit's name for a label under a plot: its first 12
+// bytes, as svgText writes them.
+func shortSHA(s string) string { return svgText(cutName(s, 12)) }

@@ -117,7 +117,7 @@ func TestHistoryCheck(t *testing.T) {
 				t.Errorf("JSON %+v", r)
 			}
 			b, err := os.ReadFile(md)
-			if err != nil || !strings.Contains(string(b), "**regressed** | gpu:graphics queue 0.0/z1 | p50 |") || !strings.Contains(string(b), "`c08` (seq 8)") {
+			if err != nil || !strings.Contains(string(b), "**regressed** | `gpu:graphics queue 0.0/z1` | `p50` |") || !strings.Contains(string(b), "`c08` (seq 8)") {
 				t.Errorf("markdown (%v):\n%s", err, b)
 			}
 		})

@@ -276,20 +276,23 @@ func cutOf(path string, c *perfetto.CutError) *traceCut {
 	return t
 }
 
-// String is the cut in a line, for text outputs.
-func (c *traceCut) String() string {
+// String is the cut in a line, its path as it is.
+func (c *traceCut) String() string { return c.phrase().String() }
+
+// phrase is the cut in a line, the path a name.
+func (c *traceCut) phrase() phrase {
 	what := "a packet in progress"
 	upTo := "its last whole packet"
 	if c.UpTo == "batch" {
 		what = "a batch in progress"
 		upTo = fmt.Sprintf("its last whole batch (%d batches)", c.Batches)
 	}
-	s := fmt.Sprintf("%s: the trace was cut short at byte %d: the last %d bytes (%s, its content unknown) are not read; it reads back %d bytes, up to %s",
-		c.Path, c.Bytes, c.LostBytes, what, c.ReadBytes, upTo)
+	p := phrasef("%s: the trace was cut short at byte %d: the last %d bytes (%s, its content unknown) are not read; it reads back %d bytes, up to %s",
+		untrusted(c.Path), c.Bytes, c.LostBytes, what, c.ReadBytes, upTo)
 	if c.LastFrame != 0 {
-		s += fmt.Sprintf(", to frame %d", c.LastFrame)
+		p = phrasef("%s, to frame %d", p, c.LastFrame)
 	}
-	return s
+	return p
 }
 
 // loadTrace reads the whole trace at path: a trace cut short is an error

@@ -266,7 +266,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		err = cpuWorkError(pos[0], cpuWork)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "framescope stats: %v\n", err)
+		fmt.Fprintf(stderr, "framescope stats: %s\n", termText(err.Error()))
 		return 2
 	}
 	r := computeStats(t)
@@ -319,7 +319,7 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 		fmt.Fprintln(w, l)
 	}
 	if r.Cut != nil {
-		fmt.Fprintf(w, "cut: %s\n", termText(r.Cut.String()))
+		fmt.Fprintf(w, "cut: %s\n", r.Cut.phrase().text())
 	}
 }
 
@@ -348,6 +348,6 @@ func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 		fmt.Fprintf(w, "\n%s\n", l)
 	}
 	if r.Cut != nil {
-		fmt.Fprintf(w, "\n**cut**: %s\n", mdText(r.Cut.String()))
+		fmt.Fprintf(w, "\n**cut**: %s\n", r.Cut.phrase().markdown())
 	}
 }
