@@ -39,35 +39,42 @@ type tick struct {
 }
 
 type plot struct {
-	Title, Verdict, Change string
-	Boxes                  []box
-	Ticks                  []tick
-	BaseMid, NewMid        float64 // y of each side's median over runs
-	SplitX                 float64 // x of the line between the sides
-	LeftX, RightX          float64
-	BaseLabelX, NewLabelX  float64
-	Omitted                int // runs not drawn (over maxPlottedRuns)
+	Title                 template.HTML // the zone
+	Verdict, Change       string
+	Boxes                 []box
+	Ticks                 []tick
+	BaseMid, NewMid       float64 // y of each side's median over runs
+	SplitX                float64 // x of the line between the sides
+	LeftX, RightX         float64
+	BaseLabelX, NewLabelX float64
+	Omitted               int // runs not drawn (over maxPlottedRuns)
 }
 
 type htmlRow struct {
-	Kind, Track, Zone, Runs, P50Base, P50New, P50Change, P95Base, P95New, P95Change, Verdict string
-	Bad                                                                                      bool
+	Kind                                                                  string
+	Track, Zone                                                           template.HTML
+	Runs, P50Base, P50New, P50Change, P95Base, P95New, P95Change, Verdict string
+	Bad                                                                   bool
 }
 
 // htmlWorkRow is a row of the work table.
 type htmlWorkRow struct {
-	Kind, Track, Zone, Stat, Runs, Base, New, Change, Tolerance, Verdict string
-	Bad                                                                  bool
+	Kind                                              string
+	Track, Zone                                       template.HTML
+	Stat, Runs, Base, New, Change, Tolerance, Verdict string
+	Bad                                               bool
 }
 
 type htmlPage struct {
-	Headline, Base, New, Driver, Note, Rules string
-	Rows                                     []htmlRow
-	WorkSummary, WorkRules                   string // "" when no zone carries work
-	WorkRows                                 []htmlWorkRow
-	Plots                                    []plot
-	BaseColour, NewColour                    string
-	W, H                                     int
+	Headline, Note, Rules string
+	Base, New, Driver     template.HTML
+	Rows                  []htmlRow
+	WorkSummary           template.HTML // "" when no zone carries work
+	WorkRules             string
+	WorkRows              []htmlWorkRow
+	Plots                 []plot
+	BaseColour, NewColour string
+	W, H                  int
 }
 
 var diffPage = template.Must(template.New("diff").Parse(`<!DOCTYPE html>
@@ -134,7 +141,7 @@ func plotOf(r diffReport, d zoneDiff) plot {
 				omitted++
 				continue
 			}
-			runs = append(runs, runBox{z.Box, si == 1, fmt.Sprintf("%s: p50 %s, p95 %s, %d frames", ru.Path, fmtNs(z.P50), fmtNs(z.P95), z.N)})
+			runs = append(runs, runBox{z.Box, si == 1, fmt.Sprintf("p50 %s, p95 %s, %d frames: %s", fmtNs(z.P50), fmtNs(z.P95), z.N, svgText(ru.Path))})
 		}
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -149,7 +156,7 @@ func plotOf(r diffReport, d zoneDiff) plot {
 	top, bottom := float64(plotT), float64(plotH-plotB)
 	y := func(ns float64) float64 { return bottom - (ns-lo)/(hi-lo)*(bottom-top) }
 	p := plot{
-		Title:   d.key.Kind + " · " + d.key.Track + " · " + d.key.Name,
+		Title:   phrasef("%s · %s · %s", d.key.Kind, untrusted(d.key.Track), untrusted(d.key.Name)).html(),
 		Verdict: d.zoneVerdict(), Change: fmtChange(d.tests[0].change),
 		LeftX: plotL, RightX: plotW - plotR, Omitted: omitted,
 		BaseMid: y(d.tests[0].medBase), NewMid: y(d.tests[0].medNew),
@@ -182,16 +189,16 @@ func plotOf(r diffReport, d zoneDiff) plot {
 
 func writeDiffHTML(w io.Writer, r diffReport, o diffOptions) error {
 	pg := htmlPage{
-		Headline: r.headline(), Base: sideLine("", r.base)[2:], New: sideLine("", r.cur)[2:],
-		Driver: o.driver, Note: r.noiseNote(o), Rules: r.rulesLine(o),
+		Headline: r.headline(), Base: sideText(r.base).html(), New: sideText(r.cur).html(),
+		Driver: "not given (traces do not record it)", Note: r.noiseNote(o), Rules: r.rulesLine(o),
 		BaseColour: baseColour, NewColour: newColour, W: plotW, H: plotH,
 	}
-	if pg.Driver == "" {
-		pg.Driver = "not given (traces do not record it)"
+	if o.driver != "" {
+		pg.Driver = htmlName(o.driver)
 	}
 	for _, d := range r.zones {
 		pg.Rows = append(pg.Rows, htmlRow{
-			Kind: d.key.Kind, Track: d.key.Track, Zone: d.key.Name, Runs: fmt.Sprintf("%d/%d", d.runsBase, d.runsNew),
+			Kind: d.key.Kind, Track: htmlName(d.key.Track), Zone: htmlName(d.key.Name), Runs: fmt.Sprintf("%d/%d", d.runsBase, d.runsNew),
 			P50Base: fmtNs(d.tests[0].medBase), P50New: fmtNs(d.tests[0].medNew), P50Change: fmtChange(d.tests[0].change),
 			P95Base: fmtNs(d.tests[1].medBase), P95New: fmtNs(d.tests[1].medNew), P95Change: fmtChange(d.tests[1].change),
 			Verdict: d.zoneVerdict(), Bad: d.outcome == regressed || d.overBudget || d.workOutcome() == regressed,
@@ -201,9 +208,9 @@ func writeDiffHTML(w io.Writer, r diffReport, o diffOptions) error {
 		}
 	}
 	if r.hasWork() {
-		pg.WorkSummary, pg.WorkRules = r.workSummary(), r.workRules(o)
+		pg.WorkSummary, pg.WorkRules = r.workSummary().html(), r.workRules(o)
 		for _, x := range r.workRows() {
-			pg.WorkRows = append(pg.WorkRows, htmlWorkRow{Kind: x.key.Kind, Track: x.key.Track, Zone: x.key.Name, Stat: x.stat, Runs: x.runs,
+			pg.WorkRows = append(pg.WorkRows, htmlWorkRow{Kind: x.key.Kind, Track: htmlName(x.key.Track), Zone: htmlName(x.key.Name), Stat: x.stat, Runs: x.runs,
 				Base: x.base, New: x.cur, Change: x.change, Tolerance: x.tolerance, Verdict: x.verdict, Bad: x.bad})
 		}
 	}

@@ -103,17 +103,16 @@ func (r diffReport) rulesLine(o diffOptions) string {
 	return s + "."
 }
 
-func sideLine(name string, s side) string {
-	devs := s.devices()
-	for i := range devs {
-		devs[i] = termText(devs[i])
+// sideText is a side in words: its runs, where they are, its devices.
+func sideText(s side) phrase {
+	devs := joinNames(s.devices(), ", ")
+	if len(devs) == 0 {
+		devs = phrasef("no GPU queue")
 	}
-	dev := strings.Join(devs, ", ")
-	if dev == "" {
-		dev = "no GPU queue"
-	}
-	return fmt.Sprintf("%s: %d run(s) from %s on %s", name, len(s.Runs), termText(s.Path), dev)
+	return phrasef("%d run(s) from %s on %s", len(s.Runs), untrusted(s.Path), devs)
 }
+
+func sideLine(label string, s side) string { return label + ": " + sideText(s).text() }
 
 func writeDiffText(w io.Writer, r diffReport, o diffOptions) {
 	fmt.Fprintf(w, "framescope diff: %s\n", r.headline())

@@ -89,7 +89,7 @@ func TestDiffHTMLInChromium(t *testing.T) {
 	if n := strings.Count(dom, "<svg"); n < 1 {
 		t.Errorf("%d plots in the DOM", n)
 	}
-	if !strings.Contains(dom, "z2: REGRESSED") {
+	if !strings.Contains(dom, "<bdi>z2</bdi>: REGRESSED") {
 		t.Errorf("no plot for the regressed zone z2")
 	}
 

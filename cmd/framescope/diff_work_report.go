@@ -147,44 +147,48 @@ func (r diffReport) workHeadline() string {
 }
 
 // workSummary introduces the work table.
-func (r diffReport) workSummary() string {
+func (r diffReport) workSummary() phrase {
 	c := r.workCounts()
-	s := fmt.Sprintf("Work (%d pipeline statistics of %d GPU zones, %d compared exactly): %d regressed, %d improved, %d unchanged",
+	s := phrasef("Work (%d pipeline statistics of %d GPU zones, %d compared exactly): %d regressed, %d improved, %d unchanged",
 		c.regressed+c.improved+c.unchanged+c.inconclusive, c.zones, c.exact, c.regressed, c.improved, c.unchanged)
 	if c.inconclusive > 0 {
-		s += fmt.Sprintf(", %d inconclusive (their runs disagree, and are too few or too close to tell)", c.inconclusive)
+		s = phrasef("%s, %d inconclusive (their runs disagree, and are too few or too close to tell)", s, c.inconclusive)
 	}
 	if c.oneSided > 0 {
-		s += fmt.Sprintf(", %d counted on one side only (inconclusive)", c.oneSided)
+		s = phrasef("%s, %d counted on one side only (inconclusive)", s, c.oneSided)
 	}
 	if c.unchanged > 0 {
-		s += fmt.Sprintf("; the unchanged are not listed below (--json lists them): %s", r.firstUnchanged(3))
+		s = phrasef("%s; the unchanged are not listed below (--json lists them): %s", s, r.firstUnchanged(3))
 	}
-	return s + "."
+	return phrasef("%s.", s)
 }
 
 // firstUnchanged names the first n unchanged statistics, "zone statistic"
 // each, and how many more.
-func (r diffReport) firstUnchanged(n int) string {
-	var names []string
-	more := 0
+func (r diffReport) firstUnchanged(n int) phrase {
+	var names phrase
+	shown, more := 0, 0
 	for _, d := range r.zones {
 		for _, w := range d.work {
 			if w.only != "" || w.outcome != unchanged {
 				continue
 			}
-			if len(names) < n {
-				names = append(names, termText(d.key.Name)+" "+timeline.StatKey(w.stat))
+			if shown < n {
+				item := phrasef("%s %s", untrusted(d.key.Name), timeline.StatKey(w.stat))
+				if shown > 0 {
+					item = phrasef(", %s", item)
+				}
+				names = append(names, item...)
+				shown++
 			} else {
 				more++
 			}
 		}
 	}
-	s := strings.Join(names, ", ")
 	if more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
+		names = phrasef("%s and %d more", names, more)
 	}
-	return s
+	return names
 }
 
 // workRules says how work is compared.
@@ -203,7 +207,7 @@ func writeDiffWorkText(w io.Writer, r diffReport) {
 	if !r.hasWork() {
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", r.workSummary())
+	fmt.Fprintf(w, "\n%s\n", r.workSummary().text())
 	rows := r.workRows()
 	if len(rows) == 0 {
 		return
@@ -221,7 +225,7 @@ func writeDiffWorkMarkdown(w io.Writer, r diffReport) {
 	if !r.hasWork() {
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", r.workSummary())
+	fmt.Fprintf(w, "\n%s\n", r.workSummary().markdown())
 	rows := r.workRows()
 	if len(rows) == 0 {
 		return
@@ -233,8 +237,8 @@ func writeDiffWorkMarkdown(w io.Writer, r diffReport) {
 		if x.bad {
 			v = "**" + v + "**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | `%s` | %s | %s | %s | %s | %s | %s |\n", x.key.Kind, mdCode(x.key.Track), mdCode(x.key.Name),
-			x.stat, x.runs, x.base, x.cur, x.change, x.tolerance, v)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.key.Kind, mdCode(x.key.Track), mdCode(x.key.Name),
+			mdCode(x.stat), x.runs, x.base, x.cur, x.change, x.tolerance, v)
 	}
 }
 

@@ -175,7 +175,7 @@ func TestDiffWorkRegression(t *testing.T) {
 	want := map[string][]string{
 		"text":     {"gpu graphics queue 0.0 z2 fragment_shader_invocations 1/1 12288 18432 +50.0% exact REGRESSED", "WORK REGRESSED", "work: 1 regressed"},
 		"markdown": {"| gpu | `graphics queue 0.0` | `z2` | `fragment_shader_invocations` | 1/1 | 12288 | 18432 | +50.0% | exact | **REGRESSED** |", "WORK REGRESSED"},
-		"html":     {`<td class="l">z2</td><td class="l">fragment_shader_invocations</td><td>1/1</td><td>12288</td><td>18432</td><td>&#43;50.0%</td><td>exact</td><td class="l">REGRESSED</td>`},
+		"html":     {`<td class="l"><bdi>z2</bdi></td><td class="l">fragment_shader_invocations</td><td>1/1</td><td>12288</td><td>18432</td><td>&#43;50.0%</td><td>exact</td><td class="l">REGRESSED</td>`},
 	}
 	out := allOutputs(t, r)
 	for f, ss := range want {

@@ -195,6 +195,18 @@ func phrasef(format string, args ...any) phrase {
 	}
 }
 
+// joinNames is names as a phrase, sep between them.
+func joinNames(names []string, sep string) phrase {
+	var p phrase
+	for i, n := range names {
+		if i > 0 {
+			p = append(p, phrasePart{s: sep})
+		}
+		p = append(p, phrasePart{s: n, name: true})
+	}
+	return p
+}
+
 // render writes p's text through text and its names through nameRule.
 func (p phrase) render(text, nameRule func(string) string) string {
 	var b strings.Builder
