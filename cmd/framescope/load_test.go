@@ -58,7 +58,7 @@ func synthTrace(seed uint64, frames, zones int, slow map[string]float64) *timeli
 }
 
 // writeFile writes tr in format f (gzipped when gz) into dir.
-func writeFile(t *testing.T, dir, name string, tr *timeline.Trace, f traceFormat, gz bool) string {
+func writeFile(t testing.TB, dir, name string, tr *timeline.Trace, f traceFormat, gz bool) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := emit(&buf, tr, f, gz); err != nil {
