@@ -186,6 +186,12 @@
 // a metric of its own: "fragment_shader_invocations/op"), so that
 // benchstat compares Framescope runs too.
 //
-// Names in traces are untrusted: text output escapes control characters
-// (escape.go), Markdown puts names in code spans, HTML escapes by context.
+// Names in traces and histories (zones, tracks, devices, paths, commits,
+// testbeds, branches) are untrusted, and every command writes them by one
+// rule per output (escape.go): text writes control, format and bidi
+// characters and bytes that are not UTF-8 as Go escapes (\x1b, \u202e);
+// Markdown puts each name in a code span, its fence longer than any run of
+// backquotes in it, so that no link, mention or markup is made; HTML
+// escapes a name as text does, then as HTML, and isolates its direction
+// in <bdi>, the page always UTF-8; JSON keeps names exact.
 package main
