@@ -171,3 +171,41 @@ func splitCells(line string) []string {
 	}
 	return cells
 }
+
+// cutName cuts at a character's boundary, a byte that is not UTF-8
+// counting as one character.
+func TestCutName(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdefghijk€€", 12, "abcdefghijk"},
+		{"abcdefghi€€", 12, "abcdefghi€"},
+		{"€€€€€", 12, "€€€€"},
+		{"short", 12, "short"},
+		{"ab\xff\xfe\xe2\x82", 4, "ab\xff\xfe"},
+		{"€", 2, ""},
+	} {
+		if got := cutName(c.s, c.n); got != c.want {
+			t.Errorf("cutName(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
+
+// A phrase writes its text as given and each name by its output's rule;
+// phrasef formats the other arguments by their verbs.
+func TestPhrase(t *testing.T) {
+	inner := phrasef("%s on %s", untrusted("a`b"), untrusted("x\u202ey"))
+	p := phrasef("%-6d|%+.1f%% %s, %s.", 42, 2.5, inner, untrusted("<i>"))
+	for _, c := range []struct{ what, got, want string }{
+		{"String", p.String(), "42    |+2.5% a`b on x\u202ey, <i>."},
+		{"text", p.text(), `42    |+2.5% a` + "`" + `b on x\u202ey, <i>.`},
+		{"markdown", p.markdown(), "42    |+2.5% ``a`b`` on `x\\u202ey`, `<i>`."},
+		{"html", string(p.html()), "42    |+2.5% <bdi>a`b</bdi> on <bdi>x\\u202ey</bdi>, <bdi>&lt;i&gt;</bdi>."},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, c.got, c.want)
+		}
+	}
+}
