@@ -198,11 +198,11 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 	dsn := fs.String("db", "", "the history: sqlite:PATH, or postgres://...")
 	testbed := fs.String("testbed", "", "the testbed")
 	branch := fs.String("branch", "main", "the branch")
-	last := fs.Int("last", 100, fmt.Sprintf("the newest N commits (at most %d)", history.MaxLoad))
+	last := fs.Int("last", checkLast, fmt.Sprintf("the newest N commits (at most %d); for -html and -md, the window the check looks at, as check's -last", history.MaxLoad))
 	asJSON := fs.Bool("json", false, "write the history as JSON")
 	page := fs.String("html", "", "write a page with a plot of each series whose newest step the check finds, to this file")
 	md := fs.String("md", "", "write the check's findings as markdown to this file")
-	c := historyCheckOptions{o: history.DefaultCheck}
+	c := historyCheckOptions{o: history.DefaultCheck, show: true}
 	fs.Var(percentValue{&c.o.MinEffect, 10}, "min-effect", "for -html and -md: the smallest step that is a regression")
 	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "for -html and -md: the false-alarm level")
 	fs.BoolVar(&c.o.Tails, "tails", c.o.Tails, "for -html and -md: each zone's p95 too, not only its p50")
@@ -221,23 +221,26 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	defer s.Close()
-	h, err := s.Load(ctx, *testbed, *branch, *last)
+	var h history.History
+	var r history.CheckResult
+	if *page != "" || *md != "" {
+		h, r, err = historyVerdict(ctx, s, c)
+	} else {
+		h, err = s.Load(ctx, *testbed, *branch, *last)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
 		return exitBadInput
 	}
-	if *page != "" || *md != "" {
-		r, err := history.Check(h, c.o)
-		if err == nil && *page != "" {
-			err = writeHistoryHTML(*page, c, h, r)
-		}
-		if err == nil && *md != "" {
-			err = os.WriteFile(*md, []byte(checkMarkdown(c, h, r)), 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
-			return exitBadInput
-		}
+	if *page != "" {
+		err = writeHistoryHTML(*page, c, h, r)
+	}
+	if err == nil && *md != "" {
+		err = os.WriteFile(*md, []byte(checkMarkdown(c, h, r)), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
+		return exitBadInput
 	}
 	if *asJSON {
 		return writeHistoryJSON(stdout, stderr, *testbed, *branch, h)

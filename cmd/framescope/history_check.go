@@ -20,6 +20,7 @@ type historyCheckOptions struct {
 	o                    history.CheckOptions
 	asJSON               bool
 	md                   string
+	show                 bool // show's: its verdict says where its window is not check's
 }
 
 func historyCheck(args []string, stdout, stderr io.Writer) int {
@@ -29,7 +30,7 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.dsn, "db", "", "the history: sqlite:PATH, or postgres://...")
 	fs.StringVar(&c.testbed, "testbed", "", "the testbed")
 	fs.StringVar(&c.branch, "branch", "main", "the branch")
-	fs.IntVar(&c.last, "last", 30, "the newest N commits to look at")
+	fs.IntVar(&c.last, "last", checkLast, "the newest N commits to look at")
 	fs.Var(percentValue{&c.o.MinEffect, 10}, "min-effect", "the smallest step that is a regression (2% by default)")
 	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "the false-alarm level over every series and commit of the check (0.01 by default)")
 	fs.BoolVar(&c.o.Tails, "tails", c.o.Tails, "check each zone's p95 too, not only its p50 (noisier: fewer steps caught)")
@@ -53,12 +54,7 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	defer s.Close()
-	h, err := s.Load(ctx, c.testbed, c.branch, c.last)
-	if err != nil {
-		fmt.Fprintf(stderr, "framescope history check: %s\n", termText(err.Error()))
-		return exitBadInput
-	}
-	r, err := history.Check(h, c.o)
+	h, r, err := historyVerdict(ctx, s, c)
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope history check: %s\n", termText(err.Error()))
 		return exitBadInput
@@ -87,7 +83,7 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 
 // checkHeadline is the check's verdict in a line.
 func checkHeadline(c historyCheckOptions, h history.History, r history.CheckResult) phrase {
-	what := phrasef(`%s on "%s", %d commits`, untrusted(c.branch), untrusted(c.testbed), len(h.Commits))
+	what := phrasef(`%s on "%s", %s`, untrusted(c.branch), untrusted(c.testbed), windowText(c, h))
 	switch r.Verdict {
 	case history.TooShort:
 		return phrasef("TOO SHORT: %s, fewer than %d: nothing to say yet", what, c.o.MinCommits)

@@ -10,9 +10,10 @@ import (
 )
 
 // A name that matches nothing is a mistake, exit 2, not a history too
-// short to say (exit 3): check and show of a -db file that is not there
-// (which they do not make), of a -testbed or a -branch of no commit, say
-// so and list what the history holds.
+// short to say (exit 3): check and show (its -md, from the check's
+// verdict, too) of a -db file that is not there (which they do not
+// make), of a -testbed or a -branch of no commit, say so and list what
+// the history holds.
 func TestHistoryUnknownNames(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
@@ -32,11 +33,15 @@ func TestHistoryUnknownNames(t *testing.T) {
 		{"a -testbed of no commit", []string{"-db", "sqlite:" + db, "-testbed", "H100"}, `no commit on testbed "H100"; the history's testbeds: "h100"`},
 		{"a -branch of no commit", []string{"-db", "sqlite:" + db, "-testbed", "h100", "-branch", "mian"}, `no commit of branch "mian" on testbed "h100"; its branches: "main"`},
 	} {
-		for _, sub := range []string{"check", "show"} {
-			code, out, errs := runCLI(append([]string{"history", sub}, c.args...)...)
+		md := filepath.Join(dir, "comment.md")
+		for _, sub := range [][]string{{"check"}, {"show"}, {"show", "-md", md}} {
+			code, out, errs := runCLI(append(append([]string{"history"}, sub...), c.args...)...)
 			if code != exitBadInput || !strings.Contains(errs, c.want) {
-				t.Errorf("%s %s: exit %d, want %d, saying %q\n%s%s", sub, c.name, code, exitBadInput, c.want, out, errs)
+				t.Errorf("%s %s: exit %d, want %d, saying %q\n%s%s", strings.Join(sub, " "), c.name, code, exitBadInput, c.want, out, errs)
 			}
+		}
+		if _, err := os.Stat(md); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("show -md of %s wrote %s: %v", c.name, md, err)
 		}
 	}
 	if _, err := os.Stat(typo); !errors.Is(err, os.ErrNotExist) {

@@ -123,7 +123,8 @@ func FuzzHistoryNames(f *testing.F) {
 }
 
 // historyOutputs are every output of check and show for historyNamed(nm),
-// by kind ("text", "markdown", "html", "json") and output.
+// show's -md and -html also as show -last 12 writes them, by kind
+// ("text", "markdown", "html", "json") and output.
 func historyOutputs(nm string) (map[string]string, error) {
 	c, h := historyNamed(nm)
 	r, err := history.Check(h, c.o)
@@ -131,6 +132,14 @@ func historyOutputs(nm string) (map[string]string, error) {
 		return nil, err
 	}
 	page, err := historyHTML(c, h, r)
+	if err != nil {
+		return nil, err
+	}
+	// show -last 12, a window that is not check's by default: its
+	// headline says so, the window a phrase as the names are.
+	sc := c
+	sc.show, sc.last = true, len(h.Commits)
+	showPage, err := historyHTML(sc, h, r)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +155,7 @@ func historyOutputs(nm string) (map[string]string, error) {
 	return map[string]string{
 		"check text": checkText(c, h, r), "show text": shown.String(), "check markdown": checkMarkdown(c, h, r),
 		"show html": string(page), "show json": shownJSON.String(), "check json": checked.String(),
+		"show -last markdown": checkMarkdown(sc, h, r), "show -last html": string(showPage),
 	}, nil
 }
 

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// addHistory records commits c00, c01, ... (seq 0, 1, ...), one run
+// each, run(i) the trace of commit i, through history add.
+func addHistory(t *testing.T, db string, n int, run func(i int) *timeline.Trace) {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n {
+		p := writeFile(t, dir, fmt.Sprintf("c%02d.pftrace", i), run(i), formatPerfetto, false)
+		if code, _, errs := runCLI("history", "add", "-db", db, "-commit", fmt.Sprintf("c%02d", i), "-seq", fmt.Sprint(i), p); code != 0 {
+			t.Fatalf("add c%02d: %s", i, errs)
+		}
+	}
+}
+
+// readOut runs the command line, which must exit with code, and returns
+// the file it wrote to out.
+func readOut(t *testing.T, out string, code int, args ...string) string {
+	t.Helper()
+	got, stdout, stderr := runCLI(args...)
+	if got != code {
+		t.Fatalf("%v: exit %d, want %d\n%s%s", args, got, code, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// On 40 commits with z1 20% slower from c05, check looks at the newest 30
+// (c10 to c39) and finds nothing: show -md writes the same comment, and
+// show -html the same verdict, no plot. Asked for all 40 (-last 40), show
+// finds the step at c05, as check -last 40 does, and says that check
+// looks at the newest 30.
+func TestHistoryShowSaysWhatCheckFound(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "h.db")
+	addHistory(t, db, 40, func(i int) *timeline.Trace {
+		var slow map[string]float64
+		if i >= 5 {
+			slow = map[string]float64{"z1": 1.2}
+		}
+		return synthRun(uint64(500+i), 0.01, slow)
+	})
+	md, page := filepath.Join(dir, "out.md"), filepath.Join(dir, "out.html")
+	args := func(cmd string, extra ...string) []string {
+		return append([]string{"history", cmd, "-db", db, "-testbed", "synthetic"}, extra...)
+	}
+	check := readOut(t, md, exitUnchanged, args("check", "-md", md)...)
+	if show := readOut(t, md, 0, args("show", "-md", md)...); show != check {
+		t.Errorf("show -md is not check's comment:\n%s\ncheck's:\n%s", show, check)
+	}
+	if !strings.Contains(check, "UNCHANGED") || !strings.Contains(check, "the newest 30 commits (seq 10 to 39)") {
+		t.Errorf("check's comment does not name its window:\n%s", check)
+	}
+	html := readOut(t, page, 0, args("show", "-html", page)...)
+	if !strings.Contains(html, "UNCHANGED") || !strings.Contains(html, "the newest 30 commits (seq 10 to 39)") || strings.Contains(html, "<svg") {
+		t.Errorf("show -html is not check's verdict:\n%s", html)
+	}
+
+	check40 := readOut(t, md, exitRegressed, args("check", "-last", "40", "-md", md)...)
+	show40 := readOut(t, md, 0, args("show", "-last", "40", "-md", md)...)
+	for _, s := range []string{check40, show40} {
+		if !strings.Contains(s, "REGRESSED") || !strings.Contains(s, "the newest 40 commits (seq 0 to 39)") || !strings.Contains(s, "(seq 5)") {
+			t.Errorf("over 40 commits, the step at c05 is not found:\n%s", s)
+		}
+	}
+	if !strings.Contains(show40, "check looks at the newest 30 unless given -last 40") {
+		t.Errorf("show -last 40 does not say that check looks at another window:\n%s", show40)
+	}
+	if strings.Contains(check40, "check looks at") {
+		t.Errorf("check -last 40 speaks of another window:\n%s", check40)
+	}
+	if got, want := findingRows(show40), findingRows(check40); got != want || got == "" {
+		t.Errorf("show -last 40 finds\n%s\ncheck -last 40\n%s", got, want)
+	}
+}
+
+// findingRows are a markdown comment's table rows.
+func findingRows(md string) string {
+	var rows []string
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| | zone") {
+			rows = append(rows, l)
+		}
+	}
+	return strings.Join(rows, "\n")
+}
