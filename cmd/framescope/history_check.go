@@ -107,8 +107,8 @@ func checkText(c historyCheckOptions, h history.History, r history.CheckResult) 
 	var b strings.Builder
 	b.WriteString("framescope history check: " + checkHeadline(c, h, r).text() + "\n")
 	fmt.Fprintf(&b, "  %d time series at a false-alarm level of %g over them all, %d exact work series", r.Series, c.o.Alpha, r.Exact)
-	if r.Inexact > 0 {
-		fmt.Fprintf(&b, " (%d more left out: their runs of one commit disagree)", r.Inexact)
+	if r.Noisy > 0 {
+		fmt.Fprintf(&b, " (%d of the time series are work counts not shown to be exact, tested as times are)", r.Noisy)
 	}
 	b.WriteString("\n")
 	for _, f := range r.Findings {

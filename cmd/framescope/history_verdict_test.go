@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,4 +99,95 @@ func findingRows(md string) string {
 		}
 	}
 	return strings.Join(rows, "\n")
+}
+
+// jitteredWork is 1,000 times baseWork with each statistic of each zone
+// scaled, for the whole run, by a factor drawn for the run (sd 2%):
+// counts the same in every frame of a run, as an exact count's are, that
+// move between runs of the same code; zone's fragment shader invocations
+// scaled by f.
+func jitteredWork(seed uint64, zone string, f float64) workOf {
+	rng := rand.New(rand.NewPCG(seed, 21))
+	var scale [4][timeline.NumPipelineStats]float64
+	for z := range scale {
+		for i := range scale[z] {
+			scale[z][i] = math.Exp(0.02 * rng.NormFloat64())
+		}
+	}
+	return func(z string, frame uint64) *timeline.Work {
+		w := baseWork(z, frame)
+		k := int(z[1] - '0')
+		w.Stats.Each(func(i int) {
+			g := scale[k][i]
+			if z == zone && i == fragStat {
+				g *= f
+			}
+			w.Count[i] = uint64(math.Round(float64(1000*w.Count[i]) * g))
+		})
+		return w
+	}
+}
+
+// With one run a commit, counts that hold within a run but move 2%
+// between runs are no exact counts: on a flat history they are tested as
+// times are, and nothing is found; a step of +20% in one of them is found
+// so, at its commit, with its false-alarm probability. Counts that hold
+// from commit to commit are exact: a +10% step in one is found at its
+// commit, an exact count.
+func TestHistoryCountsExactOnEvidence(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		work   func(i int) workOf
+		code   int
+		at     string // the commit of the step found, "" for none
+		exact  bool   // whether it is an exact count's
+		series int    // exact work series
+	}{
+		{"jittered flat", func(i int) workOf { return jitteredWork(uint64(i), "", 1) }, exitUnchanged, "", false, 0},
+		{"jittered step", func(i int) workOf { return jitteredWork(uint64(i), "z2", stepAt(i, 14, 1.2)) }, exitRegressed, "c14", false, 0},
+		{"exact step", func(i int) workOf { return scaled("z2", fragStat, stepAt(i, 15, 1.1)) }, exitRegressed, "c15", true, 16},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := "sqlite:" + filepath.Join(dir, c.name+".db")
+			addHistory(t, db, 20, func(i int) *timeline.Trace { return workRun(uint64(700+i), c.work(i)) })
+			code, out, errs := runCLI("history", "check", "-db", db, "-testbed", "synthetic", "-json")
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errs)
+			}
+			var r checkJSONOut
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Exact != c.series {
+				t.Errorf("%d exact work series, want %d", r.Exact, c.series)
+			}
+			var steps []string
+			for _, f := range r.Findings {
+				steps = append(steps, fmt.Sprintf("%s/%s %s at %s exact %t", f.Name, f.Metric, stepText(f.Step), f.Commit, f.Exact))
+			}
+			want := 0
+			if c.at != "" {
+				want = 1
+			}
+			if len(steps) != want {
+				t.Fatalf("%d findings, want %d:\n%s", len(steps), want, strings.Join(steps, "\n"))
+			}
+			if c.at == "" {
+				return
+			}
+			f := r.Findings[0]
+			if f.Name != "z2" || f.Metric != "fragment_shader_invocations" || f.Commit != c.at || f.Exact != c.exact || !f.Regression || c.exact != (f.P == 0) {
+				t.Errorf("finding %+v, want z2's fragment shader invocations at %s, exact %t", f, c.at, c.exact)
+			}
+		})
+	}
+}
+
+// stepAt is f from commit at on, else 1.
+func stepAt(i, at int, f float64) float64 {
+	if i >= at {
+		return f
+	}
+	return 1
 }

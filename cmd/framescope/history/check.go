@@ -69,9 +69,9 @@ func (v Verdict) String() string { return [...]string{"unchanged", "regressed", 
 type CheckResult struct {
 	Verdict  Verdict
 	Findings []Finding
-	Series   int // time series tested
+	Series   int // series tested as times are: times, and Noisy
 	Exact    int // exact work series followed
-	Inexact  int // work series whose runs of one commit disagreed: left out
+	Noisy    int // work series not shown to be exact (heldStill), tested as times are
 }
 
 // Check finds, in each series of h, its newest step, and says whether
@@ -83,8 +83,8 @@ type CheckResult struct {
 // whose largest rise over every series and split is as large (a max-T
 // over series and commits, as framescope diff's max-T over zones). The
 // unit of replication is the commit, its runs averaged. A work statistic
-// whose runs agree on each commit is exact: its newest change is a step
-// at that commit.
+// that the history shows to be exact (heldStill) has its newest change
+// named a step at that commit; any other is tested as times are.
 func Check(h History, o CheckOptions) (CheckResult, error) {
 	if err := o.check(); err != nil {
 		return CheckResult{}, err
@@ -105,7 +105,10 @@ func Check(h History, o CheckOptions) (CheckResult, error) {
 			f, exact, ok := exactStep(sr, len(h.Commits), o)
 			switch {
 			case !exact:
-				r.Inexact++
+				if ts, ok := newTimeSeries(sr, len(h.Commits)); ok {
+					time = append(time, ts)
+					r.Noisy++
+				}
 			case ok:
 				r.Findings = append(r.Findings, f)
 				r.Exact++
@@ -143,20 +146,25 @@ func (o CheckOptions) check() error {
 	return nil
 }
 
-// exactStep is a work series' newest change, where every commit's runs
-// agree on a whole count (exact); ok says there is one.
+// exactStep is a work series' newest change, where its count is exact:
+// a whole count that every commit's runs agree on, and that the history
+// shows to hold still (heldStill); ok says there is one.
 func exactStep(sr Series, commits int, o CheckOptions) (f Finding, exact, ok bool) {
 	vals := make([]uint64, commits)
-	have := make([]bool, commits)
+	runs := make([]int, commits)
 	for _, v := range sr.Values {
-		if !v.IsWhole || have[v.Commit] && vals[v.Commit] != v.Whole {
+		if !v.IsWhole || runs[v.Commit] > 0 && vals[v.Commit] != v.Whole {
 			return f, false, false
 		}
-		vals[v.Commit], have[v.Commit] = v.Whole, true
+		vals[v.Commit] = v.Whole
+		runs[v.Commit]++
+	}
+	if !heldStill(vals, runs) {
+		return f, false, false
 	}
 	prev := -1
 	for c := range commits {
-		if !have[c] {
+		if runs[c] == 0 {
 			continue
 		}
 		if prev >= 0 && vals[c] != vals[prev] {
@@ -167,6 +175,34 @@ func exactStep(sr Series, commits int, o CheckOptions) (f Finding, exact, ok boo
 	}
 	f.Regression = ok && f.Step > o.MinEffect
 	return f, true, ok
+}
+
+// heldStill says whether a count, that the runs of each commit agree on
+// (vals[c], over runs[c] runs), shows that it does not move between runs
+// of the same code: two runs of a commit agree on it, or, with one run a
+// commit, no value it takes is alone, unlike the commits' on either side
+// of it (the window's oldest and newest may be: the oldest's value may
+// have begun before the window, the newest's is new). With one run a
+// commit, "every run of the commit agrees" holds of any count: a count
+// that is the same in every frame of a run, but moves between runs,
+// would change at nearly every commit, and every change would be an
+// exact step.
+func heldStill(vals []uint64, runs []int) bool {
+	var at []int // the commits with runs
+	for c, n := range runs {
+		if n > 1 {
+			return true
+		}
+		if n == 1 {
+			at = append(at, c)
+		}
+	}
+	for i := 1; i+1 < len(at); i++ {
+		if v := vals[at[i]]; v != vals[at[i-1]] && v != vals[at[i+1]] {
+			return false
+		}
+	}
+	return true
 }
 
 func ratio(a, b uint64) float64 {

@@ -1,9 +1,11 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,7 +88,8 @@ func step(z, c, at int, f float64) float64 {
 }
 
 // An exact work count that changes is a step at its commit, whatever the
-// noise of time; runs of a commit that disagree make the series inexact.
+// noise of time; runs of a commit that disagree make the series a noisy
+// one, tested as times are (and, one outlier, found to have no step).
 func TestCheckExactWork(t *testing.T) {
 	h := synth(3, 12, 2, 0.03, flat)
 	work := Series{Key: SeriesKey{"gpu", "q", "z0", "fragment_shader_invocations"}}
@@ -105,11 +108,62 @@ func TestCheckExactWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verdict != Regressed || len(r.Findings) != 1 || !r.Findings[0].Exact || r.Findings[0].Commit != 9 || r.Exact != 1 || r.Inexact != 1 {
+	if r.Verdict != Regressed || len(r.Findings) != 1 || !r.Findings[0].Exact || r.Findings[0].Commit != 9 || r.Exact != 1 || r.Noisy != 1 || r.Series != 3 {
 		t.Fatalf("%+v\n%s", r, describe(r))
 	}
 	if f := r.Findings[0]; math.Abs(f.Step-0.1) > 1e-12 {
 		t.Fatalf("step %g, want +10%%", f.Step)
+	}
+}
+
+// A count is exact on evidence: two runs of a commit that agree, or,
+// with one run a commit, no value alone between commits of others (but
+// the oldest's and the newest's); else it is noisy, tested as times are.
+func TestCheckExactOnEvidence(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		vals  []uint64 // one run a commit
+		twice int      // a commit with a second run, of the same count; -1 none
+		other uint64   // the second run's count, where not vals[twice]
+		want  string
+	}{
+		{"held", []uint64{5, 5, 5, 5, 6, 6, 6, 6}, -1, 0, "exact, step at 4"},
+		{"newest alone", []uint64{5, 5, 5, 5, 5, 5, 5, 6}, -1, 0, "exact, step at 7"},
+		{"oldest alone", []uint64{4, 5, 5, 5, 5, 5, 5, 5}, -1, 0, "exact, step at 1"},
+		{"flat", []uint64{5, 5, 5, 5, 5, 5, 5, 5}, -1, 0, "exact, no step"},
+		{"one alone between", []uint64{5, 5, 5, 6, 5, 5, 5, 5}, -1, 0, "noisy"},
+		{"moves each commit", []uint64{500, 510, 495, 505, 490, 507, 498, 503}, -1, 0, "noisy"},
+		{"two runs agree", []uint64{5, 5, 6, 7, 7, 7, 7, 7}, 2, 0, "exact, step at 3"},
+		{"two runs disagree", []uint64{5, 5, 5, 5, 6, 6, 6, 6}, 2, 9, "noisy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := synth(5, len(c.vals), 1, 0.03, flat)
+			sr := Series{Key: SeriesKey{"gpu", "q", "z0", "clipping_primitives"}}
+			for i, v := range c.vals {
+				sr.Values = append(sr.Values, Value{Commit: i, Value: float64(v), Whole: v, IsWhole: true})
+			}
+			if c.twice >= 0 {
+				v := cmp.Or(c.other, c.vals[c.twice])
+				sr.Values = append(sr.Values, Value{Commit: c.twice, Run: 1, Value: float64(v), Whole: v, IsWhole: true})
+			}
+			h.Series = append(h.Series, sr)
+			r, err := Check(h, DefaultCheck)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("%d exact, %d noisy of %d series", r.Exact, r.Noisy, r.Series)
+			switch i := slices.IndexFunc(r.Findings, func(f Finding) bool { return f.Exact }); {
+			case r.Exact == 0 && r.Noisy == 1 && r.Series == 2:
+				got = "noisy"
+			case r.Exact == 1 && r.Noisy == 0 && i >= 0:
+				got = fmt.Sprintf("exact, step at %d", r.Findings[i].Commit)
+			case r.Exact == 1 && r.Noisy == 0:
+				got = "exact, no step"
+			}
+			if got != c.want {
+				t.Fatalf("%s, want %s; findings:\n%s", got, c.want, describe(r))
+			}
+		})
 	}
 }
 
