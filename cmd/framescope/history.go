@@ -29,7 +29,8 @@ const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [
        framescope history check -db DSN -testbed T [-branch B] [-last N] [-min-effect 2%] [-alpha 0.01] [-tails] [-json] [-md FILE]
        framescope history show -db DSN -testbed T [-branch B] [-last N] [-json] [-html FILE] [-md FILE]
 DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
-of them, as framescope diff takes them.
+of them, as framescope diff takes them; the same trace given twice is an
+error (exit 2).
 add writes: it makes the database (a SQLite file) or its schema where
 missing, and migrates an older schema. check and show only read: they need
 read access alone, and make and change nothing. A -db file that is not
@@ -113,9 +114,13 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 // reads a side) into the history's points, with each trace's digest, and
 // the testbed their traces name: their GPUs, where every run names the
 // same ones. It says on warn which traces were cut short, and how much
-// of each it reads.
+// of each it reads. A trace given twice (a file again, a copy of it, or
+// a file of a directory given too) is an error naming both paths: a run
+// counted once where twice were meant is a mistake of the job, not a
+// retry.
 func historyRuns(paths []string, warn io.Writer) ([]history.Run, string, error) {
 	var runs []history.Run
+	given := map[string]string{} // path by digest
 	testbed, same := "", true
 	for _, p := range paths {
 		sd, err := loadSide(p)
@@ -131,6 +136,10 @@ func historyRuns(paths []string, warn io.Writer) ([]history.Run, string, error) 
 			if err != nil {
 				return nil, "", err
 			}
+			if at, ok := given[digest]; ok {
+				return nil, "", fmt.Errorf("%s and %s are the same trace (sha256 %.12s): give each run once", at, rt.Path, digest)
+			}
+			given[digest] = rt.Path
 			runs = append(runs, history.Run{Digest: digest, Path: rt.Path, Points: historyPoints(rt)})
 			tb := strings.Join(rt.Devices, " + ")
 			if len(runs) == 1 {

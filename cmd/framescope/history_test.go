@@ -218,3 +218,40 @@ func colourCounts(t *testing.T, path string) map[string]int {
 	}
 	return counts
 }
+
+// A trace given twice to one history add (the file again, a copy of it,
+// or a file of a directory given too) is refused, exit 2, naming both
+// paths, and nothing is recorded: not "1 of 2 runs added (1 recorded
+// before)", which reads as a retry.
+func TestHistoryAddSameTraceTwice(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	runs := runDir(t, dir, "runs", 1, 2, 0.02, nil)
+	one := writeFile(t, dir, "one.pftrace", workRun(99, baseWork), formatPerfetto, false)
+	data, err := os.ReadFile(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(dir, "copy.pftrace")
+	if err := os.WriteFile(copied, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inDir, err := filepath.Glob(filepath.Join(runs, "*"))
+	if err != nil || len(inDir) == 0 {
+		t.Fatalf("runs: %v %v", inDir, err)
+	}
+	for what, paths := range map[string][]string{
+		"a file twice":             {one, one},
+		"a file and its copy":      {one, copied},
+		"a directory and its file": {runs, inDir[0]},
+	} {
+		args := append([]string{"history", "add", "-db", "sqlite:" + db, "-commit", "a1", "-seq", "1", "-testbed", "synth"}, paths...)
+		code, out, errs := runCLI(args...)
+		if code != exitBadInput || !strings.Contains(errs, paths[1]) || !strings.Contains(errs, "same trace") {
+			t.Errorf("%s: exit %d, want %d naming %s as the same trace\n%s%s", what, code, exitBadInput, paths[1], out, errs)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused add made %s: %v", db, err)
+	}
+}
