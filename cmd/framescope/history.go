@@ -30,7 +30,7 @@ const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [
        framescope history show -db DSN -testbed T [-branch B] [-last N] [-json] [-html FILE] [-md FILE]
 DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
 of them, as framescope diff takes them; the same trace given twice is an
-error (exit 2).
+error (exit 2), as is a -commit, -branch or -testbed of white space alone.
 add writes: it makes the database (a SQLite file) or its schema where
 missing, and migrates an older schema. check and show only read: they need
 read access alone, and make and change nothing. A -db file that is not
@@ -75,6 +75,9 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "framescope history add: "+format+"\n", a...)
 		return exitBadInput
 	}
+	if name := blankFlag(fs, "commit", "branch", "testbed"); name != "" {
+		return bad("-%s is blank: give a name with a character other than white space", name)
+	}
 	switch {
 	case *dsn == "":
 		return bad("-db is missing")
@@ -108,6 +111,19 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, phrasef(`commit %s (seq %d) of %s on "%s": %d of %d runs added (%d recorded before)`,
 		untrusted(c.SHA), c.Seq, untrusted(c.Branch), untrusted(c.Testbed), n, len(runs), len(runs)-n).text())
 	return 0
+}
+
+// blankFlag is the first of the named flags given as empty or white
+// space alone, "" where there is none: such a name would read as none
+// in every report.
+func blankFlag(fs *flag.FlagSet, names ...string) string {
+	blank := ""
+	fs.Visit(func(f *flag.Flag) {
+		if blank == "" && slices.Contains(names, f.Name) && strings.TrimSpace(f.Value.String()) == "" {
+			blank = f.Name
+		}
+	})
+	return blank
 }
 
 // historyRuns reads the runs at paths (files or directories, as diff

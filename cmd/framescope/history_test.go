@@ -255,3 +255,26 @@ func TestHistoryAddSameTraceTwice(t *testing.T) {
 		t.Errorf("a refused add made %s: %v", db, err)
 	}
 }
+
+// A -commit, -branch or -testbed given as white space alone (or empty)
+// is refused, exit 2, naming the flag, and nothing is recorded: such a
+// name would read as none in every report.
+func TestHistoryAddBlankNames(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	runs := runDir(t, dir, "runs", 1, 1, 0.02, nil)
+	for _, c := range []struct{ flag, value string }{
+		{"commit", "   "}, {"commit", "\t"}, {"branch", " "}, {"branch", ""}, {"testbed", " \n "}, {"testbed", ""},
+	} {
+		args := map[string]string{"commit": "a1", "branch": "main", "testbed": "synth"}
+		args[c.flag] = c.value
+		code, out, errs := runCLI("history", "add", "-db", "sqlite:"+db, "-seq", "1", "-commit", args["commit"],
+			"-branch", args["branch"], "-testbed", args["testbed"], runs)
+		if code != exitBadInput || !strings.Contains(errs, "-"+c.flag+" is blank") {
+			t.Errorf("-%s %q: exit %d, want %d saying -%s is blank\n%s%s", c.flag, c.value, code, exitBadInput, c.flag, out, errs)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused add made %s: %v", db, err)
+	}
+}

@@ -130,6 +130,9 @@ func (c Commit) Check() error {
 		if err := checkText(f.what, f.s, f.max); err != nil {
 			return err
 		}
+		if strings.TrimSpace(f.s) == "" {
+			return fmt.Errorf("history: the %s %q is white space alone", f.what, f.s)
+		}
 		// What names a commit is printed in every report, a line each.
 		if strings.IndexFunc(f.s, unicode.IsControl) >= 0 {
 			return fmt.Errorf("history: the %s %q holds a control character", f.what, f.s)
