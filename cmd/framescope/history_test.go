@@ -278,3 +278,22 @@ func TestHistoryAddBlankNames(t *testing.T) {
 		t.Errorf("a refused add made %s: %v", db, err)
 	}
 }
+
+// Each history subcommand's help gives each flag's default once: the
+// flag package adds "(default X)" to a usage string, which must not say
+// it again.
+func TestHistoryHelpDefaultsOnce(t *testing.T) {
+	for _, sub := range []string{"add", "check", "show"} {
+		code, out, errs := runCLI("history", sub, "-h")
+		help := out + errs
+		if code != exitBadInput || !strings.Contains(help, "-min-effect") && sub != "add" {
+			t.Fatalf("%s -h: exit %d\n%s", sub, code, help)
+		}
+		// A flag's entry is its "  -name" line and the indented lines under it.
+		for _, entry := range strings.Split(help, "\n  -")[1:] {
+			if n := strings.Count(entry, "default"); n > 1 {
+				t.Errorf("%s -h: -%s names its default %d times", sub, entry, n)
+			}
+		}
+	}
+}
