@@ -115,8 +115,12 @@ func checkText(what, s string, max int) error {
 		return fmt.Errorf("history: the %s is empty", what)
 	case len(s) > max:
 		return fmt.Errorf("history: the %s is %d bytes, over the limit of %d", what, len(s), max)
-	case !utf8.ValidString(s) || strings.ContainsRune(s, 0):
+	case !utf8.ValidString(s):
 		return fmt.Errorf("history: the %s %q is not UTF-8 text", what, s)
+	case strings.ContainsRune(s, 0):
+		// UTF-8, but PostgreSQL's text holds no NUL; other control
+		// characters it holds, and every output escapes.
+		return fmt.Errorf("history: the %s %q holds a NUL (\\x00), a control character no name in the history may hold", what, s)
 	}
 	return nil
 }

@@ -53,3 +53,28 @@ func TestUnknownNames(t *testing.T) {
 		}
 	})
 }
+
+// A NUL in a name is refused as what it is, a NUL, naming the rule: not
+// as text that is not UTF-8, which it is. On both stores, as the
+// database is never asked.
+func TestNULInName(t *testing.T) {
+	stores(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		w := open(t, dsn)
+		rng := rand.New(rand.NewPCG(9, 9))
+		r := run(rng, "r", 1)
+		r.Points[0].Name = "z\x00ero"
+		for what, c := range map[string]struct {
+			c    history.Commit
+			runs []history.Run
+		}{
+			"a zone":   {history.Commit{Testbed: "t", Branch: "main", SHA: "c", Seq: 1}, []history.Run{r}},
+			"a commit": {history.Commit{Testbed: "t", Branch: "main", SHA: "c\x00", Seq: 1}, []history.Run{run(rng, "a", 1)}},
+		} {
+			_, err := w.Add(ctx, c.c, c.runs)
+			if err == nil || !strings.Contains(err.Error(), `holds a NUL (\x00), a control character`) || strings.Contains(err.Error(), "UTF-8") {
+				t.Errorf("%s with a NUL: %v", what, err)
+			}
+		}
+	})
+}
