@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -31,6 +33,8 @@ const historyUsage = `usage: framescope history add -db DSN -commit SHA -seq N [
 DSN is sqlite:PATH or postgres://...; a RUN is a trace file or a directory
 of them, as framescope diff takes them; the same trace given twice is an
 error (exit 2), as is a -commit, -branch or -testbed of white space alone.
+A zone whose name the history cannot hold (over 1,024 bytes, not UTF-8,
+a NUL) is left out, each run's counted on stderr and all in the summary.
 add writes: it makes the database (a SQLite file) or its schema where
 missing, and migrates an older schema. check and show only read: they need
 read access alone, and make and change nothing. A -db file that is not
@@ -88,7 +92,7 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() == 0:
 		return bad("no runs: give trace files or directories of them")
 	}
-	runs, testbed, err := historyRuns(fs.Args(), stderr)
+	runs, testbed, skipped, err := historyRuns(fs.Args(), stderr)
 	if err != nil {
 		return bad("%s", termText(err.Error()))
 	}
@@ -108,8 +112,12 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("%s", termText(err.Error()))
 	}
-	fmt.Fprintln(stdout, phrasef(`commit %s (seq %d) of %s on "%s": %d of %d runs added (%d recorded before)`,
-		untrusted(c.SHA), c.Seq, untrusted(c.Branch), untrusted(c.Testbed), n, len(runs), len(runs)-n).text())
+	line := phrasef(`commit %s (seq %d) of %s on "%s": %d of %d runs added (%d recorded before)`,
+		untrusted(c.SHA), c.Seq, untrusted(c.Branch), untrusted(c.Testbed), n, len(runs), len(runs)-n).text()
+	if skipped > 0 {
+		line += fmt.Sprintf("; %d zones not stored, their names ones the history cannot hold (each run's are listed above)", skipped)
+	}
+	fmt.Fprintln(stdout, line)
 	return 0
 }
 
@@ -130,33 +138,37 @@ func blankFlag(fs *flag.FlagSet, names ...string) string {
 // reads a side) into the history's points, with each trace's digest, and
 // the testbed their traces name: their GPUs, where every run names the
 // same ones. It says on warn which traces were cut short, and how much
-// of each it reads. A trace given twice (a file again, a copy of it, or
+// of each it reads, and which zones it leaves out (their names ones the
+// history cannot hold), returning how many. A trace given twice (a file again, a copy of it, or
 // a file of a directory given too) is an error naming both paths: a run
 // counted once where twice were meant is a mistake of the job, not a
 // retry.
-func historyRuns(paths []string, warn io.Writer) ([]history.Run, string, error) {
+func historyRuns(paths []string, warn io.Writer) ([]history.Run, string, int, error) {
 	var runs []history.Run
+	skipped := 0
 	given := map[string]string{} // path by digest
 	testbed, same := "", true
 	for _, p := range paths {
 		sd, err := loadSide(p)
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		warnCuts(warn, "history add", sd)
 		for _, rt := range sd.Runs {
 			if len(runs) == history.MaxRuns {
-				return nil, "", fmt.Errorf("over %d runs at once", history.MaxRuns)
+				return nil, "", 0, fmt.Errorf("over %d runs at once", history.MaxRuns)
 			}
 			digest, err := fileDigest(rt.Path)
 			if err != nil {
-				return nil, "", err
+				return nil, "", 0, err
 			}
 			if at, ok := given[digest]; ok {
-				return nil, "", fmt.Errorf("%s and %s are the same trace (sha256 %.12s): give each run once", at, rt.Path, digest)
+				return nil, "", 0, fmt.Errorf("%s and %s are the same trace (sha256 %.12s): give each run once", at, rt.Path, digest)
 			}
 			given[digest] = rt.Path
-			runs = append(runs, history.Run{Digest: digest, Path: rt.Path, Points: historyPoints(rt)})
+			pts, left := historyPoints(rt)
+			skipped += warnLeftOut(warn, rt.Path, left)
+			runs = append(runs, history.Run{Digest: digest, Path: rt.Path, Points: pts})
 			tb := strings.Join(rt.Devices, " + ")
 			if len(runs) == 1 {
 				testbed = tb
@@ -167,7 +179,24 @@ func historyRuns(paths []string, warn io.Writer) ([]history.Run, string, error) 
 	if !same {
 		testbed = ""
 	}
-	return runs, testbed, nil
+	return runs, testbed, skipped, nil
+}
+
+// warnLeftOut says on w how many zones of the run at path were left out,
+// by the rule their names break, and returns how many.
+func warnLeftOut(w io.Writer, path string, left map[string]int) int {
+	if len(left) == 0 {
+		return 0
+	}
+	rules := slices.Sorted(maps.Keys(left))
+	n, why := 0, make([]string, len(rules))
+	for i, r := range rules {
+		n += left[r]
+		why[i] = fmt.Sprintf("%d whose name %s", left[r], r)
+	}
+	fmt.Fprintf(w, "framescope history add: warning: %s: %d zones not stored, their names ones the history cannot hold: %s\n",
+		termText(path), n, strings.Join(why, "; "))
+	return n
 }
 
 func fileDigest(path string) (string, error) {
@@ -185,15 +214,23 @@ func fileDigest(path string) (string, error) {
 
 // historyPoints are a run's points: each zone's p50 and p95, and each
 // pipeline statistic it counted (its count per occurrence, exact where
-// whole).
-func historyPoints(rt runTrace) []history.Point {
+// whole). A zone whose name the history cannot hold (over its limit,
+// not UTF-8, a NUL) is left out, counted by the rule it breaks, so that
+// one such zone costs its own series, not the commit.
+func historyPoints(rt runTrace) ([]history.Point, map[string]int) {
 	keys := make([]zoneKey, 0, len(rt.Zones))
 	for k := range rt.Zones {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareKeys)
 	var pts []history.Point
+	left := map[string]int{}
 	for _, k := range keys {
+		var ne *history.NameError
+		if err := (history.SeriesKey{Kind: k.Kind, Track: k.Track, Name: k.Name, Metric: "p50"}).Check(); errors.As(err, &ne) {
+			left[ne.Rule]++
+			continue
+		}
 		z := rt.Zones[k]
 		at := history.Point{Kind: k.Kind, Track: k.Track, Name: k.Name, N: int64(z.N)}
 		for _, m := range []struct {
@@ -214,7 +251,7 @@ func historyPoints(rt runTrace) []history.Point {
 			pts = append(pts, p)
 		})
 	}
-	return pts
+	return pts, left
 }
 
 func historyShow(args []string, stdout, stderr io.Writer) int {

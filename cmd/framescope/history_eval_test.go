@@ -157,7 +157,11 @@ func evalPool(t *testing.T, dir string) []history.Run {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs = append(runs, history.Run{Digest: f, Path: f, Points: historyPoints(summarizeRun(f, tr))})
+		pts, left := historyPoints(summarizeRun(f, tr))
+		if len(left) > 0 {
+			t.Fatalf("%s: zones left out: %v", f, left)
+		}
+		runs = append(runs, history.Run{Digest: f, Path: f, Points: pts})
 	}
 	return runs
 }

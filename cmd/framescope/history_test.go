@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/framescope/framescope/internal/testkit/pgtest"
 )
 
 // framescope history add records a directory of runs and a file, by the
@@ -51,7 +55,7 @@ func TestHistoryAddShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := historyPoints(sd.Runs[0])
+	want, _ := historyPoints(sd.Runs[0])
 	found := 0
 	for _, p := range want {
 		for _, s := range h.Series {
@@ -295,5 +299,50 @@ func TestHistoryHelpDefaultsOnce(t *testing.T) {
 				t.Errorf("%s -h: -%s names its default %d times", sub, entry, n)
 			}
 		}
+	}
+}
+
+// A zone whose name the history cannot hold (over 1,024 bytes, not
+// UTF-8, a NUL) costs its own series, not the commit: add records the
+// run's other zones, exit 0, and says on stderr and in its summary how
+// many it left out and why. On SQLite and PostgreSQL.
+func TestHistoryAddLeavesOutBadNames(t *testing.T) {
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			db := "sqlite:" + filepath.Join(dir, "h.db")
+			if store == "postgres" {
+				db = pgtest.Start(t)
+			}
+			tr := synthRun(5, 0.01, nil)
+			long := strings.Repeat("é", 600) // 1,200 bytes
+			tr.Names[3], tr.Names[4], tr.Names[5] = long, "z\xff1", "z\x002"
+			run := writeFile(t, dir, "r.pftrace", tr, formatPerfetto, false)
+			code, out, errs := runCLI("history", "add", "-db", db, "-commit", "a1", "-seq", "1", "-testbed", "synth", run)
+			if code != 0 || !strings.Contains(out, "1 of 1 runs added") || !strings.Contains(out, "3 zones not stored") {
+				t.Fatalf("add: exit %d\n%s%s", code, out, errs)
+			}
+			for _, want := range []string{"r.pftrace: 3 zones not stored", "1 whose name is over the limit of 1024 bytes",
+				"1 whose name is not UTF-8 text", `1 whose name holds a NUL (\x00)`} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, errs)
+				}
+			}
+			code, out, errs = runCLI("history", "show", "-db", db, "-testbed", "synth", "-json")
+			if code != 0 {
+				t.Fatalf("show: exit %d %s", code, errs)
+			}
+			var h historyJSON
+			if err := json.Unmarshal([]byte(out), &h); err != nil {
+				t.Fatal(err)
+			}
+			names := map[string]bool{}
+			for _, s := range h.Series {
+				names[s.Name] = true
+			}
+			if !names["z3"] || names[long] || len(names) != len(tr.Names)-1-3 { // not "", nor the three
+				t.Errorf("stored zones %v, want all but the three", slices.Sorted(maps.Keys(names)))
+			}
+		})
 	}
 }

@@ -109,18 +109,51 @@ const (
 	MaxLoad   = 100_000 // commits one Load returns
 )
 
+// NameError is a name the history cannot hold: what it names, the name,
+// and the rule it breaks (such as "is not UTF-8 text"), which callers
+// may count by.
+type NameError struct {
+	What, Name, Rule string
+}
+
+func (e *NameError) Error() string {
+	switch {
+	case e.Name == "":
+		return fmt.Sprintf("history: the %s %s", e.What, e.Rule)
+	case len(e.Name) > 64:
+		return fmt.Sprintf("history: the %s of %d bytes %s", e.What, len(e.Name), e.Rule)
+	}
+	return fmt.Sprintf("history: the %s %q %s", e.What, e.Name, e.Rule)
+}
+
 func checkText(what, s string, max int) error {
+	rule := ""
 	switch {
 	case s == "":
-		return fmt.Errorf("history: the %s is empty", what)
+		rule = "is empty"
 	case len(s) > max:
-		return fmt.Errorf("history: the %s is %d bytes, over the limit of %d", what, len(s), max)
+		rule = fmt.Sprintf("is over the limit of %d bytes", max)
 	case !utf8.ValidString(s):
-		return fmt.Errorf("history: the %s %q is not UTF-8 text", what, s)
+		rule = "is not UTF-8 text"
 	case strings.ContainsRune(s, 0):
 		// UTF-8, but PostgreSQL's text holds no NUL; other control
 		// characters it holds, and every output escapes.
-		return fmt.Errorf("history: the %s %q holds a NUL (\\x00), a control character no name in the history may hold", what, s)
+		rule = `holds a NUL (\x00), a control character no name in the history may hold`
+	default:
+		return nil
+	}
+	return &NameError{What: what, Name: s, Rule: rule}
+}
+
+// Check says what is wrong with k, if anything: a *NameError, where one
+// of its names is one the history cannot hold.
+func (k SeriesKey) Check() error {
+	for _, f := range []struct{ what, s string }{
+		{"zone's kind", k.Kind}, {"zone's track", k.Track}, {"zone's name", k.Name}, {"metric", k.Metric},
+	} {
+		if err := checkText(f.what, f.s, MaxText); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -163,10 +196,8 @@ func checkRuns(runs []Run) error {
 			return fmt.Errorf("history: run %s has %d points, over the limit of %d", r.Path, len(r.Points), MaxPoints)
 		}
 		for _, p := range r.Points {
-			for _, s := range []string{p.Kind, p.Track, p.Name, p.Metric} {
-				if err := checkText("zone's key", s, MaxText); err != nil {
-					return fmt.Errorf("%w (run %s)", err, r.Path)
-				}
+			if err := (SeriesKey{p.Kind, p.Track, p.Name, p.Metric}).Check(); err != nil {
+				return fmt.Errorf("%w (run %s)", err, r.Path)
 			}
 			if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) || p.N < 0 {
 				return fmt.Errorf("history: run %s: %s: value %g of %d occurrences", r.Path, SeriesKey{p.Kind, p.Track, p.Name, p.Metric}, p.Value, p.N)
