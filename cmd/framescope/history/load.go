@@ -17,7 +17,7 @@ func (s *sqlStore) Load(ctx context.Context, testbed, branch string, last int) (
 	if err == nil {
 		err = s.stamp.unchanged()
 	}
-	return h, s.lockWait(err)
+	return h, s.connLost(s.lockWait(err))
 }
 
 // load reads the history in one transaction, writers going on beside it;

@@ -42,7 +42,7 @@ func (s *sqlStore) Add(ctx context.Context, c Commit, runs []Run) (int, error) {
 		return 0, err
 	}
 	n, err := s.add(ctx, c, runs)
-	return n, s.lockWait(err)
+	return n, s.connLost(s.lockWait(err))
 }
 
 // add records runs of c in one transaction.
