@@ -3,9 +3,12 @@ package history
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -86,7 +89,10 @@ func Open(ctx context.Context, dsn string, o Options) (Store, error) {
 	case o.ReadOnly:
 		err = s.openSQLiteToRead(ctx, path)
 	default:
-		err = s.connect(ctx, sqliteSource(path, sqliteWrite, o.LockWait))
+		err = checkDir(path)
+		if err == nil {
+			err = s.connect(ctx, sqliteSource(path, sqliteWrite, o.LockWait))
+		}
 	}
 	if err == nil && o.ReadOnly {
 		err = s.checkSchema(ctx)
@@ -116,6 +122,23 @@ func (s *sqlStore) connect(ctx context.Context, source string) error {
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		return fmt.Errorf("does not answer: %w", err)
+	}
+	return nil
+}
+
+// checkDir says whether the directory of the file at path is there: a
+// writer makes the file, not its directories, and SQLite would call a
+// missing one "out of memory".
+func checkDir(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the directory %s does not exist (history add makes the file, not its directories)", dir)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
 	}
 	return nil
 }
