@@ -626,18 +626,12 @@ func (s *Slot) complete() bool {
 	return ok
 }
 
-// Settled returns the newest frame up to which every frame begun on the
-// pool has been read back and collected, or counted as lost: no result of
-// a frame up to it will come any more. ^uint64(0) when nothing is pending
-// (no frame recording, none waiting for results, nothing uncollected):
-// then no frame begun so far has more to come.
-func (p *Pool) Settled() uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.settledLocked()
-}
-
-// settledLocked is Settled for a caller holding p.mu.
+// settledLocked returns the newest frame up to which every frame begun
+// on the pool has been read back and collected, or counted as lost: no
+// result of a frame up to it will come any more (Books.Settled).
+// ^uint64(0) when nothing is pending (no frame recording, none waiting for
+// results, nothing uncollected): then no frame begun so far has more to
+// come. The caller holds p.mu.
 func (p *Pool) settledLocked() uint64 {
 	if p.closed.Load() && p.finished {
 		return ^uint64(0)

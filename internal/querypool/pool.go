@@ -240,14 +240,14 @@ type Pool struct {
 	refusedEnds                                                 endRefusals
 
 	// Recordings (recording.go): by command buffer, under mu; nrecs is
-	// their number, for Executed; open, the slots of those recording now,
+	// their number, for Submit; open, the slots of those recording now,
 	// for Begin; running, those with an execution not read yet.
 	recs    map[uint64]*recording
 	nrecs   atomic.Int32
 	open    atomic.Pointer[map[uint64]*openSlot]
 	running []*recording
 	// over are the command buffers whose recording was refused
-	// (overrec.go); nover their number, for Executed.
+	// (overrec.go); nover their number, for Submit.
 	over        map[uint64]*overRec
 	nover       atomic.Int32
 	overlapped  atomic.Uint64
@@ -631,19 +631,13 @@ func (p *Pool) endFrameLocked() {
 	}
 }
 
-// Submitted notes that cmds, recorded in frame, are submitted under key:
-// the pairs begun in them get the key (Result.Key). It returns how many it
-// could not note: the frame has no slot (its zones were refused), or it
-// already has MaxSubmitted.
-func (p *Pool) Submitted(frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.submittedLocked(frame, key, cmds)
-}
-
-// Submit is Executed(last, key, cmds) and Submitted(frame, key, cmds)
-// under one hold of the pool's lock, so that no readback and no account
-// (Took, Account) sees the one without the other.
+// Submit notes one submission of cmds under key, under one hold of the
+// pool's lock, so that no readback and no account (Took, Account) sees
+// half of it: the recordings among cmds each get an execution in the
+// application's frame last, and the pairs begun in cmds in frame get the
+// key (Result.Key). It returns how many of cmds it could not note in
+// frame: the frame has no slot (its zones were refused), or it already
+// has MaxSubmitted.
 func (p *Pool) Submit(last, frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -651,7 +645,8 @@ func (p *Pool) Submit(last, frame, key uint64, cmds []vkg.CommandBuffer) (missed
 	return p.submittedLocked(frame, key, cmds)
 }
 
-// submittedLocked is Submitted for a caller holding p.mu.
+// submittedLocked is Submit's note of frame's pairs. The caller holds
+// p.mu.
 func (p *Pool) submittedLocked(frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
 	p.pinResubmittedLocked(frame, cmds)
 	var s *Slot
@@ -882,7 +877,7 @@ func (p *Pool) Account() (st Stats, inFlight, ready uint64) {
 }
 
 // Books is the pool's account (Account) and how far its frames have
-// settled (Settled), taken at one moment.
+// settled (settledLocked), taken at one moment.
 type Books struct {
 	Stats           Stats
 	InFlight, Ready uint64

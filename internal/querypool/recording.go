@@ -17,7 +17,7 @@ import (
 // records the reset of that slot's queries at the start of the command
 // buffer, EndRecording the copy of its results into the slot's host
 // memory at the end, so that every execution resets, writes and copies
-// its own timestamps. An execution is what Executed is told of, in the
+// its own timestamps. An execution is what Submit is told of, in the
 // application's frame of its submission; its results are read from host
 // memory, with no driver call, once the application has waited for that
 // frame, or at the latest when the recording is submitted again (Vulkan
@@ -334,19 +334,10 @@ func (p *Pool) copyOpen(k uint64, e *openSlot) {
 	p.open.Store(&m)
 }
 
-// Executed notes that cmds, submitted under key in the application's
-// frame, carry the recordings among them: each is one execution. Cheap
-// when the pool has no recording.
-func (p *Pool) Executed(frame, key uint64, cmds []vkg.CommandBuffer) {
-	if p.nrecs.Load() == 0 && p.nover.Load() == 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.executedLocked(frame, key, cmds)
-}
-
-// executedLocked is Executed for a caller holding p.mu.
+// executedLocked notes that cmds, submitted under key in the
+// application's frame, carry the recordings among them: each is one
+// execution (Submit). Cheap when the pool has no recording. The caller
+// holds p.mu.
 func (p *Pool) executedLocked(frame, key uint64, cmds []vkg.CommandBuffer) {
 	if p.closed.Load() || (p.nrecs.Load() == 0 && p.nover.Load() == 0) {
 		return

@@ -33,14 +33,14 @@ func TestSubmittedKeys(t *testing.T) {
 		p.EndFrame(cmds[n])
 		for i, c := range cmds[:n] {
 			key := uint64(1000 + i/2) // two command buffers a submission
-			if missed := p.Submitted(1, key, []vkg.CommandBuffer{c}); missed != 0 {
+			if missed := p.Submit(0, 1, key, []vkg.CommandBuffer{c}); missed != 0 {
 				t.Fatalf("%d not noted", missed)
 			}
 		}
-		if missed := p.Submitted(1, 7, cmds[:1]); missed != 0 { // named again: the first key stays
+		if missed := p.Submit(0, 1, 7, cmds[:1]); missed != 0 { // named again: the first key stays
 			t.Fatalf("%d not noted", missed)
 		}
-		if missed := p.Submitted(99, 8, cmds[:1]); missed != 1 {
+		if missed := p.Submit(0, 99, 8, cmds[:1]); missed != 1 {
 			t.Errorf("a frame with no slot noted %d of 1", 1-missed)
 		}
 		q.Submit(f, cmds...)
