@@ -2,7 +2,7 @@
 // summaries of a project's commits, on a testbed and branch, in a
 // database that CI jobs write and `check` reads.
 //
-//	w, err := history.Open(ctx, "sqlite:ci.db", history.Options{}) // or "postgres://user@host/db"
+//	w, err := history.Open(ctx, "sqlite:ci.db") // or "postgres://user@host/db"
 //	added, err := w.Add(ctx, history.Commit{Testbed: "H100", Branch: "main", SHA: sha, Seq: n}, runs)
 //	r, err := history.Open(ctx, "sqlite:ci.db", history.Options{ReadOnly: true})
 //	h, err := r.Load(ctx, "H100", "main", 500)

@@ -73,8 +73,17 @@ const DefaultLockWait = 30 * time.Second
 // without one and another version are errors that say which and what to
 // do; a SQLite file is opened read-only, so a read-only file or directory
 // will do. A database that does not answer within 10 s is an error that
-// says so.
-func Open(ctx context.Context, dsn string, o Options) (Store, error) {
+// says so. Options are optional, so that a call written before them
+// still builds and still opens to write; a second is an error.
+func Open(ctx context.Context, dsn string, opts ...Options) (Store, error) {
+	var o Options
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		return nil, fmt.Errorf("history: Open takes one Options, not %d", len(opts))
+	}
 	d, path, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
