@@ -14,16 +14,11 @@ const checkLast = 30
 // historyVerdict loads the window c names (the newest c.last commits of
 // its testbed and branch) from s, a reader's store (opened with
 // history.Options{ReadOnly: true}), and checks it: what check gates on,
-// and what show's -md and -html report. Load's errors come back as they
-// are: a testbed or branch of no commit is history.ErrUnknown, listing
+// and what show's -md and -html report; h holds the series of its
+// findings alone. Load's errors come back as they are: a testbed or branch of no commit is history.ErrUnknown, listing
 // what there is.
 func historyVerdict(ctx context.Context, s history.Store, c historyCheckOptions) (history.History, history.CheckResult, error) {
-	h, err := s.Load(ctx, c.testbed, c.branch, c.last)
-	if err != nil {
-		return h, history.CheckResult{}, err
-	}
-	r, err := history.Check(h, c.o)
-	return h, r, err
+	return history.CheckStore(ctx, s, c.testbed, c.branch, c.last, c.o)
 }
 
 // windowText names the commits a verdict is over, h's: the newest c.last

@@ -94,31 +94,29 @@ func Check(h History, o CheckOptions) (CheckResult, error) {
 		r.Verdict = TooShort
 		return r, nil
 	}
-	var time []timeSeries
+	var g gathered
+	var a seriesAcc
 	for _, sr := range h.Series {
-		switch m := sr.Key.Metric; {
-		case m == "p50" || o.Tails && m == "p95":
-			if ts, ok := newTimeSeries(sr, len(h.Commits)); ok {
-				time = append(time, ts)
-			}
-		case m != "p95":
-			f, exact, ok := exactStep(sr, len(h.Commits), o)
-			switch {
-			case !exact:
-				if ts, ok := newTimeSeries(sr, len(h.Commits)); ok {
-					time = append(time, ts)
-					r.Noisy++
-				}
-			case ok:
-				r.Findings = append(r.Findings, f)
-				r.Exact++
-			default:
-				r.Exact++
-			}
+		read, work := checked(sr.Key.Metric, o)
+		if !read {
+			continue
 		}
+		a.reset(sr.Key, work, len(h.Commits))
+		for _, v := range sr.Values {
+			a.add(v.Commit, v.Value, v.Whole, v.IsWhole)
+		}
+		g.take(&a, o)
 	}
-	r.Series = len(time)
-	r.Findings = append(r.Findings, timeSteps(time, len(h.Commits), o)...)
+	return g.result(len(h.Commits), o), nil
+}
+
+// result tests g's time series, and says what the check found. The
+// series are tested in order of their keys, whichever order they came
+// in: the newer steps' tests draw from one source, series by series.
+func (g *gathered) result(commits int, o CheckOptions) CheckResult {
+	slices.SortStableFunc(g.time, func(a, b timeSeries) int { return cmp.Compare(a.key.String(), b.key.String()) })
+	r := CheckResult{Findings: g.findings, Series: len(g.time), Exact: g.exact, Noisy: g.noisy}
+	r.Findings = append(r.Findings, timeSteps(g.time, commits, o)...)
 	slices.SortFunc(r.Findings, func(a, b Finding) int {
 		return cmp.Or(-cmp.Compare(a.Commit, b.Commit), cmp.Compare(a.Series.String(), b.Series.String()))
 	})
@@ -127,7 +125,7 @@ func Check(h History, o CheckOptions) (CheckResult, error) {
 			r.Verdict = Regressed
 		}
 	}
-	return r, nil
+	return r
 }
 
 func (o CheckOptions) check() error {
@@ -146,37 +144,6 @@ func (o CheckOptions) check() error {
 	return nil
 }
 
-// exactStep is a work series' newest change, where its count is exact:
-// a whole count that every commit's runs agree on, and that the history
-// shows to hold still (heldStill); ok says there is one.
-func exactStep(sr Series, commits int, o CheckOptions) (f Finding, exact, ok bool) {
-	vals := make([]uint64, commits)
-	runs := make([]int, commits)
-	for _, v := range sr.Values {
-		if !v.IsWhole || runs[v.Commit] > 0 && vals[v.Commit] != v.Whole {
-			return f, false, false
-		}
-		vals[v.Commit] = v.Whole
-		runs[v.Commit]++
-	}
-	if !heldStill(vals, runs) {
-		return f, false, false
-	}
-	prev := -1
-	for c := range commits {
-		if runs[c] == 0 {
-			continue
-		}
-		if prev >= 0 && vals[c] != vals[prev] {
-			f = Finding{Series: sr.Key, Commit: c, Exact: true, Step: ratio(vals[c], vals[prev]) - 1}
-			ok = true
-		}
-		prev = c
-	}
-	f.Regression = ok && f.Step > o.MinEffect
-	return f, true, ok
-}
-
 // heldStill says whether a count, that the runs of each commit agree on
 // (vals[c], over runs[c] runs), shows that it does not move between runs
 // of the same code: two runs of a commit agree on it, or, with one run a
@@ -187,7 +154,7 @@ func exactStep(sr Series, commits int, o CheckOptions) (f Finding, exact, ok boo
 // that is the same in every frame of a run, but moves between runs,
 // would change at nearly every commit, and every change would be an
 // exact step.
-func heldStill(vals []uint64, runs []int) bool {
+func heldStill(vals []uint64, runs []int32) bool {
 	var at []int // the commits with runs
 	for c, n := range runs {
 		if n > 1 {

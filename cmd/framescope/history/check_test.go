@@ -193,3 +193,58 @@ func describe(r CheckResult) string {
 	}
 	return b.String()
 }
+
+// A long history (past noiseExact commits, its noise from clipped
+// differences) whose check draws fewer orderings than Permutations
+// (permWork lowered here to what 100 draws of it take): flat histories
+// fail at about the level, at most 3 of 40 (0.4 expected); a +20% step 10
+// commits from the newest is named at its commit in at least 38 of 40
+// (the commits after it are tested again, alone, at the same level: a
+// newer step found there is a false alarm of that test).
+func TestCheckLongHistoriesFewerDraws(t *testing.T) {
+	defer func(w int) { permWork = w }(permWork)
+	const n, zones = 700, 10
+	permWork = 100 * n * zones
+	if d := drawsFor(n*zones, DefaultCheck); d != 100 {
+		t.Fatalf("%d draws, want 100", d)
+	}
+	alarms, missed := 0, 0
+	for seed := range uint64(40) {
+		r, err := Check(synth(seed, n, zones, 0.03, flat), DefaultCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict == Regressed {
+			alarms++
+		}
+		r, err = Check(synth(seed, n, zones, 0.03, func(z, c int) float64 { return step(z, c, n-10, 1.2) }), DefaultCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != Regressed || len(r.Findings) != 1 || r.Findings[0].Commit != n-10 || r.Findings[0].Series.Name != "z3" {
+			missed++
+			t.Logf("seed %d: %v\n%s", seed, r.Verdict, describe(r))
+		}
+	}
+	t.Logf("%d of 40 flat long histories failed; %d of 40 steps missed or misplaced", alarms, missed)
+	if alarms > 3 || missed > 2 {
+		t.Errorf("%d of 40 flat histories failed (at most 3), %d of 40 steps missed (at most 2)", alarms, missed)
+	}
+}
+
+// A check draws Permutations orderings where they fit in permWork, and
+// otherwise as many as fit, never fewer than reach its level.
+func TestDrawsFor(t *testing.T) {
+	o := DefaultCheck
+	for _, c := range []struct{ values, want int }{
+		{30 * 1000, o.Permutations},
+		{permWork / o.Permutations, o.Permutations},
+		{permWork / 500, 500},
+		{10_000 * 1000, 100},
+		{100_000 * 1000, 100},
+	} {
+		if got := drawsFor(c.values, o); got != c.want {
+			t.Errorf("%d values: %d draws, want %d", c.values, got, c.want)
+		}
+	}
+}

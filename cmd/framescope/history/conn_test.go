@@ -12,7 +12,7 @@ import (
 
 // A PostgreSQL connection ended midway through an add (here by
 // pg_terminate_backend, from a second connection, while the add waits
-// to write its points) is reported as the database connection's
+// to write its values) is reported as the database connection's
 // failure, naming the database, its password left out: not as the
 // fault of the run being written. Nothing of the add is recorded.
 func TestConnectionLostDuringAdd(t *testing.T) {
@@ -30,7 +30,7 @@ func TestConnectionLostDuringAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Rollback()
-	if _, err := lock.ExecContext(ctx, `LOCK TABLE points IN ACCESS EXCLUSIVE MODE`); err != nil {
+	if _, err := lock.ExecContext(ctx, `LOCK TABLE run_values IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -41,7 +41,7 @@ func TestConnectionLostDuringAdd(t *testing.T) {
 	var pid int
 	for pid == 0 {
 		err := admin.QueryRowContext(ctx, `SELECT pid FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO points%'`).Scan(&pid)
+			WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO run_values%'`).Scan(&pid)
 		if err != nil && err != sql.ErrNoRows {
 			t.Fatal(err)
 		}

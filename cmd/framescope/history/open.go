@@ -21,6 +21,7 @@ type dialect struct {
 	name   string
 	driver string
 	serial string // an id column's type
+	blob   string // a column of bytes' type
 	// lock, where set, serializes migrations across processes, inside
 	// their transaction.
 	lock string
@@ -30,9 +31,9 @@ type dialect struct {
 }
 
 var (
-	sqlite = dialect{name: "SQLite", driver: "sqlite", serial: "INTEGER PRIMARY KEY",
+	sqlite = dialect{name: "SQLite", driver: "sqlite", serial: "INTEGER PRIMARY KEY", blob: "BLOB",
 		hasSchema: `SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'framescope_schema'`}
-	postgres = dialect{name: "PostgreSQL", driver: "pgx", serial: "BIGSERIAL PRIMARY KEY",
+	postgres = dialect{name: "PostgreSQL", driver: "pgx", serial: "BIGSERIAL PRIMARY KEY", blob: "BYTEA",
 		lock:      "SELECT pg_advisory_xact_lock(7305184922)", // any fixed key: the history's
 		hasSchema: `SELECT to_regclass('framescope_schema') IS NOT NULL`}
 )

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -27,8 +26,8 @@ func (s *sqlStore) Close() error { return s.db.Close() }
 // ErrConflict is a commit recorded before with other data.
 var ErrConflict = errors.New("history: a commit recorded before with other data")
 
-// rowsPerInsert bounds the rows of one INSERT (PostgreSQL takes at most
-// 65,535 arguments a statement; SQLite 32,766).
+// rowsPerInsert bounds the rows of one INSERT of series (PostgreSQL
+// takes at most 65,535 arguments a statement; SQLite 32,766).
 const rowsPerInsert = 1000
 
 func (s *sqlStore) Add(ctx context.Context, c Commit, runs []Run) (int, error) {
@@ -175,34 +174,19 @@ func (s *sqlStore) run(ctx context.Context, tx *sql.Tx, commit int64, r Run, ser
 	if err != nil {
 		return false, err
 	}
-	seen := map[int64]bool{}
-	for pts := r.Points; len(pts) > 0; {
-		n := min(len(pts), rowsPerInsert)
-		var q strings.Builder
-		args := make([]any, 0, 5*n)
-		q.WriteString(`INSERT INTO points (run_id, series_id, value, whole, n) VALUES `)
-		k := 0
-		for _, p := range pts[:n] {
-			sid := series[SeriesKey{p.Kind, p.Track, p.Name, p.Metric}]
-			if seen[sid] {
-				return false, fmt.Errorf("two points of series %s", SeriesKey{p.Kind, p.Track, p.Name, p.Metric})
-			}
-			seen[sid] = true
-			if k > 0 {
-				q.WriteString(", ")
-			}
-			fmt.Fprintf(&q, "(%s, %s, %s, %s, %s)", a(5*k+1), a(5*k+2), a(5*k+3), a(5*k+4), a(5*k+5))
-			var whole any
-			if p.IsWhole {
-				whole = strconv.FormatUint(p.Whole, 10)
-			}
-			args = append(args, id, sid, p.Value, whole, p.N)
-			k++
+	byMetric := map[string][]packedPoint{}
+	seen := make(map[int64]bool, len(r.Points))
+	for _, p := range r.Points {
+		k := SeriesKey{p.Kind, p.Track, p.Name, p.Metric}
+		sid := series[k]
+		if seen[sid] {
+			return false, fmt.Errorf("two points of series %s", k)
 		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return false, err
-		}
-		pts = pts[n:]
+		seen[sid] = true
+		byMetric[p.Metric] = append(byMetric[p.Metric], packedPoint{series: sid, value: p.Value, n: p.N, whole: p.Whole, isWhole: p.IsWhole})
+	}
+	if err := s.insertValues(ctx, tx, id, byMetric); err != nil {
+		return false, err
 	}
 	return true, nil
 }
