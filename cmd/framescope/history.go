@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/framescope/framescope/cmd/framescope/history"
@@ -69,7 +70,8 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	dsn := fs.String("db", "", "the history: sqlite:PATH, or postgres://...")
 	var c history.Commit
 	fs.StringVar(&c.SHA, "commit", "", "the commit the runs are of")
-	fs.Int64Var(&c.Seq, "seq", -1, "the commit's place in its branch: its commit time, or a build number (>= 0)")
+	seq := seqValue{n: &c.Seq}
+	fs.Var(&seq, "seq", "the commit's place in its branch: its commit time, or a build number, `N` >= 0 (required)")
 	fs.StringVar(&c.Branch, "branch", "main", "the branch")
 	fs.StringVar(&c.Testbed, "testbed", "", "the machine the runs ran on (default: their GPUs, from the traces)")
 	if err := fs.Parse(args); err != nil {
@@ -87,8 +89,8 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 		return bad("-db is missing")
 	case c.SHA == "":
 		return bad("-commit is missing")
-	case c.Seq < 0:
-		return bad("-seq is missing, or negative")
+	case !seq.set:
+		return bad("-seq is missing: give the commit's place in its branch, its commit time or a build number")
 	case fs.NArg() == 0:
 		return bad("no runs: give trace files or directories of them")
 	}
@@ -119,6 +121,31 @@ func historyAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, line)
 	return 0
+}
+
+// seqValue implements flag.Value for history add's -seq, which has no
+// default: unset, its String is "", so that the help names none (a
+// sentinel such as -1 would show as "(default -1)"); set says whether it
+// was given. A negative number is refused as it is parsed.
+type seqValue struct {
+	n   *int64
+	set bool
+}
+
+func (v *seqValue) String() string {
+	if v == nil || !v.set {
+		return ""
+	}
+	return strconv.FormatInt(*v.n, 10)
+}
+
+func (v *seqValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("bad sequence number %q: want a whole number from 0, such as a commit time", termText(s))
+	}
+	*v.n, v.set = n, true
+	return nil
 }
 
 // blankFlag is the first of the named flags given as empty or white

@@ -346,3 +346,35 @@ func TestHistoryAddLeavesOutBadNames(t *testing.T) {
 		})
 	}
 }
+
+// history add's -seq has no default: its help names none (no sentinel
+// "(default -1)"), and an add without it, or with a negative one, is
+// refused, exit 2, saying so, nothing recorded.
+func TestHistoryAddSeqRequired(t *testing.T) {
+	_, out, errs := runCLI("history", "add", "-h")
+	help := out + errs
+	entry, _, _ := strings.Cut(help[strings.Index(help, "  -seq"):], "\n  -testbed")
+	if !strings.Contains(entry, "-seq N") || strings.Contains(entry, "default") || strings.Contains(help, "-1") {
+		t.Errorf("the help of -seq:\n%s", entry)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	runs := runDir(t, dir, "runs", 1, 1, 0.02, nil)
+	for what, c := range map[string]struct {
+		seq  []string
+		says string
+	}{
+		"missing":      {nil, "-seq is missing"},
+		"negative":     {[]string{"-seq", "-1"}, `bad sequence number "-1"`},
+		"not a number": {[]string{"-seq", "x1"}, `bad sequence number "x1"`},
+	} {
+		args := append([]string{"history", "add", "-db", "sqlite:" + db, "-commit", "a1", "-testbed", "synth"}, c.seq...)
+		code, out, errs := runCLI(append(args, runs)...)
+		if code != exitBadInput || !strings.Contains(errs, c.says) {
+			t.Errorf("-seq %s: exit %d, want %d saying %q\n%s%s", what, code, exitBadInput, c.says, out, errs)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused add made %s: %v", db, err)
+	}
+}
