@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -8,7 +9,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/framescope/framescope/cmd/framescope/history"
 )
@@ -139,27 +142,92 @@ func stepText(step float64) string {
 	return fmt.Sprintf("%+.2f%%", 100*step)
 }
 
-// checkMarkdown is the findings as a pull request's comment.
+// mdCommentMax is the most characters (runes, as GitHub counts them) of
+// check's markdown comment: GitHub refuses a pull request's comment of
+// over 65,536, and the margin is left to a CI that adds a line of its own.
+const mdCommentMax = 60_000
+
+const mdTableHead = "| | zone | metric | step | first commit after it | how sure |\n|---|---|---|---|---|---|\n"
+
+// checkMarkdown is the findings as a pull request's comment: the headline,
+// then a row for each finding, largest first (findingsBySize), as many as
+// fit in mdCommentMax, and a line saying how many are left out and where
+// they all are. Each row's length is counted as it is added, for a row
+// may be long: a name of up to history.MaxText bytes, escaped by mdCode,
+// which may write a byte as four characters.
 func checkMarkdown(c historyCheckOptions, h history.History, r history.CheckResult) string {
 	var b strings.Builder
 	b.WriteString("### framescope history check\n\n" + checkHeadline(c, h, r).markdown() + "\n\n")
 	if len(r.Findings) == 0 {
 		return b.String()
 	}
-	b.WriteString("| | zone | metric | step | first commit after it | how sure |\n|---|---|---|---|---|---|\n")
-	for _, f := range r.Findings {
-		cm := h.Commits[f.Commit]
-		mark, sure := "", fmt.Sprintf("p = %.4f", f.P)
-		if f.Regression {
-			mark = "**regressed**"
+	b.WriteString(mdTableHead)
+	fs := findingsBySize(r.Findings)
+	// The line's longest form: its counts are at most len(fs).
+	room := mdCommentMax - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(leftOutLine(len(fs), len(fs)))
+	shown := 0
+	for _, f := range fs {
+		row := findingRow(h, f)
+		if n := utf8.RuneCountInString(row); n <= room {
+			b.WriteString(row)
+			room -= n
+			shown++
+			continue
 		}
-		if f.Exact {
-			sure = "exact count"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (seq %d) | %s |\n", mark, mdCode(f.Series.Kind+":"+f.Series.Track+"/"+f.Series.Name),
-			mdCode(f.Series.Metric), stepText(f.Step), mdCode(cm.SHA), cm.Seq, sure)
+		b.WriteString(leftOutLine(len(fs)-shown, regressions(history.CheckResult{Findings: fs[shown:]})))
+		break
 	}
 	return b.String()
+}
+
+// findingRow is a finding as a row of checkMarkdown's table.
+func findingRow(h history.History, f history.Finding) string {
+	cm := h.Commits[f.Commit]
+	mark, sure := "", fmt.Sprintf("p = %.4f", f.P)
+	if f.Regression {
+		mark = "**regressed**"
+	}
+	if f.Exact {
+		sure = "exact count"
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s (seq %d) | %s |\n", mark, mdCode(f.Series.Kind+":"+f.Series.Track+"/"+f.Series.Name),
+		mdCode(f.Series.Metric), stepText(f.Step), mdCode(cm.SHA), cm.Seq, sure)
+}
+
+// leftOutLine says, under checkMarkdown's table, how many findings (of
+// them, regressions) did not fit, and where to see every one.
+func leftOutLine(n, regressed int) string {
+	what := fmt.Sprintf("%d more findings (%d of them regressions) are", n, regressed)
+	switch {
+	case n == 1 && regressed == 1:
+		what = "1 more finding, a regression, is"
+	case n == 1:
+		what = "1 more finding, not a regression, is"
+	}
+	return "\n_" + what + " left out: a comment is limited in length, and this one lists the regressions first, the largest steps first. " +
+		"Every finding is in the text of `framescope history check` and on the page of `framescope history show -html`._\n"
+}
+
+// findingsBySize is a copy of fs, largest first: regressions first, then
+// by the size of the step, |Step|, descending (a count from 0, +Inf, the
+// largest); ties by the series' kind, track, name and metric, in byte
+// order, so that the order is the same on every run. It is the order of
+// the markdown comment and of the page's plots, which show the largest
+// when they cannot show all; check's text and JSON keep Check's order,
+// newest commit first.
+func findingsBySize(fs []history.Finding) []history.Finding {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b history.Finding) int {
+		if a.Regression != b.Regression {
+			if a.Regression {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(-cmp.Compare(math.Abs(a.Step), math.Abs(b.Step)), cmp.Compare(a.Series.Kind, b.Series.Kind),
+			cmp.Compare(a.Series.Track, b.Series.Track), cmp.Compare(a.Series.Name, b.Series.Name), cmp.Compare(a.Series.Metric, b.Series.Metric))
+	})
+	return fs
 }
 
 type checkFindingJSON struct {
