@@ -142,3 +142,69 @@ func TestHistoryMarkdownFits(t *testing.T) {
 		})
 	}
 }
+
+// A regression in each of 150 series gives a page of the same size over
+// 10,000 commits as over 1,000, a few MB: every finding a line, the 100
+// largest plotted (the first the count from 0), saying so, each plot at
+// most maxDots squares, each the mean of a bucket of commits, saying so,
+// the step between squares of the two sides' colours.
+func TestHistoryPageBounded(t *testing.T) {
+	zone := func(i int) string { return fmt.Sprintf("zone %04d", i) }
+	size := map[int]int{}
+	for _, commits := range []int{1_000, 10_000} {
+		c, h, r := regressedHistory(150, commits, zone, true)
+		b, err := historyHTML(c, h, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := string(b)
+		size[commits] = len(page)
+		k, _, _ := bucketsOf(commits, commits-1)
+		for _, want := range []string{"The 100 largest of 150 findings are plotted",
+			fmt.Sprintf("Each square is the mean of the runs of up to %d commits in a row", k)} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%d commits: the page does not say %q", commits, want)
+			}
+		}
+		plots := strings.Split(page, `<div class="zone">`)[1:]
+		if n, rows := len(plots), strings.Count(page, "<li>"); n != maxPlots || rows != 150 {
+			t.Fatalf("%d commits: %d plots and %d findings listed, want %d and 150", commits, n, rows, maxPlots)
+		}
+		if !strings.HasPrefix(plots[0], "<h3><bdi>gpu:graphics queue 0/zone 0003 p50</bdi>: from 0</h3>") {
+			t.Errorf("%d commits: the first plot is not the largest finding's: %.200s", commits, plots[0])
+		}
+		for i, p := range plots {
+			base, cur := strings.Count(p, `fill="`+baseColour+`"`), strings.Count(p, `fill="`+newColour+`"`)
+			if base+cur > maxDots || base == 0 || cur == 0 {
+				t.Fatalf("%d commits: plot %d has %d squares before the step and %d from it, want both, at most %d", commits, i, base, cur, maxDots)
+			}
+		}
+	}
+	t.Logf("page sizes by commits: %v", size)
+	if size[10_000] > 5<<20 || size[10_000] > size[1_000]*3/2 {
+		t.Errorf("page sizes by commits %v: want a few MB, as large over 10,000 commits as over 1,000", size)
+	}
+}
+
+// bucketsOf makes at most maxDots buckets of at most k commits in a row,
+// in order, the step's commit the first of one; with few commits, a
+// bucket each.
+func TestBucketsOf(t *testing.T) {
+	for _, c := range []struct{ n, step int }{{30, 20}, {199, 1}, {200, 0}, {201, 200}, {1000, 999}, {10_000, 9_995}, {10_000, 5_001}, {100_000, 3}} {
+		k, count, of := bucketsOf(c.n, c.step)
+		if count > maxDots || c.n <= maxDots-2 && k != 1 {
+			t.Errorf("%v: %d buckets of %d", c, count, k)
+		}
+		seen := make([]int, count)
+		for i := range c.n {
+			b := of(i)
+			if b < 0 || b >= count || i > 0 && b != of(i-1) && b != of(i-1)+1 {
+				t.Fatalf("%v: commit %d in bucket %d of %d, commit %d in %d", c, i, b, count, i-1, of(max(i-1, 0)))
+			}
+			seen[b]++
+		}
+		if c.step > 0 && of(c.step) == of(c.step-1) || slices.Max(seen) > k || slices.Min(seen) == 0 {
+			t.Errorf("%v: the step's commit shares a bucket, or a bucket holds over %d commits or none: %v", c, k, seen)
+		}
+	}
+}
