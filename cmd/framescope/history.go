@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -344,61 +342,4 @@ func writeHistoryText(w io.Writer, testbed, branch string, h history.History) {
 	for i, c := range h.Commits {
 		fmt.Fprintf(w, "  %-12d %s  %d run(s)\n", c.Seq, termText(c.SHA), len(h.Runs[i]))
 	}
-}
-
-type historyJSON struct {
-	Testbed string              `json:"testbed"`
-	Branch  string              `json:"branch"`
-	Commits []historyCommitJSON `json:"commits"`
-	Series  []historySeriesJSON `json:"series"`
-}
-
-type historyCommitJSON struct {
-	SHA  string   `json:"commit"`
-	Seq  int64    `json:"seq"`
-	Runs []string `json:"runs"`
-}
-
-type historySeriesJSON struct {
-	Kind   string             `json:"kind"`
-	Track  string             `json:"track"`
-	Name   string             `json:"name"`
-	Metric string             `json:"metric"`
-	Values []historyValueJSON `json:"values"`
-}
-
-type historyValueJSON struct {
-	Commit int     `json:"commit"` // index into commits
-	Run    int     `json:"run"`    // index into the commit's runs
-	Value  float64 `json:"value"`
-	// Whole is an exact count, as text: it may pass 2^53.
-	Whole string `json:"whole,omitempty"`
-}
-
-func writeHistoryJSON(stdout, stderr io.Writer, testbed, branch string, h history.History) int {
-	out := historyJSON{Testbed: testbed, Branch: branch, Commits: []historyCommitJSON{}, Series: []historySeriesJSON{}}
-	for i, c := range h.Commits {
-		out.Commits = append(out.Commits, historyCommitJSON{SHA: c.SHA, Seq: c.Seq, Runs: h.Runs[i]})
-	}
-	for _, sr := range h.Series {
-		js := historySeriesJSON{Kind: sr.Key.Kind, Track: sr.Key.Track, Name: sr.Key.Name, Metric: sr.Key.Metric}
-		for _, v := range sr.Values {
-			jv := historyValueJSON{Commit: v.Commit, Run: v.Run, Value: v.Value}
-			if v.IsWhole {
-				jv.Whole = fmt.Sprint(v.Whole)
-			}
-			if math.IsNaN(jv.Value) || math.IsInf(jv.Value, 0) {
-				jv.Value = 0 // never stored so: Add refuses them
-			}
-			js.Values = append(js.Values, jv)
-		}
-		out.Series = append(out.Series, js)
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
-		return exitBadInput
-	}
-	return 0
 }

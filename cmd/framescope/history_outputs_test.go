@@ -2,8 +2,12 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -207,4 +211,117 @@ func TestBucketsOf(t *testing.T) {
 			t.Errorf("%v: the step's commit shares a bucket, or a bucket holds over %d commits or none: %v", c, k, seen)
 		}
 	}
+}
+
+// encodedHistoryJSON is show -json as it was written before it streamed:
+// a copy of the whole history, encoded at once. The streamed output must
+// be the same, byte for byte.
+func encodedHistoryJSON(testbed, branch string, h history.History) string {
+	out := historyJSON{Testbed: testbed, Branch: branch, Commits: []historyCommitJSON{}, Series: []historySeriesJSON{}}
+	for i, c := range h.Commits {
+		out.Commits = append(out.Commits, historyCommitJSON{SHA: c.SHA, Seq: c.Seq, Runs: h.Runs[i]})
+	}
+	for _, sr := range h.Series {
+		js := historySeriesJSON{Kind: sr.Key.Kind, Track: sr.Key.Track, Name: sr.Key.Name, Metric: sr.Key.Metric}
+		for _, v := range sr.Values {
+			jv := historyValueJSON{Commit: v.Commit, Run: v.Run, Value: v.Value}
+			if v.IsWhole {
+				jv.Whole = fmt.Sprint(v.Whole)
+			}
+			if math.IsNaN(jv.Value) || math.IsInf(jv.Value, 0) {
+				jv.Value = 0
+			}
+			js.Values = append(js.Values, jv)
+		}
+		out.Series = append(out.Series, js)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
+
+// show -json, streamed, writes what encoding the whole history at once
+// wrote, byte for byte: hostile names (controls, markup, bytes that are
+// not UTF-8), values not finite (as 0), floats at encoding/json's
+// exponent cutoffs, whole counts past 2^53 (as text), a commit of no
+// runs, a series of no values, and an empty history.
+func TestHistoryJSONStreamed(t *testing.T) {
+	names := append(slices.Clone(hostileNames), nameSeeds...)
+	floats := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-6, 9.99e-7, 1e-7, 1e21, 9.99e20,
+		5e-324, math.MaxFloat64, -123.456, 1.5e6, 3}
+	var h history.History
+	for i, nm := range names {
+		h.Commits = append(h.Commits, history.Commit{SHA: nm, Seq: int64(i) << 40})
+		h.Runs = append(h.Runs, []string{nm, "run" + nm})
+	}
+	h.Runs[1], h.Runs[2] = nil, []string{}
+	for i, nm := range names {
+		s := history.Series{Key: history.SeriesKey{Kind: nm, Track: nm + "<t>", Name: "&" + nm, Metric: nm}}
+		for j, f := range floats {
+			v := history.Value{Commit: (i + j) % len(names), Run: j % 2, Value: f}
+			if j%3 == 0 {
+				v.Whole, v.IsWhole = math.MaxUint64-uint64(j), true
+			}
+			s.Values = append(s.Values, v)
+		}
+		h.Series = append(h.Series, s)
+	}
+	h.Series[1].Values, h.Series[2].Values = nil, []history.Value{}
+	for what, c := range map[string]history.History{"hostile": h, "empty": {}} {
+		var got, errs strings.Builder
+		if code := writeHistoryJSON(&got, &errs, names[0], names[1], c); code != 0 {
+			t.Fatalf("%s: exit %d: %s", what, code, errs.String())
+		}
+		if want := encodedHistoryJSON(names[0], names[1], c); got.String() != want {
+			t.Errorf("%s: streamed\n%s\nwant\n%s", what, got.String(), want)
+		}
+	}
+}
+
+// appendJSONFloat writes each float64 as encoding/json does.
+func TestAppendJSONFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200_000 {
+		f := math.Float64frombits(rng.Uint64())
+		if i%2 == 0 {
+			f = math.Ldexp(rng.Float64(), rng.IntN(160)-80) // near the cutoffs
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		want, _ := json.Marshal(f)
+		if got := appendJSONFloat(nil, f); string(got) != string(want) {
+			t.Fatalf("%v: %s, want %s", f, got, want)
+		}
+	}
+}
+
+// show -json allocates a small share of what it writes, however much:
+// no copy of the history, nor the whole output in memory.
+func TestHistoryJSONMemory(t *testing.T) {
+	_, h, _ := regressedHistory(200, 1_000, func(i int) string { return fmt.Sprintf("zone %04d", i) }, true)
+	var out countingWriter
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if code := writeHistoryJSON(&out, io.Discard, "h100", "main", h); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d bytes to write %d", alloc, out.n)
+	if alloc > out.n/10 {
+		t.Errorf("allocated %d bytes to write %d", alloc, out.n)
+	}
+}
+
+type countingWriter struct{ n uint64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += uint64(len(p))
+	return len(p), nil
 }
