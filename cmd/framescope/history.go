@@ -287,8 +287,8 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 	branch := fs.String("branch", "main", "the branch")
 	last := fs.Int("last", checkLast, fmt.Sprintf("the newest N commits (at most %d); for -html and -md, the window the check looks at, as check's -last", history.MaxLoad))
 	asJSON := fs.Bool("json", false, "write the history as JSON")
-	page := fs.String("html", "", "write a page with a plot of each series whose newest step the check finds, to this file")
-	md := fs.String("md", "", "write the check's findings as markdown to this file")
+	page := fs.String("html", "", fmt.Sprintf("write a page of the check's findings, to this file: every one listed, the largest %d plotted", maxPlots))
+	md := fs.String("md", "", "write the check's findings as markdown, as check -md does, to this file")
 	c := historyCheckOptions{o: history.DefaultCheck, show: true}
 	fs.Var(percentValue{&c.o.MinEffect, 10}, "min-effect", "for -html and -md: the smallest step that is a regression")
 	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "for -html and -md: the false-alarm level")

@@ -38,7 +38,7 @@ func historyCheck(args []string, stdout, stderr io.Writer) int {
 	fs.Var(alphaValue{&c.o.Alpha}, "alpha", "the false-alarm level over every series and commit of the check")
 	fs.BoolVar(&c.o.Tails, "tails", c.o.Tails, "check each zone's p95 too, not only its p50 (noisier: fewer steps caught)")
 	fs.BoolVar(&c.asJSON, "json", false, "write the findings as JSON")
-	fs.StringVar(&c.md, "md", "", "write the findings as markdown, for a pull request's comment, to this file")
+	fs.StringVar(&c.md, "md", "", fmt.Sprintf("write the findings as markdown, for a pull request's comment, to this file: at most %d characters, the largest first", mdCommentMax))
 	if err := fs.Parse(args); err != nil {
 		return exitBadInput
 	}
