@@ -163,8 +163,10 @@ func checkMarkdown(c historyCheckOptions, h history.History, r history.CheckResu
 	}
 	b.WriteString(mdTableHead)
 	fs := findingsBySize(r.Findings)
-	// The line's longest form: its counts are at most len(fs).
-	room := mdCommentMax - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(leftOutLine(len(fs), len(fs)))
+	// Room is kept for the line's longest form: its counts are at most
+	// len(fs), or it is the singular's "1 more finding, not a regression".
+	line := max(utf8.RuneCountInString(leftOutLine(len(fs), len(fs))), utf8.RuneCountInString(leftOutLine(1, 0)))
+	room := mdCommentMax - utf8.RuneCountInString(b.String()) - line
 	shown := 0
 	for _, f := range fs {
 		row := findingRow(h, f)

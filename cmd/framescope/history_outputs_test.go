@@ -95,8 +95,8 @@ func TestFindingsBySize(t *testing.T) {
 // headline first, as it is; then the largest findings, in the order of
 // findingsBySize, the first the count from 0; then a line that counts
 // those left out, and their regressions, and says where they all are.
-// With names of 1,024 bytes that mdCode writes four times as long, and
-// with few findings, which all fit with no such line.
+// With names of 1,024 bytes that mdCode writes four times as long; with
+// few findings, which all fit with no such line; and with one left out.
 func TestHistoryMarkdownFits(t *testing.T) {
 	hostile := func(i int) string { return fmt.Sprintf("%04d", i) + strings.Repeat("\x01|\xff`", 255) }
 	for _, c := range []struct {
@@ -108,6 +108,7 @@ func TestHistoryMarkdownFits(t *testing.T) {
 		{"plain names", 1000, func(i int) string { return fmt.Sprintf("zone %04d", i) }, 200, 999},
 		{"names of 1,024 bytes", 1000, hostile, 3, 999},
 		{"few findings", 10, hostile, 10, 10},
+		{"one left out", 20, hostile, 19, 19},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts, h, r := regressedHistory(c.series, 10_000, c.zone, false)
@@ -137,7 +138,12 @@ func TestHistoryMarkdownFits(t *testing.T) {
 				t.Errorf("the first row is not the largest finding, the count from 0: %.300q", rows[0])
 			}
 			line := ""
-			if left := want[len(rows):]; len(left) > 0 {
+			switch left := want[len(rows):]; {
+			case len(left) == 1 && left[0].Regression:
+				line = "\n_1 more finding, a regression, is left out"
+			case len(left) == 1:
+				line = "\n_1 more finding, not a regression, is left out"
+			case len(left) > 1:
 				line = fmt.Sprintf("\n_%d more findings (%d of them regressions) are left out", len(left), regressions(history.CheckResult{Findings: left}))
 			}
 			if tail := md[strings.LastIndex(md, " |\n")+3:]; !strings.HasPrefix(tail, line) || line != "" && !strings.Contains(tail, "`framescope history show -html`") {
