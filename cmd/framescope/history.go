@@ -308,23 +308,13 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	defer s.Close()
-	var h history.History
-	var r history.CheckResult
 	if *page != "" || *md != "" {
-		h, r, err = historyVerdict(ctx, s, c)
-	} else {
-		h, err = s.Load(ctx, *testbed, *branch, *last)
+		if err := writeVerdict(ctx, s, c, *page, *md); err != nil {
+			fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
+			return exitBadInput
+		}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
-		return exitBadInput
-	}
-	if *page != "" {
-		err = writeHistoryHTML(*page, c, h, r)
-	}
-	if err == nil && *md != "" {
-		err = os.WriteFile(*md, []byte(checkMarkdown(c, h, r)), 0o644)
-	}
+	h, err := s.Load(ctx, *testbed, *branch, *last) // every series, for the listing: the verdict's holds its findings' alone
 	if err != nil {
 		fmt.Fprintf(stderr, "framescope history show: %s\n", termText(err.Error()))
 		return exitBadInput
@@ -334,6 +324,19 @@ func historyShow(args []string, stdout, stderr io.Writer) int {
 	}
 	writeHistoryText(stdout, *testbed, *branch, h)
 	return 0
+}
+
+// writeVerdict writes show's -html page and -md comment (where named) of
+// check's verdict over c's window.
+func writeVerdict(ctx context.Context, s history.Store, c historyCheckOptions, page, md string) error {
+	h, r, err := historyVerdict(ctx, s, c)
+	if err == nil && page != "" {
+		err = writeHistoryHTML(page, c, h, r)
+	}
+	if err == nil && md != "" {
+		err = os.WriteFile(md, []byte(checkMarkdown(c, h, r)), 0o644)
+	}
+	return err
 }
 
 // writeHistoryText lists the history's commits, a line each.

@@ -88,6 +88,14 @@ func TestHistoryShowSaysWhatCheckFound(t *testing.T) {
 	if got, want := findingRows(show40), findingRows(check40); got != want || got == "" {
 		t.Errorf("show -last 40 finds\n%s\ncheck -last 40\n%s", got, want)
 	}
+	// The listing beside a page is the whole history's, not the
+	// verdict's series alone.
+	_, alone, _ := runCLI(args("show", "-last", "40", "-json")...)
+	_, beside, _ := runCLI(args("show", "-last", "40", "-json", "-html", page)...)
+	var a, b historyJSON
+	if json.Unmarshal([]byte(alone), &a) != nil || json.Unmarshal([]byte(beside), &b) != nil || len(a.Series) < 2 || len(b.Series) != len(a.Series) {
+		t.Errorf("show -json lists %d series, and %d beside -html", len(a.Series), len(b.Series))
+	}
 }
 
 // findingRows are a markdown comment's table rows.
