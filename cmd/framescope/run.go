@@ -559,6 +559,7 @@ func printSummary(w io.Writer, r statsReport) {
 	fmt.Fprintf(w, "GPU zones   %d, of %d names\n", gpu, names)
 	fmt.Fprintf(w, "GPU frame   p50 %s, p95 %s\n", fmtNs(r.Frames.GPU.P50Ns), fmtNs(r.Frames.GPU.P95Ns))
 	fmt.Fprintf(w, "CPU frame   p50 %s, p95 %s\n", fmtNs(r.Frames.CPU.P50Ns), fmtNs(r.Frames.CPU.P95Ns))
+	fmt.Fprintf(w, "limited by  %s\n", limitsLine(r.Frames.limitsJSON))
 	fmt.Fprintln(w, dropsLine(r.Drops))
 	for _, l := range ledgerLines(r.Ledger) {
 		fmt.Fprintln(w, l)

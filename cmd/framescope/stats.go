@@ -110,6 +110,7 @@ type statsReport struct {
 		GPU   summaryJSON  `json:"gpu"`
 		CPU   summaryJSON  `json:"cpu"`
 		Each  []frameTotal `json:"each"`
+		limitsJSON
 	} `json:"frames"`
 	Drops  dropsJSON  `json:"drops"`
 	Ledger ledgerJSON `json:"ledger,omitempty"`
@@ -193,6 +194,7 @@ func computeStats(t *timeline.Trace) statsReport {
 		gpu[i], cpu[i] = f.GPUNs, f.CPUNs
 	}
 	r.Frames.GPU, r.Frames.CPU = toJSON(stats.Summarize(gpu)), toJSON(stats.Summarize(cpu))
+	r.Frames.limitsJSON = limitsOf(t)
 	r.Drops = dropsOf(t.Drops)
 	r.Ledger = ledgerOf(t)
 	return r
@@ -296,7 +298,7 @@ func writeStatsText(w io.Writer, r statsReport, each bool) {
 	}
 	tw.Flush()
 	writeWorkText(w, r)
-	fmt.Fprintf(w, "\nframes: %d\n", r.Frames.Count)
+	fmt.Fprintf(w, "\nframes: %d\nwhat limits them: %s\n", r.Frames.Count, limitsLine(r.Frames.limitsJSON))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "per frame\tmean\tp50\tp95\tp99\tmax\t")
 	for _, row := range []struct {
@@ -331,7 +333,7 @@ func writeStatsMarkdown(w io.Writer, r statsReport, each bool) {
 			fmtNs(z.MeanNs), fmtNs(z.P50Ns), fmtNs(z.P95Ns), fmtNs(z.P99Ns), fmtNs(float64(z.MaxNs)))
 	}
 	writeWorkMarkdown(w, r)
-	fmt.Fprintf(w, "\n**%d frames**\n\n", r.Frames.Count)
+	fmt.Fprintf(w, "\n**%d frames**; what limits them: %s\n\n", r.Frames.Count, limitsLine(r.Frames.limitsJSON))
 	fmt.Fprintln(w, "| per frame | mean | p50 | p95 | p99 | max |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
 	fmt.Fprintf(w, "| gpu | %s | %s | %s | %s | %s |\n", fmtNs(r.Frames.GPU.MeanNs), fmtNs(r.Frames.GPU.P50Ns), fmtNs(r.Frames.GPU.P95Ns), fmtNs(r.Frames.GPU.P99Ns), fmtNs(float64(r.Frames.GPU.MaxNs)))

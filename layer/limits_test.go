@@ -1,0 +1,81 @@
+package layer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/timeline"
+	"github.com/framescope/framescope/timeline/limits"
+)
+
+// What limits each frame, of programs whose answer is known
+// (testdata/bound.c, a frame a submission): frames bound by the CPU (a
+// spin of 20 ms after a small fill) are called CPU-bound, frames bound by
+// the GPU (a fill of 128 MiB waited for) GPU-bound, and a drawn schedule
+// of both is followed frame by frame, in at least 95% of frames each.
+// The first frame, which holds the program's start, is left out.
+func TestFramesOfKnownLimitUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "bound")
+	for _, c := range []struct {
+		mode string
+		args []string
+	}{
+		{"cpu", []string{"30"}},
+		{"gpu", []string{"30"}},
+		{"mixed", []string{"60", "46"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			tr, schedule := runBound(t, dir, prog, c.mode, c.args...)
+			r := limits.Of(tr)
+			matched, judged := 0, 0
+			var wrong []string
+			for _, f := range r.Frames {
+				k := int(f.ID) - 1 // frame k+1 is the program's frame k
+				if k < 1 || k >= len(schedule) {
+					continue
+				}
+				want := limits.CPU
+				if schedule[k] == 'g' {
+					want = limits.GPU
+				}
+				judged++
+				if f.Limit == want {
+					matched++
+				} else {
+					wrong = append(wrong, fmt.Sprintf("frame %d: %v, want %v (GPU busy %.2f, CPU busy %.2f of %v)", f.ID, f.Limit, want,
+						float64(f.GPUBusy)/float64(f.Dur()), float64(f.CPUBusy)/float64(f.Dur()), time.Duration(f.Dur())))
+				}
+			}
+			t.Logf("%d of %d frames as the program drew them", matched, judged)
+			if judged < len(schedule)-2 || 100*matched < 95*judged {
+				t.Errorf("%d of %d frames judged as the program drew them (of %d), want 95%%:\n%v", matched, judged, len(schedule), wrong)
+			}
+		})
+	}
+}
+
+var scheduleLine = regexp.MustCompile(`schedule: ([cg]+)\n`)
+
+// runBound runs bound's mode under the layer, a frame a submission, and
+// returns the trace and the program's schedule.
+func runBound(t *testing.T, dir, prog, mode string, args ...string) (*timeline.Trace, string) {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "framescope"), append([]string{"run", "-frame-every", "1", "-o", trace, "--", prog, mode}, args...)...)
+	cmd.Env = os.Environ()
+	out, err := cmd.CombinedOutput()
+	m := scheduleLine.FindSubmatch(out)
+	if err != nil || m == nil || !bytes.Contains(out, []byte("ok\n")) {
+		t.Fatalf("bound %s %v under the layer: %v\n%s", mode, args, err, lastOf(out))
+	}
+	return readTrace(t, trace), string(m[1])
+}
