@@ -19,7 +19,8 @@ import (
 
 // The scale a history check is measured at: 10,000 commits of 1,000
 // zones (each a p50 and a p95), one run a commit, 1% noise, zone 7 5%
-// slower from the fifth newest commit on. FRAMESCOPE_HISTORY_SCALE
+// slower from the fifth newest commit on (every zone, with
+// FRAMESCOPE_HISTORY_SCALE_STEPS=all). FRAMESCOPE_HISTORY_SCALE
 // ("COMMITS") makes it smaller.
 func scale() (commits, zones int) {
 	commits = 10_000
@@ -40,13 +41,14 @@ func fillScale(tb testing.TB, dsn string) {
 	defer s.Close()
 	commits, zones := scale()
 	rng := rand.New(rand.NewPCG(10_000, 1000))
+	all := os.Getenv("FRAMESCOPE_HISTORY_SCALE_STEPS") == "all"
 	pts := make([]history.Point, 0, 2*zones)
 	start := time.Now()
 	for c := range commits {
 		pts = pts[:0]
 		for z := range zones {
 			p50 := 1e6 * (1 + float64(z)/100) * math.Exp(0.01*rng.NormFloat64())
-			if z == 7 && c >= commits-5 {
+			if (z == 7 || all) && c >= commits-5 {
 				p50 *= 1.05
 			}
 			name := fmt.Sprintf("zone %d", z)
