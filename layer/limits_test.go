@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +21,12 @@ import (
 // What limits each frame, of programs whose answer is known
 // (testdata/bound.c, a frame a submission): frames bound by the CPU (a
 // spin of 20 ms after a small fill) are called CPU-bound, frames bound by
-// the GPU (a fill of 128 MiB waited for) GPU-bound, and a drawn schedule
-// of both is followed frame by frame, in at least 95% of frames each.
-// The first frame, which holds the program's start, is left out.
+// the GPU (a fill of 128 MiB waited for; on a GPU set BOUND_FILL_MIB and
+// BOUND_FILLS for some ms of it) GPU-bound, and a drawn schedule of both
+// is followed frame by frame, in at least 95% of frames each; and each
+// frame's GPU busy time is within 5% of the frame of what the program's
+// own timestamps say. The first frame, which holds the program's start,
+// is left out.
 func TestFramesOfKnownLimitUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "bound")
 	for _, c := range []struct {
@@ -32,7 +38,7 @@ func TestFramesOfKnownLimitUnderLayer(t *testing.T) {
 		{"mixed", []string{"60", "46"}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
-			tr, schedule := runBound(t, dir, prog, c.mode, c.args...)
+			tr, schedule, own := runBound(t, dir, prog, c.mode, c.args...)
 			r := limits.Of(tr)
 			matched, judged := 0, 0
 			var wrong []string
@@ -40,6 +46,10 @@ func TestFramesOfKnownLimitUnderLayer(t *testing.T) {
 				k := int(f.ID) - 1 // frame k+1 is the program's frame k
 				if k < 1 || k >= len(schedule) {
 					continue
+				}
+				if d := math.Abs(float64(f.GPUBusy) - own[k]); d > 0.05*float64(f.Dur()) {
+					t.Errorf("frame %d: GPU busy %v, %v by the program's timestamps, of a frame of %v", f.ID,
+						time.Duration(f.GPUBusy), time.Duration(own[k]), time.Duration(f.Dur()))
 				}
 				want := limits.CPU
 				if schedule[k] == 'g' {
@@ -61,11 +71,15 @@ func TestFramesOfKnownLimitUnderLayer(t *testing.T) {
 	}
 }
 
-var scheduleLine = regexp.MustCompile(`schedule: ([cg]+)\n`)
+var (
+	scheduleLine = regexp.MustCompile(`schedule: ([cg]+)\n`)
+	gpuLine      = regexp.MustCompile(`gpu ns:([ 0-9]*)\n`)
+)
 
 // runBound runs bound's mode under the layer, a frame a submission, and
-// returns the trace and the program's schedule.
-func runBound(t *testing.T, dir, prog, mode string, args ...string) (*timeline.Trace, string) {
+// returns the trace, the program's schedule and each of its frames' GPU
+// time by its own timestamps (ns).
+func runBound(t *testing.T, dir, prog, mode string, args ...string) (*timeline.Trace, string, []float64) {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -73,9 +87,17 @@ func runBound(t *testing.T, dir, prog, mode string, args ...string) (*timeline.T
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "framescope"), append([]string{"run", "-frame-every", "1", "-o", trace, "--", prog, mode}, args...)...)
 	cmd.Env = os.Environ()
 	out, err := cmd.CombinedOutput()
-	m := scheduleLine.FindSubmatch(out)
-	if err != nil || m == nil || !bytes.Contains(out, []byte("ok\n")) {
+	m, g := scheduleLine.FindSubmatch(out), gpuLine.FindSubmatch(out)
+	if err != nil || m == nil || g == nil || !bytes.Contains(out, []byte("ok\n")) {
 		t.Fatalf("bound %s %v under the layer: %v\n%s", mode, args, err, lastOf(out))
 	}
-	return readTrace(t, trace), string(m[1])
+	var own []float64
+	for _, f := range strings.Fields(string(g[1])) {
+		v, _ := strconv.ParseFloat(f, 64)
+		own = append(own, v)
+	}
+	if len(own) != len(m[1]) {
+		t.Fatalf("bound printed %d GPU times for %d frames", len(own), len(m[1]))
+	}
+	return readTrace(t, trace), string(m[1]), own
 }
