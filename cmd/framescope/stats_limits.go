@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -71,7 +72,7 @@ func limitsLine(l limitsJSON) string {
 	if len(shares) == 0 {
 		return "no frames"
 	}
-	slices.SortStableFunc(shares, func(a, b share) int { return -cmpFloat(a.s, b.s) })
+	slices.SortStableFunc(shares, func(a, b share) int { return -cmp.Compare(a.s, b.s) })
 	var parts []string
 	for _, s := range shares {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", limitName(s.l), 100*s.s))
@@ -100,14 +101,4 @@ func limitName(l limits.Limit) string {
 		return "presentation-bound"
 	}
 	return "unknown (no GPU work)"
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
