@@ -101,3 +101,43 @@ func runBound(t *testing.T, dir, prog, mode string, args ...string) (*timeline.T
 	}
 	return readTrace(t, trace), string(m[1]), own
 }
+
+// framescope diff compares what limits the frames as it compares zones:
+// a CPU-bound program against itself with twice the spin is a regression
+// of its frames' interval and CPU busy time, from 3 runs a side.
+func TestDiffSeesFramesSlowerUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "bound")
+	sides := []string{t.TempDir(), t.TempDir()}
+	for run := range 3 {
+		for i, spin := range []string{"10", "20"} {
+			trace := filepath.Join(sides[i], fmt.Sprintf("run%d.perfetto-trace", run))
+			cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, "cpu", "20")
+			cmd.Env = append(os.Environ(), "BOUND_SPIN_MS="+spin)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("bound cpu 20 (spin %s ms): %v\n%s", spin, err, lastOf(out))
+			}
+		}
+	}
+	out, err := exec.Command(filepath.Join(dir, "framescope"), "diff", sides[0], sides[1]).CombinedOutput()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("diff of a spin of 10 ms against 20 ms: exit %d, want 1 (regressed)\n%s", code, out)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`frame +frames +interval .*REGRESSED`),
+		regexp.MustCompile(`frame +frames +cpu busy .*REGRESSED`),
+	} {
+		if !want.Match(out) {
+			t.Errorf("diff does not say %s:\n%s", want, out)
+		}
+	}
+}
+
+func exitCode(err error) int {
+	if e, ok := err.(*exec.ExitError); ok {
+		return e.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}

@@ -226,7 +226,8 @@ type diffReport struct {
 	exact       bool
 	fewRuns     bool
 	unmatched   []string // budgets naming no zone of NEW
-	common      int      // zones on both sides
+	common      int      // zones on both sides, the frames' series among them: the tests
+	inCommon    int      // zones of GPU or CPU work on both sides: where none, the sides are not of one program
 }
 
 // compare compares every zone of two sides; the package doc says how.
@@ -237,6 +238,9 @@ func compare(base, cur side, o diffOptions) diffReport {
 		d := gatherZone(k, base, cur)
 		if d.note == "" {
 			r.common++
+			if k.Kind != frameKind {
+				r.inCommon++
+			}
 			ts.add(len(r.zones), d, base, cur, o)
 			d.work = compareWork(k, base, cur, o)
 		}
@@ -529,7 +533,7 @@ func (r *diffReport) tally() {
 	switch {
 	case r.regressions > 0 || r.overBudget > 0 || w.regressed > 0:
 		r.outcome = regressed
-	case r.undecided > 0 || r.common == 0 || w.inconclusive > 0 || w.oneSided > 0:
+	case r.undecided > 0 || r.inCommon == 0 || w.inconclusive > 0 || w.oneSided > 0:
 		r.outcome = inconclusive
 	case r.improved > 0 || w.improved > 0:
 		r.outcome = improved

@@ -64,7 +64,7 @@ func (r diffReport) headline() string {
 	if r.outcome == inconclusive && r.runsNeeded > 0 {
 		s += fmt.Sprintf(" (about %s runs a side would decide)", fmtRuns(r.runsNeeded))
 	}
-	if r.common == 0 {
+	if r.inCommon == 0 {
 		s += "; no zone is on both sides"
 	}
 	return s + r.workHeadline()

@@ -261,8 +261,8 @@ func TestDiffNoCommonZone(t *testing.T) {
 	b := synthTrace(2, 10, 2, nil)
 	b.Names = []string{"", "other", "names", "z8", "z9"}
 	r := compare(sideOfTraces(a), sideOfTraces(b), diffOptions{minEffect: 0.03, alpha: 0.05, oneRun: defaultOneRunLimit})
-	if r.outcome != inconclusive || r.common != 0 {
-		t.Fatalf("no zone in common: %v (common %d)", r.outcome, r.common)
+	if r.outcome != inconclusive || r.inCommon != 0 {
+		t.Fatalf("no zone in common: %v (in common %d)", r.outcome, r.inCommon)
 	}
 }
 

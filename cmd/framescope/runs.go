@@ -11,6 +11,7 @@ import (
 
 	"github.com/framescope/framescope/internal/stats"
 	"github.com/framescope/framescope/timeline"
+	"github.com/framescope/framescope/timeline/limits"
 )
 
 // maxRuns bounds the trace files of one side of `framescope diff`, so that
@@ -24,7 +25,7 @@ const maxRuns = 50
 // device's name ("graphics queue 0.0"), so that a zone keeps its key when
 // the same queue of another device ran it, or the CPU track's name.
 type zoneKey struct {
-	Kind  string // "gpu" or "cpu"
+	Kind  string // "gpu" or "cpu", or frameKind for the frames' own series (addFrameSeries)
 	Track string
 	Name  string
 }
@@ -231,8 +232,35 @@ func runDurations(t *timeline.Trace) (durs map[zoneKey][]int64, works map[zoneKe
 			ws.add(s.Work)
 		}
 	}
+	addFrameSeries(durs, t)
 	return durs, works, cpuWork
 }
+
+// addFrameSeries adds the frames' own series to a run's durations, as
+// zones of kind "frame" on the track "frames": each frame's interval, and
+// its GPU busy and CPU busy time (package timeline/limits), so that diff
+// and history compare what limits the frames as they compare zones.
+func addFrameSeries(durs map[zoneKey][]int64, t *timeline.Trace) {
+	for _, f := range limits.Of(t).Frames {
+		durs[frameInterval] = append(durs[frameInterval], f.Dur())
+		if f.GPUBusy > 0 {
+			durs[frameGPUBusy] = append(durs[frameGPUBusy], f.GPUBusy)
+		}
+		if f.Thread != 0 {
+			durs[frameCPUBusy] = append(durs[frameCPUBusy], f.CPUBusy)
+		}
+	}
+}
+
+// The frames' series, as zones.
+var (
+	frameInterval = zoneKey{frameKind, "frames", "interval"}
+	frameGPUBusy  = zoneKey{frameKind, "frames", "gpu busy"}
+	frameCPUBusy  = zoneKey{frameKind, "frames", "cpu busy"}
+)
+
+// frameKind is the kind of the frames' own series.
+const frameKind = "frame"
 
 // queueKey names a GPU queue track without its device.
 func queueKey(tr timeline.Track) string {

@@ -14,16 +14,20 @@ import (
 // bound by the GPU (9 ms of work, waited for) and 3 by the CPU (1 ms of
 // work, then 8 ms of the thread's own). The last, whose end the trace
 // does not hold, is left out: 7 and 2 of 9.
-func boundTrace() *timeline.Trace {
+func boundTrace() *timeline.Trace { return boundFrames(7, 9, 1) }
+
+// boundFrames is boundTrace with gpuFrames of the 10 bound by the GPU,
+// gpuMs and cpuMs of GPU work in the GPU- and CPU-bound ones.
+func boundFrames(gpuFrames, gpuMs, cpuMs int64) *timeline.Trace {
 	const ms = int64(1_000_000)
 	t := &timeline.Trace{Names: []string{"", "vkQueueSubmit", "vkWaitForFences", "command buffer", "frame"}}
-	t.Tracks = []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}, {ID: 2, Kind: timeline.TrackGPUQueue, Name: "q"},
+	t.Tracks = []timeline.Track{{ID: 1, Kind: timeline.TrackCPU, Name: "main"}, {ID: 2, Kind: timeline.TrackGPUQueue, Name: "q", Queue: timeline.Queue{Device: "synthetic", Flags: "graphics"}},
 		{ID: 3, Kind: timeline.TrackFrames, Name: "Frames"}}
 	for k := range int64(10) {
 		at := k * 10 * ms
-		gpu := 9 * ms
-		if k >= 7 {
-			gpu = ms
+		gpu := gpuMs * ms
+		if k >= gpuFrames {
+			gpu = cpuMs * ms
 		}
 		t.Spans = append(t.Spans,
 			timeline.Span{Track: 1, Name: 1, Start: at, End: at + ms/10, Frame: uint64(k + 1)},
