@@ -104,7 +104,9 @@ func runBound(t *testing.T, dir, prog, mode string, args ...string) (*timeline.T
 
 // framescope diff compares what limits the frames as it compares zones:
 // a CPU-bound program against itself with twice the spin is a regression
-// of its frames' interval and CPU busy time, from 3 runs a side.
+// of its frames' interval and CPU busy time, from 3 runs a side; and the
+// layer's CPU spans are compared run to run, their thread's track named
+// alike in every run (by its place and name, not its ID).
 func TestDiffSeesFramesSlowerUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "bound")
 	sides := []string{t.TempDir(), t.TempDir()}
@@ -125,6 +127,7 @@ func TestDiffSeesFramesSlowerUnderLayer(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`frame +frames +interval .*REGRESSED`),
 		regexp.MustCompile(`frame +frames +cpu busy .*REGRESSED`),
+		regexp.MustCompile(`cpu +thread 1 \(bound\) +vkQueueSubmit +3/3 `),
 	} {
 		if !want.Match(out) {
 			t.Errorf("diff does not say %s:\n%s", want, out)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/framescope/framescope/profiler"
@@ -64,7 +66,7 @@ func (l *layer) cpuBegin(what, tid int) uint64 {
 	}
 	t, ok := c.tracks[tid]
 	if !ok {
-		name := fmt.Sprintf("thread %d", tid)
+		name := threadName(len(c.tracks)+1, tid)
 		if len(c.tracks) >= maxThreads {
 			tid, name = -1, "other threads"
 		}
@@ -104,4 +106,17 @@ func (l *layer) cpuEnd(id uint64) {
 	if o.what == cpuSubmit {
 		l.submitted()
 	}
+}
+
+// threadName names the track of the n-th thread to call into the layer,
+// tid: "thread 1 (vkcube)", its place and its name as the kernel has it
+// (/proc/self/task/TID/comm), not its ID, so that the same thread of two
+// runs of a program has one track name, and framescope diff compares
+// its spans.
+func threadName(n, tid int) string {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/comm", tid))
+	if c := strings.TrimSpace(string(comm)); err == nil && c != "" {
+		return fmt.Sprintf("thread %d (%s)", n, c)
+	}
+	return fmt.Sprintf("thread %d", n)
 }
