@@ -6,6 +6,7 @@
 //	added, err := w.Add(ctx, history.Commit{Testbed: "H100", Branch: "main", SHA: sha, Seq: n}, runs)
 //	r, err := history.Open(ctx, "sqlite:ci.db", history.Options{ReadOnly: true})
 //	h, err := r.Load(ctx, "H100", "main", 500)
+//	h, res, err := history.CheckStore(ctx, r, "H100", "main", 30, history.DefaultCheck) // check's verdict
 //
 // A run is one trace's summaries: for each zone, its p50 and p95 and each
 // pipeline statistic it counted (a point each), never its frames, so
