@@ -7,56 +7,39 @@ import (
 	"github.com/framescope/framescope/timeline"
 )
 
-// frame works out one frame's figures.
+// frame works out one frame's figures. Frames come in order of start:
+// the index's lists are swept by them.
 func (in *traceIndex) frame(fr timeline.Frame) Frame {
 	f := Frame{ID: fr.ID, Start: fr.Start, End: fr.End, Latency: -1, CPUBusy: -1, CPUWait: -1, PresentWait: -1}
-	work := in.during(fr.Start, fr.End)
-	busy := union(work, fr.Start, fr.End, func(gpuWork) bool { return true })
+	work := in.work.during(fr.Start, fr.End)
+	busy := union(work, fr.Start, fr.End)
 	maxErr := int64(0)
 	for _, w := range work {
 		maxErr = max(maxErr, w.errNs)
 	}
 	f.GPUBusy, f.GPUErrNs = total(busy), 2*int64(len(busy))*maxErr
 	f.Queues = queueBusy(work, fr.Start, fr.End)
-	f.Thread = in.submitter(fr.Start, fr.End)
+	var presents []stretch
+	f.Thread, presents = in.submitter(fr.Start, fr.End)
 	if th := in.threads[f.Thread]; th != nil {
-		f.PresentWait = total(clipUnion(th.presents, fr.Start, fr.End))
-		f.CPUWait = total(clipUnion(append(slices.Clone(th.waits), th.presents...), fr.Start, fr.End))
+		waits := th.waits.during(fr.Start, fr.End)
+		f.PresentWait = total(union(presents, fr.Start, fr.End))
+		f.CPUWait = total(union(mergeByStart(waits, presents), fr.Start, fr.End))
 		f.CPUBusy = f.Dur() - f.CPUWait
 	}
-	f.Gaps = in.gaps(busy, work, fr.Start, fr.End, in.threads[f.Thread])
+	f.Gaps = gaps(busy, work, fr.Start, fr.End, presents)
 	f.Latency = latency(work, fr.Start, fr.End)
 	f.Limit = verdict(f)
 	return f
 }
 
-// during is the GPU work that overlaps [start, end), in order of start.
-func (in *traceIndex) during(start, end int64) []gpuWork {
-	from, _ := slices.BinarySearchFunc(in.work, start-in.longest, func(w gpuWork, t int64) int { return cmp.Compare(w.start, t) })
-	var out []gpuWork
-	for _, w := range in.work[from:] {
-		if w.start >= end {
-			break
-		}
-		if w.end > start {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// stretch is an interval of time.
-type stretch struct{ start, end int64 }
-
-// union is the union of the work keep keeps, clipped to [start, end), in
-// order: work must be in order of start.
-func union(work []gpuWork, start, end int64, keep func(gpuWork) bool) []stretch {
+// union is the union of intervals (in order of start) clipped to [start,
+// end), in order.
+func union[T interface{ span() stretch }](xs []T, start, end int64) []stretch {
 	var out []stretch
-	for _, w := range work {
-		if !keep(w) {
-			continue
-		}
-		a, b := max(w.start, start), min(w.end, end)
+	for _, x := range xs {
+		sp := x.span()
+		a, b := max(sp.start, start), min(sp.end, end)
 		if b <= a {
 			continue
 		}
@@ -69,15 +52,11 @@ func union(work []gpuWork, start, end int64, keep func(gpuWork) bool) []stretch 
 	return out
 }
 
-// clipUnion is the union of spans (in order of start) clipped to [start,
-// end).
-func clipUnion(spans []cpuSpan, start, end int64) []stretch {
-	slices.SortFunc(spans, func(a, b cpuSpan) int { return cmp.Compare(a.start, b.start) })
-	work := make([]gpuWork, len(spans))
-	for i, s := range spans {
-		work[i] = gpuWork{start: s.start, end: s.end}
-	}
-	return union(work, start, end, func(gpuWork) bool { return true })
+// mergeByStart is two lists in order of start as one.
+func mergeByStart(a, b []stretch) []stretch {
+	out := append(slices.Clone(a), b...)
+	slices.SortFunc(out, func(x, y stretch) int { return cmp.Compare(x.start, y.start) })
+	return out
 }
 
 func total(s []stretch) int64 {
@@ -99,47 +78,58 @@ func queueBusy(work []gpuWork, start, end int64) []QueueBusy {
 	slices.Sort(queues)
 	out := make([]QueueBusy, len(queues))
 	for i, q := range queues {
-		out[i] = QueueBusy{Track: q, Busy: total(union(work, start, end, func(w gpuWork) bool { return w.queue == q }))}
+		mine := slices.DeleteFunc(slices.Clone(work), func(w gpuWork) bool { return w.queue != q })
+		out[i] = QueueBusy{Track: q, Busy: total(union(mine, start, end))}
 	}
 	return out
 }
 
 // submitter is the CPU track that began the most submissions in [start,
 // end), or, where none did, the one that presented the most there; 0
-// where none did either.
-func (in *traceIndex) submitter(start, end int64) timeline.TrackID {
+// where none did either. It returns its presents in the frame too. Every
+// thread's submissions and presents are swept by every frame.
+func (in *traceIndex) submitter(start, end int64) (timeline.TrackID, []stretch) {
+	subs, pres := map[timeline.TrackID]int{}, map[timeline.TrackID][]stretch{}
+	for _, id := range in.ids {
+		th := in.threads[id]
+		for _, s := range th.submits.during(start, end) {
+			if s.start >= start {
+				subs[id]++
+			}
+		}
+		pres[id] = th.presents.during(start, end)
+	}
 	best, most := timeline.TrackID(0), 0
-	for _, pick := range []func(*thread) []cpuSpan{
-		func(t *thread) []cpuSpan { return t.submits },
-		func(t *thread) []cpuSpan { return t.presents },
-	} {
-		for id, th := range in.threads {
+	for _, id := range in.ids {
+		if subs[id] > most {
+			best, most = id, subs[id]
+		}
+	}
+	if most == 0 {
+		for _, id := range in.ids {
 			n := 0
-			for _, s := range pick(th) {
-				if s.start >= start && s.start < end {
+			for _, p := range pres[id] {
+				if p.start >= start {
 					n++
 				}
 			}
-			if n > most || n == most && n > 0 && id < best {
+			if n > most {
 				best, most = id, n
 			}
 		}
-		if most > 0 {
-			return best
-		}
 	}
-	return 0
+	return best, pres[best]
 }
 
 // gaps are the stretches of [start, end) outside busy, each with its
-// cause (see Cause).
-func (in *traceIndex) gaps(busy []stretch, work []gpuWork, start, end int64, th *thread) []Gap {
+// cause (see Cause); presents are the submitting thread's in the frame.
+func gaps(busy []stretch, work []gpuWork, start, end int64, presents []stretch) []Gap {
 	var out []Gap
 	at := start
 	for _, b := range append(busy, stretch{end, end}) {
 		if b.start > at {
 			g := Gap{Start: at, End: b.start}
-			g.Cause = causeOf(g, work, end, th)
+			g.Cause = causeOf(g, work, end, presents)
 			out = append(out, g)
 		}
 		at = max(at, b.end)
@@ -148,9 +138,9 @@ func (in *traceIndex) gaps(busy []stretch, work []gpuWork, start, end int64, th 
 }
 
 // causeOf is why the GPU was idle in g, a gap of a frame that ends at end.
-func causeOf(g Gap, work []gpuWork, end int64, th *thread) Cause {
+func causeOf(g Gap, work []gpuWork, end int64, presents []stretch) Cause {
 	if g.End >= end { // no work after it in the frame
-		if th != nil && 2*total(clipUnion(slices.Clone(th.presents), g.Start, g.End)) >= g.End-g.Start {
+		if 2*total(union(presents, g.Start, g.End)) >= g.End-g.Start {
 			return WaitingOnPresent
 		}
 		return WaitingForSubmit

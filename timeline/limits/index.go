@@ -15,33 +15,63 @@ var (
 	presentNames = []string{"vkQueuePresentKHR", "vkAcquireNextImageKHR", "vkAcquireNextImage2KHR"}
 )
 
-// gpuWork is an outermost GPU zone: its queue's track (a lane's parent),
-// its interval, its error bound, and when its submission began (-1:
+// stretch is an interval of time.
+type stretch struct{ start, end int64 }
+
+func (s stretch) span() stretch { return s }
+
+// gpuWork is an outermost GPU zone: its interval, its queue's track (a
+// lane's parent), its error bound, and when its submission began (-1:
 // unknown).
 type gpuWork struct {
-	queue      timeline.TrackID
-	start, end int64
-	errNs      int64
-	submitted  int64
-}
-
-// cpuSpan is a CPU span of a kind the analysis reads.
-type cpuSpan struct {
-	start, end int64
+	stretch
+	queue     timeline.TrackID
+	errNs     int64
+	submitted int64
 }
 
 // thread is one CPU track's submissions, waits and presents, each in
-// order of start.
+// order of start, as the frames read them.
 type thread struct {
-	submits, waits, presents []cpuSpan
+	submits, waits, presents sweep[stretch]
 }
 
-// traceIndex is a trace, read once for every frame.
+// traceIndex is a trace, read once for every frame: its lists are swept
+// by the frames in order of start.
 type traceIndex struct {
-	work    []gpuWork // in order of start
-	longest int64     // the longest work's length: how far back one may reach into a frame
+	work    sweep[gpuWork]
 	threads map[timeline.TrackID]*thread
-	lastOf  map[uint64]int64 // by frame: the latest end of a span that carries it
+	ids     []timeline.TrackID // of threads, in order
+	lastOf  map[uint64]int64   // by frame: the latest end of a span that carries it
+}
+
+// sweep hands out, for windows given in order of start, the intervals of
+// a list (in order of start) that overlap each: an interval is taken in
+// once and let go once it ends before a window begins, so that reading
+// every frame is linear in the trace, however long one interval is.
+type sweep[T interface{ span() stretch }] struct {
+	items  []T
+	next   int
+	active []T
+}
+
+func (s *sweep[T]) during(start, end int64) []T {
+	s.active = slices.DeleteFunc(s.active, func(x T) bool { return x.span().end <= start })
+	for s.next < len(s.items) && s.items[s.next].span().start < end {
+		s.active = append(s.active, s.items[s.next])
+		s.next++
+	}
+	var out []T
+	for _, x := range s.active {
+		if sp := x.span(); sp.start < end && sp.end > start {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (s *sweep[T]) sort() {
+	slices.SortFunc(s.items, func(a, b T) int { return cmp.Compare(a.span().start, b.span().start) })
 }
 
 func index(t *timeline.Trace) *traceIndex {
@@ -68,19 +98,20 @@ func index(t *timeline.Trace) *traceIndex {
 			if !ok {
 				sub = -1
 			}
-			in.work = append(in.work, gpuWork{queue: q, start: s.Start, end: s.End, errNs: int64(s.ErrNs), submitted: sub})
-			in.longest = max(in.longest, s.Dur())
+			in.work.items = append(in.work.items, gpuWork{stretch: stretch{s.Start, s.End}, queue: q, errNs: int64(s.ErrNs), submitted: sub})
 		}
 		if cpu[s.Track] {
 			in.addCPU(t, s)
 		}
 	}
-	slices.SortFunc(in.work, func(a, b gpuWork) int { return cmp.Compare(a.start, b.start) })
-	for _, th := range in.threads {
-		for _, l := range [][]cpuSpan{th.submits, th.waits, th.presents} {
-			slices.SortFunc(l, func(a, b cpuSpan) int { return cmp.Compare(a.start, b.start) })
-		}
+	in.work.sort()
+	for id, th := range in.threads {
+		in.ids = append(in.ids, id)
+		th.submits.sort()
+		th.waits.sort()
+		th.presents.sort()
 	}
+	slices.Sort(in.ids)
 	return in
 }
 
@@ -92,14 +123,14 @@ func (in *traceIndex) addCPU(t *timeline.Trace, s timeline.Span) {
 		th = &thread{}
 		in.threads[s.Track] = th
 	}
-	c := cpuSpan{s.Start, s.End}
+	c := stretch{s.Start, s.End}
 	switch {
 	case slices.Contains(submitNames, name):
-		th.submits = append(th.submits, c)
+		th.submits.items = append(th.submits.items, c)
 	case slices.Contains(waitNames, name):
-		th.waits = append(th.waits, c)
+		th.waits.items = append(th.waits.items, c)
 	case slices.Contains(presentNames, name):
-		th.presents = append(th.presents, c)
+		th.presents.items = append(th.presents.items, c)
 	}
 }
 

@@ -19,6 +19,7 @@
 package limits
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/framescope/framescope/timeline"
@@ -94,7 +95,8 @@ type QueueBusy struct {
 type Frame struct {
 	ID uint64
 	// Start and End are the frame's interval: from its start to the next
-	// frame's (PresentMon's MsBetweenAppStart). A frame the layer ends at
+	// frame's (PresentMon's MsBetweenAppStart), or to its own end where
+	// that is later (frames that overlap). A frame the layer ends at
 	// a submission (-frame-every) or a present ends there, but its thread
 	// goes on with its frame until the next begins: the wait for the GPU,
 	// and what it does before its next recording. So the last frame of
@@ -162,7 +164,7 @@ func Of(t *timeline.Trace) Report {
 	in := index(t)
 	var r Report
 	frames := slices.Clone(t.Frames)
-	slices.SortFunc(frames, func(a, b timeline.Frame) int { return int(sign(a.Start - b.Start)) })
+	slices.SortFunc(frames, func(a, b timeline.Frame) int { return cmp.Compare(a.Start, b.Start) })
 	for k, fr := range frames {
 		switch {
 		case fr.End <= fr.Start:
@@ -180,8 +182,6 @@ func Of(t *timeline.Trace) Report {
 	}
 	return r
 }
-
-func sign(d int64) int64 { return min(max(d, -1), 1) }
 
 // verdict is Limit's rule, of a frame's figures.
 func verdict(f Frame) Limit {
