@@ -25,7 +25,7 @@ const stepWindow = 12
 func maxStep(x []float64, s, q []float64) (best float64, split int, diff float64) {
 	n := len(x)
 	if n-1 > noiseExact {
-		return maxStepLong(x, nil, s, clipOf(x, q))
+		return maxStepLong(x, s, clipOf(x, q))
 	}
 	s, q = s[:n+1], q[:n-1]
 	s[0], s[1] = 0, x[0]
@@ -37,32 +37,19 @@ func maxStep(x []float64, s, q []float64) (best float64, split int, diff float64
 }
 
 // maxStepLong is maxStep over a series of more than noiseExact
-// differences, x in the order order (nil: as it is), its differences
-// clipped at cut (clipOf(x)). It runs once a series for every ordering a
-// check draws, so it reads the values once and keeps no differences: the
-// noise's spread is the root mean square of the neighbours' differences,
-// each at most cut, over sqrt 2.
-func maxStepLong(x []float64, order []int, s []float64, cut float64) (float64, int, float64) {
+// differences, its differences clipped at cut (clipOf(x)). It runs once
+// a series for every ordering a check draws, so it reads the values once
+// and keeps no differences: the noise's spread is the root mean square of
+// the neighbours' differences, each at most cut, over sqrt 2.
+func maxStepLong(x []float64, s []float64, cut float64) (float64, int, float64) {
 	n := len(x)
 	s = s[:n+1]
 	s[0], s[1] = 0, x[0]
 	ss := 0.0
-	if order == nil {
-		for i := 1; i < n; i++ {
-			s[i+1] = s[i] + x[i]
-			d := min(math.Abs(x[i]-x[i-1]), cut)
-			ss += d * d
-		}
-		return bestSplit(s, spread(ss, n))
-	}
-	prev := x[order[0]]
-	s[1] = prev
 	for i := 1; i < n; i++ {
-		v := x[order[i]]
-		s[i+1] = s[i] + v
-		d := min(math.Abs(v-prev), cut)
+		s[i+1] = s[i] + x[i]
+		d := min(math.Abs(x[i]-x[i-1]), cut)
 		ss += d * d
-		prev = v
 	}
 	return bestSplit(s, spread(ss, n))
 }
@@ -198,10 +185,12 @@ func timeSteps(series []timeSeries, commits int, o CheckOptions) []Finding {
 	values := 0
 	cut := make([]float64, len(series)) // where a long series' differences are clipped, in every ordering
 	for j, ts := range series {
-		obs[j], _, _ = maxStep(ts.x, s, q)
 		values += len(ts.x)
 		if len(ts.x)-1 > noiseExact {
 			cut[j] = clipOf(ts.x, q)
+			obs[j], _, _ = maxStepLong(ts.x, s, cut[j])
+		} else {
+			obs[j], _, _ = maxStep(ts.x, s, q)
 		}
 	}
 	draws := drawsFor(values, o)
@@ -306,18 +295,23 @@ func permuted(series []timeSeries, cut []float64, commits, n int, rng *rand.Rand
 	exceed := make([]int, len(series))
 	xp := make([]float64, 0, commits)
 	order := make([]int, commits)
-	var long, short []int // series of a value at every commit, and more than noiseExact; the others
+	// Series of a value at every commit, and more than noiseExact, in
+	// pairs (maxStepsLong); the others, one at a time.
+	var long, alone []int
 	for j, ts := range series {
 		if len(ts.x) == commits && commits-1 > noiseExact {
 			long = append(long, j)
 		} else {
-			short = append(short, j)
+			alone = append(alone, j)
 		}
+	}
+	if len(long)%2 == 1 {
+		alone, long = append(alone, long[len(long)-1]), long[:len(long)-1]
 	}
 	step := func(j int) float64 { // series j's, in the order order
 		x := series[j].permute(order, xp)
 		if len(x)-1 > noiseExact {
-			t, _, _ := maxStepLong(x, nil, s, cut[j])
+			t, _, _ := maxStepLong(x, s, cut[j])
 			return t
 		}
 		t, _, _ := maxStep(x, s, q)
@@ -329,17 +323,12 @@ func permuted(series []timeSeries, cut []float64, commits, n int, rng *rand.Rand
 		}
 		rng.Shuffle(commits, func(i, j int) { order[i], order[j] = order[j], order[i] })
 		top := 0.0
-		for i := 0; i+1 < len(long); i += 2 {
+		for i := 0; i < len(long); i += 2 {
 			a, b := long[i], long[i+1]
 			ta, tb := maxStepsLong(series[a].x, series[b].x, order, s, q, cut[a], cut[b])
 			top = max(top, ta, tb)
 		}
-		if len(long)%2 == 1 {
-			j := long[len(long)-1]
-			t, _, _ := maxStepLong(series[j].x, order, s, cut[j])
-			top = max(top, t)
-		}
-		for _, j := range short {
+		for _, j := range alone {
 			top = max(top, step(j))
 		}
 		for j := range series {
@@ -378,7 +367,7 @@ func newestStep(x []float64, from int, s, q []float64, rng interface{ Shuffle(in
 		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		var tp float64
 		if long {
-			tp, _, _ = maxStepLong(perm, nil, s, cut)
+			tp, _, _ = maxStepLong(perm, s, cut)
 		} else {
 			tp, _, _ = maxStep(perm, s, q)
 		}
