@@ -175,5 +175,8 @@ func latency(work []gpuWork, start, end int64) int64 {
 	if first < 0 {
 		return -1
 	}
-	return max(ran-first, 0)
+	if ran <= first { // ran before it was submitted: another submission's
+		return 0
+	}
+	return ran - first
 }

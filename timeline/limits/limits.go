@@ -132,7 +132,7 @@ func (f Frame) Dur() int64 { return f.End - f.Start }
 
 // Report is what limits a trace's frames.
 type Report struct {
-	Frames []Frame // closed frames of positive length but the last (see Frame), in order of start
+	Frames []Frame // closed frames of positive length (that an int64 holds) but the last (see Frame), in order of start
 	shares [numLimits]int
 }
 
@@ -167,14 +167,18 @@ func Of(t *timeline.Trace) Report {
 	slices.SortFunc(frames, func(a, b timeline.Frame) int { return cmp.Compare(a.Start, b.Start) })
 	for k, fr := range frames {
 		switch {
-		case fr.End <= fr.Start:
-			continue // open
+		case fr.End <= fr.Start || fr.End-fr.Start <= 0:
+			continue // open, or inside out or longer than an int64 holds (a hostile file)
 		case k+1 < len(frames):
-			fr.End = max(frames[k+1].Start, fr.End)
+			if fr.End = max(frames[k+1].Start, fr.End); fr.End-fr.Start <= 0 {
+				continue
+			}
 		case k > 0:
 			continue // the last of several: where its frame ends, the trace does not say
 		default:
-			fr.End = max(fr.End, in.lastOf[fr.ID])
+			if fr.End = max(fr.End, in.lastOf[fr.ID]); fr.End-fr.Start <= 0 {
+				continue
+			}
 		}
 		f := in.frame(fr)
 		r.shares[f.Limit]++
