@@ -66,11 +66,14 @@ func (l *layer) cpuBegin(what, tid int) uint64 {
 	}
 	t, ok := c.tracks[tid]
 	if !ok {
-		name := threadName(len(c.tracks)+1, tid)
 		if len(c.tracks) >= maxThreads {
-			tid, name = -1, "other threads"
+			tid = -1 // its calls look it up here each time: no name read for them
 		}
 		if t, ok = c.tracks[tid]; !ok {
+			name := "other threads"
+			if tid >= 0 {
+				name = threadName(len(c.tracks)+1, tid)
+			}
 			t = p.CPUTrack(name)
 			c.tracks[tid] = t
 		}
