@@ -92,13 +92,8 @@ func limitsLine(l limitsJSON) string {
 }
 
 func limitName(l limits.Limit) string {
-	switch l {
-	case limits.CPU:
-		return "CPU-bound"
-	case limits.GPU:
-		return "GPU-bound"
-	case limits.Present:
-		return "presentation-bound"
+	if l == limits.Unknown {
+		return "unknown (no GPU work)"
 	}
-	return "unknown (no GPU work)"
+	return l.Label()
 }

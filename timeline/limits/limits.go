@@ -51,6 +51,15 @@ func (l Limit) String() string {
 	return [...]string{"unknown", "cpu", "gpu", "present"}[l]
 }
 
+// Label is how outputs name a frame of limit l: "CPU-bound", "GPU-bound",
+// "presentation-bound" or "unknown".
+func (l Limit) Label() string {
+	if l >= numLimits {
+		l = Unknown
+	}
+	return [...]string{"unknown", "CPU-bound", "GPU-bound", "presentation-bound"}[l]
+}
+
 // Cause is why the GPU sat idle in a gap.
 type Cause uint8
 
