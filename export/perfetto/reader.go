@@ -731,8 +731,9 @@ func (rd *reader) descriptor(b []byte) error {
 		rt.of, rt.field = timeline.TrackID(of), f
 	case "batches":
 		rd.marked = true
-	case "frames-list", "dropped", "gpu-group", "ledger-group", "work":
-		// The Writer's own, or derived from the spans (work counters).
+	case "frames-list", "dropped", "gpu-group", "ledger-group", "work", "limits":
+		// The Writer's own, or derived from the spans (work counters,
+		// the frames' limits).
 	default:
 		// Another writer's track: a CPU or counter track of its own.
 		rt.role = ""
@@ -896,7 +897,7 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 	}
 	switch e.typ {
 	case typeSliceBegin, typeInstant:
-		if rt.role == "dropped" {
+		if rt.role == "dropped" || rt.role == "limits" {
 			return nil
 		}
 		if err := rd.begin(s, rt, ts, &e); err != nil {
@@ -906,6 +907,9 @@ func (rd *reader) event(s *rseq, ts int64, b []byte) error {
 			return rd.end(rt, ts)
 		}
 	case typeSliceEnd:
+		if rt.role == "limits" {
+			return nil
+		}
 		return rd.end(rt, ts)
 	case typeCounter:
 		return rd.counter(rt, ts, &e)

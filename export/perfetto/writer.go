@@ -7,6 +7,7 @@ import (
 
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
+	"github.com/framescope/framescope/timeline/limits"
 )
 
 // Options configure a Writer. The zero Options are the defaults. A value
@@ -226,6 +227,7 @@ func Write(w io.Writer, t *timeline.Trace) error {
 	if err := pw.Write(t); err != nil {
 		return err
 	}
+	pw.writeLimits(limits.Of(t))
 	return pw.Close()
 }
 

@@ -1,0 +1,160 @@
+package perfetto
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/framescope/framescope/internal/testkit/tpcheck"
+	"github.com/framescope/framescope/timeline"
+)
+
+const msNs = int64(1_000_000)
+
+// limitsTrace is three frames of 10 ms whose limits are known, and a
+// fourth that closes them: CPU-bound (8 ms of work, 1 ms of GPU), GPU-bound
+// (the thread waits 9.6 ms in vkWaitForFences for 9.5 ms of GPU),
+// presentation-bound (3 ms of GPU, and vkQueuePresentKHR from 3 ms to the
+// end). A user's own CPU track is named as a limits track is.
+func limitsTrace() *timeline.Trace {
+	t := &timeline.Trace{Names: []string{"", "vkQueueSubmit", "command buffer", "vkWaitForFences", "update", "vkQueuePresentKHR"}}
+	t.Tracks = []timeline.Track{
+		{ID: 1, Kind: timeline.TrackCPU, Name: "main"},
+		{ID: 2, Kind: timeline.TrackGPUQueue, Name: "graphics", Queue: timeline.Queue{Device: "d", Flags: "graphics"}},
+		{ID: 3, Kind: timeline.TrackCPU, Name: "frame limits"},
+	}
+	span := func(track timeline.TrackID, name timeline.NameID, start, end int64, frame uint64) int {
+		t.Spans = append(t.Spans, timeline.Span{Track: track, Name: name, Start: start, End: end, Frame: frame})
+		return len(t.Spans) - 1
+	}
+	submit := func(at int64, frame uint64, gpu [2]int64) {
+		s := span(1, 1, at, at+msNs/10, frame)
+		t.Flows = append(t.Flows, timeline.Flow{From: s, To: span(2, 2, gpu[0], gpu[1], frame)})
+	}
+	span(1, 4, 0, 8*msNs, 1)
+	submit(8*msNs, 1, [2]int64{82 * msNs / 10, 92 * msNs / 10})
+	span(1, 3, 81*msNs/10, 93*msNs/10, 1)
+	submit(101*msNs/10, 2, [2]int64{103 * msNs / 10, 198 * msNs / 10})
+	span(1, 3, 102*msNs/10, 199*msNs/10, 2)
+	submit(22*msNs, 3, [2]int64{222 * msNs / 10, 252 * msNs / 10})
+	span(1, 5, 23*msNs, 30*msNs, 3)
+	span(3, 4, 31*msNs, 32*msNs, 4)
+	for i := range uint64(4) {
+		t.Frames = append(t.Frames, timeline.Frame{ID: i + 1, Start: int64(i) * 10 * msNs, End: int64(i+1) * 10 * msNs})
+	}
+	return t
+}
+
+// TestWriteAddsLimits: Write adds each frame's verdict, its GPU idle gaps
+// by cause and its busy shares, which Perfetto's trace processor loads
+// without a complaint, and Read leaves out (the user's own track named
+// "frame limits" stays).
+func TestWriteAddsLimits(t *testing.T) {
+	tr := limitsTrace()
+	var buf bytes.Buffer
+	if err := Write(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	w := NewWriter(&plain, Options{})
+	if err := w.Write(tr); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	want, err := Read(bytes.NewReader(plain.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, want) {
+		t.Errorf("Read of Write's trace differs from Read of the streamed one:\n%+v\n%+v", back, want)
+	}
+	if len(back.Spans) != len(tr.Spans) {
+		t.Errorf("read back %d spans, wrote %d", len(back.Spans), len(tr.Spans))
+	}
+	checkLimitTracks(t, buf.Bytes())
+}
+
+// TestAppendLimits: a streamed trace with AppendLimits after it shows the
+// same limits as Write's, and reads back as it did without.
+func TestAppendLimits(t *testing.T) {
+	tr := limitsTrace()
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	if err := w.Write(tr); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	before, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendLimits(&buf, before); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("the appended limits changed what Read reads")
+	}
+	checkLimitTracks(t, buf.Bytes())
+
+	var none bytes.Buffer
+	if err := AppendLimits(&none, &timeline.Trace{Names: []string{""}}); err != nil || none.Len() != 0 {
+		t.Errorf("a trace without frames: %d bytes appended, %v", none.Len(), err)
+	}
+}
+
+func checkLimitTracks(t *testing.T, trace []byte) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "limits.pftrace")
+	if err := os.WriteFile(p, trace, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := tpcheck.Check(t, p)
+	got := fmt.Sprint(s.MustQuery(`select s.ts, s.dur, s.name, extract_arg(s.arg_set_id, 'debug.gpu_busy') as gpu,
+		extract_arg(s.arg_set_id, 'debug.frame') as frame
+		from slice s join track t on s.track_id = t.id where t.name = 'frame limits' and s.category is null order by s.ts`))
+	want := fmt.Sprint([]map[string]any{
+		{"ts": int64(0), "dur": 10 * msNs, "name": "CPU-bound", "gpu": 0.1, "frame": int64(1)},
+		{"ts": 10 * msNs, "dur": 10 * msNs, "name": "GPU-bound", "gpu": 0.95, "frame": int64(2)},
+		{"ts": 20 * msNs, "dur": 10 * msNs, "name": "presentation-bound", "gpu": 0.3, "frame": int64(3)},
+	})
+	if got != want {
+		t.Errorf("verdicts:\n got %s\nwant %s", got, want)
+	}
+	gaps := fmt.Sprint(s.MustQuery(`select s.ts, s.dur, s.name from slice s join track t on s.track_id = t.id
+		where t.name = 'GPU idle' order by s.ts`))
+	wantGaps := fmt.Sprint([]map[string]any{
+		{"ts": int64(0), "dur": 82 * msNs / 10, "name": "waiting for submit"},
+		{"ts": 92 * msNs / 10, "dur": 8 * msNs / 10, "name": "waiting for submit"},
+		{"ts": 10 * msNs, "dur": 3 * msNs / 10, "name": "waiting for submit"},
+		{"ts": 198 * msNs / 10, "dur": 2 * msNs / 10, "name": "waiting for submit"},
+		{"ts": 20 * msNs, "dur": 22 * msNs / 10, "name": "waiting for submit"},
+		{"ts": 252 * msNs / 10, "dur": 48 * msNs / 10, "name": "waiting on present"},
+	})
+	if gaps != wantGaps {
+		t.Errorf("gaps:\n got %s\nwant %s", gaps, wantGaps)
+	}
+	busy := fmt.Sprint(s.MustQuery(`select t.name, c.ts, round(c.value, 4) as v from counter c join counter_track t on c.track_id = t.id
+		where t.name in ('GPU busy', 'CPU busy') order by t.name, c.ts`))
+	wantBusy := fmt.Sprint([]map[string]any{
+		{"name": "CPU busy", "ts": int64(0), "v": 0.88},
+		{"name": "CPU busy", "ts": 10 * msNs, "v": 0.03},
+		{"name": "CPU busy", "ts": 20 * msNs, "v": 0.3},
+		{"name": "GPU busy", "ts": int64(0), "v": 0.1},
+		{"name": "GPU busy", "ts": 10 * msNs, "v": 0.95},
+		{"name": "GPU busy", "ts": 20 * msNs, "v": 0.3},
+	})
+	if busy != wantBusy {
+		t.Errorf("busy counters:\n got %s\nwant %s", busy, wantBusy)
+	}
+}
