@@ -44,11 +44,22 @@ func run(args []string, stdout io.Writer) (err error) {
 	fif := fs.Int("frames-in-flight", 3, "frames the CPU may be ahead of the GPU, 1..16")
 	out := fs.String("out", "out", "directory for wrap.perfetto-trace, wrap.json, wrap.pb.gz")
 	validation := fs.Bool("validation", false, "Khronos validation layer, synchronization checks included")
+	var bc boundConfig
+	fs.StringVar(&bc.mode, "bound", "", "frames whose limit is known instead: cpu (each spins the CPU), gpu (each fills a buffer, waited for) or mixed (drawn by -seed); prints the schedule and each frame's GPU ns by its own timestamps")
+	fs.Uint64Var(&bc.seed, "seed", 1, "-bound mixed: the seed of the schedule")
+	fs.DurationVar(&bc.spin, "spin", 20*time.Millisecond, "-bound: the CPU spin of a CPU-bound frame")
+	fs.IntVar(&bc.fillMiB, "fill-mib", 128, "-bound: MiB a GPU-bound frame fills")
+	fs.IntVar(&bc.fills, "fills", 1, "-bound: fills of a GPU-bound frame")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *fif < 1 || *fif > 16 || *frames < 1 {
 		return fmt.Errorf("-frames-in-flight %d (1..16) or -frames %d (1..)", *fif, *frames)
+	}
+	if bc.frames = *frames; bc.mode != "" {
+		if err := bc.check(); err != nil {
+			return err
+		}
 	}
 	a, err := newApp(*validation, *fif)
 	if err != nil {
@@ -74,6 +85,15 @@ func run(args []string, stdout io.Writer) (err error) {
 	gpu, err := p.GPU(dev, queue, profiler.GPUOptions{FramesInFlight: *fif, DebugLabels: a.validation})
 	if err != nil {
 		return err
+	}
+	if bc.mode != "" {
+		if err := boundFrames(a, p, gpu, bc, stdout); err != nil {
+			return err
+		}
+		if err := p.Close(); err != nil {
+			return err
+		}
+		return writeTraces(*out, p.Dump())
 	}
 	// Names are registered once; the hot path uses the handles.
 	nm := p.Name
@@ -166,12 +186,23 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 
 	tr := p.Dump()
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := writeTraces(*out, tr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrap: device=%q frames=%d frames_in_flight=%d zones=%d flows=%d spans.render=%d spans.simulate=%d dropped=%d misuse=%d arrows_lost=%d validation=%d\n",
+		dev.Name(), *frames, *fif, nZones, nZones, nRender, nSim, tr.Drops.Total(), tr.Drops.Misuse, tr.Drops.Flows, a.problems())
+	return nil
+}
+
+// writeTraces writes tr to out as a Perfetto trace, a Chrome JSON trace
+// and a pprof profile.
+func writeTraces(out string, tr *timeline.Trace) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	for file, write := range map[string]func(io.Writer, *timeline.Trace) error{
 		"wrap.perfetto-trace": perfetto.Write, "wrap.json": chrome.Write, "wrap.pb.gz": pprof.Write} {
-		f, err := os.Create(filepath.Join(*out, file))
+		f, err := os.Create(filepath.Join(out, file))
 		if err == nil {
 			err = errors.Join(write(f, tr), f.Close())
 		}
@@ -179,7 +210,5 @@ func run(args []string, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "wrap: device=%q frames=%d frames_in_flight=%d zones=%d flows=%d spans.render=%d spans.simulate=%d dropped=%d misuse=%d arrows_lost=%d validation=%d\n",
-		dev.Name(), *frames, *fif, nZones, nZones, nRender, nSim, tr.Drops.Total(), tr.Drops.Misuse, tr.Drops.Flows, a.problems())
 	return nil
 }

@@ -93,6 +93,13 @@ func TestValidationCounts(t *testing.T) {
 // (make test sets it): then either fails the test.
 func runExample(t *testing.T, dir string, args ...string) recorded {
 	t.Helper()
+	return parseSummary(t, runWrap(t, dir, args...))
+}
+
+// runWrap runs the example with the validation layer (where there is
+// one) and returns what it printed; a machine without Vulkan skips.
+func runWrap(t *testing.T, dir string, args ...string) string {
+	t.Helper()
 	required := os.Getenv("FRAMESCOPE_REQUIRE_VULKAN") == "1"
 	var out bytes.Buffer
 	err := run(append([]string{"-validation", "-out", dir}, args...), &out)
@@ -110,7 +117,7 @@ func runExample(t *testing.T, dir string, args ...string) recorded {
 		t.Fatalf("run %q: %v\noutput: %s", args, err, out.String())
 	}
 	t.Logf("%s", bytes.TrimSpace(out.Bytes()))
-	return parseSummary(t, out.String())
+	return out.String()
 }
 
 // TestWrap runs the example for every number of frames in flight and

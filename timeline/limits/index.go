@@ -89,6 +89,12 @@ func index(t *timeline.Trace) *traceIndex {
 		}
 	}
 	submitOf := submissions(t)
+	submitted := make([]bool, len(t.Spans)) // a CPU span an arrow leaves: it handed work to the GPU
+	for _, f := range t.Flows {
+		if f.From >= 0 && f.From < len(t.Spans) {
+			submitted[f.From] = true
+		}
+	}
 	for i, s := range t.Spans {
 		if s.Frame != 0 {
 			in.lastOf[s.Frame] = max(in.lastOf[s.Frame], s.End)
@@ -101,7 +107,7 @@ func index(t *timeline.Trace) *traceIndex {
 			in.work.items = append(in.work.items, gpuWork{stretch: stretch{s.Start, s.End}, queue: q, errNs: int64(s.ErrNs), submitted: sub})
 		}
 		if cpu[s.Track] {
-			in.addCPU(t, s)
+			in.addCPU(t, s, submitted[i])
 		}
 	}
 	in.work.sort()
@@ -115,8 +121,11 @@ func index(t *timeline.Trace) *traceIndex {
 	return in
 }
 
-// addCPU files s, a CPU span, by its name.
-func (in *traceIndex) addCPU(t *timeline.Trace, s timeline.Span) {
+// addCPU files s, a CPU span, by its name: the layer names each by the
+// Vulkan call, and a program using the library may name its own so. A
+// span an arrow leaves (submitted: the library's GPU.Submit) is a
+// submission whatever its name.
+func (in *traceIndex) addCPU(t *timeline.Trace, s timeline.Span, submitted bool) {
 	name := t.Name(s.Name)
 	th := in.threads[s.Track]
 	if th == nil {
@@ -125,7 +134,7 @@ func (in *traceIndex) addCPU(t *timeline.Trace, s timeline.Span) {
 	}
 	c := stretch{s.Start, s.End}
 	switch {
-	case slices.Contains(submitNames, name):
+	case submitted || slices.Contains(submitNames, name):
 		th.submits.items = append(th.submits.items, c)
 	case slices.Contains(waitNames, name):
 		th.waits.items = append(th.waits.items, c)

@@ -114,6 +114,30 @@ func TestFramesOfKnownLimit(t *testing.T) {
 	}
 }
 
+// A program using the library names its spans as it likes: the span an
+// arrow leaves (GPU.Submit's) is the frame's submission, and a span named
+// as the Vulkan call it wraps is a wait. Its thread is the submitting one,
+// and a frame that waits on the GPU is GPU-bound.
+func TestSubmissionByArrow(t *testing.T) {
+	b := newBuilder()
+	for k := range int64(3) {
+		at := k * 10 * ms
+		s := b.span(1, "submit", at+ms, at+ms+ms/10, 0)
+		b.t.Flows = append(b.t.Flows, timeline.Flow{From: s, To: b.span(2, "frame", at+ms+ms/5, at+9*ms, 0)})
+		b.span(1, "vkWaitForFences", at+ms+ms/10, at+9*ms+ms/10, 0)
+		b.frame(uint64(k+1), at, at+10*ms)
+	}
+	r := limits.Of(&b.t)
+	if len(r.Frames) != 2 {
+		t.Fatalf("%d frames, want 2", len(r.Frames))
+	}
+	for _, f := range r.Frames {
+		if f.Thread != 1 || f.Limit != limits.GPU || f.CPUBusy != 2*ms || f.Latency != ms/5 {
+			t.Errorf("frame %d: thread %d, %v, CPU busy %d, latency %d; want thread 1, gpu, %d, %d", f.ID, f.Thread, f.Limit, f.CPUBusy, f.Latency, 2*ms, ms/5)
+		}
+	}
+}
+
 // A seeded checker: frames drawn CPU-bound, GPU-bound or presentation-
 // bound by a schedule, work on two queues and a lane that overlap, waits
 // that nest and overlap; every frame's verdict is its schedule's, GPU

@@ -24,7 +24,7 @@ func registerNames(p *profiler.Profiler) names {
 	return names{
 		frame: p.Name("frame"), pass: p.Name("render pass"), load: p.Name("load"),
 		zone: p.Name("zone"), draw: p.Name("draw"), copy: p.Name("copy"),
-		wait: p.Name("wait"), collect: p.Name("collect"), update: p.Name("update"),
+		wait: p.Name("vkWaitForFences"), collect: p.Name("collect"), update: p.Name("update"),
 		record: p.Name("record"), submit: p.Name("submit"), calibrate: p.Name("calibrate"),
 	}
 }
@@ -241,7 +241,7 @@ func (l *loop) frame(f int) (int64, error) {
 	l.p.BeginFrame()
 	defer l.p.EndFrame()
 
-	ws := l.cpu.Span(l.n.wait)
+	ws := l.cpu.Span(l.n.wait) // named as the call it wraps: what limits a frame knows it as a wait
 	err := l.r.wait(i, uint64(10*time.Second))
 	ws.End()
 	if err != nil {

@@ -288,7 +288,7 @@ func checkFlows(t *testing.T, tr *timeline.Trace) {
 func checkDepths(t *testing.T, tr *timeline.Trace) {
 	t.Helper()
 	want := map[string]uint16{"frame": 0, "render pass": 1, "load": 2, "zone": 3, "draw": 2, "copy": 1,
-		"wait": 0, "collect": 0, "update": 0, "record": 0, "submit": 0}
+		"vkWaitForFences": 0, "collect": 0, "update": 0, "record": 0, "submit": 0}
 	kind := map[timeline.TrackID]timeline.TrackKind{}
 	for _, tk := range tr.Tracks {
 		kind[tk.ID] = tk.Kind
