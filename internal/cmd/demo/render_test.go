@@ -86,8 +86,8 @@ func wantSpans(cfg Config) map[string]int {
 	n := cfg.frames
 	w := map[string]int{
 		"gpu-queue/frame": n, "gpu-queue/render pass": n, "gpu-queue/draw": n, "gpu-queue/copy": n,
-		"frames/frame": n,
-		"cpu/wait":     n, "cpu/collect": n, "cpu/update": n, "cpu/record": n, "cpu/submit": n,
+		"frames/frame":        n,
+		"cpu/vkWaitForFences": n, "cpu/collect": n, "cpu/update": n, "cpu/record": n, "cpu/submit": n,
 	}
 	if cfg.hasLoadZone() {
 		w["gpu-queue/load"] = n
