@@ -41,6 +41,37 @@
 // the file: it names a slice without a name "[No name]", and a counter
 // "name value".
 //
+// # Frame limits
+//
+// [Write], which has the whole trace, also writes what limits each of its
+// frames, as package timeline/limits finds it ([limits.Of]), above the
+// tracks:
+//
+//   - a thread "frame limits" with a slice over each analysed frame, named
+//     by its verdict ("CPU-bound", "GPU-bound", "presentation-bound" or
+//     "unknown"), its args the frame's figures: frame (its ID), gpu_busy
+//     and cpu_busy (shares of the frame, 0 to 1), thread (the submitting
+//     thread's name), gpu_busy_ns, gpu_err_ns, cpu_busy_ns, cpu_wait_ns,
+//     present_wait_ns and latency_ns. Those of the CPU are left out on a
+//     frame without a submitting thread, and latency_ns where no arrow
+//     says when its work was submitted;
+//   - a thread "GPU idle" with a slice over each time in a frame that no
+//     queue ran work, named by its cause ("waiting for submit", "waiting
+//     for a dependency", "waiting on present", "unknown"), its arg the
+//     frame;
+//   - counters "GPU busy" and "CPU busy": each frame's busy shares, at its
+//     start (a counter of the trace with that name keeps it, and the
+//     derived one is named "GPU busy [frame limits]").
+//
+// Frames can overlap, slices on a thread cannot: a frame's or a gap's
+// slice starts where the one before it ended, and one left empty is not
+// written. The streamed [Writer] writes none of this: a frame's limits
+// take the frames after it and all their spans, which a sink never has
+// whole. Each of these threads and counters carries a
+// framescope_derived 'M' event, and Read leaves out their events, so
+// that Read gives back the very trace written, and a thread of the trace
+// named "frame limits" is read as any other.
+//
 // # GPU work
 //
 // A GPU zone's work (its [timeline.Work]: the pipeline statistics its

@@ -85,6 +85,8 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		}
 	case metaFramesList:
 		rd.thread(pid, tid).framesList = true
+	case metaDerived:
+		rd.markDerived(ev, pid, tid)
 	case metaFrame:
 		var a struct {
 			ID         uint64
@@ -148,7 +150,24 @@ func counterKey(pid int64, name string) string {
 	return strconv.FormatInt(pid, 10) + "/" + name
 }
 
+// markDerived notes a framescope_derived mark: of a counter when its
+// args name a series, else of its thread.
+func (rd *reader) markDerived(ev *rawEvent, pid, tid int64) {
+	var a struct{ Series *string }
+	if len(ev.Args) > 0 && json.Unmarshal(ev.Args, &a) == nil && a.Series != nil {
+		if rd.derived == nil {
+			rd.derived = map[string]bool{}
+		}
+		rd.derived[counterKey(pid, *a.Series)] = true
+		return
+	}
+	rd.thread(pid, tid).derived = true
+}
+
 func (rd *reader) counter(ev *rawEvent, pid int64) error {
+	if rd.derived != nil && rd.derived[counterKey(pid, string(ev.Name.bytes()))] {
+		return nil // derived from the frames' limits: not the trace's
+	}
 	if string(ev.Name.bytes()) == dropsCounter {
 		// The running total of everything dropped: Close's
 		// framescope_drops record says what, but a process killed before

@@ -59,6 +59,9 @@ func Read(r io.Reader) (*timeline.Trace, error) { return ReadLimited(r, Limits{}
 // phases are skipped. Slices left open at the end, and E events with no
 // open slice, are counted in Drops.Unended.
 //
+// The threads and counters that Write derives from the frames' limits
+// are left out: they are not the trace's, and Write makes them again.
+//
 // Drops come from the framescope_drops record Writer.Close writes. A trace
 // whose writer never closed has only the running "framescope dropped"
 // counter; what it counts beyond the record is added to Drops.Spans.
@@ -186,6 +189,8 @@ type thread struct {
 	// framesList: the writer's frames thread, whose slices are frames,
 	// which the framescope_frame events hold.
 	framesList bool
+	// derived: a thread of what Write derives from the frames' limits.
+	derived bool
 }
 
 type reader struct {
@@ -208,7 +213,10 @@ type reader struct {
 	dropsCounter, dropsRecorded uint64
 	// works are the work of the slices that have it (rec.work).
 	works []*timeline.Work
-	args  sliceArgs // scratch for the args of B and X events
+	// derived are the counters Write derives from the frames' limits,
+	// by counterKey.
+	derived map[string]bool
+	args    sliceArgs // scratch for the args of B and X events
 }
 
 func newReader(lim Limits) *reader {

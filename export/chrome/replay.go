@@ -26,7 +26,7 @@ func (rd *reader) build() (*timeline.Trace, error) {
 	}
 	for _, k := range rd.keys {
 		th := rd.threads[k]
-		if th.recs.n == 0 || th.framesList && th.track == 0 {
+		if th.recs.n == 0 || (th.framesList || th.derived) && th.track == 0 {
 			th.recs = recList{}
 			continue
 		}

@@ -134,12 +134,15 @@ func NewWriter(w io.Writer) *Writer {
 	}
 }
 
-// Write writes a whole trace to w as Chrome JSON.
+// Write writes a whole trace to w as Chrome JSON, and what limits each
+// of its frames (package timeline/limits), which only the whole trace
+// tells: see the package comment.
 func Write(w io.Writer, t *timeline.Trace) error {
 	cw := NewWriter(w)
 	if err := cw.WriteBatch(t); err != nil {
 		return err
 	}
+	cw.writeLimits(t)
 	return cw.Close()
 }
 
