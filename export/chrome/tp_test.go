@@ -108,3 +108,57 @@ func TestTraceProcessor(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceProcessorLimits loads the JSON Write makes of a trace of
+// frames of known limits into Perfetto's trace processor: it imports
+// cleanly (no error, no data loss, no JSON or slice problem), with the
+// trace's slices, a verdict slice per frame on "frame
+// limits" with its args, a slice per gap on "GPU idle", and the two busy
+// counters.
+func TestTraceProcessorLimits(t *testing.T) {
+	tr := limitsTrace()
+	var buf bytes.Buffer
+	if err := Write(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "limits.json")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := tpcheck.Check(t, p)
+	if r := s.MustQuery(flowStats); len(r) > 0 {
+		t.Errorf("the trace processor counted problems: %v", r)
+	}
+	var own, verdicts, gaps []string
+	for _, l := range tpSlices(t, s) {
+		switch th, _, _ := strings.Cut(l, "|"); th {
+		case limitsThread:
+			verdicts = append(verdicts, l)
+		case idleThread:
+			gaps = append(gaps, l)
+		case "Frames": // the frames, drawn as the trace has no frames track
+		default:
+			own = append(own, l)
+		}
+	}
+	if want := wantSlices(tr); !slices.Equal(own, want) {
+		t.Errorf("the trace's slices:\n%q\nwant\n%q", own, want)
+	}
+	want := []string{"frame limits|CPU-bound|0|10000000|0", "frame limits|GPU-bound|10000000|10000000|0", "frame limits|presentation-bound|20000000|20000000|0"}
+	if !slices.Equal(verdicts, want) {
+		t.Errorf("verdicts %q, want %q", verdicts, want)
+	}
+	if len(gaps) != 6 {
+		t.Errorf("gaps %q, want 6", gaps)
+	}
+	rows := s.MustQuery(`select a.key as key, coalesce(a.int_value, a.string_value, a.real_value) as value from slice s
+		join args a on a.arg_set_id = s.arg_set_id where s.name = 'CPU-bound' order by a.key`)
+	if got := fmt.Sprint(rows); got != "[map[key:args.cpu_busy value:0.88] map[key:args.cpu_busy_ns value:8800000] map[key:args.cpu_wait_ns value:1200000] map[key:args.frame value:1] map[key:args.gpu_busy value:0.1] map[key:args.gpu_busy_ns value:1000000] map[key:args.gpu_err_ns value:0] map[key:args.latency_ns value:200000] map[key:args.present_wait_ns value:0] map[key:args.thread value:main]]" {
+		t.Errorf("CPU-bound's args: %s", got)
+	}
+	rows = s.MustQuery(`select t.name as name, count(*) as n from counter c join counter_track t on c.track_id = t.id
+		where t.name in ('GPU busy value', 'CPU busy value') group by t.name order by t.name`)
+	if got := fmt.Sprint(rows); got != "[map[n:3 name:CPU busy value] map[n:3 name:GPU busy value]]" {
+		t.Errorf("busy counters: %s", got)
+	}
+}
