@@ -59,7 +59,9 @@ var ErrFinished = errors.New("pprof: the profile is already made")
 // the parent, which took it whole. The profile's comments count both. The
 // profile is the one [Build] makes of the whole trace when each span's
 // Depth is its nesting depth, as the recorder and the readers give it,
-// and no child comes 256 spans of its parent's depth after it.
+// and no child comes 256 spans of its parent's depth after it, less
+// Build's samples of the GPU's idle time: a frame's gaps take the frames
+// after it and all their spans, which a Builder does not keep.
 //
 // The methods of a Builder must not be called concurrently.
 type Builder struct {

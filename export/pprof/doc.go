@@ -29,6 +29,29 @@
 // outermost spans' durations. The sample types are gpu_time and cpu_time
 // in nanoseconds; labels carry the frame, the track and the GPU queue.
 //
+// # GPU idle time
+//
+// [Build] (and [Write]) also puts in gpu_time the time the GPU sat idle
+// in the trace's frames, as package timeline/limits finds it
+// ([limits.Of]): for each gap in a frame, when no queue ran work, a
+// sample of the stack "GPU idle" > its cause ("waiting for submit",
+// "waiting for a dependency", "waiting on present" or "unknown"), its
+// value the gap's time, with the frame's label and the label kind=idle,
+// which no sample of work has. A flame graph so shows beside the queues'
+// work where the GPU waited, and why. A trace without frames, or whose
+// frames are not analysed (the last of several, an open one), has none,
+// and the very profile it had before.
+//
+// gpu_time's total is then the work's and the idle time's together,
+// which [Totals] does not count. To see the work alone, its share of
+// its own total:
+//
+//	go tool pprof -tagignore=kind=idle -relative_percentages -top gpu.pb.gz
+//
+// and -tagfocus=kind=idle for the idle time alone. A [Builder] adds no
+// idle time: a frame's gaps take the frames after it and all their
+// spans, which it does not keep.
+//
 // # GPU work
 //
 // A trace whose GPU zones count pipeline statistics (their

@@ -27,7 +27,9 @@ func Write(w io.Writer, t *timeline.Trace) error {
 
 // Totals returns the GPU and CPU busy time of t: the sum of the durations
 // of the outermost spans of every GPU queue and lane track, and of every
-// CPU track. They are the totals of the profile Build makes.
+// CPU track. They are the totals of the work samples of the profile Build
+// makes: its gpu_time also holds the GPU's idle time in frames, in
+// samples labelled kind=idle (see the package comment).
 func Totals(t *timeline.Trace) (gpu, cpu int64) {
 	for _, s := range t.Spans {
 		if s.Depth != 0 {
@@ -50,6 +52,7 @@ func Totals(t *timeline.Trace) (gpu, cpu int64) {
 type funcKey struct {
 	name string
 	gpu  bool
+	idle bool // a function of the GPU's idle time (see idle), kept apart from zones of its name
 }
 
 type sampleKey struct {
@@ -171,18 +174,28 @@ func (b *builder) stack(id int32) []*profile.Location {
 }
 
 func (b *builder) loc(name string, gpu bool) *profile.Location {
-	k := funcKey{name, gpu}
+	return b.locOf(funcKey{name: name, gpu: gpu})
+}
+
+// locOf returns the location of function k, made the first time. Past
+// functionLimit functions, a zone's is otherName's; the few of the GPU's
+// idle time are always their own.
+func (b *builder) locOf(k funcKey) *profile.Location {
 	if l := b.locs[k]; l != nil {
 		return l
 	}
-	if len(b.p.Function) >= functionLimit && name != otherName && name != foldedName {
+	if len(b.p.Function) >= functionLimit && !k.idle && k.name != otherName && k.name != foldedName {
 		b.others++
-		return b.loc(otherName, gpu)
+		return b.loc(otherName, k.gpu)
 	}
 	file := "cpu"
-	if gpu {
+	switch {
+	case k.idle:
+		file = "idle"
+	case k.gpu:
 		file = "gpu"
 	}
+	name := k.name
 	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name, Filename: file}
 	b.p.Function = append(b.p.Function, f)
 	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: f}}}
@@ -274,7 +287,8 @@ func commentf(format string, a ...any) string { return fmt.Sprintf(format, a...)
 // Build makes the profile of t. Spans are nested on each track by their
 // times (Depth breaks ties between a zero-length span and a sibling that
 // ends where it starts); spans on frame and counter tracks, or on unknown
-// tracks, are left out.
+// tracks, are left out. The GPU's idle time in t's frames is added by
+// cause (see the package comment).
 func Build(t *timeline.Trace) *profile.Profile {
 	b := newBuilder()
 	byTrack := map[timeline.TrackID][]int{}
@@ -314,6 +328,7 @@ func Build(t *timeline.Trace) *profile.Profile {
 		}
 		b.track(t, tr, byTrack[id], b.loc(root, gpu), gpu, queue)
 	}
+	b.idle(t)
 	b.finishWork()
 	b.finish(t.Drops, t.Ledger)
 	return b.p
