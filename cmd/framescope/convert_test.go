@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	pathpkg "path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/framescope/framescope/export/pprof"
 	"github.com/framescope/framescope/internal/testkit/tracecases"
+	"github.com/framescope/framescope/timeline/limits"
 )
 
 func TestConvert(t *testing.T) {
@@ -47,12 +50,23 @@ func TestConvert(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var sum int64
+				// The work's, and apart (kind=idle) the GPU's idle time in
+				// the frames: their gaps.
+				var sum, idle, gaps int64
 				for _, s := range p.Sample {
-					sum += s.Value[0]
+					if slices.Contains(s.Label["kind"], "idle") {
+						idle += s.Value[0]
+					} else {
+						sum += s.Value[0]
+					}
 				}
-				if sum != gpu {
-					t.Errorf("pprof gpu_time %d, trace %d", sum, gpu)
+				for _, f := range limits.Of(tr).Frames {
+					for _, g := range f.Gaps {
+						gaps += g.End - g.Start
+					}
+				}
+				if sum != gpu || idle != gaps || gaps == 0 {
+					t.Errorf("pprof gpu_time %d of work and %d idle; trace %d busy and %d idle", sum, idle, gpu, gaps)
 				}
 				// pprof is output only.
 				if code, _, errs := runCLI("stats", out); code != 2 || !strings.Contains(errs, "pprof") {
@@ -166,5 +180,62 @@ func TestConvertRenderStages(t *testing.T) {
 		if _, err := os.Stat(pathpkg.Join(dir, out)); err == nil {
 			t.Errorf("-render-stages to %s wrote it", out)
 		}
+	}
+}
+
+// TestConvertLimits: convert to Chrome JSON writes what limits each
+// frame, a verdict slice per analysed frame on the "frame limits"
+// thread (this trace has no submitting thread: its frames are GPU-bound,
+// without the CPU's args), from JSON that already holds them too, whose
+// reader leaves them out: the output holds them once, and reads back to
+// the trace's spans alone.
+func TestConvertLimits(t *testing.T) {
+	dir := t.TempDir()
+	tr := synthTrace(3, 12, 3, nil)
+	src := writeFile(t, dir, "src.json", tr, formatChrome, false)
+	out := pathpkg.Join(dir, "out.json")
+	if code, _, errs := runCLI("convert", src, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []struct {
+		Ph, Name string
+		Tid      int64
+		Args     map[string]any
+	}
+	if err := json.Unmarshal(data, &evs); err != nil {
+		t.Fatal(err)
+	}
+	tid := int64(-1)
+	for _, e := range evs {
+		if e.Ph == "M" && e.Name == "thread_name" && e.Args["name"] == "frame limits" {
+			tid = e.Tid
+		}
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Ph == "X" && e.Tid == tid {
+			got = append(got, e.Name)
+			if _, ok := e.Args["gpu_busy"]; !ok || e.Args["cpu_busy"] != nil {
+				t.Errorf("verdict %s args %v: want gpu_busy, and no cpu_busy", e.Name, e.Args)
+			}
+		}
+	}
+	var want []string
+	for _, f := range limits.Of(tr).Frames {
+		want = append(want, f.Limit.Label())
+	}
+	if len(want) != 11 || !slices.Equal(got, want) {
+		t.Errorf("verdict slices %q, want %q (the 11 frames but the last)", got, want)
+	}
+	back, err := loadTrace(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Spans) != len(tr.Spans) || len(back.Tracks) != len(tr.Tracks) {
+		t.Errorf("read back %d spans on %d tracks, want %d on %d", len(back.Spans), len(back.Tracks), len(tr.Spans), len(tr.Tracks))
 	}
 }
