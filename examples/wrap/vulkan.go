@@ -152,7 +152,11 @@ func newApp(validation bool, slots int) (a *app, err error) {
 		return a, fmt.Errorf("%w: no device with a graphics+compute a.queue family that has timestamps", errNoVulkan)
 	}
 
-	exts := deviceExtension(a.pd, "VK_KHR_calibrated_timestamps\x00", "VK_EXT_calibrated_timestamps\x00")
+	calibrated := []string{"VK_KHR_calibrated_timestamps\x00", "VK_EXT_calibrated_timestamps\x00"}
+	if validation { // a validation layer older than the KHR extension (Debian 12's) warns of it
+		calibrated[0], calibrated[1] = calibrated[1], calibrated[0]
+	}
+	exts := deviceExtension(a.pd, calibrated...)
 	a.calibrated = len(exts) > 0
 	prio, reset := []float32{1}, &hostQueryResetFeatures{sType: 1000261000, reset: vk.True}
 	a.pin.Pin(&prio[0])
