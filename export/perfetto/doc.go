@@ -92,6 +92,20 @@
 //     exact count in an "exact" debug annotation, which Read takes, so no
 //     count goes through float64. Read refuses a count counter that is
 //     negative or fractional, as the Chrome reader refuses such a count.
+//   - With Write (a whole trace), and after a streamed trace with
+//     AppendLimits: what limits each frame (package timeline/limits), as
+//     tracks under the process after the frames, described "framescope
+//     kind=limits": "frame limits", a slice per frame named by its verdict
+//     ("CPU-bound", "GPU-bound", "presentation-bound", "unknown"), its
+//     figures as args ("debug.frame", "debug.gpu_busy" and "debug.cpu_busy"
+//     as shares of the frame, "debug.gpu_busy_ns", "debug.gpu_err_ns",
+//     "debug.cpu_busy_ns", "debug.cpu_wait_ns", "debug.present_wait_ns",
+//     "debug.latency_ns"; the CPU's and the latency only where known);
+//     "GPU idle", a slice per idle stretch named by its cause; and the
+//     counters "GPU busy" and "CPU busy", each frame's share at its start.
+//     A frame's slice ends where the next frame's begins, and a gap begins
+//     where the last ended, as frames may overlap. They are one batch on a
+//     packet sequence of their own (ID 2^32-1). Read leaves them out.
 //   - The end of every batch, as the "framescope batches" counter (the
 //     batches written so far), the batch's last packet; its track is
 //     described first thing in the trace. Read takes it as the mark that
