@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
 	"github.com/framescope/framescope/internal/testkit/vktest"
 	"github.com/framescope/framescope/timeline"
+	"github.com/framescope/framescope/timeline/limits"
 )
 
 var (
@@ -561,17 +563,60 @@ func TestDrawnLoopsUnderLayer(t *testing.T) {
 	if *drawnSeed != 0 {
 		first, last = *drawnSeed, *drawnSeed
 	}
+	var all drawnVerdicts
 	for seed := first; seed <= last; seed++ {
-		if msg := drawnLoop(t, dir, prog, seed); msg != "" {
+		msg, v := drawnLoop(t, dir, prog, seed)
+		if msg != "" {
 			t.Fatalf("seed %d: %s (-layer.seed=%d replays it)", seed, msg, seed)
 		}
+		all.judged, all.matched = all.judged+v.judged, all.matched+v.matched
+		for _, w := range v.wrong {
+			all.wrong = append(all.wrong, fmt.Sprintf("seed %d (-layer.seed=%d replays it): %s", seed, seed, w))
+		}
 	}
-	t.Logf("seeds %d to %d: every invariant held", first, last)
+	t.Logf("seeds %d to %d: every invariant held; %d of %d frames judged as drawn", first, last, all.matched, all.judged)
+	if 100*all.matched < 95*all.judged {
+		t.Errorf("%d of %d frames judged as drawn, want 95%%:\n%s", all.matched, all.judged, strings.Join(all.wrong, "\n"))
+	}
+}
+
+// drawnVerdicts are the frames a drawn loop bound by the CPU or the GPU
+// (each drawn frame's last, the layer's frame from its last submission
+// to the next frame's first) judged as drawn, of those judged.
+type drawnVerdicts struct {
+	judged, matched int
+	wrong           []string
+}
+
+// verdictsOf judges, for each window but the last, the layer's frame its
+// end (after the last wait) lies in.
+func verdictsOf(tr *timeline.Trace, j drawnJournal) drawnVerdicts {
+	var v drawnVerdicts
+	r := limits.Of(tr)
+	for i, w := range j.windows {
+		k := slices.IndexFunc(r.Frames, func(f limits.Frame) bool { return f.Start <= w[1] && w[1] < f.End })
+		if k < 0 || i >= len(j.bounds) {
+			continue
+		}
+		f, want := r.Frames[k], limits.CPU
+		if j.bounds[i] == 'g' {
+			want = limits.GPU
+		}
+		v.judged++
+		if f.Limit == want {
+			v.matched++
+		} else {
+			v.wrong = append(v.wrong, fmt.Sprintf("frame %d: %v, drawn %v (GPU busy %.2f, CPU busy %.2f of %v)", i, f.Limit, want,
+				float64(f.GPUBusy)/float64(f.Dur()), float64(f.CPUBusy)/float64(f.Dur()), time.Duration(f.Dur())))
+		}
+	}
+	return v
 }
 
 // drawnJournal is what drawn.c wrote of its run.
 type drawnJournal struct {
 	windows     [][2]int64 // each frame's, on CLOCK_MONOTONIC
+	bounds      []byte     // each frame's: 'c' bound by the CPU, 'g' by the GPU
 	zones       map[string]int
 	unsubmitted uint64
 }
@@ -585,11 +630,12 @@ func readDrawnJournal(path string) (drawnJournal, error) {
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) == 3 && f[0] == "window":
+		case len(f) == 4 && f[0] == "window":
 			var w [2]int64
 			fmt.Sscan(f[1], &w[0])
 			fmt.Sscan(f[2], &w[1])
 			j.windows = append(j.windows, w)
+			j.bounds = append(j.bounds, f[3][0])
 		case len(f) == 3 && f[0] == "zone":
 			var n int
 			fmt.Sscan(f[2], &n)
@@ -603,8 +649,19 @@ func readDrawnJournal(path string) (drawnJournal, error) {
 	return j, nil
 }
 
-// drawnLoop runs one seed and returns what broke, or "".
-func drawnLoop(t *testing.T, dir, prog string, seed int) string {
+// drawnLoop runs one seed and returns what broke, or "", and how its
+// frames were judged.
+func drawnLoop(t *testing.T, dir, prog string, seed int) (string, drawnVerdicts) {
+	msg, tr, j := drawnRun(t, dir, prog, seed)
+	if msg != "" {
+		return msg, drawnVerdicts{}
+	}
+	return "", verdictsOf(tr, j)
+}
+
+// drawnRun runs one seed and returns what broke, or "", with its trace
+// and journal.
+func drawnRun(t *testing.T, dir, prog string, seed int) (string, *timeline.Trace, drawnJournal) {
 	tmp := t.TempDir()
 	trace, journal := filepath.Join(tmp, "drawn.perfetto-trace"), filepath.Join(tmp, "journal")
 	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-frame-every", "1", "-o", trace, "--", prog, fmt.Sprint(seed), journal)
@@ -612,25 +669,26 @@ func drawnLoop(t *testing.T, dir, prog string, seed int) string {
 		"VK_ADD_LAYER_PATH="+validationDir(),
 		"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
 	out, err := cmd.CombinedOutput()
+	var j drawnJournal
 	if err != nil {
-		return fmt.Sprintf("framescope run: %v\n%s", err, out)
+		return fmt.Sprintf("framescope run: %v\n%s", err, out), nil, j
 	}
 	if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("Validation Error")) {
-		return fmt.Sprintf("the validation layer spoke:\n%s", out)
+		return fmt.Sprintf("the validation layer spoke:\n%s", out), nil, j
 	}
-	j, err := readDrawnJournal(journal)
+	j, err = readDrawnJournal(journal)
 	if err != nil {
-		return err.Error()
+		return err.Error(), nil, j
 	}
 	tr, err := readTraceErr(trace)
 	if err != nil {
-		return err.Error()
+		return err.Error(), nil, j
 	}
 	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
-		return fmt.Sprintf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+		return fmt.Sprintf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops), nil, j
 	}
 	if d := tr.Drops; d.Unsubmitted != j.unsubmitted || d.Total() != j.unsubmitted {
-		return fmt.Sprintf("drops %+v, want unsubmitted %d alone", d, j.unsubmitted)
+		return fmt.Sprintf("drops %+v, want unsubmitted %d alone", d, j.unsubmitted), nil, j
 	}
 	got := map[string]int{}
 	for _, s := range loopcheck.GPUZones(tr) {
@@ -638,17 +696,17 @@ func drawnLoop(t *testing.T, dir, prog string, seed int) string {
 		got[name]++
 		if want, ok := drawnDepth(name); ok {
 			if msg := checkNesting(tr, s, want, name == "secondary command buffer" || name[0] == 'S'); msg != "" {
-				return msg
+				return msg, nil, j
 			}
 		}
 		if !inWindow(j.windows, s) {
-			return fmt.Sprintf("a zone %q at [%d, %d] (error bound %d ns) lies in no frame's window", name, s.Start, s.End, s.ErrNs)
+			return fmt.Sprintf("a zone %q at [%d, %d] (error bound %d ns) lies in no frame's window", name, s.Start, s.End, s.ErrNs), nil, j
 		}
 	}
 	if fmt.Sprint(got) != fmt.Sprint(j.zones) {
-		return fmt.Sprintf("zones by name %v, the program ran %v", got, j.zones)
+		return fmt.Sprintf("zones by name %v, the program ran %v", got, j.zones), nil, j
 	}
-	return ""
+	return "", tr, j
 }
 
 // drawnDepth is the depth a zone's name says: a label "L3" or "S2" its

@@ -13,16 +13,59 @@
 // buffer's, and labels or a render pass around it); "S2" is one of the
 // secondary's.
 //
+// Each frame is also drawn bound by the CPU or the GPU, from a stream of
+// its own (so that a seed's loop is the one it drew before): a "c" frame
+// spins DRAWN_SPIN_MS (4) ms after its last wait, a "g" frame submits a
+// fill of DRAWN_FILL_MIB (256) MiB with its last submission. The journal
+// gives each frame's letter after its window, for the frames' verdicts.
+//
 //   drawn SEED JOURNAL
 #include "vkprog.h"
 
 static uint64_t rng;
 
-static uint32_t draw(uint32_t n) { // splitmix64, 0 to n-1
-	uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+static uint32_t draw_from(uint64_t *state, uint32_t n) { // splitmix64, 0 to n-1
+	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
 	return (uint32_t)((z ^ (z >> 31)) % n);
+}
+
+static uint32_t draw(uint32_t n) { return draw_from(&rng, n); }
+
+static double env_or(const char *name, double def) {
+	const char *v = getenv(name);
+	return v && *v ? atof(v) : def;
+}
+
+static void spin(double ms) {
+	double end = now_ns() + ms * 1e6;
+	while (now_ns() < end) {
+	}
+}
+
+// fill_cmd records, once, a fill of a buffer of mib MiB: a GPU-bound
+// frame's work.
+static VkCommandBuffer fill_cmd(instance *i, device *d, double mib, VkBuffer *buf, VkDeviceMemory *mem) {
+	VkDeviceSize size = (VkDeviceSize)(mib * 1024 * 1024) & ~(VkDeviceSize)3;
+	int host;
+	*buf = buffer(i, d, size, mem, &host);
+	VkCommandBuffer c;
+	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d->pool,
+					  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+	CHECK(vkAllocateCommandBuffers(d->dev, &ai, &c));
+	VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	CHECK(vkBeginCommandBuffer(c, &bi));
+	// Barriers around the fill, as a program orders its transfers: lavapipe
+	// also takes its timestamps at a barrier, and without one its zone's
+	// begin would be taken after the fill.
+	VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+			      .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+	vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+	vkCmdFillBuffer(c, *buf, 0, size, 0x5eed);
+	vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+	CHECK(vkEndCommandBuffer(c));
+	return c;
 }
 
 // The zones one recording of a command buffer makes, by name.
@@ -153,8 +196,15 @@ int main(int argc, char **argv) {
 		if (s[k].fixed)
 			record(&g, &s[k], sec, &sec_made, &s[k].made);
 	}
+	uint64_t bound_rng = rng ^ 0xB0B0B0B0ull;
+	double spin_ms = env_or("DRAWN_SPIN_MS", 4);
+	VkBuffer fbuf;
+	VkDeviceMemory fmem;
+	VkCommandBuffer fill = fill_cmd(&i, &d, env_or("DRAWN_FILL_MIB", 256), &fbuf, &fmem);
+	int fills = 0;
 	for (int f = 0; f < frames; f++) {
-		VkCommandBuffer cmds[MAXC];
+		int gpu_bound = draw_from(&bound_rng, 2);
+		VkCommandBuffer cmds[MAXC + 1];
 		for (int k = 0; k < nc; k++) {
 			if (!s[k].fixed && draw(5) == 0) { // freed and made again
 				vkFreeCommandBuffers(d.dev, d.pool, 1, &s[k].cmd);
@@ -170,29 +220,40 @@ int main(int argc, char **argv) {
 		}
 		double t0 = now_ns();
 		int split = draw(2);
-		for (int k = 0; k < nc; k++) {
-			if (split || k == 0)
-				submit_wait(&d, &cmds[k], split ? 1 : (uint32_t)nc);
+		if (gpu_bound) { // the fill goes with the last submission
+			cmds[nc] = fill;
+			fills++;
 		}
-		fprintf(j, "window %.0f %.0f\n", t0, now_ns());
+		for (int k = 0; k < nc; k++) {
+			int last = split ? k == nc - 1 : k == 0;
+			if (split || k == 0)
+				submit_wait(&d, &cmds[k], (split ? 1 : (uint32_t)nc) + (uint32_t)(last && gpu_bound));
+		}
+		fprintf(j, "window %.0f %.0f %c\n", t0, now_ns(), gpu_bound ? 'g' : 'c');
+		if (!gpu_bound)
+			spin(spin_ms);
 	}
 	for (int k = 0; k < NAMES; k++)
 		if (total.n[k])
 			fprintf(j, "zone %c%d %d\n", k < 8 ? 'L' : 'S', k % 8, total.n[k]);
-	fprintf(j, "zone command-buffer %d\n", frames * nc);
+	fprintf(j, "zone command-buffer %d\n", frames * nc + fills);
 	fprintf(j, "zone render-pass %d\n", total.rp);
 	int calls = 0;
 	for (int k = 0; k < nc; k++)
 		calls += s[k].calls;
 	fprintf(j, "zone secondary-command-buffer %d\n", frames * calls);
-	if (caller < 0) { // the secondary, recorded and never run: its zones and its own
-		int n = 1;
+	int unsubmitted = fills == 0; // the fill's command buffer, recorded and never run
+	if (caller < 0) {             // the secondary likewise: its zones and its own
+		unsubmitted++;
 		for (int k = 0; k < NAMES; k++)
-			n += sec_made.n[k];
-		fprintf(j, "unsubmitted %d\n", n);
+			unsubmitted += sec_made.n[k];
 	}
+	if (unsubmitted > 0)
+		fprintf(j, "unsubmitted %d\n", unsubmitted);
 	fclose(j);
 	vkDeviceWaitIdle(d.dev);
+	vkDestroyBuffer(d.dev, fbuf, NULL);
+	vkFreeMemory(d.dev, fmem, NULL);
 	destroy_target(&d, &g.t);
 	destroy_device(&d);
 	vkDestroyInstance(i.inst, NULL);
