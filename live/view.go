@@ -24,6 +24,14 @@ type view struct {
 	// it, else the slowest settled frame of the window.
 	Selected uint64     `json:"selected"`
 	Zones    []zoneView `json:"zones"`
+	// Gaps are the selected frame's GPU idle gaps (timeline/limits), and
+	// SelectedMs the interval they lie in: from the frame's start to the
+	// next frame's. Both absent where the frame has no verdict.
+	Gaps       []gapView `json:"gaps,omitempty"`
+	SelectedMs float64   `json:"selected_ms,omitempty"`
+	// LimitedBy is each verdict's share of the window's frames that have
+	// one, by frame limit; absent where none has.
+	LimitedBy map[string]float64 `json:"limited_by,omitempty"`
 	// Stats are the zones' durations over the window, by kind and name,
 	// the 100 with the most time.
 	Stats []zoneStats `json:"stats"`
@@ -70,10 +78,21 @@ type bookView struct {
 // frameView is one frame: its CPU time (BeginFrame to EndFrame) and, once
 // settled, its GPU time (the union of its outermost GPU zones, as the
 // recorder's "GPU time per frame" counter has it), else -1.
+//
+// Limit is what limits it (timeline/limits: "cpu", "gpu", "present" or
+// "unknown"), "pending" until the frame has settled and the next has
+// begun, absent where the window lacks what its verdict stands on (the
+// work of the frame before the oldest). GPUBusy and CPUBusy are the
+// shares of its interval (to the next frame's start) the GPU was busy and
+// its submitting thread worked, -1 where it has no verdict or no
+// submitting thread is known.
 type frameView struct {
-	ID    uint64  `json:"id"`
-	CPUMs float64 `json:"cpu_ms"`
-	GPUMs float64 `json:"gpu_ms"`
+	ID      uint64  `json:"id"`
+	CPUMs   float64 `json:"cpu_ms"`
+	GPUMs   float64 `json:"gpu_ms"`
+	Limit   string  `json:"limit,omitempty"`
+	GPUBusy float64 `json:"gpu_busy"`
+	CPUBusy float64 `json:"cpu_busy"`
 }
 
 // zoneView is one span of the selected frame: its track (a GPU queue, a
@@ -165,6 +184,7 @@ type viewCache struct {
 	made    bool
 	shared  view
 	byFrame map[uint64][]int32
+	limits  frameLimits
 	// plain is the default view (the slowest frame selected) as JSON,
 	// with the counters of refusals it was made with: most viewers ask
 	// for it, and share these bytes.
@@ -194,6 +214,7 @@ func (w *watcher) viewJSON(frame uint64, refused, bad uint64) []byte {
 	plain := frame == v.Selected
 	v.Selected = frame
 	v.Zones = w.zonesOf(frame)
+	v.Gaps, v.SelectedMs = c.limits.gapsOf(frame)
 	v.Refused, v.BadRequests = refused, bad
 	b, _ := json.Marshal(&v) // plain data: cannot fail
 	if plain {
@@ -290,8 +311,10 @@ func (w *watcher) makeShared(c *viewCache) {
 
 	var slowest uint64
 	worst := -1.0
-	for _, f := range wn.frames {
+	c.limits = w.windowLimits()
+	for i, f := range wn.frames {
 		fv := frameView{ID: f.ID, CPUMs: float64(f.End-f.Start) / ms, GPUMs: -1}
+		c.limits.limitOf(&fv, i == len(wn.frames)-1, f.ID <= wn.settled)
 		if f.ID <= wn.settled {
 			fv.GPUMs = float64(w.gpuBusy(c.byFrame[f.ID])) / ms
 			if t := max(fv.CPUMs, fv.GPUMs); t > worst {
@@ -301,6 +324,7 @@ func (w *watcher) makeShared(c *viewCache) {
 		v.Frames = append(v.Frames, fv)
 	}
 	v.Selected = slowest
+	v.LimitedBy = limitedBy(v.Frames)
 
 	for k, d := range durs {
 		slices.Sort(d)

@@ -1,0 +1,238 @@
+package live
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/framescope/framescope/internal/reach"
+	"github.com/framescope/framescope/internal/record"
+	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
+)
+
+const msNs = int64(time.Millisecond)
+
+// knownLimits is a trace of five frames of known limits, as
+// timeline/limits' tests draw them, the layer's names on the thread
+// (track 1), work on graphics (2) and compute (3), first frame first:
+// CPU-bound (8 ms of work, then 1 ms of GPU), GPU-bound (9.5 ms of GPU
+// waited for), presentation-bound (a present of 14.7 ms in 20 ms), CPU-
+// bound again (7 ms of GPU, no wait), and a last one, whose interval no
+// next frame closes.
+func knownLimits(first uint64) *timeline.Trace {
+	t := &timeline.Trace{Names: []string{""}, Tracks: []timeline.Track{
+		{ID: 1, Kind: timeline.TrackCPU, Name: "main"},
+		{ID: 2, Kind: timeline.TrackGPUQueue, Name: "graphics"},
+		{ID: 3, Kind: timeline.TrackGPUQueue, Name: "compute"},
+	}}
+	frame := first
+	span := func(track timeline.TrackID, name string, start, end int64) int {
+		n := slices.Index(t.Names, name)
+		if n < 0 {
+			n = len(t.Names)
+			t.Names = append(t.Names, name)
+		}
+		t.Spans = append(t.Spans, timeline.Span{Track: track, Name: timeline.NameID(n), Start: start, End: end, Frame: frame})
+		return len(t.Spans) - 1
+	}
+	submit := func(at int64, queue timeline.TrackID, start, end int64) {
+		s := span(1, "vkQueueSubmit", at, at+msNs/10)
+		t.Flows = append(t.Flows, timeline.Flow{From: s, To: span(queue, "command buffer", start, end)})
+	}
+	next := func(start, end int64) {
+		t.Frames = append(t.Frames, timeline.Frame{ID: frame, Start: start, End: end})
+		frame++
+	}
+	span(1, "update", 0, 8*msNs)
+	submit(8*msNs, 2, 82*msNs/10, 92*msNs/10)
+	span(1, "vkWaitForFences", 81*msNs/10, 93*msNs/10)
+	next(0, 10*msNs)
+	submit(101*msNs/10, 2, 103*msNs/10, 198*msNs/10)
+	span(1, "vkWaitForFences", 102*msNs/10, 199*msNs/10)
+	next(10*msNs, 20*msNs)
+	submit(22*msNs, 2, 222*msNs/10, 252*msNs/10)
+	span(1, "vkQueuePresentKHR", 253*msNs/10, 40*msNs)
+	next(20*msNs, 40*msNs)
+	submit(405*msNs/10, 2, 41*msNs, 42*msNs)
+	submit(406*msNs/10, 3, 43*msNs, 49*msNs)
+	next(40*msNs, 50*msNs)
+	span(1, "update", 50*msNs, 51*msNs)
+	next(50*msNs, 51*msNs)
+	return t
+}
+
+// framed is a live view whose window holds tr as it is, its frames and
+// flows too, settled to frame settled: its profiler is closed, so that no
+// poll replaces the window.
+func framed(t testing.TB, tr *timeline.Trace, settled uint64) *handler {
+	t.Helper()
+	p := profiler.New(profiler.Options{})
+	p.Close()
+	hh, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hh.(*handler)
+	wn := &h.w.win
+	wn.names, wn.tracks = slices.Clone(tr.Names), slices.Clone(tr.Tracks)
+	wn.spans, wn.frames = slices.Clone(tr.Spans), slices.Clone(tr.Frames)
+	for i := range tr.Spans {
+		wn.seqs = append(wn.seqs, uint64(i+1))
+	}
+	for _, f := range tr.Flows {
+		wn.flows = append(wn.flows, [2]uint64{uint64(f.From + 1), uint64(f.To + 1)})
+	}
+	wn.settled, wn.open = settled, tr.Frames[len(tr.Frames)-1].ID+1
+	return h
+}
+
+// viewFrame is the view with frame selected.
+func viewFrame(t *testing.T, base string, frame uint64) view {
+	t.Helper()
+	code, b := get(t, base+"json?frame="+itoa(frame))
+	var v view
+	if err := json.Unmarshal(b, &v); code != 200 || err != nil {
+		t.Fatalf("json?frame=%d: %d %v %s", frame, code, err, b)
+	}
+	return v
+}
+
+type wantFrame struct {
+	limit    string
+	gpu, cpu float64
+}
+
+func checkFrames(t *testing.T, v view, want []wantFrame) {
+	t.Helper()
+	if len(v.Frames) != len(want) {
+		t.Fatalf("%d frames, want %d: %+v", len(v.Frames), len(want), v.Frames)
+	}
+	for i, w := range want {
+		f := v.Frames[i]
+		if f.Limit != w.limit || math.Abs(f.GPUBusy-w.gpu) > 1e-4 || math.Abs(f.CPUBusy-w.cpu) > 1e-4 {
+			t.Errorf("frame %d: limit %q, GPU busy %g, CPU busy %g; want %q, %g, %g", f.ID, f.Limit, f.GPUBusy, f.CPUBusy, w.limit, w.gpu, w.cpu)
+		}
+	}
+}
+
+func checkShares(t *testing.T, got, want map[string]float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("limited_by %v, want %v", got, want)
+	}
+	for k, s := range want {
+		if math.Abs(got[k]-s) > 1e-4 {
+			t.Errorf("limited_by[%s] = %g, want %g", k, got[k], s)
+		}
+	}
+}
+
+// The view's JSON gives each frame of a window of known frames its
+// verdict and busy shares as timeline/limits has them, the newest
+// "pending" (no next frame closes it); the window the share of each
+// verdict; the selected frame its GPU idle gaps with their causes.
+func TestViewLimits(t *testing.T) {
+	base := serve(t, framed(t, knownLimits(1), 5))
+	v, _ := viewOf(t, base)
+	checkFrames(t, v, []wantFrame{
+		{"cpu", 0.1, 0.88},
+		{"gpu", 0.95, 0.03},
+		{"present", 0.15, 0.265},
+		{"cpu", 0.7, 1},
+		{"pending", -1, -1},
+	})
+	checkShares(t, v.LimitedBy, map[string]float64{"cpu": 0.5, "gpu": 0.25, "present": 0.25})
+
+	v = viewFrame(t, base, 3)
+	if v.Selected != 3 || v.SelectedMs != 20 {
+		t.Fatalf("selected %d over %g ms, want 3 over 20 ms", v.Selected, v.SelectedMs)
+	}
+	want := []gapView{{0, 2.2, "waiting for submit"}, {5.2, 14.8, "waiting on present"}}
+	if len(v.Gaps) != len(want) {
+		t.Fatalf("gaps %+v, want %+v", v.Gaps, want)
+	}
+	for i, g := range v.Gaps {
+		w := want[i]
+		if math.Abs(g.StartMs-w.StartMs) > 1e-9 || math.Abs(g.DurMs-w.DurMs) > 1e-9 || g.Cause != w.Cause {
+			t.Errorf("gap %d: %+v, want %+v", i, g, w)
+		}
+	}
+	v = viewFrame(t, base, 4)
+	if len(v.Gaps) != 3 || v.Gaps[1].Cause != "waiting for a dependency" {
+		t.Errorf("frame 4's gaps %+v, want the second waiting for a dependency", v.Gaps)
+	}
+	v = viewFrame(t, base, 5)
+	if v.Gaps != nil || v.SelectedMs != 0 {
+		t.Errorf("the pending frame has gaps %+v over %g ms", v.Gaps, v.SelectedMs)
+	}
+}
+
+// Frames newer than the settled one are pending, and their share is not
+// counted; the oldest frame of a window that began after the recorder's
+// first frame has no verdict (the work of the frame before it is gone).
+func TestViewLimitsPartial(t *testing.T) {
+	v, _ := viewOf(t, serve(t, framed(t, knownLimits(1), 3)))
+	checkFrames(t, v, []wantFrame{{"cpu", 0.1, 0.88}, {"gpu", 0.95, 0.03}, {"present", 0.15, 0.265}, {"pending", -1, -1}, {"pending", -1, -1}})
+	checkShares(t, v.LimitedBy, map[string]float64{"cpu": 1.0 / 3, "gpu": 1.0 / 3, "present": 1.0 / 3})
+
+	v, _ = viewOf(t, serve(t, framed(t, knownLimits(7), 11)))
+	checkFrames(t, v, []wantFrame{{"", -1, -1}, {"gpu", 0.95, 0.03}, {"present", 0.15, 0.265}, {"cpu", 0.7, 1}, {"pending", -1, -1}})
+	checkShares(t, v.LimitedBy, map[string]float64{"cpu": 1.0 / 3, "gpu": 1.0 / 3, "present": 1.0 / 3})
+}
+
+// Verdicts go from the recorder through the poller's window to the view:
+// frames of an application that alternately works 6 ms on the CPU, and
+// waits on a fence for 8 ms of GPU work, read CPU-bound and GPU-bound in
+// turn, with busy shares that say so.
+func TestViewLimitsRecorded(t *testing.T) {
+	p := profiler.New(profiler.Options{})
+	t.Cleanup(func() { p.Close() })
+	rec, _ := reach.Profiler(p)
+	q := rec.QueueTrack(timeline.Queue{Device: "sim", Flags: "graphics"})
+	src := rec.GPUSource(q)
+	cpu := rec.CPUTrack("render loop")
+	update, submit, wait := p.Name("update"), p.Name("vkQueueSubmit"), p.Name("vkWaitForFences")
+	draw := p.Name("draw")
+	const n = 20
+	for k := range n {
+		f := p.BeginFrame()
+		if k%2 == 0 {
+			s := cpu.Span(update)
+			time.Sleep(6 * time.Millisecond)
+			s.End()
+		}
+		s := cpu.Span(submit)
+		s.Submitted(uint64(k + 1))
+		s.End()
+		t0, dur := timeline.Now(), msNs/2
+		if k%2 == 1 {
+			dur = 8 * msNs
+			ws := cpu.Span(wait)
+			time.Sleep(time.Duration(dur) + time.Millisecond)
+			ws.End()
+		}
+		p.EndFrame()
+		rec.AddGPUSpans(q, []record.GPUSpan{{Name: draw, Start: t0, End: t0 + dur, Frame: f, Key: uint64(k + 1)}})
+		src.Settle(f)
+	}
+	v := waitView(t, serve(t, Handler(p)))
+	if len(v.Frames) != n {
+		t.Fatalf("%d frames, want %d", len(v.Frames), n)
+	}
+	for k, f := range v.Frames {
+		want := []string{"cpu", "gpu"}[k%2]
+		if k == n-1 {
+			want = pending
+		}
+		if f.Limit != want {
+			t.Errorf("frame %d: %s, want %s (GPU busy %g, CPU busy %g)", f.ID, f.Limit, want, f.GPUBusy, f.CPUBusy)
+		}
+		if k < n-1 && (f.GPUBusy < 0 || f.GPUBusy > 1 || f.CPUBusy < 0 || f.CPUBusy > 1 || (f.GPUBusy > f.CPUBusy) != (k%2 == 1)) {
+			t.Errorf("frame %d (%s): GPU busy %g, CPU busy %g", f.ID, f.Limit, f.GPUBusy, f.CPUBusy)
+		}
+	}
+	checkShares(t, v.LimitedBy, map[string]float64{"cpu": 10.0 / 19, "gpu": 9.0 / 19})
+}
