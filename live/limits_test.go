@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,4 +236,29 @@ func TestViewLimitsRecorded(t *testing.T) {
 		}
 	}
 	checkShares(t, v.LimitedBy, map[string]float64{"cpu": 10.0 / 19, "gpu": 9.0 / 19})
+}
+
+// TestPageShowsLimits renders the page in headless Chromium on the window
+// of known frames: the legend names every verdict, the readout the
+// window's shares (the largest first) and the selected frame's verdict
+// and busy shares, and the frame's GPU timeline its idle gaps by cause.
+func TestPageShowsLimits(t *testing.T) {
+	dom := pageDOM(t)
+	d := dom(serve(t, framed(t, knownLimits(1), 5)))
+	if !strings.Contains(d, `<span id="selected">3</span>`) {
+		t.Fatalf("the page selected no frame 3 (the slowest):\n%s", d)
+	}
+	for _, want := range []string{
+		`<span style="background:#8e5bd0"></span>presentation-bound<span style="background:#aaa"></span>unknown`,
+		`<b>Limited by: </b>CPU-bound 50%, GPU-bound 25%, presentation-bound 25%`,
+		`frame 3: presentation-bound, GPU busy 15%, CPU busy 27% (CPU 20.0 ms, GPU 3.000 ms)`,
+		`<div>presentation-bound · GPU busy 15% · CPU busy 27%</div>`,
+		`title="waiting for submit: 2.200 ms idle @0.000"`,
+		`title="waiting on present: 14.8 ms idle @5.200"`,
+		`GPU idle 2 gaps of 20.0 ms<span class="sw" style="background:#a9c8f3"></span>waiting for submit 2.200 ms`,
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the page lacks %q:\n%s", want, d)
+		}
+	}
 }

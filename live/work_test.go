@@ -171,12 +171,11 @@ func TestViewWorkRecorded(t *testing.T) {
 	}
 }
 
-// TestPageShowsWork renders the page in headless Chromium on a window
-// with work and on one without: the zones table gets a "no counts"
-// column and a column a statistic, the zones of the frame their counts
-// (in full on hover) or why they have none, and the reasons are listed;
-// none of it without work.
-func TestPageShowsWork(t *testing.T) {
+// pageDOM returns a function that renders the page at a base URL in
+// headless Chromium and returns what it shows, without its script's
+// text; it skips t where there is no Chromium.
+func pageDOM(t *testing.T) func(base string) string {
+	t.Helper()
 	chromium := os.Getenv("FRAMESCOPE_CHROMIUM")
 	if chromium == "" {
 		var err error
@@ -185,7 +184,7 @@ func TestPageShowsWork(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	dom := func(base string) string {
+	return func(base string) string {
 		args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
 			"--disable-sync", "--no-first-run", "--user-data-dir=" + filepath.Join(dir, "chromium"), "--window-size=1200,900",
 			"--virtual-time-budget=3000", "--dump-dom", base}
@@ -193,9 +192,17 @@ func TestPageShowsWork(t *testing.T) {
 		if err != nil {
 			t.Fatalf("chromium: %v", err)
 		}
-		// What the page shows, without its script's text.
 		return regexp.MustCompile(`(?s)<script>.*</script>`).ReplaceAllString(string(out), "")
 	}
+}
+
+// TestPageShowsWork renders the page in headless Chromium on a window
+// with work and on one without: the zones table gets a "no counts"
+// column and a column a statistic, the zones of the frame their counts
+// (in full on hover) or why they have none, and the reasons are listed;
+// none of it without work.
+func TestPageShowsWork(t *testing.T) {
+	dom := pageDOM(t)
 	base := serve(t, windowed(t, tracecases.WorkTrace()))
 	d := dom(base)
 	if !strings.Contains(d, `<span id="selected">1</span>`) {
