@@ -11,9 +11,12 @@
 //
 //   - / is a page, one self-contained HTML document (no script, font or
 //     style from elsewhere), that updates while the application runs: CPU
-//     and GPU time of the last frames as a graph with budget lines, the
-//     zones of the frame picked on the graph (the slowest by default) per
-//     queue and track, nested; each zone's p50, p95 and max over the
+//     and GPU time of the last frames as a graph with budget lines, under
+//     it what limits each frame (timeline/limits: CPU-bound, GPU-bound,
+//     presentation-bound) and the window's share of each, a frame's GPU
+//     and CPU busy shares on hover; the zones of the frame picked on the
+//     graph (the slowest by default) per queue and track, nested, and the
+//     GPU's idle gaps in it by cause; each zone's p50, p95 and max over the
 //     window; where GPU zones count pipeline statistics, their work (a
 //     zone's counts, in full on hover, or why it has none; each zone
 //     name's mean count per statistic over the window, and how many have
@@ -23,8 +26,14 @@
 //     open them in ui.perfetto.dev through Perfetto's postMessage protocol.
 //   - /json is what the page draws, for scripts; ?frame=ID picks the frame
 //     whose zones it lists. One object, times in milliseconds: "frames"
-//     (id, cpu_ms, gpu_ms of each frame in the window), "budget_cpu_ms" and
-//     "budget_gpu_ms", "selected" and its "zones" (track, kind, name,
+//     (id, cpu_ms, gpu_ms of each frame in the window; "limit", what
+//     limits it, "pending" until it has settled and the next frame has
+//     begun; gpu_busy and cpu_busy, shares of its interval, -1 where it
+//     has no verdict, cpu_busy also where no thread submitted),
+//     "limited_by" (each verdict's share of the frames that have one),
+//     "budget_cpu_ms" and "budget_gpu_ms", "selected", its "gaps"
+//     (start_ms, dur_ms, cause of each GPU idle gap, in the "selected_ms"
+//     from its start to the next frame's) and its "zones" (track, kind, name,
 //     start_ms, dur_ms, depth; "work", a GPU zone's counts by statistic
 //     key as traces have them, or "no_counts", why it has none), "stats"
 //     (each zone's count, p50_ms, p95_ms, max_ms; "work" where zones of
@@ -59,10 +68,12 @@
 // 50 ms while captures run) and stops after 10 s without a request, or
 // when the profiler closes. With no viewer the render loop runs exactly as
 // without the handler; with viewers it shares the recorder's lock with that
-// one reader, however many viewers there are. A ?seconds capture costs
-// memory for the batches of whole frames it has yet to write, not for its
-// seconds; one 64 batches behind (a client that reads too slowly) loses
-// the next batch, and counts it. A trace or profile from the view counts
+// one reader, however many viewers there are. What limits each frame is
+// read from the window once a view change, by the request that makes the
+// view, at a cost bounded by the window's spans and frames. A ?seconds
+// capture costs memory for the batches of whole frames it has yet to
+// write, not for its seconds; one 64 batches behind (a client that reads
+// too slowly) loses the next batch, and counts it. A trace or profile from the view counts
 // in its Drops what it lacks: what never reached the recorder's memory,
 // and what the view could not deliver (copied too late, a slow client,
 // over 4Mi spans in one capture, flows with one end outside it). The work
