@@ -1,7 +1,9 @@
 package live
 
 import (
+	"maps"
 	"math"
+	"sort"
 
 	"github.com/framescope/framescope/timeline"
 	"github.com/framescope/framescope/timeline/limits"
@@ -20,48 +22,75 @@ type gapView struct {
 	Cause   string  `json:"cause"`
 }
 
-// frameLimits is what limits the window's frames, by frame ID: the
-// frames limits.Of judges, and whose figures are final.
-type frameLimits map[uint64]*limits.Frame
+// verdicts are what limits the window's frames (timeline/limits), judged
+// as they close: a frame's verdict stands on the spans in its interval,
+// from its start to the next frame's, and the GPU work there is of it and
+// the frames before it, so once it has settled and the next frame has
+// begun, nothing to come changes it. Each view change reads only the
+// frames that closed since the last.
+type verdicts struct {
+	by   map[uint64]*limits.Frame // of the window's judged frames, by ID
+	next uint64                   // the frames before this ID are judged, or never will be
+}
 
-// windowLimits reads what limits each frame of the window. The trace it
-// hands limits.Of shares the window's slices, which the analysis only
-// reads. Caller holds mu.
-func (w *watcher) windowLimits() frameLimits {
-	wn := &w.win
+// judge reads what limits the window's frames that closed since the last
+// call. The oldest frame of a window that began after the recorder's
+// first frame is never judged: the work of the frame before it, which may
+// run in its interval, is not in the window. Caller holds mu.
+func (w *watcher) judge() {
+	wn, v := &w.win, &w.win.verdicts
 	if len(wn.frames) == 0 {
-		return nil
+		return
 	}
-	flows, _ := flowsOf(wn.seqs, wn.flows)
-	t := &timeline.Trace{Names: wn.names, Tracks: wn.tracks, Spans: wn.spans, Frames: wn.frames, Flows: flows}
-	r := limits.Of(t)
-	out := make(frameLimits, len(r.Frames))
-	for i := range r.Frames {
-		f := &r.Frames[i]
-		if w.judged(f.ID) {
-			out[f.ID] = f
+	oldest := wn.frames[0].ID
+	if v.by == nil {
+		v.by, v.next = map[uint64]*limits.Frame{}, oldest
+		if oldest != 1 {
+			v.next++
 		}
 	}
-	return out
-}
-
-// judged says whether the window holds all that frame id's verdict
-// stands on: the GPU work of it and the frames before it that may run in
-// its interval. The oldest frame of a window that began later than the
-// recorder's first frame lacks its predecessor's work. Caller holds mu.
-func (w *watcher) judged(id uint64) bool {
-	wn := &w.win
-	if id > wn.settled {
-		return false
+	maps.DeleteFunc(v.by, func(id uint64, _ *limits.Frame) bool { return id < oldest })
+	from := sort.Search(len(wn.frames), func(i int) bool { return wn.frames[i].ID >= v.next })
+	// Up to the newest settled frame but the window's newest, whose
+	// interval no next frame closes yet.
+	end := sort.Search(len(wn.frames), func(i int) bool { return wn.frames[i].ID > wn.settled })
+	end = min(end, len(wn.frames)-1)
+	if from >= end {
+		return
 	}
-	return id != wn.frames[0].ID || id == 1
+	// The frame before the first, and its spans, go with them: what it
+	// submitted may run in theirs.
+	r := limits.Of(w.traceOf(max(from-1, 0), end+1))
+	for i := range r.Frames {
+		if id := r.Frames[i].ID; id >= v.next && id < wn.frames[end].ID {
+			v.by[id] = &r.Frames[i]
+		}
+	}
+	v.next = wn.frames[end].ID
 }
 
-// limitOf fills fv's verdict and busy shares from fl; last says fv is
-// the window's newest frame, which limits.Of leaves out.
-func (fl frameLimits) limitOf(fv *frameView, last, settled bool) {
+// traceOf is a trace of the window's frames [lo, hi) for limits.Of: their
+// spans (those that end after the first begins), the flows between them,
+// and the window's names and tracks, which it only reads. Caller holds mu.
+func (w *watcher) traceOf(lo, hi int) *timeline.Trace {
+	wn := &w.win
+	t := &timeline.Trace{Names: wn.names, Tracks: wn.tracks, Frames: wn.frames[lo:hi]}
+	var seqs []uint64
+	for i := range wn.spans {
+		if wn.spans[i].End > wn.frames[lo].Start {
+			t.Spans = append(t.Spans, wn.spans[i])
+			seqs = append(seqs, wn.seqs[i])
+		}
+	}
+	t.Flows, _ = flowsOf(seqs, wn.flows)
+	return t
+}
+
+// limitOf fills fv's verdict and busy shares: pending until the frame
+// is judged; none where it was judged to have none.
+func (v *verdicts) limitOf(fv *frameView) {
 	fv.GPUBusy, fv.CPUBusy = -1, -1
-	f := fl[fv.ID]
+	f := v.by[fv.ID]
 	switch {
 	case f != nil:
 		fv.Limit = f.Limit.String()
@@ -69,7 +98,7 @@ func (fl frameLimits) limitOf(fv *frameView, last, settled bool) {
 		if f.Thread != 0 {
 			fv.CPUBusy = share(f.CPUBusy, f.Dur())
 		}
-	case last || !settled:
+	case fv.ID >= v.next:
 		fv.Limit = pending
 	}
 }
@@ -101,9 +130,9 @@ func limitedBy(frames []frameView) map[string]float64 {
 }
 
 // gapsOf lists frame's GPU idle gaps from its start, with the interval
-// limits.Of read it over; none where the frame has no verdict.
-func (fl frameLimits) gapsOf(frame uint64) (gaps []gapView, intervalMs float64) {
-	f := fl[frame]
+// they lie in; none where the frame has no verdict.
+func (v *verdicts) gapsOf(frame uint64) (gaps []gapView, intervalMs float64) {
+	f := v.by[frame]
 	if f == nil {
 		return nil, 0
 	}

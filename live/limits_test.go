@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -12,83 +13,8 @@ import (
 	"github.com/framescope/framescope/internal/record"
 	"github.com/framescope/framescope/profiler"
 	"github.com/framescope/framescope/timeline"
+	"github.com/framescope/framescope/timeline/limits"
 )
-
-const msNs = int64(time.Millisecond)
-
-// knownLimits is a trace of five frames of known limits, as
-// timeline/limits' tests draw them, the layer's names on the thread
-// (track 1), work on graphics (2) and compute (3), first frame first:
-// CPU-bound (8 ms of work, then 1 ms of GPU), GPU-bound (9.5 ms of GPU
-// waited for), presentation-bound (a present of 14.7 ms in 20 ms), CPU-
-// bound again (7 ms of GPU, no wait), and a last one, whose interval no
-// next frame closes.
-func knownLimits(first uint64) *timeline.Trace {
-	t := &timeline.Trace{Names: []string{""}, Tracks: []timeline.Track{
-		{ID: 1, Kind: timeline.TrackCPU, Name: "main"},
-		{ID: 2, Kind: timeline.TrackGPUQueue, Name: "graphics"},
-		{ID: 3, Kind: timeline.TrackGPUQueue, Name: "compute"},
-	}}
-	frame := first
-	span := func(track timeline.TrackID, name string, start, end int64) int {
-		n := slices.Index(t.Names, name)
-		if n < 0 {
-			n = len(t.Names)
-			t.Names = append(t.Names, name)
-		}
-		t.Spans = append(t.Spans, timeline.Span{Track: track, Name: timeline.NameID(n), Start: start, End: end, Frame: frame})
-		return len(t.Spans) - 1
-	}
-	submit := func(at int64, queue timeline.TrackID, start, end int64) {
-		s := span(1, "vkQueueSubmit", at, at+msNs/10)
-		t.Flows = append(t.Flows, timeline.Flow{From: s, To: span(queue, "command buffer", start, end)})
-	}
-	next := func(start, end int64) {
-		t.Frames = append(t.Frames, timeline.Frame{ID: frame, Start: start, End: end})
-		frame++
-	}
-	span(1, "update", 0, 8*msNs)
-	submit(8*msNs, 2, 82*msNs/10, 92*msNs/10)
-	span(1, "vkWaitForFences", 81*msNs/10, 93*msNs/10)
-	next(0, 10*msNs)
-	submit(101*msNs/10, 2, 103*msNs/10, 198*msNs/10)
-	span(1, "vkWaitForFences", 102*msNs/10, 199*msNs/10)
-	next(10*msNs, 20*msNs)
-	submit(22*msNs, 2, 222*msNs/10, 252*msNs/10)
-	span(1, "vkQueuePresentKHR", 253*msNs/10, 40*msNs)
-	next(20*msNs, 40*msNs)
-	submit(405*msNs/10, 2, 41*msNs, 42*msNs)
-	submit(406*msNs/10, 3, 43*msNs, 49*msNs)
-	next(40*msNs, 50*msNs)
-	span(1, "update", 50*msNs, 51*msNs)
-	next(50*msNs, 51*msNs)
-	return t
-}
-
-// framed is a live view whose window holds tr as it is, its frames and
-// flows too, settled to frame settled: its profiler is closed, so that no
-// poll replaces the window.
-func framed(t testing.TB, tr *timeline.Trace, settled uint64) *handler {
-	t.Helper()
-	p := profiler.New(profiler.Options{})
-	p.Close()
-	hh, err := New(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := hh.(*handler)
-	wn := &h.w.win
-	wn.names, wn.tracks = slices.Clone(tr.Names), slices.Clone(tr.Tracks)
-	wn.spans, wn.frames = slices.Clone(tr.Spans), slices.Clone(tr.Frames)
-	for i := range tr.Spans {
-		wn.seqs = append(wn.seqs, uint64(i+1))
-	}
-	for _, f := range tr.Flows {
-		wn.flows = append(wn.flows, [2]uint64{uint64(f.From + 1), uint64(f.To + 1)})
-	}
-	wn.settled, wn.open = settled, tr.Frames[len(tr.Frames)-1].ID+1
-	return h
-}
 
 // viewFrame is the view with frame selected.
 func viewFrame(t *testing.T, base string, frame uint64) view {
@@ -260,5 +186,66 @@ func TestPageShowsLimits(t *testing.T) {
 		if !strings.Contains(d, want) {
 			t.Errorf("the page lacks %q:\n%s", want, d)
 		}
+	}
+}
+
+// Verdicts are judged as frames close, over a few polls, and come out as
+// limits.Of has them over the whole window: each poll judges the frames
+// settled since the last but the newest, whose interval no next frame
+// closes yet.
+func TestViewLimitsAsFramesClose(t *testing.T) {
+	full := layerWindow(40)
+	whole := map[uint64]limits.Frame{}
+	for _, f := range limits.Of(full).Frames {
+		whole[f.ID] = f
+	}
+	h := framed(t, full, 0)
+	w := h.w
+	var v view
+	for _, c := range []struct{ frames, settled, next int }{{6, 3, 4}, {13, 13, 13}, {27, 20, 21}, {40, 40, 40}} {
+		w.mu.Lock()
+		w.win.frames, w.win.settled = slices.Clone(full.Frames[:c.frames]), uint64(c.settled)
+		w.win.views++
+		w.mu.Unlock()
+		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
+			t.Fatal(err)
+		}
+		if next := w.win.verdicts.next; next != uint64(c.next) {
+			t.Errorf("%d frames, settled %d: judged up to %d, want %d", c.frames, c.settled, next, c.next)
+		}
+	}
+	for _, f := range v.Frames {
+		want, ok := whole[f.ID]
+		switch {
+		case f.ID == 40:
+			if f.Limit != pending {
+				t.Errorf("the newest frame: %q, want pending", f.Limit)
+			}
+		case !ok || f.Limit != want.Limit.String() || f.GPUBusy != share(want.GPUBusy, want.Dur()) || f.CPUBusy != share(want.CPUBusy, want.Dur()):
+			t.Errorf("frame %d: %s, GPU busy %g, CPU busy %g; the whole window's: %v %+v", f.ID, f.Limit, f.GPUBusy, f.CPUBusy, ok, want)
+		}
+	}
+}
+
+// BenchmarkJudge reads what limits the frames of a window of 300 of
+// layerWindow's: all of them, as the first view of a window does, and
+// the last 15, as a view a quarter second later does at 60 frames a
+// second.
+func BenchmarkJudge(b *testing.B) {
+	w := framed(b, layerWindow(300), 300).w
+	for _, n := range []uint64{300, 15} {
+		b.Run(itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v := &w.win.verdicts
+				if n == 300 || v.by == nil {
+					*v = verdicts{}
+				} else {
+					v.next = 300 - n
+					maps.DeleteFunc(v.by, func(id uint64, _ *limits.Frame) bool { return id >= v.next })
+				}
+				w.judge()
+			}
+		})
 	}
 }

@@ -184,7 +184,6 @@ type viewCache struct {
 	made    bool
 	shared  view
 	byFrame map[uint64][]int32
-	limits  frameLimits
 	// plain is the default view (the slowest frame selected) as JSON,
 	// with the counters of refusals it was made with: most viewers ask
 	// for it, and share these bytes.
@@ -214,7 +213,7 @@ func (w *watcher) viewJSON(frame uint64, refused, bad uint64) []byte {
 	plain := frame == v.Selected
 	v.Selected = frame
 	v.Zones = w.zonesOf(frame)
-	v.Gaps, v.SelectedMs = c.limits.gapsOf(frame)
+	v.Gaps, v.SelectedMs = w.win.verdicts.gapsOf(frame)
 	v.Refused, v.BadRequests = refused, bad
 	b, _ := json.Marshal(&v) // plain data: cannot fail
 	if plain {
@@ -311,10 +310,10 @@ func (w *watcher) makeShared(c *viewCache) {
 
 	var slowest uint64
 	worst := -1.0
-	c.limits = w.windowLimits()
-	for i, f := range wn.frames {
+	w.judge()
+	for _, f := range wn.frames {
 		fv := frameView{ID: f.ID, CPUMs: float64(f.End-f.Start) / ms, GPUMs: -1}
-		c.limits.limitOf(&fv, i == len(wn.frames)-1, f.ID <= wn.settled)
+		wn.verdicts.limitOf(&fv)
 		if f.ID <= wn.settled {
 			fv.GPUMs = float64(w.gpuBusy(c.byFrame[f.ID])) / ms
 			if t := max(fv.CPUMs, fv.GPUMs); t > worst {

@@ -81,6 +81,7 @@ type window struct {
 	views    uint64    // changes of what viewers see, at most one a PollEvery
 	viewAt   time.Time // of the last
 	caught   bool      // the last poll copied everything there was
+	verdicts verdicts  // what limits its frames, judged as they close
 }
 
 type miss struct{ frame, n uint64 }
