@@ -26,8 +26,10 @@ type gapView struct {
 // as they close: a frame's verdict stands on the spans in its interval,
 // from its start to the next frame's, and the GPU work there is of it and
 // the frames before it, so once it has settled and the next frame has
-// begun, nothing to come changes it. Each view change reads only the
-// frames that closed since the last.
+// begun, nothing to come changes it but a CPU span begun in its interval
+// and ended after (a span reaches the window once it ends), which the
+// verdict leaves out. Each view change reads only the frames that closed
+// since the last.
 type verdicts struct {
 	by   map[uint64]*limits.Frame // of the window's judged frames, by ID
 	next uint64                   // the frames before this ID are judged, or never will be
