@@ -57,9 +57,10 @@ func fetch(t *testing.T, url string) (int, []byte) {
 // endpoint of its live view: the traces load in Perfetto's trace
 // processor with GPU slices and no import error, go tool pprof reads the
 // profile, framescope capture saves a trace, bad parameters get 400,
-// headless Chromium shows frames on the page's graph and zones of a
-// frame (a screenshot goes to out/live.png at the repository root), and
-// SIGINT ends the run with its trace files written and exit status 0.
+// headless Chromium shows frames on the page's graph, their verdicts and
+// zones of a frame (a screenshot goes to out/live.png at the repository
+// root), and SIGINT ends the run with its trace files written and exit
+// status 0.
 func TestLiveView(t *testing.T) {
 	vktest.OpenUnchecked(t, vk.Config{}) // skips, or fails under FRAMESCOPE_REQUIRE_VULKAN, without a device
 	if testing.Short() {
@@ -217,7 +218,7 @@ func TestLiveView(t *testing.T) {
 }
 
 // checkPage opens the live view in headless Chromium: the graph must
-// draw frames and the zone list hold zones. The screenshot goes to
+// draw frames, the readout their verdicts, and the zone list hold zones. The screenshot goes to
 // out/live.png at the repository root.
 func checkPage(t *testing.T, dir, base string) {
 	chromium := os.Getenv("FRAMESCOPE_CHROMIUM")
@@ -251,6 +252,12 @@ func checkPage(t *testing.T, dir, base string) {
 	}
 	if n := bytes.Count(dom, []byte(`class="zone `)); n < 5 {
 		t.Errorf("the page lists %d zones of the selected frame", n)
+	}
+	// What limits the frames: the window's share of a verdict first (the
+	// demo's frames read CPU-bound or GPU-bound, by how fast lavapipe
+	// draws them against -fps), and the selected frame's verdict.
+	if !regexp.MustCompile(`<b>Limited by: </b>(CPU|GPU)-bound \d+%`).Match(dom) || !bytes.Contains(dom, []byte(`<div id="frame-limit"><div>`)) {
+		t.Errorf("the page reads no verdicts of the demo's frames, or none of the selected one")
 	}
 	if n := bytes.Count(dom, []byte(">balances<")); n != 3 || bytes.Contains(dom, []byte(">DOES NOT BALANCE<")) {
 		t.Errorf("the page's books: %d balance, want all 3", n)
