@@ -36,9 +36,11 @@ type verdicts struct {
 }
 
 // judge reads what limits the window's frames that closed since the last
-// call. The oldest frame of a window that began after the recorder's
-// first frame is never judged: the work of the frame before it, which may
-// run in its interval, is not in the window. Caller holds mu.
+// call. The oldest frame of the window, where the frame before it is gone
+// unjudged (the window began after the recorder's first frame, or no
+// view was made while frames went by), is never judged: that frame's
+// work, which may run in its interval, is not in the window. Caller holds
+// mu.
 func (w *watcher) judge() {
 	wn, v := &w.win, &w.win.verdicts
 	if len(wn.frames) == 0 {
@@ -46,12 +48,12 @@ func (w *watcher) judge() {
 	}
 	oldest := wn.frames[0].ID
 	if v.by == nil {
-		v.by, v.next = map[uint64]*limits.Frame{}, oldest
-		if oldest != 1 {
-			v.next++
-		}
+		v.by = map[uint64]*limits.Frame{}
 	}
 	maps.DeleteFunc(v.by, func(id uint64, _ *limits.Frame) bool { return id < oldest })
+	if v.next <= oldest && oldest != 1 {
+		v.next = oldest + 1 // the frame before the oldest, unjudged, is gone
+	}
 	from := sort.Search(len(wn.frames), func(i int) bool { return wn.frames[i].ID >= v.next })
 	// Up to the newest settled frame but the window's newest, whose
 	// interval no next frame closes yet.

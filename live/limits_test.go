@@ -207,6 +207,7 @@ func TestViewLimitsAsFramesClose(t *testing.T) {
 		w.win.frames, w.win.settled = slices.Clone(full.Frames[:c.frames]), uint64(c.settled)
 		w.win.views++
 		w.mu.Unlock()
+		v = view{}
 		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
 			t.Fatal(err)
 		}
@@ -224,6 +225,40 @@ func TestViewLimitsAsFramesClose(t *testing.T) {
 		case !ok || f.Limit != want.Limit.String() || f.GPUBusy != share(want.GPUBusy, want.Dur()) || f.CPUBusy != share(want.CPUBusy, want.Dur()):
 			t.Errorf("frame %d: %s, GPU busy %g, CPU busy %g; the whole window's: %v %+v", f.ID, f.Limit, f.GPUBusy, f.CPUBusy, ok, want)
 		}
+	}
+}
+
+// A view made after the window moved past the frames judged last judges
+// the frames it holds but its oldest, whose predecessor is gone.
+func TestViewLimitsBehind(t *testing.T) {
+	full := layerWindow(40)
+	h := framed(t, full, 0)
+	w := h.w
+	var v view
+	for _, c := range []struct{ from, to, settled int }{{0, 13, 13}, {25, 40, 40}} {
+		w.mu.Lock()
+		w.win.frames, w.win.settled = slices.Clone(full.Frames[c.from:c.to]), uint64(c.settled)
+		w.win.views++
+		w.mu.Unlock()
+		v = view{}
+		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range v.Frames {
+		want := []string{"cpu", "gpu", "present", "cpu"}[(f.ID-1)%4]
+		switch f.ID {
+		case 26:
+			want = ""
+		case 40:
+			want = pending
+		}
+		if f.Limit != want {
+			t.Errorf("frame %d: %q, want %q", f.ID, f.Limit, want)
+		}
+	}
+	if len(w.win.verdicts.by) != 13 {
+		t.Errorf("%d verdicts kept, want the 13 of frames 27 to 39", len(w.win.verdicts.by))
 	}
 }
 
