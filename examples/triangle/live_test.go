@@ -218,8 +218,8 @@ func TestLiveView(t *testing.T) {
 }
 
 // checkPage opens the live view in headless Chromium: the graph must
-// draw frames, the readout their verdicts, and the zone list hold zones. The screenshot goes to
-// out/live.png at the repository root.
+// draw frames, the readout their verdicts, and the zone list hold zones.
+// The screenshot goes to out/live.png at the repository root.
 func checkPage(t *testing.T, dir, base string) {
 	chromium := os.Getenv("FRAMESCOPE_CHROMIUM")
 	if chromium == "" {
