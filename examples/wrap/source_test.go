@@ -22,10 +22,13 @@ var anywhere = map[string]bool{
 	"CmdFillBuffer": true, "EndCommandBuffer": true, "DeviceWaitIdle": true,
 	"DestroyFence": true, "DestroyBuffer": true, "FreeMemory": true, "DestroyCommandPool": true,
 	"DestroyDevice": true, "DestroyDebugReportCallback": true, "DestroyInstance": true,
+	// -bound's (bound.go): its own timestamps into a pData of plain Go memory.
+	"GetPhysicalDeviceProperties": true, "CreateQueryPool": true, "DestroyQueryPool": true,
+	"CmdResetQueryPool": true, "CmdWriteTimestamp": true, "GetQueryPoolResults": true,
 	// Not Vulkan calls.
 	"Error": true, "MakeVersion": true, "ToString": true, "QueueFlags": true, "DebugReportFlags": true,
 	"FenceCreateFlags": true, "CommandPoolCreateFlags": true, "DeviceSize": true, "BufferUsageFlags": true,
-	"CommandBufferUsageFlags": true,
+	"CommandBufferUsageFlags": true, "PipelineStageFlags": true, "AccessFlags": true, "QueryResultFlags": true,
 }
 
 // vulkan-go's functions that copy a slice argument, or a struct holding
@@ -34,6 +37,7 @@ var anywhere = map[string]bool{
 var underNoGC = map[string]bool{
 	"CreateInstance": true, "CreateDevice": true, "QueueSubmit": true, "EnumeratePhysicalDevices": true,
 	"GetPhysicalDeviceQueueFamilyProperties": true, "EnumerateDeviceExtensionProperties": true,
+	"CmdPipelineBarrier": true,
 }
 
 // TestSources checks what a user copies: the example imports nothing under
