@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framescope/framescope/internal/testkit/knownlimits"
 	"github.com/framescope/framescope/timeline"
 	"github.com/framescope/framescope/timeline/limits"
 )
@@ -43,43 +43,13 @@ func TestFramesOfKnownLimitUnderLayer(t *testing.T) {
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			tr, schedule, own := runBound(t, dir, prog, c.mode, c.args...)
-			r := limits.Of(tr)
-			matched, judged, near := 0, 0, 0
-			var wrong, far []string
-			for _, f := range r.Frames {
-				k := int(f.ID) - 1 // frame k+1 is the program's frame k
-				if k < 1 || k >= len(schedule) {
-					continue
+			// Frame k+1 is the program's frame k; its first is left out.
+			knownlimits.Check(t, tr, schedule, own, len(schedule)-2, func(f limits.Frame) int {
+				if k := int(f.ID) - 1; k >= 1 {
+					return k
 				}
-				d := math.Abs(float64(f.GPUBusy)-own[k]) / float64(f.Dur())
-				if d <= 0.05 {
-					near++
-				} else {
-					far = append(far, fmt.Sprintf("frame %d: GPU busy %v, %v by the program's timestamps, of a frame of %v", f.ID,
-						time.Duration(f.GPUBusy), time.Duration(own[k]), time.Duration(f.Dur())))
-				}
-				if d > 0.20 {
-					t.Errorf("%s: over 20%% of the frame apart", far[len(far)-1])
-				}
-				want := limits.CPU
-				if schedule[k] == 'g' {
-					want = limits.GPU
-				}
-				judged++
-				if f.Limit == want {
-					matched++
-				} else {
-					wrong = append(wrong, fmt.Sprintf("frame %d: %v, want %v (GPU busy %.2f, CPU busy %.2f of %v)", f.ID, f.Limit, want,
-						float64(f.GPUBusy)/float64(f.Dur()), float64(f.CPUBusy)/float64(f.Dur()), time.Duration(f.Dur())))
-				}
-			}
-			t.Logf("%d of %d frames as the program drew them; GPU busy within 5%% of the program's own in %d", matched, judged, near)
-			if 100*near < 95*judged {
-				t.Errorf("GPU busy within 5%% of the frame of the program's own in %d of %d frames, want 95%%:\n%v", near, judged, far)
-			}
-			if judged < len(schedule)-2 || 100*matched < 95*judged {
-				t.Errorf("%d of %d frames judged as the program drew them (of %d), want 95%%:\n%v", matched, judged, len(schedule), wrong)
-			}
+				return -1
+			})
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/framescope/framescope/export/perfetto"
+	"github.com/framescope/framescope/internal/testkit/knownlimits"
 	"github.com/framescope/framescope/timeline/limits"
 )
 
@@ -57,44 +56,11 @@ func checkBound(t *testing.T, path, schedule string, own []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := limits.Of(tr)
 	first := uint64(math.MaxUint64)
 	for _, fr := range tr.Frames {
 		first = min(first, fr.ID)
 	}
-	matched, near := 0, 0
-	var wrong, far []string
-	for _, fr := range r.Frames {
-		k := int(fr.ID - first)
-		d := math.Abs(float64(fr.GPUBusy)-own[k]) / float64(fr.Dur())
-		if d <= 0.05 {
-			near++
-		} else {
-			far = append(far, fmt.Sprintf("frame %d: GPU busy %v, %v by its own timestamps, of %v", fr.ID,
-				time.Duration(fr.GPUBusy), time.Duration(own[k]), time.Duration(fr.Dur())))
-		}
-		if d > 0.20 {
-			t.Errorf("%s: over 20%% of the frame apart", far[len(far)-1])
-		}
-		want := limits.CPU
-		if schedule[k] == 'g' {
-			want = limits.GPU
-		}
-		if fr.Limit == want {
-			matched++
-		} else {
-			wrong = append(wrong, fmt.Sprintf("frame %d: %v, want %v (GPU busy %.2f, CPU busy %.2f of %v)", fr.ID, fr.Limit, want,
-				float64(fr.GPUBusy)/float64(fr.Dur()), float64(fr.CPUBusy)/float64(fr.Dur()), time.Duration(fr.Dur())))
-		}
-	}
-	n := len(r.Frames)
-	t.Logf("%s: %d of %d frames as drawn; GPU busy within 5%% of the program's own in %d", schedule, matched, n, near)
-	if n < len(schedule)-1 || 100*matched < 95*n {
-		t.Errorf("%d of %d frames judged as drawn (of %d), want 95%%:\n%v", matched, n, len(schedule), wrong)
-	}
-	if 100*near < 95*n {
-		t.Errorf("GPU busy within 5%% of the program's own in %d of %d frames, want 95%%:\n%v", near, n, far)
-	}
+	knownlimits.Check(t, tr, schedule, own, len(schedule)-1, func(f limits.Frame) int { return int(f.ID - first) })
 }
 
 func cmpOr(v, def string) string {

@@ -7,51 +7,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 	"github.com/framescope/framescope/timeline/limits"
 )
 
 const ms = int64(1_000_000)
-
-// limitsTrace is a trace of three frames of known limits, built as
-// package limits' tests build theirs: a CPU thread (track 1) that
-// submits to a GPU queue (track 2), an arrow from each vkQueueSubmit to
-// the zone it carried, and a fourth frame, the last, left out.
-//
-//   - frame 1, [0, 10 ms), CPU-bound: 8 ms of work, 1 ms of GPU, waited for;
-//   - frame 2, [10, 20 ms), GPU-bound: the thread waits 9.7 ms for 9.5 ms of GPU;
-//   - frame 3, [20, 40 ms), presentation-bound: 3 ms of GPU, then a
-//     present to the frame's end.
-func limitsTrace() *timeline.Trace {
-	t := &timeline.Trace{
-		Process: timeline.Process{PID: 7, Name: "limits"},
-		Names:   []string{"", "update", "vkQueueSubmit", "vkWaitForFences", "vkQueuePresentKHR", "gpu frame", "shadow"},
-		Tracks: []timeline.Track{
-			{ID: 1, Kind: timeline.TrackCPU, Name: "main"},
-			{ID: 2, Kind: timeline.TrackGPUQueue, Name: "graphics", Order: 1, Queue: timeline.Queue{Device: "gpu0", Flags: "graphics"}},
-		},
-	}
-	span := func(track timeline.TrackID, name timeline.NameID, s, e int64, d uint16, frame uint64) int {
-		t.Spans = append(t.Spans, timeline.Span{Track: track, Name: name, Start: s, End: e, Depth: d, Frame: frame})
-		return len(t.Spans) - 1
-	}
-	// submit adds a submission at `at` and its zone, with a child, on the GPU.
-	submit := func(frame uint64, at, gs, ge int64) {
-		s := span(1, 2, at, at+ms/10, 0, frame)
-		t.Flows = append(t.Flows, timeline.Flow{From: s, To: span(2, 5, gs, ge, 0, frame)})
-		span(2, 6, gs, gs+(ge-gs)/2, 1, frame)
-	}
-	span(1, 1, 0, 8*ms, 0, 1)
-	submit(1, 8*ms, 82*ms/10, 92*ms/10)
-	span(1, 3, 81*ms/10, 93*ms/10, 0, 1)
-	submit(2, 101*ms/10, 103*ms/10, 198*ms/10)
-	span(1, 3, 102*ms/10, 199*ms/10, 0, 2)
-	submit(3, 22*ms, 222*ms/10, 252*ms/10)
-	span(1, 4, 253*ms/10, 40*ms, 0, 3)
-	t.Frames = []timeline.Frame{{ID: 1, Start: 0, End: 10 * ms}, {ID: 2, Start: 10 * ms, End: 20 * ms},
-		{ID: 3, Start: 20 * ms, End: 40 * ms}, {ID: 4, Start: 40 * ms, End: 41 * ms}}
-	return t
-}
 
 // event is a written event, as far as these tests look.
 type event struct {
@@ -124,7 +85,7 @@ func roundTrip(t *testing.T, tr *timeline.Trace, out []byte) {
 // slice on "GPU idle" named by its cause, and the busy shares as
 // counters; Read leaves all of them out, giving back the very trace.
 func TestLimitsWritten(t *testing.T) {
-	tr := limitsTrace()
+	tr := tracecases.Limits()
 	evs, out := writeEvents(t, tr)
 	roundTrip(t, tr, out)
 	r := limits.Of(tr)
@@ -175,7 +136,7 @@ func TestLimitsWritten(t *testing.T) {
 // counter takes another name, as two counters of one name are one to
 // viewers.
 func TestLimitsUserNames(t *testing.T) {
-	tr := limitsTrace()
+	tr := tracecases.Limits()
 	tr.Tracks = append(tr.Tracks,
 		timeline.Track{ID: 3, Kind: timeline.TrackCPU, Name: limitsThread, Order: 2},
 		timeline.Track{ID: 4, Kind: timeline.TrackCounter, Name: gpuBusyName})
@@ -199,7 +160,7 @@ func TestLimitsUserNames(t *testing.T) {
 // verdict and each gap starts where the one before ended, and one left
 // empty is not written.
 func TestLimitsOverlap(t *testing.T) {
-	tr := limitsTrace()
+	tr := tracecases.Limits()
 	// Frame 5 from 5 ms, inside frame 1, past frame 2's start; frame 6
 	// wholly inside frame 3.
 	tr.Frames = append(tr.Frames, timeline.Frame{ID: 5, Start: 5 * ms, End: 12 * ms}, timeline.Frame{ID: 6, Start: 30 * ms, End: 31 * ms})
@@ -234,7 +195,7 @@ func TestLimitsOverlap(t *testing.T) {
 func TestWriterNoLimits(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.WriteBatch(limitsTrace()); err != nil {
+	if err := w.WriteBatch(tracecases.Limits()); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -116,7 +117,7 @@ func TestTraceProcessor(t *testing.T) {
 // limits" with its args, a slice per gap on "GPU idle", and the two busy
 // counters.
 func TestTraceProcessorLimits(t *testing.T) {
-	tr := limitsTrace()
+	tr := tracecases.Limits()
 	var buf bytes.Buffer
 	if err := Write(&buf, tr); err != nil {
 		t.Fatal(err)

@@ -9,42 +9,18 @@ import (
 	"testing"
 
 	"github.com/framescope/framescope/internal/testkit/tpcheck"
+	"github.com/framescope/framescope/internal/testkit/tracecases"
 	"github.com/framescope/framescope/timeline"
 )
 
 const msNs = int64(1_000_000)
 
-// limitsTrace is three frames of 10 ms whose limits are known, and a
-// fourth that closes them: CPU-bound (8 ms of work, 1 ms of GPU), GPU-bound
-// (the thread waits 9.6 ms in vkWaitForFences for 9.5 ms of GPU),
-// presentation-bound (3 ms of GPU, and vkQueuePresentKHR from 3 ms to the
-// end). A user's own CPU track is named as a limits track is.
+// limitsTrace is tracecases.Limits with a user's own CPU track named as a
+// limits track is.
 func limitsTrace() *timeline.Trace {
-	t := &timeline.Trace{Names: []string{"", "vkQueueSubmit", "command buffer", "vkWaitForFences", "update", "vkQueuePresentKHR"}}
-	t.Tracks = []timeline.Track{
-		{ID: 1, Kind: timeline.TrackCPU, Name: "main"},
-		{ID: 2, Kind: timeline.TrackGPUQueue, Name: "graphics", Queue: timeline.Queue{Device: "d", Flags: "graphics"}},
-		{ID: 3, Kind: timeline.TrackCPU, Name: "frame limits"},
-	}
-	span := func(track timeline.TrackID, name timeline.NameID, start, end int64, frame uint64) int {
-		t.Spans = append(t.Spans, timeline.Span{Track: track, Name: name, Start: start, End: end, Frame: frame})
-		return len(t.Spans) - 1
-	}
-	submit := func(at int64, frame uint64, gpu [2]int64) {
-		s := span(1, 1, at, at+msNs/10, frame)
-		t.Flows = append(t.Flows, timeline.Flow{From: s, To: span(2, 2, gpu[0], gpu[1], frame)})
-	}
-	span(1, 4, 0, 8*msNs, 1)
-	submit(8*msNs, 1, [2]int64{82 * msNs / 10, 92 * msNs / 10})
-	span(1, 3, 81*msNs/10, 93*msNs/10, 1)
-	submit(101*msNs/10, 2, [2]int64{103 * msNs / 10, 198 * msNs / 10})
-	span(1, 3, 102*msNs/10, 199*msNs/10, 2)
-	submit(22*msNs, 3, [2]int64{222 * msNs / 10, 252 * msNs / 10})
-	span(1, 5, 23*msNs, 30*msNs, 3)
-	span(3, 4, 31*msNs, 32*msNs, 4)
-	for i := range uint64(4) {
-		t.Frames = append(t.Frames, timeline.Frame{ID: i + 1, Start: int64(i) * 10 * msNs, End: int64(i+1) * 10 * msNs})
-	}
+	t := tracecases.Limits()
+	t.Tracks = append(t.Tracks, timeline.Track{ID: 3, Kind: timeline.TrackCPU, Name: "frame limits"})
+	t.Spans = append(t.Spans, timeline.Span{Track: 3, Name: 1, Start: 31 * msNs, End: 32 * msNs})
 	return t
 }
 
@@ -126,7 +102,7 @@ func checkLimitTracks(t *testing.T, trace []byte) {
 	want := fmt.Sprint([]map[string]any{
 		{"ts": int64(0), "dur": 10 * msNs, "name": "CPU-bound", "gpu": 0.1, "frame": int64(1)},
 		{"ts": 10 * msNs, "dur": 10 * msNs, "name": "GPU-bound", "gpu": 0.95, "frame": int64(2)},
-		{"ts": 20 * msNs, "dur": 10 * msNs, "name": "presentation-bound", "gpu": 0.3, "frame": int64(3)},
+		{"ts": 20 * msNs, "dur": 20 * msNs, "name": "presentation-bound", "gpu": 0.15, "frame": int64(3)},
 	})
 	if got != want {
 		t.Errorf("verdicts:\n got %s\nwant %s", got, want)
@@ -139,7 +115,7 @@ func checkLimitTracks(t *testing.T, trace []byte) {
 		{"ts": 10 * msNs, "dur": 3 * msNs / 10, "name": "waiting for submit"},
 		{"ts": 198 * msNs / 10, "dur": 2 * msNs / 10, "name": "waiting for submit"},
 		{"ts": 20 * msNs, "dur": 22 * msNs / 10, "name": "waiting for submit"},
-		{"ts": 252 * msNs / 10, "dur": 48 * msNs / 10, "name": "waiting on present"},
+		{"ts": 252 * msNs / 10, "dur": 148 * msNs / 10, "name": "waiting on present"},
 	})
 	if gaps != wantGaps {
 		t.Errorf("gaps:\n got %s\nwant %s", gaps, wantGaps)
@@ -149,10 +125,10 @@ func checkLimitTracks(t *testing.T, trace []byte) {
 	wantBusy := fmt.Sprint([]map[string]any{
 		{"name": "CPU busy", "ts": int64(0), "v": 0.88},
 		{"name": "CPU busy", "ts": 10 * msNs, "v": 0.03},
-		{"name": "CPU busy", "ts": 20 * msNs, "v": 0.3},
+		{"name": "CPU busy", "ts": 20 * msNs, "v": 0.265},
 		{"name": "GPU busy", "ts": int64(0), "v": 0.1},
 		{"name": "GPU busy", "ts": 10 * msNs, "v": 0.95},
-		{"name": "GPU busy", "ts": 20 * msNs, "v": 0.3},
+		{"name": "GPU busy", "ts": 20 * msNs, "v": 0.15},
 	})
 	if busy != wantBusy {
 		t.Errorf("busy counters:\n got %s\nwant %s", busy, wantBusy)
