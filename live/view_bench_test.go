@@ -10,10 +10,9 @@ import (
 	"github.com/framescope/framescope/timeline"
 )
 
-// windowed is a live view whose window holds tr's spans, names and
-// tracks, and their frames (a span of no frame goes to frame 1), settled:
-// the profiler behind it is closed, so that no poll replaces the window.
-func windowed(t testing.TB, tr *timeline.Trace) *handler {
+// closedView is a live view of a closed profiler: no poll replaces its
+// window.
+func closedView(t testing.TB) *handler {
 	t.Helper()
 	p := profiler.New(profiler.Options{})
 	p.Close()
@@ -21,7 +20,15 @@ func windowed(t testing.TB, tr *timeline.Trace) *handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := hh.(*handler)
+	return hh.(*handler)
+}
+
+// windowed is a live view whose window holds tr's spans, names and
+// tracks, and their frames (a span of no frame goes to frame 1), settled:
+// the profiler behind it is closed, so that no poll replaces the window.
+func windowed(t testing.TB, tr *timeline.Trace) *handler {
+	t.Helper()
+	h := closedView(t)
 	wn := &h.w.win
 	wn.names, wn.tracks = slices.Clone(tr.Names), slices.Clone(tr.Tracks)
 	for i, s := range tr.Spans {
@@ -97,13 +104,7 @@ func knownLimits(first uint64) *timeline.Trace {
 // poll replaces the window.
 func framed(t testing.TB, tr *timeline.Trace, settled uint64) *handler {
 	t.Helper()
-	p := profiler.New(profiler.Options{})
-	p.Close()
-	hh, err := New(p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := hh.(*handler)
+	h := closedView(t)
 	wn := &h.w.win
 	wn.names, wn.tracks = slices.Clone(tr.Names), slices.Clone(tr.Tracks)
 	wn.spans, wn.frames = slices.Clone(tr.Spans), slices.Clone(tr.Frames)
