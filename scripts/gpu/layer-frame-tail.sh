@@ -3,7 +3,8 @@
 # timestamps interleaved: ROUNDS rounds of layer/testdata/lifecycle.c
 # cost N K labels|raw 0 (N frames of K regions, no GPU work), the layer
 # loaded through the environment as framescope run loads it, a frame a
-# submission. Then the layer's tests of program shapes against the new
+# submission; and the labels without the layer (the driver's own cost of
+# them). Then the layer's tests of program shapes against the new
 # build ($TESTS). Built here first, into .gpubin/: layer-new/ and
 # layer.test (scripts/gpu/build-layer.sh new), layer-old/ (the layer's two
 # libraries and manifest of the build compared against). BUILDS names the layer builds under
@@ -27,6 +28,9 @@ under() { # under DIR: lifecycle cost under the layer in DIR
 echo "--- cost: $ROUNDS rounds of $N frames of $K regions of 0 KiB" >> "$log"
 for r in $(seq 1 "$ROUNDS"); do
 	echo "round $r raw: $($prog cost "$N" "$K" raw 0 | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
+	# The labels alone, without the layer: what the driver's own label
+	# calls cost, which the layer passes down and cannot save.
+	echo "round $r labels, no layer: $($prog cost "$N" "$K" labels 0 | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
 	for b in $BUILDS; do
 		echo "round $r $b: $(under "$PWD/.gpubin/layer-$b")" >> "$log"
 	done
