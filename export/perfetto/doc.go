@@ -103,8 +103,8 @@
 //     "debug.latency_ns"; the CPU's and the latency only where known);
 //     "GPU idle", a slice per idle stretch named by its cause; and the
 //     counters "GPU busy" and "CPU busy", each frame's share at its start.
-//     A frame's slice ends where the next frame's begins, and a gap begins
-//     where the last ended, as frames may overlap. They are one batch on a
+//     A frame's slice, and a gap, begins where the last ended (a frame
+//     wholly inside the one before has none), as frames may overlap. They are one batch on a
 //     packet sequence of their own (ID 2^32-1). Read leaves them out.
 //   - The end of every batch, as the "framescope batches" counter (the
 //     batches written so far), the batch's last packet; its track is

@@ -78,21 +78,18 @@ func (w *Writer) writeLimits(r limits.Report) {
 }
 
 // limitEvents are r's frames' verdicts, gaps and busy shares, in order of
-// time, ends before begins at one time. A frame's slice ends where the
-// next begins, and a gap begins where the last ended, as frames may
-// overlap and one track's slices may not.
+// time, ends before begins at one time. A frame's slice, and a gap, begins
+// where the last ended (a frame wholly inside the one before has none), as
+// frames may overlap and one track's slices may not.
 func limitEvents(r limits.Report) []limEvent {
 	var ev []limEvent
-	idleEnd := int64(math.MinInt64)
+	idleEnd, verdictEnd := int64(math.MinInt64), int64(math.MinInt64)
 	for k := range r.Frames {
 		f := &r.Frames[k]
-		end := f.End
-		if k+1 < len(r.Frames) {
-			end = min(end, r.Frames[k+1].Start)
-		}
-		if end > f.Start {
-			ev = append(ev, limEvent{ts: f.Start, typ: typeSliceBegin, track: limVerdicts, name: f.Limit.Label(), frame: f},
-				limEvent{ts: end, typ: typeSliceEnd, track: limVerdicts})
+		if start := max(f.Start, verdictEnd); f.End > start {
+			ev = append(ev, limEvent{ts: start, typ: typeSliceBegin, track: limVerdicts, name: f.Limit.Label(), frame: f},
+				limEvent{ts: f.End, typ: typeSliceEnd, track: limVerdicts})
+			verdictEnd = f.End
 		}
 		ev = append(ev, limEvent{ts: f.Start, typ: typeCounter, track: limGPUBusy, value: share(f.GPUBusy, f.Dur())})
 		if f.Thread != 0 {
@@ -114,7 +111,13 @@ func limitEvents(r limits.Report) []limEvent {
 
 // limOrder orders events of one time: ends, then counters, then begins.
 func limOrder(typ uint64) int {
-	return map[uint64]int{typeSliceEnd: 0, typeCounter: 1, typeSliceBegin: 2}[typ]
+	switch typ {
+	case typeSliceEnd:
+		return 0
+	case typeCounter:
+		return 1
+	}
+	return 2
 }
 
 // share is part of whole, from 0 to 1.

@@ -134,3 +134,25 @@ func checkLimitTracks(t *testing.T, trace []byte) {
 		t.Errorf("busy counters:\n got %s\nwant %s", busy, wantBusy)
 	}
 }
+
+// Frames that overlap (a frame whose own end is past the next one's
+// start) draw slices that do not: each begins where the last ended, so
+// the trace processor nests none of them.
+func TestLimitsOverlappingFrames(t *testing.T) {
+	tr := limitsTrace()
+	tr.Frames[1].End = 35 * msNs // frame 2 [10, 35 ms) over frame 3 [20, 40 ms)
+	tr.Frames = append(tr.Frames, timeline.Frame{ID: 5, Start: 21 * msNs, End: 22 * msNs}) // wholly inside frame 3
+	var buf bytes.Buffer
+	if err := Write(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "overlap.pftrace")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := tpcheck.Check(t, p).MustQuery(`select t.name, count(*) as n, max(s.depth) as depth from slice s join track t on s.track_id = t.id
+		where t.name in ('frame limits', 'GPU idle') and s.category is null group by t.name order by t.name`)
+	if got := fmt.Sprint(rows); got != "[map[depth:0 n:6 name:GPU idle] map[depth:0 n:3 name:frame limits]]" {
+		t.Errorf("limits slices: %s", got)
+	}
+}
