@@ -140,7 +140,7 @@ func checkLimitTracks(t *testing.T, trace []byte) {
 // the trace processor nests none of them.
 func TestLimitsOverlappingFrames(t *testing.T) {
 	tr := limitsTrace()
-	tr.Frames[1].End = 35 * msNs // frame 2 [10, 35 ms) over frame 3 [20, 40 ms)
+	tr.Frames[1].End = 35 * msNs                                                           // frame 2 [10, 35 ms) over frame 3 [20, 40 ms)
 	tr.Frames = append(tr.Frames, timeline.Frame{ID: 5, Start: 21 * msNs, End: 22 * msNs}) // wholly inside frame 3
 	var buf bytes.Buffer
 	if err := Write(&buf, tr); err != nil {
