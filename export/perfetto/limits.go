@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"cmp"
+	"errors"
 	"io"
 	"math"
 	"slices"
@@ -40,6 +41,9 @@ var limTrackNames = [numLimTracks]string{"frame limits", "GPU idle", "GPU busy",
 // the program has exited. It writes nothing where no frame has a verdict.
 // Read leaves it out, so the trace reads back as it was.
 func AppendLimits(w io.Writer, t *timeline.Trace) error {
+	if t == nil {
+		return errors.New("perfetto: nil trace")
+	}
 	pw := NewWriter(w, Options{})
 	pw.writeLimits(limits.Of(t))
 	return pw.Close()

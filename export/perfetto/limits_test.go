@@ -87,6 +87,9 @@ func TestAppendLimits(t *testing.T) {
 	if err := AppendLimits(&none, &timeline.Trace{Names: []string{""}}); err != nil || none.Len() != 0 {
 		t.Errorf("a trace without frames: %d bytes appended, %v", none.Len(), err)
 	}
+	if err := AppendLimits(&none, nil); err == nil || none.Len() != 0 {
+		t.Errorf("a nil trace: %d bytes appended, error %v", none.Len(), err)
+	}
 }
 
 func checkLimitTracks(t *testing.T, trace []byte) {

@@ -168,8 +168,11 @@ func (r Report) BusyShares() (gpu, cpu []float64) {
 	return gpu, cpu
 }
 
-// Of says what limits each of t's closed frames.
+// Of says what limits each of t's closed frames (none of a nil t).
 func Of(t *timeline.Trace) Report {
+	if t == nil {
+		return Report{}
+	}
 	in := index(t)
 	var r Report
 	frames := slices.Clone(t.Frames)
