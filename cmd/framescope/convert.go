@@ -147,7 +147,8 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// writeTraceWith is writeTrace with the options of a Perfetto writer.
+// writeTraceWith is writeTrace with the options of a Perfetto writer, and
+// what limits each frame after the trace.
 func writeTraceWith(w io.Writer, t *timeline.Trace, f traceFormat, po perfetto.Options) error {
 	if f != formatPerfetto {
 		return writeTrace(w, t, f)
@@ -156,7 +157,10 @@ func writeTraceWith(w io.Writer, t *timeline.Trace, f traceFormat, po perfetto.O
 	if err := pw.Write(t); err != nil {
 		return err
 	}
-	return pw.Close()
+	if err := pw.Close(); err != nil {
+		return err
+	}
+	return perfetto.AppendLimits(w, t) // as perfetto.Write adds them
 }
 
 // testHookWritten, when set, runs once OUT is written, before it takes

@@ -76,3 +76,25 @@ func rowsText(rows []map[string]any) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// framescope convert to Perfetto writes the frames' limits once: from a
+// trace without them, and from one that has them (read back without them),
+// with -render-stages too.
+func TestConvertPerfettoLimits(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, dir, "src.json", boundTrace(), formatChrome, false)
+	once := filepath.Join(dir, "once.perfetto-trace")
+	twice := filepath.Join(dir, "twice.perfetto-trace")
+	for _, c := range [][]string{{"convert", src, once}, {"convert", "-render-stages", once, twice}} {
+		if code, _, errs := runCLI(c...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c, code, errs)
+		}
+	}
+	for _, p := range []string{once, twice} {
+		rows := tpcheck.Check(t, p).MustQuery(`select s.name, count(*) as n from slice s join track t on s.track_id = t.id
+			where t.name = 'frame limits' group by s.name order by s.name`)
+		if got := rowsText(rows); got != "CPU-bound 2, GPU-bound 7" {
+			t.Errorf("%s: verdict slices %s", filepath.Base(p), got)
+		}
+	}
+}
