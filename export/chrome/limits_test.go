@@ -205,3 +205,10 @@ func TestWriterNoLimits(t *testing.T) {
 		t.Error("the streamed Writer wrote derived events")
 	}
 }
+
+// A nil trace is an error, not a panic.
+func TestWriteNil(t *testing.T) {
+	if err := Write(&bytes.Buffer{}, nil); err == nil {
+		t.Error("Write of a nil trace: no error")
+	}
+}

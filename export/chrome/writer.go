@@ -171,6 +171,9 @@ func (w *Writer) WriteBatch(b *timeline.Trace) error {
 	if w.err != nil {
 		return w.err
 	}
+	if b == nil {
+		return errors.New("chrome: nil batch")
+	}
 	if !w.started {
 		w.start(b)
 	}

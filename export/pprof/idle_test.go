@@ -84,3 +84,11 @@ func TestGoToolPprofIdle(t *testing.T) {
 		t.Errorf("-tagfocus=kind=idle: total %d, want the idle time's %d", got, idle)
 	}
 }
+
+// A nil trace is a profile of nothing, not a panic.
+func TestWriteNil(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, nil); err != nil || buf.Len() == 0 {
+		t.Errorf("Write of a nil trace: %d bytes, %v", buf.Len(), err)
+	}
+}

@@ -290,6 +290,9 @@ func commentf(format string, a ...any) string { return fmt.Sprintf(format, a...)
 // tracks, are left out. The GPU's idle time in t's frames is added by
 // cause (see the package comment).
 func Build(t *timeline.Trace) *profile.Profile {
+	if t == nil {
+		t = &timeline.Trace{} // a profile of nothing, as of an empty trace
+	}
 	b := newBuilder()
 	byTrack := map[timeline.TrackID][]int{}
 	var first, last int64
