@@ -138,9 +138,12 @@ func gaps(busy []stretch, work []gpuWork, start, end int64, presents []stretch) 
 }
 
 // causeOf is why the GPU was idle in g, a gap of a frame that ends at end.
+// Where the CPU had not handed the work over, and sat in present or
+// acquire for most of the gap, presentation held it.
 func causeOf(g Gap, work []gpuWork, end int64, presents []stretch) Cause {
+	onPresent := 2*total(union(presents, g.Start, g.End)) >= g.End-g.Start
 	if g.End >= end { // no work after it in the frame
-		if 2*total(union(presents, g.Start, g.End)) >= g.End-g.Start {
+		if onPresent {
 			return WaitingOnPresent
 		}
 		return WaitingForSubmit
@@ -154,6 +157,8 @@ func causeOf(g Gap, work []gpuWork, end int64, presents []stretch) Cause {
 	switch {
 	case submitted < 0:
 		return CauseUnknown
+	case submitted >= g.Start && onPresent:
+		return WaitingOnPresent
 	case submitted >= g.Start:
 		return WaitingForSubmit
 	}

@@ -69,14 +69,17 @@ const (
 	CauseUnknown Cause = iota
 	// WaitingForSubmit: the work after the gap was submitted during it
 	// (the CPU had not handed it over yet), or no work came before the
-	// frame's end and the CPU was not presenting.
+	// frame's end; either way the submitting thread was not in present or
+	// acquire for most of the gap.
 	WaitingForSubmit
 	// WaitingForDependency: the work after the gap was submitted before
 	// the gap began: it waited on a semaphore, another queue, or the
 	// GPU's own scheduling.
 	WaitingForDependency
-	// WaitingOnPresent: no work came before the frame's end, and the
-	// submitting thread was in present or acquire for most of the gap.
+	// WaitingOnPresent: the submitting thread was in present or acquire
+	// for most of the gap, and the work after it was submitted during it,
+	// or none came before the frame's end: presentation held the CPU,
+	// which held the GPU.
 	WaitingOnPresent
 	numCauses
 )

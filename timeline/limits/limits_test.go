@@ -138,6 +138,30 @@ func TestSubmissionByArrow(t *testing.T) {
 	}
 }
 
+// A gap before work the thread submitted once vkAcquireNextImageKHR
+// returned was presentation's, not the CPU's: the thread sat in acquire
+// for most of it.
+func TestGapBehindAcquire(t *testing.T) {
+	b := newBuilder()
+	for k := range int64(3) {
+		at := k * 10 * ms
+		b.span(1, "vkAcquireNextImageKHR", at, at+6*ms, 0)
+		b.submit(at+6*ms, ms/10, 2, [2]int64{at + 62*ms/10, at + 8*ms})
+		b.span(1, "vkQueuePresentKHR", at+81*ms/10, at+82*ms/10, 0)
+		b.frame(uint64(k+1), at, at+10*ms)
+	}
+	r := limits.Of(&b.t)
+	for _, f := range r.Frames {
+		var causes []string
+		for _, g := range f.Gaps {
+			causes = append(causes, g.Cause.String())
+		}
+		if want := "[waiting on present waiting for submit]"; fmt.Sprint(causes) != want {
+			t.Errorf("frame %d: gaps %v, want %s", f.ID, causes, want)
+		}
+	}
+}
+
 // A seeded checker: frames drawn CPU-bound, GPU-bound or presentation-
 // bound by a schedule, work on two queues and a lane that overlap, waits
 // that nest and overlap; every frame's verdict is its schedule's, GPU
