@@ -33,6 +33,41 @@ type gapView struct {
 type verdicts struct {
 	by   map[uint64]*limits.Frame // of the window's judged frames, by ID
 	next uint64                   // the frames before this ID are judged, or never will be
+	// reach is the earliest start of the spans merged since the last
+	// judge (late: any were). A span can reach the window after the
+	// frames it lies in were judged (the layer hands its CPU spans over
+	// in batches), and those frames are judged again.
+	reach int64
+	late  bool
+}
+
+// merged notes spans that reached the window, for judge to take back
+// what they change.
+func (v *verdicts) merged(spans []timeline.Span) {
+	for i := range spans {
+		if !v.late || spans[i].Start < v.reach {
+			v.reach, v.late = spans[i].Start, true
+		}
+	}
+}
+
+// rejudge takes back the verdicts of the frames whose interval (to the
+// next frame's start) ends after reach: a span merged since lies in them.
+func (v *verdicts) rejudge(frames []timeline.Frame) {
+	if !v.late {
+		return
+	}
+	v.late = false
+	i := sort.Search(len(frames), func(i int) bool {
+		end := frames[i].End
+		if i+1 < len(frames) {
+			end = max(end, frames[i+1].Start)
+		}
+		return end > v.reach
+	})
+	if i < len(frames) && frames[i].ID < v.next {
+		v.next = frames[i].ID
+	}
 }
 
 // judge reads what limits the window's frames that closed since the last
@@ -50,6 +85,7 @@ func (w *watcher) judge() {
 	if v.by == nil {
 		v.by = map[uint64]*limits.Frame{}
 	}
+	v.rejudge(wn.frames)
 	maps.DeleteFunc(v.by, func(id uint64, _ *limits.Frame) bool { return id < oldest })
 	if v.next <= oldest && oldest != 1 {
 		v.next = oldest + 1 // the frame before the oldest, unjudged, is gone

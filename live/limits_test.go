@@ -284,3 +284,51 @@ func BenchmarkJudge(b *testing.B) {
 		})
 	}
 }
+
+// A span that reaches the window after its frame was judged (the layer
+// hands its CPU spans over in batches) has that frame judged again: frame
+// 6, GPU-bound, reads CPU-bound while its thread's wait is missing, and
+// GPU-bound once the wait arrives.
+func TestViewLimitsLateSpan(t *testing.T) {
+	full := layerWindow(12)
+	whole := map[uint64]limits.Frame{}
+	for _, f := range limits.Of(full).Frames {
+		whole[f.ID] = f
+	}
+	h := framed(t, full, 12)
+	w := h.w
+	f6 := full.Frames[5]
+	late := slices.IndexFunc(w.win.spans, func(s timeline.Span) bool {
+		return full.Name(s.Name) == "vkWaitForFences" && s.Start >= f6.Start && s.Start < f6.End
+	})
+	if late < 0 || whole[6].Limit != limits.GPU {
+		t.Fatalf("frame 6: wait %d, %v; the window is not as this test expects", late, whole[6].Limit)
+	}
+	span, seq := w.win.spans[late], w.win.seqs[late]
+	w.win.spans, w.win.seqs = slices.Delete(w.win.spans, late, late+1), slices.Delete(w.win.seqs, late, late+1)
+	limitOf := func() string {
+		w.mu.Lock()
+		w.win.views++
+		w.mu.Unlock()
+		var v view
+		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range v.Frames {
+			if f.ID == 6 {
+				return f.Limit
+			}
+		}
+		return "none"
+	}
+	if got := limitOf(); got != "cpu" {
+		t.Errorf("frame 6 without its wait: %q, want cpu", got)
+	}
+	w.mu.Lock()
+	w.win.spans, w.win.seqs = append(w.win.spans, span), append(w.win.seqs, seq)
+	w.win.verdicts.merged([]timeline.Span{span})
+	w.mu.Unlock()
+	if got := limitOf(); got != "gpu" {
+		t.Errorf("frame 6 once its wait arrived: %q, want gpu", got)
+	}
+}

@@ -319,6 +319,7 @@ func (w *watcher) merge(p *record.Peeked, c record.PeekCursor) {
 	wn.names = append(wn.names, p.Names...)
 	wn.tracks = append(wn.tracks, p.Tracks...)
 	wn.spans = append(wn.spans, p.Spans...)
+	wn.verdicts.merged(p.Spans)
 	wn.seqs = append(wn.seqs, p.Seqs...)
 	wn.flows = append(wn.flows, p.Flows...)
 	wn.frames = append(wn.frames, p.Frames...)
