@@ -75,7 +75,11 @@ func limitsLine(l limitsJSON) string {
 	slices.SortStableFunc(shares, func(a, b share) int { return -cmp.Compare(a.s, b.s) })
 	var parts []string
 	for _, s := range shares {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", limitName(s.l), 100*s.s))
+		pct := fmt.Sprintf("%.0f%%", 100*s.s)
+		if 100*s.s < 0.5 {
+			pct = "<1%" // some, not none
+		}
+		parts = append(parts, limitName(s.l)+" "+pct)
 	}
 	var busy []string
 	if l.GPUBusy != nil {

@@ -72,3 +72,11 @@ func TestStatsSaysWhatLimitsFrames(t *testing.T) {
 		t.Errorf("stats does not say %q:\n%s", want, text)
 	}
 }
+
+// A share under half a percent is some frames, not none: "<1%".
+func TestLimitsLineSmallShare(t *testing.T) {
+	line := limitsLine(limitsJSON{LimitedBy: map[string]float64{"gpu": 0.997, "cpu": 0.003}})
+	if want := "GPU-bound 100%, CPU-bound <1%"; line != want {
+		t.Errorf("line %q, want %q", line, want)
+	}
+}

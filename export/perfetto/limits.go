@@ -39,7 +39,9 @@ var limTrackNames = [numLimTracks]string{"frame limits", "GPU idle", "GPU busy",
 // Write adds it to a whole trace, to be appended to a trace of t that a
 // Writer streamed: framescope run appends it to the layer's trace once
 // the program has exited. It writes nothing where no frame has a verdict.
-// Read leaves it out, so the trace reads back as it was.
+// Read leaves it out, so the trace reads back as it was; for the same
+// reason it cannot tell a trace that has them already: call it once (a
+// trace of framescope run's has them), or viewers show them twice.
 func AppendLimits(w io.Writer, t *timeline.Trace) error {
 	if t == nil {
 		return errors.New("perfetto: nil trace")
