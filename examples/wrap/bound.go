@@ -179,18 +179,25 @@ func (b *bound) record(cmd vk.CommandBuffer, gpu *profiler.GPU, name profiler.Na
 		size, n = b.size, fills
 	}
 	vk.CmdResetQueryPool(cmd, b.qp, 0, 2)
+	b.barrier(cmd) // after the last frame's fills: each frame fills the same buffer
 	vk.CmdWriteTimestamp(cmd, vk.PipelineStageTopOfPipeBit, b.qp, 0)
 	z := gpu.Zone(cmd, name)
 	for k := range n {
 		vk.CmdFillBuffer(cmd, b.buf, 0, size, uint32(0x5eed+k))
-		noGC(func() {
-			vk.CmdPipelineBarrier(cmd, vk.PipelineStageFlags(vk.PipelineStageTransferBit), vk.PipelineStageFlags(vk.PipelineStageTransferBit), 0,
-				1, []vk.MemoryBarrier{{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessFlags(vk.AccessTransferWriteBit),
-					DstAccessMask: vk.AccessFlags(vk.AccessTransferWriteBit)}}, 0, nil, 0, nil)
-		})
+		b.barrier(cmd)
 	}
 	z.End()
 	vk.CmdWriteTimestamp(cmd, vk.PipelineStageBottomOfPipeBit, b.qp, 1)
+}
+
+// barrier orders the buffer's fills before it, this frame's and the
+// frames' before, ahead of those after it.
+func (b *bound) barrier(cmd vk.CommandBuffer) {
+	noGC(func() {
+		vk.CmdPipelineBarrier(cmd, vk.PipelineStageFlags(vk.PipelineStageTransferBit), vk.PipelineStageFlags(vk.PipelineStageTransferBit), 0,
+			1, []vk.MemoryBarrier{{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessFlags(vk.AccessTransferWriteBit),
+				DstAccessMask: vk.AccessFlags(vk.AccessTransferWriteBit)}}, 0, nil, 0, nil)
+	})
 }
 
 // gpuNs reads the frame's own timestamps (its fence waited for): the GPU
