@@ -2,9 +2,9 @@ package chrome
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
+	"github.com/framescope/framescope/internal/limitslices"
 	"github.com/framescope/framescope/timeline"
 	"github.com/framescope/framescope/timeline/limits"
 )
@@ -37,8 +37,8 @@ func (w *Writer) writeLimits(t *timeline.Trace) {
 	if len(r.Frames) == 0 {
 		return
 	}
-	w.writeVerdicts(t, r.Frames)
-	w.writeGaps(r.Frames)
+	w.writeVerdicts(t, r)
+	w.writeGaps(r)
 	w.writeBusy(r.Frames)
 }
 
@@ -91,23 +91,15 @@ func (w *Writer) complete(tid []byte, start, end int64, name string, args []byte
 }
 
 // writeVerdicts writes a slice per frame on the "frame limits" thread,
-// named by its limit's label, its figures in its args. Frames can
-// overlap: a frame's slice starts where the one before it ended, and a
-// frame wholly inside that one has none (its figures stay in the
-// counters).
-func (w *Writer) writeVerdicts(t *timeline.Trace, frames []limits.Frame) {
+// named by its limit's label, its figures in its args, as limitslices
+// lays them out (a frame wholly inside the one before has none; its
+// figures stay in the counters).
+func (w *Writer) writeVerdicts(t *timeline.Trace, r limits.Report) {
 	tid := w.derivedThread(limitsThread, limitsSort)
-	end := int64(math.MinInt64)
 	var args []byte
-	for i := range frames {
-		f := &frames[i]
-		start := max(f.Start, end)
-		if start >= f.End {
-			continue
-		}
-		args = appendVerdictArgs(args[:0], t, f)
-		w.complete(tid, start, f.End, f.Limit.Label(), args)
-		end = f.End
+	for _, v := range limitslices.Verdicts(r) {
+		args = appendVerdictArgs(args[:0], t, v.Frame)
+		w.complete(tid, v.Start, v.End, v.Frame.Limit.Label(), args)
 	}
 }
 
@@ -147,35 +139,17 @@ func appendVerdictArgs(dst []byte, t *timeline.Trace, f *limits.Frame) []byte {
 }
 
 // writeGaps writes each gap of the GPU in a frame as a slice on the "GPU
-// idle" thread, named by its cause. Gaps of overlapping frames can
-// overlap: in order of start, each starts where the one before ended,
-// and one left empty is not written.
-func (w *Writer) writeGaps(frames []limits.Frame) {
-	type gap struct {
-		limits.Gap
-		frame uint64
-	}
-	var gaps []gap
-	for _, f := range frames {
-		for _, g := range f.Gaps {
-			gaps = append(gaps, gap{g, f.ID})
-		}
-	}
+// idle" thread, named by its cause, as limitslices lays them out.
+func (w *Writer) writeGaps(r limits.Report) {
+	gaps := limitslices.Gaps(r)
 	if len(gaps) == 0 {
 		return
 	}
-	slices.SortStableFunc(gaps, func(a, b gap) int { return cmp64(a.Start, b.Start) })
 	tid := w.derivedThread(idleThread, idleSort)
-	end := int64(math.MinInt64)
 	var args []byte
 	for _, g := range gaps {
-		start := max(g.Start, end)
-		if start >= g.End {
-			continue
-		}
-		args = strconv.AppendUint(append(args[:0], `{"frame":`...), g.frame, 10)
-		w.complete(tid, start, g.End, g.Cause.String(), append(args, '}'))
-		end = g.End
+		args = strconv.AppendUint(append(args[:0], `{"frame":`...), g.Frame.ID, 10)
+		w.complete(tid, g.Start, g.End, g.Cause.String(), append(args, '}'))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/framescope/framescope/internal/limitslices"
 	"github.com/framescope/framescope/timeline"
 	"github.com/framescope/framescope/timeline/limits"
 )
@@ -83,30 +84,23 @@ func (w *Writer) writeLimits(r limits.Report) {
 	w.Flush()
 }
 
-// limitEvents are r's frames' verdicts, gaps and busy shares, in order of
-// time, ends before begins at one time. A frame's slice, and a gap, begins
-// where the last ended (a frame wholly inside the one before has none), as
-// frames may overlap and one track's slices may not.
+// limitEvents are r's frames' verdicts, gaps (as limitslices lays them
+// out) and busy shares, in order of time, ends before begins at one time.
 func limitEvents(r limits.Report) []limEvent {
 	var ev []limEvent
-	idleEnd, verdictEnd := int64(math.MinInt64), int64(math.MinInt64)
+	for _, v := range limitslices.Verdicts(r) {
+		ev = append(ev, limEvent{ts: v.Start, typ: typeSliceBegin, track: limVerdicts, name: v.Frame.Limit.Label(), frame: v.Frame},
+			limEvent{ts: v.End, typ: typeSliceEnd, track: limVerdicts})
+	}
+	for _, g := range limitslices.Gaps(r) {
+		ev = append(ev, limEvent{ts: g.Start, typ: typeSliceBegin, track: limIdle, name: g.Cause.String()},
+			limEvent{ts: g.End, typ: typeSliceEnd, track: limIdle})
+	}
 	for k := range r.Frames {
 		f := &r.Frames[k]
-		if start := max(f.Start, verdictEnd); f.End > start {
-			ev = append(ev, limEvent{ts: start, typ: typeSliceBegin, track: limVerdicts, name: f.Limit.Label(), frame: f},
-				limEvent{ts: f.End, typ: typeSliceEnd, track: limVerdicts})
-			verdictEnd = f.End
-		}
 		ev = append(ev, limEvent{ts: f.Start, typ: typeCounter, track: limGPUBusy, value: share(f.GPUBusy, f.Dur())})
 		if f.Thread != 0 {
 			ev = append(ev, limEvent{ts: f.Start, typ: typeCounter, track: limCPUBusy, value: share(f.CPUBusy, f.Dur())})
-		}
-		for _, g := range f.Gaps {
-			if start := max(g.Start, idleEnd); g.End > start {
-				ev = append(ev, limEvent{ts: start, typ: typeSliceBegin, track: limIdle, name: g.Cause.String()},
-					limEvent{ts: g.End, typ: typeSliceEnd, track: limIdle})
-				idleEnd = g.End
-			}
 		}
 	}
 	slices.SortStableFunc(ev, func(a, b limEvent) int {
