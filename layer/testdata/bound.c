@@ -23,19 +23,6 @@
 
 #include "vkprog.h"
 
-static double env_or(const char *name, double def) {
-	const char *v = getenv(name);
-	return v && *v ? atof(v) : def;
-}
-
-// spin keeps the CPU busy for ms milliseconds.
-static void spin(double ms) {
-	double until = now_ns() + ms * 1e6;
-	volatile uint64_t x = 0;
-	while (now_ns() < until)
-		x++;
-}
-
 // frame records fills fills of size bytes of buf between two timestamps
 // of qp, submits them, waits for them, then spins for spin_ms; it
 // returns the GPU time between the timestamps, in ticks.

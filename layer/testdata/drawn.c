@@ -33,17 +33,6 @@ static uint32_t draw_from(uint64_t *state, uint32_t n) { // splitmix64, 0 to n-1
 
 static uint32_t draw(uint32_t n) { return draw_from(&rng, n); }
 
-static double env_or(const char *name, double def) {
-	const char *v = getenv(name);
-	return v && *v ? atof(v) : def;
-}
-
-static void spin(double ms) {
-	double end = now_ns() + ms * 1e6;
-	while (now_ns() < end) {
-	}
-}
-
 // fill_cmd records, once, a fill of a buffer of mib MiB: a GPU-bound
 // frame's work.
 static VkCommandBuffer fill_cmd(instance *i, device *d, double mib, VkBuffer *buf, VkDeviceMemory *mem) {

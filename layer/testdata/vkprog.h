@@ -111,6 +111,20 @@ static inline double now_ns(void) {
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+// env_or is $name as a number, or def where it is unset or empty.
+static inline double env_or(const char *name, double def) {
+	const char *v = getenv(name);
+	return v && *v ? atof(v) : def;
+}
+
+// spin keeps the CPU busy for ms milliseconds.
+static inline void spin(double ms) {
+	double until = now_ns() + ms * 1e6;
+	volatile uint64_t x = 0;
+	while (now_ns() < until)
+		x++;
+}
+
 static inline void destroy_device(device *d) {
 	vkDeviceWaitIdle(d->dev);
 	vkDestroyFence(d->dev, d->fence, NULL);
