@@ -205,12 +205,8 @@ func TestViewLimitsAsFramesClose(t *testing.T) {
 	for _, c := range []struct{ frames, settled, next int }{{6, 3, 4}, {13, 13, 13}, {27, 20, 21}, {40, 40, 40}} {
 		w.mu.Lock()
 		w.win.frames, w.win.settled = slices.Clone(full.Frames[:c.frames]), uint64(c.settled)
-		w.win.views++
 		w.mu.Unlock()
-		v = view{}
-		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
-			t.Fatal(err)
-		}
+		v = freshView(t, w)
 		if next := w.win.verdicts.next; next != uint64(c.next) {
 			t.Errorf("%d frames, settled %d: judged up to %d, want %d", c.frames, c.settled, next, c.next)
 		}
@@ -238,12 +234,8 @@ func TestViewLimitsBehind(t *testing.T) {
 	for _, c := range []struct{ from, to, settled int }{{0, 13, 13}, {25, 40, 40}} {
 		w.mu.Lock()
 		w.win.frames, w.win.settled = slices.Clone(full.Frames[c.from:c.to]), uint64(c.settled)
-		w.win.views++
 		w.mu.Unlock()
-		v = view{}
-		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
-			t.Fatal(err)
-		}
+		v = freshView(t, w)
 	}
 	for _, f := range v.Frames {
 		want := []string{"cpu", "gpu", "present", "cpu"}[(f.ID-1)%4]
@@ -307,14 +299,7 @@ func TestViewLimitsLateSpan(t *testing.T) {
 	span, seq := w.win.spans[late], w.win.seqs[late]
 	w.win.spans, w.win.seqs = slices.Delete(w.win.spans, late, late+1), slices.Delete(w.win.seqs, late, late+1)
 	limitOf := func() string {
-		w.mu.Lock()
-		w.win.views++
-		w.mu.Unlock()
-		var v view
-		if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range v.Frames {
+		for _, f := range freshView(t, w).Frames {
 			if f.ID == 6 {
 				return f.Limit
 			}
@@ -331,4 +316,17 @@ func TestViewLimitsLateSpan(t *testing.T) {
 	if got := limitOf(); got != "gpu" {
 		t.Errorf("frame 6 once its wait arrived: %q, want gpu", got)
 	}
+}
+
+// freshView is the view of w's window as a view change makes it.
+func freshView(t *testing.T, w *watcher) view {
+	t.Helper()
+	w.mu.Lock()
+	w.win.views++
+	w.mu.Unlock()
+	var v view
+	if err := json.Unmarshal(w.viewJSON(0, 0, 0), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
