@@ -465,7 +465,7 @@ func summarizeTrace(w io.Writer, r traceRecord, end string) {
 	if cut != nil { // the program was killed as it wrote: what reads back is whole
 		fmt.Fprintf(w, "cut         %s%s\n", cut, endNote(end))
 	}
-	limitsNote(w, r.path, t, cut)
+	limitsNote(w, r.path, r.pid, t, cut)
 	fmt.Fprintf(w, "wrote       %s\n", r.path)
 	fmt.Fprintf(w, "open it at https://ui.perfetto.dev (Open trace file); per zone: framescope stats %s\n", r.path)
 }
@@ -508,7 +508,7 @@ func summarizeParts(w io.Writer, r traceRecord, end string) {
 		if cut != nil {
 			fmt.Fprintf(w, "cut         %s%s\n", cut, endNote(end))
 		}
-		limitsNote(w, f.path, t, cut)
+		limitsNote(w, f.path, r.pid, t, cut)
 		all = append(all, st.Ledger)
 		drops = books.Add(drops, st.Drops.Drops)
 	}

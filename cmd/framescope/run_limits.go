@@ -44,9 +44,15 @@ func appendLimits(path string, t *timeline.Trace) error {
 
 // limitsNote appends the frames' limits to a trace read back whole, and
 // says so where it could not. A trace cut short gets none: what follows
-// its cut would not read.
-func limitsNote(w io.Writer, path string, t *timeline.Trace, cut *traceCut) {
+// its cut would not read. Nor does the trace of a process that still runs
+// (a child that outlived the program): it may write more at its own
+// offset, over what was appended.
+func limitsNote(w io.Writer, path string, pid int, t *timeline.Trace, cut *traceCut) {
 	if cut != nil {
+		return
+	}
+	if processAlive(pid) {
+		fmt.Fprintf(w, "framescope run: the frames' limits are not in %s: process %d still runs and may write to it\n", path, pid)
 		return
 	}
 	if err := appendLimits(path, t); err != nil {

@@ -16,7 +16,7 @@ import (
 // framescope run adds the frames' limits to a streamed Perfetto trace
 // read back whole: the trace processor shows a verdict per frame, and the
 // trace reads back as before. A Chrome trace, a gzipped one and one cut
-// short are left as they are.
+// short and one whose process still runs are left as they are.
 func TestRunAppendsLimits(t *testing.T) {
 	dir := t.TempDir()
 	tr := boundTrace()
@@ -35,7 +35,7 @@ func TestRunAppendsLimits(t *testing.T) {
 		t.Fatal(err, cut)
 	}
 	var note bytes.Buffer
-	limitsNote(&note, p, before, nil)
+	limitsNote(&note, p, 0, before, nil)
 	if note.Len() != 0 {
 		t.Errorf("a note for a Perfetto trace: %s", note.String())
 	}
@@ -57,15 +57,20 @@ func TestRunAppendsLimits(t *testing.T) {
 		path := writeFile(t, dir, f.name, tr, f.format, f.gz)
 		was, _ := os.ReadFile(path)
 		note.Reset()
-		limitsNote(&note, path, tr, nil)
+		limitsNote(&note, path, 0, tr, nil)
 		if now, _ := os.ReadFile(path); !bytes.Equal(was, now) || !strings.Contains(note.String(), "not an uncompressed Perfetto trace") {
 			t.Errorf("%s: changed %v, note %q", f.name, !bytes.Equal(was, now), note.String())
 		}
 	}
 	was, _ := os.ReadFile(p)
-	limitsNote(&note, p, tr, &traceCut{})
+	limitsNote(&note, p, 0, tr, &traceCut{})
 	if now, _ := os.ReadFile(p); !bytes.Equal(was, now) {
 		t.Errorf("a trace cut short was added to")
+	}
+	note.Reset()
+	limitsNote(&note, p, os.Getpid(), tr, nil) // a process still running: this one
+	if now, _ := os.ReadFile(p); !bytes.Equal(was, now) || !strings.Contains(note.String(), "still runs") {
+		t.Errorf("the trace of a process that still runs: changed %v, note %q", !bytes.Equal(was, now), note.String())
 	}
 }
 

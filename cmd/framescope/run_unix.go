@@ -21,3 +21,13 @@ func terminalForeground() bool {
 	pg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
 	return err == nil && pg == unix.Getpgrp()
 }
+
+// processAlive reports whether process pid exists (signal 0 reaches it,
+// or it is another user's).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
