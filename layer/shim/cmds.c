@@ -14,11 +14,11 @@ static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static fs_cmd *table[BUCKETS];
 static fs_cmd *spare; // freed states: never given back, so that a stale cache still points at one
 
-static __thread fs_cmd *last; // the calling thread's last command buffer
+static FS_TLS fs_cmd *last; // the calling thread's last command buffer
 
 static unsigned bucket(const void *cmd) { return (unsigned)(((uintptr_t)cmd >> 4) * 0x9E3779B97F4A7C15ull >> 52) % BUCKETS; }
 
-void fs_cmd_add(void *cmd, uint64_t pool, int secondary) {
+void fs_cmd_add(fs_device *dev, void *cmd, uint64_t pool, int secondary) {
 	pthread_rwlock_wrlock(&lock);
 	fs_cmd *c = spare;
 	if (c)
@@ -27,6 +27,7 @@ void fs_cmd_add(void *cmd, uint64_t pool, int secondary) {
 		c = calloc(1, sizeof *c);
 	if (c) {
 		memset(c, 0, sizeof *c);
+		c->dev = dev;
 		c->pool = pool;
 		c->secondary = secondary;
 		unsigned b = bucket(cmd);
@@ -71,6 +72,20 @@ void fs_cmd_remove_pool(uint64_t pool) {
 	pthread_rwlock_unlock(&lock);
 }
 
+// fs_cmd_remove_device forgets the command buffers a device left
+// allocated at its destruction (a program may leave freeing them to the
+// device's end), whose states would point at the device freed.
+void fs_cmd_remove_device(fs_device *dev) {
+	pthread_rwlock_wrlock(&lock);
+	for (unsigned b = 0; b < BUCKETS; b++)
+		for (fs_cmd *c = table[b], *next; c; c = next) {
+			next = c->next;
+			if (c->dev == dev)
+				unlink_locked(c);
+		}
+	pthread_rwlock_unlock(&lock);
+}
+
 fs_cmd *fs_cmd_get(void *cmd) {
 	fs_cmd *c = last;
 	if (c && __atomic_load_n(&c->cmd, __ATOMIC_ACQUIRE) == cmd)
@@ -84,14 +99,13 @@ fs_cmd *fs_cmd_get(void *cmd) {
 	return c;
 }
 
-void fs_cmd_begin(void *cmd, uint32_t flags) {
-	fs_cmd *c = fs_cmd_get(cmd);
+void fs_cmd_begin(fs_cmd *c, void *cmd, uint32_t flags) {
 	if (!c)
 		return;
 	c->depth = c->deeper = 0;
 	c->cz = fs_go_loaded ? fs_go.cmd_begin(cmd, flags) : NULL;
 	// A zone for the command buffer itself, which fs_cmd_end ends last.
-	fs_zone_begin(cmd, NULL, c->secondary ? FS_ZONE_SECONDARY : FS_ZONE_COMMAND_BUFFER);
+	fs_zone_begin(c, cmd, NULL, c->secondary ? FS_ZONE_SECONDARY : FS_ZONE_COMMAND_BUFFER);
 }
 
 // end_at ends the open zone at index i and takes it off the stack.
@@ -108,8 +122,7 @@ static void end_at(fs_cmd *c, void *cmd, uint32_t i) {
 // passes; a label still open spans command buffers, which a recording
 // cannot time: it is left open, and the recording's end counts it
 // (unended).
-void fs_cmd_end(void *cmd) {
-	fs_cmd *c = fs_cmd_get(cmd);
+void fs_cmd_end(fs_cmd *c, void *cmd) {
 	if (!fs_go_loaded)
 		return;
 	if (c) {
@@ -127,10 +140,9 @@ void fs_cmd_end(void *cmd) {
 	fs_go.cmd_end(cmd); // likewise for the zones open through Go, then the recording
 }
 
-void fs_zone_begin(void *cmd, const char *label, int kind) {
+void fs_zone_begin(fs_cmd *c, void *cmd, const char *label, int kind) {
 	if (!fs_go_loaded)
 		return;
-	fs_cmd *c = fs_cmd_get(cmd);
 	if (!c || c->depth == FS_MAX_OPEN) {
 		if (c)
 			c->deeper++; // past the stack: through Go, ended as they nest
@@ -153,10 +165,9 @@ void fs_zone_begin(void *cmd, const char *label, int kind) {
 
 // fs_zone_end ends the innermost open zone of kind: labels and render
 // passes may interleave, zones may not.
-void fs_zone_end(void *cmd, int kind) {
+void fs_zone_end(fs_cmd *c, void *cmd, int kind) {
 	if (!fs_go_loaded)
 		return;
-	fs_cmd *c = fs_cmd_get(cmd);
 	if (!c) {
 		fs_go.zone_end(cmd, kind);
 		return;

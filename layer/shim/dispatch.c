@@ -25,7 +25,7 @@ fs_instance *fs_instance_of(const void *d) {
 // last device (looked up on every hooked command) is used only while no
 // device was added or removed since.
 static uint64_t fs_devices_gen = 1;
-static __thread struct {
+static FS_TLS struct {
 	void *key;
 	fs_device *dev;
 	uint64_t gen;

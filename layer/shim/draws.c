@@ -8,10 +8,10 @@
 
 #define AROUND(kind, f, args)                 \
 	do {                                  \
-		fs_device *v = fs_device_of(cmd); \
-		fs_zone_begin(cmd, NULL, kind);   \
-		DOWN(v, f, args);                 \
-		fs_zone_end(cmd, kind);           \
+		CMD(cmd);                          \
+		fs_zone_begin(fc, cmd, NULL, kind); \
+		DOWN(v, f, args);                  \
+		fs_zone_end(fc, cmd, kind);         \
 	} while (0)
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDraw(VkCommandBuffer cmd, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {

@@ -20,7 +20,7 @@
 // thread (a system call at every submission was a cost on its thread).
 // A forked child's first thread keeps its parent's, but calls no Go.
 static int thread_id(void) {
-	static __thread int tid;
+	static FS_TLS int tid;
 	if (!tid)
 		tid = (int)syscall(SYS_gettid);
 	return tid;
@@ -37,6 +37,7 @@ static VKAPI_ATTR void VKAPI_CALL fs_DestroyDevice(VkDevice device, const VkAllo
 		return;
 	GO(device_destroyed, device); // the profiler closes while the device lives
 	fs_remove_device(v->key);
+	fs_cmd_remove_device(v);
 	v->DestroyDevice(device, alloc);
 	free(v);
 }
@@ -87,7 +88,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_AllocateCommandBuffers(VkDevice device,
 	VkResult r = v->AllocateCommandBuffers(device, ai, cmds);
 	if (r == VK_SUCCESS)
 		for (uint32_t i = 0; i < ai->commandBufferCount; i++)
-			fs_cmd_add(cmds[i], (uint64_t)ai->commandPool, ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
+			fs_cmd_add(v, cmds[i], (uint64_t)ai->commandPool, ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
 	if (r == VK_SUCCESS)
 		GO(allocated, device, (uint64_t)ai->commandPool, ai->commandBufferCount, (void *const *)cmds,
 		   ai->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY);
@@ -104,16 +105,16 @@ static VKAPI_ATTR void VKAPI_CALL fs_FreeCommandBuffers(VkDevice device, VkComma
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_BeginCommandBuffer(VkCommandBuffer cmd, const VkCommandBufferBeginInfo *info) {
-	DEV(cmd);
+	CMD(cmd);
 	VkResult r = v->BeginCommandBuffer(cmd, info);
 	if (r == VK_SUCCESS)
-		fs_cmd_begin(cmd, info->flags);
+		fs_cmd_begin(fc, cmd, info->flags);
 	return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_EndCommandBuffer(VkCommandBuffer cmd) {
-	DEV(cmd);
-	fs_cmd_end(cmd);
+	CMD(cmd);
+	fs_cmd_end(fc, cmd);
 	return v->EndCommandBuffer(cmd);
 }
 
@@ -124,64 +125,64 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdExecuteCommands(VkCommandBuffer cmd, uin
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, VkSubpassContents c) {
-	DEV(cmd);
-	fs_zone_begin(cmd, NULL, FS_ZONE_RENDER_PASS);
+	CMD(cmd);
+	fs_zone_begin(fc, cmd, NULL, FS_ZONE_RENDER_PASS);
 	v->CmdBeginRenderPass(cmd, b, c);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass(VkCommandBuffer cmd) {
-	DEV(cmd);
+	CMD(cmd);
 	v->CmdEndRenderPass(cmd);
-	fs_zone_end(cmd, FS_ZONE_RENDER_PASS);
+	fs_zone_end(fc, cmd, FS_ZONE_RENDER_PASS);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass2(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, const VkSubpassBeginInfo *s) {
-	DEV(cmd);
-	fs_zone_begin(cmd, NULL, FS_ZONE_RENDER_PASS);
+	CMD(cmd);
+	fs_zone_begin(fc, cmd, NULL, FS_ZONE_RENDER_PASS);
 	DOWN(v, CmdBeginRenderPass2, (cmd, b, s));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass2(VkCommandBuffer cmd, const VkSubpassEndInfo *e) {
-	DEV(cmd);
+	CMD(cmd);
 	DOWN(v, CmdEndRenderPass2, (cmd, e));
-	fs_zone_end(cmd, FS_ZONE_RENDER_PASS);
+	fs_zone_end(fc, cmd, FS_ZONE_RENDER_PASS);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRendering(VkCommandBuffer cmd, const VkRenderingInfo *info) {
-	DEV(cmd);
+	CMD(cmd);
 	// A resumed instance continues the one suspended before it: one zone.
 	if (!(info->flags & VK_RENDERING_RESUMING_BIT))
-		fs_zone_begin(cmd, NULL, FS_ZONE_RENDERING);
+		fs_zone_begin(fc, cmd, NULL, FS_ZONE_RENDERING);
 	DOWN(v, CmdBeginRendering, (cmd, info));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRendering(VkCommandBuffer cmd) {
-	DEV(cmd);
+	CMD(cmd);
 	DOWN(v, CmdEndRendering, (cmd));
-	fs_zone_end(cmd, FS_ZONE_RENDERING);
+	fs_zone_end(fc, cmd, FS_ZONE_RENDERING);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginDebugUtilsLabelEXT(VkCommandBuffer cmd, const VkDebugUtilsLabelEXT *l) {
-	DEV(cmd);
+	CMD(cmd);
 	DOWN(v, CmdBeginDebugUtilsLabelEXT, (cmd, l));
-	fs_zone_begin(cmd, l->pLabelName, FS_ZONE_LABEL);
+	fs_zone_begin(fc, cmd, l->pLabelName, FS_ZONE_LABEL);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cmd) {
-	DEV(cmd);
-	fs_zone_end(cmd, FS_ZONE_LABEL);
+	CMD(cmd);
+	fs_zone_end(fc, cmd, FS_ZONE_LABEL);
 	DOWN(v, CmdEndDebugUtilsLabelEXT, (cmd));
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerBeginEXT(VkCommandBuffer cmd, const VkDebugMarkerMarkerInfoEXT *m) {
-	DEV(cmd);
+	CMD(cmd);
 	DOWN(v, CmdDebugMarkerBeginEXT, (cmd, m));
-	fs_zone_begin(cmd, m->pMarkerName, FS_ZONE_MARKER);
+	fs_zone_begin(fc, cmd, m->pMarkerName, FS_ZONE_MARKER);
 }
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerEndEXT(VkCommandBuffer cmd) {
-	DEV(cmd);
-	fs_zone_end(cmd, FS_ZONE_MARKER);
+	CMD(cmd);
+	fs_zone_end(fc, cmd, FS_ZONE_MARKER);
 	DOWN(v, CmdDebugMarkerEndEXT, (cmd));
 }
 

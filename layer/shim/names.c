@@ -26,10 +26,41 @@ static uint32_t kinds[16]; // the names of the zones that are no label, by kind;
 // address, checked against the text (the same address may hold another
 // label later): most programs label with the same strings every frame.
 #define RECENT 64
-static __thread struct {
+typedef struct {
 	const char *p;
 	fs_name_t *e;
-} recent[RECENT];
+} recent_t;
+static FS_TLS recent_t *recent; // RECENT entries, made at the thread's first label
+static pthread_key_t recent_key;
+static pthread_once_t recent_once = PTHREAD_ONCE_INIT;
+
+// recent_free frees the exiting thread's entries, and forgets them: a
+// later destructor on the thread that labels makes them again.
+static void recent_free(void *p) {
+	recent = NULL;
+	free(p);
+}
+
+static void recent_init(void) {
+	if (pthread_key_create(&recent_key, recent_free) != 0)
+		recent_key = (pthread_key_t)-1;
+}
+
+// recent_of returns the calling thread's entries, or NULL where none can
+// be made (the lookup then goes to the table each time).
+static recent_t *recent_of(void) {
+	if (__builtin_expect(recent != NULL, 1))
+		return recent;
+	pthread_once(&recent_once, recent_init);
+	recent_t *r = calloc(RECENT, sizeof *r);
+	if (!r)
+		return NULL;
+	if (recent_key == (pthread_key_t)-1 || pthread_setspecific(recent_key, r) != 0) {
+		free(r); // never freed at the thread's exit: not kept
+		return NULL;
+	}
+	return recent = r;
+}
 
 static unsigned recent_slot(const char *p) { return (unsigned)(((uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull >> 58) % RECENT; }
 
@@ -53,9 +84,9 @@ uint32_t fs_name(const char *label, int kind) {
 	}
 	if (!label)
 		return fs_go.name(NULL, kind);
-	unsigned r = recent_slot(label);
-	if (recent[r].p == label && strcmp(recent[r].e->s, label) == 0)
-		return recent[r].e->id;
+	recent_t *rc = recent_of(), *slot = rc ? &rc[recent_slot(label)] : NULL;
+	if (slot && slot->p == label && strcmp(slot->e->s, label) == 0)
+		return slot->e->id;
 	size_t n;
 	uint64_t h = fnv(label, &n);
 	unsigned b = (unsigned)(h % NAME_BUCKETS);
@@ -63,8 +94,10 @@ uint32_t fs_name(const char *label, int kind) {
 	for (fs_name_t *e = table[b]; e; e = e->next)
 		if (e->hash == h && strcmp(e->s, label) == 0) {
 			pthread_rwlock_unlock(&lock);
-			recent[r].p = label;
-			recent[r].e = e; // entries are never freed
+			if (slot) {
+				slot->p = label;
+				slot->e = e; // entries are never freed
+			}
 			return e->id;
 		}
 	int full = count >= FS_MAX_NAMES;

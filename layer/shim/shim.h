@@ -14,6 +14,15 @@
 
 #define FS_LAYER_NAME "VK_LAYER_FRAMESCOPE_profile"
 
+// FS_TLS declares a thread's variable with the initial-exec model: read
+// with one load relative to the thread pointer, where the default model
+// for a library loaded at run time (global-dynamic) calls __tls_get_addr
+// at each read, on every hooked command. Such variables take the static
+// TLS space glibc keeps for libraries loaded later, which is small (a few
+// hundred bytes shared by every library): keep them to a pointer or a few
+// words.
+#define FS_TLS __thread __attribute__((tls_model("initial-exec")))
+
 // The key of a dispatchable object: the loader's dispatch table pointer,
 // which a device shares with its queues and command buffers, and an
 // instance with its physical devices.
@@ -208,6 +217,7 @@ PFN_vkVoidFunction fs_find_hook(const fs_hook *hooks, size_t n, const char *name
 #define FS_MAX_OPEN 64
 typedef struct fs_cmd {
 	void *cmd; // NULL while unused
+	fs_device *dev;
 	uint64_t pool;
 	int secondary;
 	framescope_czones *cz; // between begin and end, or NULL
@@ -219,14 +229,21 @@ typedef struct fs_cmd {
 	struct fs_cmd *next;
 } fs_cmd;
 
-void fs_cmd_add(void *cmd, uint64_t pool, int secondary);
+void fs_cmd_add(fs_device *, void *cmd, uint64_t pool, int secondary);
 void fs_cmd_remove(void *cmd);
 void fs_cmd_remove_pool(uint64_t pool);
+void fs_cmd_remove_device(fs_device *);
 fs_cmd *fs_cmd_get(void *cmd);
-void fs_cmd_begin(void *cmd, uint32_t flags);
-void fs_cmd_end(void *cmd);
-void fs_zone_begin(void *cmd, const char *label, int kind);
-void fs_zone_end(void *cmd, int kind);
+void fs_cmd_begin(fs_cmd *, void *cmd, uint32_t flags);
+void fs_cmd_end(fs_cmd *, void *cmd);
+void fs_zone_begin(fs_cmd *, void *cmd, const char *label, int kind);
+void fs_zone_end(fs_cmd *, void *cmd, int kind);
+
+// CMD looks up a command buffer's state (fc, NULL for one the layer never
+// saw allocated) and its device (v): a hooked command pays one lookup.
+#define CMD(h)                     \
+	fs_cmd *fc = fs_cmd_get(h); \
+	fs_device *v = fc ? fc->dev : fs_device_of(h)
 
 // Names (names.c): FS_NO_NAME where the zone cannot be named (no profiler).
 #define FS_NO_NAME UINT32_MAX
