@@ -39,7 +39,7 @@ typedef struct fsReader {
 } fsReader;
 
 static fsReader *fs_readers;
-static __thread fsReader *fs_me;
+static __thread fsReader *fs_me __attribute__((tls_model("initial-exec"))); // one load a read, in a library loaded at run time too
 static pthread_key_t fs_key;
 static int fs_fence = 1; // readers fence: no membarrier (set once, before any reader)
 static int fs_ready;
