@@ -1,6 +1,8 @@
 package profiler_test
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 
 	"github.com/framescope/framescope/internal/books"
@@ -395,5 +397,52 @@ func TestRecordingOfContextMadeLate(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d zones held, want 1", n)
+	}
+}
+
+// A command buffer recorded again and again in one frame, as a program
+// that submits and waits many times a frame does: each execution is read
+// when its command buffer is recorded again, 300 of them before the frame
+// is collected. Every zone reaches the trace with its own execution's
+// times: each execution's outer zone after the last's.
+func TestRecordingRecordedAgainManyTimesAFrame(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	cmd := a.q.Cmd()
+	a.q.End(cmd)
+	const runs = 300
+	a.p.BeginFrame()
+	for range runs {
+		a.reusable(cmd)
+		s := a.main.Span(a.submit)
+		a.g.Submit(s, cmd)
+		a.q.Resubmit(a.fences[0], cmd)
+		s.End()
+		a.q.Wait(a.fences[0])
+		a.cpuSpans++
+		a.zones += 3
+	}
+	a.frames++
+	a.p.EndFrame()
+	tr := a.finish()
+	a.expect(tr, 0, timeline.Drops{})
+	gpu := map[timeline.TrackID]bool{}
+	for _, k := range tr.Tracks {
+		gpu[k.ID] = k.Kind == timeline.TrackGPUQueue || k.Kind == timeline.TrackGPULane
+	}
+	var outer []timeline.Span
+	for _, s := range tr.Spans {
+		if gpu[s.Track] && s.Depth == 0 {
+			outer = append(outer, s)
+		}
+	}
+	slices.SortFunc(outer, func(x, y timeline.Span) int { return cmp.Compare(x.Start, y.Start) })
+	if len(outer) != runs {
+		t.Fatalf("%d outer zones, want %d", len(outer), runs)
+	}
+	for i := 1; i < len(outer); i++ {
+		if prev := outer[i-1]; outer[i].Start < prev.End-int64(prev.ErrNs+outer[i].ErrNs) {
+			t.Fatalf("execution %d's zone [%d, %d] overlaps the one before it, [%d, %d]: an execution given another's times",
+				i, outer[i].Start, outer[i].End, prev.Start, prev.End)
+		}
 	}
 }

@@ -137,7 +137,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		p.retireLocked(r)
 	}
 	s := r.s
-	s.renew(s.usedNow())
+	s.renew(0) // no End to wait for: each landed when the last recording closed
 	s.next.Store(0)
 	s.unused = 0
 	clear(s.cursors)
@@ -190,7 +190,7 @@ func (p *Pool) closeLocked(r *recording, copied bool) {
 	used, g := p.sealLocked(r)
 	var void uint64
 	for j := range used / 2 {
-		switch s.block.pairState(j, g) {
+		switch s.block.landedState(j, g) {
 		case pairEnded:
 			r.pairs = append(r.pairs, recPair{j: j, name: s.block.meta[j].name})
 		case pairVoid, pairOpen:
@@ -211,9 +211,13 @@ func (p *Pool) closeLocked(r *recording, copied bool) {
 	r.early = 0
 }
 
-// sealLocked ends r's recording: no pair is begun in it from now, the
-// open ones are given up, and every End under way has landed. It returns
-// the queries used and the slot's generation. The caller holds p.mu.
+// sealLocked ends r's recording: no pair is begun in it from now, and the
+// open ones are given up. It returns the queries used and the slot's
+// generation. An End may still be recording a pair's timestamp: the
+// caller reads each pair's state once it has landed (landedState), in
+// the pass that counts them (a pass of its own, waitEnding, took a fifth
+// of an H200's vkEndCommandBuffer under the layer). The caller holds
+// p.mu.
 func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	s := r.s
 	r.open = false
@@ -224,7 +228,6 @@ func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	used = s.usedNow()
 	s.abandon(used)
 	g = s.gen.Load()
-	s.waitEnding(used, g)
 	r.wrote = max(r.wrote, used)
 	return used, g
 }
@@ -239,7 +242,7 @@ func (p *Pool) abandonLocked(r *recording) {
 	used, g := p.sealLocked(r)
 	var n uint64
 	for j := range used / 2 {
-		switch s.block.pairState(j, g) {
+		switch s.block.landedState(j, g) {
 		case pairEnded, pairVoid, pairOpen:
 			n++
 		}
@@ -500,7 +503,9 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 		p.unsubmitted.Add(n) // named, and never ran
 	}
 	r.run = nil
-	clear(vals[:2*r.wrote]) // a copy writes no further
+	if why != runRecord { // else BeginRecording clears them, or the slot goes
+		clear(vals[:2*r.wrote]) // a copy writes no further
+	}
 	return !running
 }
 

@@ -308,6 +308,18 @@ func (s *Slot) destroy(dev *vk.Device) {
 // pairState is the state of a block's pair j in generation g.
 func (b *block) pairState(j, g uint32) uint32 { return stateIn(b.meta[j].state.Load(), g) }
 
+// landedState is pairState once no End is recording the pair's timestamp
+// (pairEnding): it waits for one under way. A pair no longer open cannot
+// become ending again.
+func (b *block) landedState(j, g uint32) uint32 {
+	for {
+		if st := b.pairState(j, g); st != pairEnding {
+			return st
+		}
+		runtime.Gosched()
+	}
+}
+
 // settled reports whether no pair of the slot's frame is open or ending:
 // each has ended or was given up.
 func (s *Slot) settled() bool {
