@@ -65,7 +65,11 @@ func (m *Model) ConvertBits(raw uint64, validBits uint, hint int64) (host, errNs
 // predicted at hint) is done once. It does not allocate and is safe to
 // call concurrently with Add.
 func (m *Model) ConvertSpan(begin, end uint64, hint int64) (start, stop, errNs int64, ok bool) {
-	s := m.snap.Load()
+	return m.snap.Load().convertSpan(begin, end, hint)
+}
+
+// convertSpan is ConvertSpan with snapshot s (nil: none yet).
+func (s *clockSnap) convertSpan(begin, end uint64, hint int64) (start, stop, errNs int64, ok bool) {
 	if s == nil {
 		return 0, 0, 0, false
 	}
@@ -143,4 +147,21 @@ func (s *clockSnap) find(x int64) *clockSeg {
 		}
 	}
 	return &segs[lo]
+}
+
+// Snapshot is the model as it stood at one moment (Model.Snapshot): its
+// conversions never change, whatever samples come later. Ticks that
+// must keep their order on the host clock are converted with one
+// Snapshot: the zones of one submission read back at different times (a
+// primary command buffer's and its secondaries'), converted with the
+// model of each moment, could cross by the change between two fits. The
+// zero Snapshot converts nothing.
+type Snapshot struct{ s *clockSnap }
+
+// Snapshot returns the model as it stands now.
+func (m *Model) Snapshot() Snapshot { return Snapshot{m.snap.Load()} }
+
+// ConvertSpan is Model.ConvertSpan with the snapshot's model.
+func (s Snapshot) ConvertSpan(begin, end uint64, hint int64) (start, stop, errNs int64, ok bool) {
+	return s.s.convertSpan(begin, end, hint)
 }

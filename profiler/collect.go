@@ -246,7 +246,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		if hint == 0 {
 			hint = g.cal.o.Clock.now()
 		}
-		s, e, errNs, ok := g.clock.ConvertSpan(r.Begin, r.End, hint)
+		s, e, errNs, ok := g.snaps.of(r.Key, g.clock).ConvertSpan(r.Begin, r.End, hint)
 		if !ok || e < s {
 			if keep {
 				z.Start, z.Stop, z.Converted, z.ErrNs, z.Depth = 0, 0, false, 0, 0

@@ -226,7 +226,8 @@ type GPU struct {
 	raw       []querypool.Result
 	held      []querypool.Result // read before the first calibration, to convert after it (collect.go)
 	spans     []record.GPUSpan
-	nest      nesting // convert's, under handMu
+	nest      nesting  // convert's, under handMu
+	snaps     keySnaps // likewise
 	lastCal   int64
 	ownClock  bool // zones are on another clock than the timeline's: not added to it
 	unconv    atomic.Uint64

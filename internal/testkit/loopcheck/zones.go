@@ -2,6 +2,7 @@ package loopcheck
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/framescope/framescope/timeline"
 )
@@ -29,22 +30,23 @@ func InWindow(z timeline.Span, t0, t1 int64) bool {
 
 // Nesting holds a zone to the depth its place in the program says, or,
 // for a zone of a secondary (fromSecondary), to lying inside one of the
-// primaries' command buffer zones (primaries) within both their error
-// bounds: a secondary is a recording of its own, read back and converted
-// apart from its primary, and the two conversions may differ by as much
-// as the clock model's error (then the trace lays one of them on a lane).
-// A zone on a lane, or a primary's zone moved there, has no depth to
-// check. It returns what is wrong, or "".
+// primaries' command buffer zones (primaries), exactly: a secondary is a
+// recording of its own, read back apart from its primary, and the
+// profiler converts a submission's zones with one state of the clock
+// model, which keeps the order of their ticks. A zone on a lane, or a
+// primary's zone moved there, has no depth to check. It returns what is
+// wrong, or "".
 func Nesting(tr *timeline.Trace, z timeline.Span, depth int, fromSecondary bool, primaries []timeline.Span) string {
 	name := tr.Name(z.Name)
 	if fromSecondary {
+		near := int64(math.MaxInt64) // how far outside the nearest primary it lies
 		for _, p := range primaries {
-			e := int64(z.ErrNs) + int64(p.ErrNs)
-			if z.Start+e >= p.Start && z.End-e <= p.End {
+			if z.Start >= p.Start && z.End <= p.End {
 				return ""
 			}
+			near = min(near, max(p.Start-z.Start, 0)+max(z.End-p.End, 0))
 		}
-		return fmt.Sprintf("a secondary's zone %q at [%d, %d] lies in no primary's command buffer zone, even within the error bounds", name, z.Start, z.End)
+		return fmt.Sprintf("a secondary's zone %q at [%d, %d] (error bound %d ns) lies in no primary's command buffer zone: %d ns outside the nearest", name, z.Start, z.End, z.ErrNs, near)
 	}
 	if tr.Track(z.Track).Kind == timeline.TrackGPULane || int(z.Depth) == depth {
 		return ""
