@@ -13,7 +13,8 @@ import (
 // traceFromBytes builds a batch from fuzz input: spans with any times,
 // depths and tracks (some undefined) and any work (counts up to 2^64-1,
 // any reason, bits past the last statistic), flows between any of them,
-// samples with any values, names with any bytes, frames at any times.
+// samples with any values, names with any bytes, frames at any times
+// (before the clock's zero, ending before they begin, an ID twice).
 // Nothing in it is promised to be well formed.
 func traceFromBytes(data []byte) *timeline.Trace {
 	t := &timeline.Trace{
@@ -33,15 +34,27 @@ func traceFromBytes(data []byte) *timeline.Trace {
 			if op/16%4 == 3 {
 				// A frame, open or not, overlapping others or not.
 				f := timeline.Frame{ID: uint64(len(t.Frames) + 1), Start: b, End: b + c%1000}
+				switch c % 7 {
+				case 1:
+					f.ID = uint64(max(len(t.Frames), 1)) // the last one's, or 1
+				case 2:
+					f.End = b - 1 - c%5 // before its start
+				case 4:
+					f.Start, f.End = -b-1, c%1000-b // before the clock's zero
+				}
 				if c%3 == 0 {
 					f.End = 0
 				}
 				t.Frames = append(t.Frames, f)
 				continue
 			}
+			start := b
+			if c%11 == 3 {
+				start = -b - 1 // before the clock's zero
+			}
 			t.Spans = append(t.Spans, timeline.Span{
 				Track: timeline.TrackID(a % 6), Name: timeline.NameID(a / 6 % 6),
-				Start: b, End: b + c%1000 - 5, Depth: uint16(op / 4 % 4), Frame: uint64(a % 3),
+				Start: start, End: start + c%1000 - 5, Depth: uint16(op / 4 % 4), Frame: uint64(a % 3),
 				Work: workFromBytes(op/64, uint32(c)),
 			})
 		case 2:
@@ -95,6 +108,9 @@ func FuzzWriter(f *testing.F) {
 	// Work of each kind: counted, without counts (a reason out of range),
 	// with bits past the last statistic, on a GPU queue and a CPU track.
 	f.Add([]byte{64, 2, 0, 0, 0xff, 0x07, 0, 0xff, 128, 2, 0, 2, 10, 0, 0, 0x70, 192, 2, 0, 4, 10, 0, 0, 0, 64, 1, 0, 6, 10, 0, 0, 0})
+	// Frames an ID twice, ending before they begin, and before the
+	// clock's zero; a span before the clock's zero.
+	f.Add([]byte{48, 1, 10, 0, 10, 0, 0, 0, 48, 1, 20, 0, 22, 0, 0, 0, 48, 1, 30, 0, 2, 0, 0, 0, 48, 1, 40, 0, 4, 0, 0, 0, 0, 1, 50, 0, 14, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := traceFromBytes(data)
 		var buf bytes.Buffer
@@ -125,8 +141,8 @@ func FuzzWriter(f *testing.F) {
 		if len(got.Flows)+int(inv.Flows) != len(tr.Flows)-crossing {
 			t.Fatalf("%d flows in, %d read back + %d refused", len(tr.Flows)-crossing, len(got.Flows), inv.Flows)
 		}
-		if len(got.Frames) != len(tr.Frames) {
-			t.Fatalf("%d frames in, %d read back", len(tr.Frames), len(got.Frames))
+		if len(got.Frames)+int(inv.Frames) != len(tr.Frames) || got.Drops.Frames != inv.Frames {
+			t.Fatalf("%d frames in, %d read back + %d refused (drops say %d)", len(tr.Frames), len(got.Frames), inv.Frames, got.Drops.Frames)
 		}
 		if got.Drops.Spans != inv.Spans {
 			t.Fatalf("drops %+v do not report the %d refused spans", got.Drops, inv.Spans)

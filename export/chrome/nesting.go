@@ -150,7 +150,7 @@ func (w *Writer) writeSpans(b *timeline.Trace) {
 	for i := range b.Spans {
 		s := &b.Spans[i]
 		ts := w.tracks[s.Track]
-		if ts == nil || ts.t.Kind == timeline.TrackCounter || s.End < s.Start {
+		if ts == nil || ts.t.Kind == timeline.TrackCounter || s.Start < 0 || s.End < s.Start {
 			w.invalid.Spans++
 			w.killFlows(w.flowsOf(int32(i)))
 			continue

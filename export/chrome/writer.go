@@ -45,13 +45,18 @@ var ErrClosed = errors.New("chrome: writer closed")
 // the model's rules. These are added to Drops.Spans in the trace's
 // framescope_drops record, so the reader sees them as dropped spans.
 type Invalid struct {
-	Spans   uint64 // unknown track, End < Start, or overlapping a sibling
+	Spans   uint64 // unknown track, negative times, End < Start, or overlapping a sibling
 	Flows   uint64 // a span index out of range, an end dropped, or an arrow back in time
 	Samples uint64 // not on a counter track, or a value that is NaN or infinite
 	Forced  uint64 // spans written before their parent arrived (over 64Ki waiting)
 	// Work counts spans written without their Work, which broke the
 	// model: a Missing that is no reason, or bits past the last statistic.
 	Work uint64
+	// Frames counts frames not written: ended before they began, begun
+	// before the clock's zero, or with an ID the batch gave another frame
+	// (the readers refuse a trace holding one whole). They are added to
+	// Drops.Frames in the framescope_drops record.
+	Frames uint64
 }
 
 // Writer streams a trace as Chrome JSON. Make one with NewWriter, give it
@@ -68,6 +73,8 @@ type Writer struct {
 
 	tracks map[timeline.TrackID]*trackState
 	tids   map[uint32]bool // tids in use
+	// frameIDs are the IDs of the batch's frames written (Invalid.Frames).
+	frameIDs map[uint64]bool
 	// nextTid is where freeTid looks next, going down.
 	nextTid uint32
 	// framesTrack: the trace has a frames track. Until it has, frames
@@ -186,7 +193,16 @@ func (w *Writer) WriteBatch(b *timeline.Trace) error {
 	w.writeSpans(b)
 	w.writeFrameSlices(b)
 	w.writeSamples(b)
+	clear(w.frameIDs)
 	for _, f := range b.Frames {
+		if f.Start < 0 || f.End != 0 && f.End < f.Start || w.frameIDs[f.ID] {
+			w.invalid.Frames++
+			continue
+		}
+		if w.frameIDs == nil {
+			w.frameIDs = map[uint64]bool{}
+		}
+		w.frameIDs[f.ID] = true
 		w.writeFrame(f)
 	}
 	for _, c := range b.Calibrations {
@@ -270,6 +286,7 @@ func (w *Writer) writeLedger() {
 func (w *Writer) total() timeline.Drops {
 	d := w.drops
 	d.Spans += w.invalid.Spans
+	d.Frames += w.invalid.Frames
 	return d
 }
 

@@ -69,7 +69,7 @@ func expect(c tcase) expected {
 	var x expected
 	seen := map[timeline.TrackID]bool{}
 	seenWork := map[string]bool{}
-	hasFramesTrack := false
+	framesTracks := map[timeline.TrackID]bool{}
 	for _, b := range c.batches {
 		x.process = b.Process
 		for _, t := range b.Tracks {
@@ -77,7 +77,9 @@ func expect(c tcase) expected {
 				seen[t.ID] = true
 				x.tracks = append(x.tracks, t)
 			}
-			hasFramesTrack = hasFramesTrack || t.Kind == timeline.TrackFrames
+			if t.Kind == timeline.TrackFrames {
+				framesTracks[t.ID] = true
+			}
 		}
 		key := func(s timeline.Span) spanKey { return keyOf(b, s) }
 		x.workCounters = append(x.workCounters, wantWork(b, seenWork, &x.workTracks)...)
@@ -87,18 +89,20 @@ func expect(c tcase) expected {
 		for _, f := range b.Flows {
 			x.flows = append(x.flows, [2]spanKey{key(b.Spans[f.From]), key(b.Spans[f.To])})
 		}
-		if hasFramesTrack {
-			x.frames = append(x.frames, b.Frames...)
-		} else {
+		// A batch's frames are its frames track's spans where it has
+		// spans on one; else the writer lists them on a track of its own.
+		onTrack := false
+		for _, s := range b.Spans {
+			onTrack = onTrack || framesTracks[s.Track]
+		}
+		x.frames = append(x.frames, b.Frames...)
+		if !onTrack {
 			x.framesList = append(x.framesList, b.Frames...)
 		}
 		x.samples = append(x.samples, b.Samples...)
 		x.calibs = append(x.calibs, b.Calibrations...)
 		x.drops = b.Drops
 		x.ledger = b.Ledger
-	}
-	if !hasFramesTrack {
-		x.frames = x.framesList
 	}
 	x.batches = len(c.batches)
 	sortKeys(x.spans)

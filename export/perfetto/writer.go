@@ -89,7 +89,8 @@ type Writer struct {
 
 	trackIndex map[timeline.TrackID]int32
 	tracks     []trackState
-	framesList trackState // the writer's own frames track, if needed
+	framesList trackState      // the writer's own frames track, if needed
+	frameIDs   map[uint64]bool // the frame IDs of the batch written: a trace with one twice is refused by the readers
 
 	processDone, gpuDone, dropsDone, framesDone, ledgerDone, batchesDone bool
 
@@ -462,15 +463,20 @@ func (w *Writer) collect(b *timeline.Trace) {
 		g := &w.workGroups[i]
 		w.events = append(w.events, mkEvent(g.start, g.queue, int32(i), 0, evOther, srcWork))
 	}
-	if !w.hasFramesTrack() {
+	if !w.framesOnTrack(b) {
+		clear(w.frameIDs)
 		for i, f := range b.Frames {
 			if f.End == 0 {
 				continue // still open: written when it ends
 			}
-			if f.Start < 0 || f.End < f.Start {
-				w.stats.Invalid++
+			if f.Start < 0 || f.End < f.Start || w.frameIDs[f.ID] {
+				w.stats.Invalid++ // the readers refuse such a trace whole
 				continue
 			}
+			if w.frameIDs == nil {
+				w.frameIDs = map[uint64]bool{}
+			}
+			w.frameIDs[f.ID] = true
 			kind := evBegin
 			if f.End == f.Start {
 				kind = evZero
@@ -630,11 +636,16 @@ func (w *Writer) linkFlows(b *timeline.Trace) {
 	}
 }
 
-// hasFramesTrack reports whether the timeline defines a frames track, in
-// which case its spans are the frames and Trace.Frames mirrors them.
-func (w *Writer) hasFramesTrack() bool {
-	for i := range w.tracks {
-		if w.tracks[i].Kind == timeline.TrackFrames {
+// framesOnTrack reports whether batch b's frames are spans of a frames
+// track, which Trace.Frames then mirrors: the timeline defines one, and
+// b has spans on it. (A frames track with no spans does not hold the
+// frames: before, they were then not written at all.)
+func (w *Writer) framesOnTrack(b *timeline.Trace) bool {
+	if len(b.Frames) == 0 {
+		return true // nothing to write either way
+	}
+	for i := range b.Spans {
+		if ti := w.spanTrack[i]; ti >= 0 && w.tracks[ti].Kind == timeline.TrackFrames {
 			return true
 		}
 	}

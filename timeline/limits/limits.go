@@ -182,8 +182,8 @@ func Of(t *timeline.Trace) Report {
 	slices.SortFunc(frames, func(a, b timeline.Frame) int { return cmp.Compare(a.Start, b.Start) })
 	for k, fr := range frames {
 		switch {
-		case fr.End <= fr.Start || fr.End-fr.Start <= 0:
-			continue // open, or inside out or longer than an int64 holds (a hostile file)
+		case fr.End <= fr.Start || fr.End-fr.Start <= 0 || fr.Start < 0:
+			continue // open, or inside out, longer than an int64 holds or before the clock's zero (a hostile file)
 		case k+1 < len(frames):
 			if fr.End = max(frames[k+1].Start, fr.End); fr.End-fr.Start <= 0 {
 				continue
