@@ -15,9 +15,10 @@
 //     it what limits each frame (timeline/limits: CPU-bound, GPU-bound,
 //     presentation-bound) and the window's share of each, a frame's GPU
 //     and CPU busy shares on hover; the zones of the frame picked on the
-//     graph (the slowest by default) per queue and track, nested, and the
-//     GPU's idle gaps in it by cause; each zone's p50, p95 and max over the
-//     window; where GPU zones count pipeline statistics, their work (a
+//     graph (by default the slowest with a verdict) per queue and track,
+//     nested, and the GPU's idle gaps in it by cause; each zone's p50, p95
+//     and max over the window; where GPU zones count pipeline statistics,
+//     their work (a
 //     zone's counts, in full on hover, or why it has none; each zone
 //     name's mean count per statistic over the window, and how many have
 //     no counts); each GPU queue's clock model (error bound, drift, age of

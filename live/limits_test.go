@@ -330,3 +330,23 @@ func freshView(t *testing.T, w *watcher) view {
 	}
 	return v
 }
+
+// The page selects the slowest settled frame that has a verdict: the
+// oldest of a window that began after the run's first frame has none, and
+// is often the slowest (a run's first frames are).
+func TestViewSelectsJudgedFrame(t *testing.T) {
+	tr := knownLimits(7)
+	tr.Frames[0].Start -= 100 * msNs // the oldest, unjudged, the slowest by far
+	v, _ := viewOf(t, serve(t, framed(t, tr, 11)))
+	if v.Frames[0].Limit != "" {
+		t.Fatalf("the oldest frame reads %q: the test needs it unjudged", v.Frames[0].Limit)
+	}
+	if v.Selected == v.Frames[0].ID {
+		t.Fatalf("selected the oldest frame, %d, which has no verdict", v.Selected)
+	}
+	for _, f := range v.Frames {
+		if f.ID == v.Selected && (f.Limit == "" || f.Limit == "pending") {
+			t.Fatalf("selected frame %d, whose verdict is %q", f.ID, f.Limit)
+		}
+	}
+}

@@ -21,7 +21,8 @@ type view struct {
 	BudgetCPUMs float64 `json:"budget_cpu_ms"`
 	BudgetGPUMs float64 `json:"budget_gpu_ms"`
 	// Selected is the frame Zones lists: ?frame=ID when the window holds
-	// it, else the slowest settled frame of the window.
+	// it, else the slowest settled frame of the window that has a verdict
+	// (the slowest settled one where none has).
 	Selected uint64     `json:"selected"`
 	Zones    []zoneView `json:"zones"`
 	// Gaps are the selected frame's GPU idle gaps (timeline/limits), and
@@ -308,21 +309,31 @@ func (w *watcher) makeShared(c *viewCache) {
 	}
 	wstats.Each(func(i int) { v.WorkStats = append(v.WorkStats, timeline.StatKey(i)) })
 
-	var slowest uint64
-	worst := -1.0
+	// The slowest settled frame is selected, of those judged where any
+	// is: the oldest of a window that began after the run has no verdict,
+	// and was often the slowest (a run's first frames are).
+	var slowest, slowestJudged uint64
+	worst, worstJudged := -1.0, -1.0
 	w.judge()
 	for _, f := range wn.frames {
 		fv := frameView{ID: f.ID, CPUMs: float64(f.End-f.Start) / ms, GPUMs: -1}
 		wn.verdicts.limitOf(&fv)
 		if f.ID <= wn.settled {
 			fv.GPUMs = float64(w.gpuBusy(c.byFrame[f.ID])) / ms
-			if t := max(fv.CPUMs, fv.GPUMs); t > worst {
+			t := max(fv.CPUMs, fv.GPUMs)
+			if t > worst {
 				worst, slowest = t, f.ID
+			}
+			if fv.Limit != "" && fv.Limit != pending && t > worstJudged {
+				worstJudged, slowestJudged = t, f.ID
 			}
 		}
 		v.Frames = append(v.Frames, fv)
 	}
 	v.Selected = slowest
+	if slowestJudged != 0 {
+		v.Selected = slowestJudged
+	}
 	v.LimitedBy = limitedBy(v.Frames)
 
 	for k, d := range durs {
