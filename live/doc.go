@@ -18,10 +18,9 @@
 //     graph (by default the slowest with a verdict) per queue and track,
 //     nested, and the GPU's idle gaps in it by cause; each zone's p50, p95
 //     and max over the window; where GPU zones count pipeline statistics,
-//     their work (a
-//     zone's counts, in full on hover, or why it has none; each zone
-//     name's mean count per statistic over the window, and how many have
-//     no counts); each GPU queue's clock model (error bound, drift, age of
+//     their work (a zone's counts, in full on hover, or why it has none;
+//     each zone name's mean count per statistic over the window, and how
+//     many have no counts); each GPU queue's clock model (error bound, drift, age of
 //     the last calibration); every drop counter by cause. It polls /json twice
 //     a second. Its buttons save the last frames as a Perfetto trace, and
 //     open them in ui.perfetto.dev through Perfetto's postMessage protocol.
