@@ -122,17 +122,20 @@ func (t *Trace) Validate() error {
 			p.add("flow %d links spans %d -> %d, out of %d spans", i, f.From, f.To, len(t.Spans))
 		}
 	}
-	seen := make(map[uint64]bool, len(t.Frames))
+	seen := make(map[uint64]int, len(t.Frames)) // how many frames have the ID
 	for i, f := range t.Frames {
-		switch {
-		case f.ID == 0:
+		if f.ID == 0 {
 			p.add("frame %d has ID 0", i)
-		case seen[f.ID]:
-			p.add("frame ID %d appears twice", f.ID)
 		}
-		seen[f.ID] = true
+		seen[f.ID]++
 		if f.End != 0 && f.End < f.Start {
 			p.add("frame %d ends (%d) before it starts (%d)", f.ID, f.End, f.Start)
+		}
+	}
+	for _, f := range t.Frames { // each ID held more than once said once, in the frames' order
+		if n := seen[f.ID]; f.ID != 0 && n > 1 {
+			p.add("frame ID %d appears %d times", f.ID, n)
+			seen[f.ID] = 0
 		}
 	}
 	for i, s := range t.Samples {

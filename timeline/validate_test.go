@@ -57,7 +57,11 @@ func TestValidate(t *testing.T) {
 		{"flow negative", func(tr *Trace) { tr.Flows[0].From = -1 }, "flow 0"},
 		{"flow to itself", func(tr *Trace) { tr.Flows[0].To = 0 }, "flow 0"},
 		{"frame ID 0", func(tr *Trace) { tr.Frames[0].ID = 0 }, "has ID 0"},
-		{"frame twice", func(tr *Trace) { tr.Frames[1].ID = 1 }, "appears twice"},
+		{"frame twice", func(tr *Trace) { tr.Frames[1].ID = 1 }, "frame ID 1 appears 2 times"},
+		{"frame thrice, said once", func(tr *Trace) {
+			tr.Frames = append(tr.Frames, Frame{ID: 1, Start: 300, End: 400})
+			tr.Frames[1].ID = 1
+		}, "frame ID 1 appears 3 times"},
 		{"frame ends early", func(tr *Trace) { tr.Frames[1].End = 50 }, "before it starts"},
 		{"sample track", func(tr *Trace) { tr.Samples[0].Track = 1 }, "not a defined counter"},
 		{"sample NaN", func(tr *Trace) { tr.Samples[0].Value = math.NaN() }, "NaN"},
