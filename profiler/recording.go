@@ -46,16 +46,36 @@ type Recording struct {
 // runs is counted Unsubmitted; one submitted without Submit is not seen,
 // and the next execution's results may be taken for it. Zones in a
 // recording must end in it. Record refuses, keeping the error for
-// [GPU.Err], with PipelineStatistics (not yet), on a transfer-only queue,
-// and past 256 recordings: the zones recorded into cmd until End are then
-// refused and counted (NoFrame), once for each execution of cmd that
-// Submit names.
+// [GPU.Err], with PipelineStatistics (not yet), on a transfer-only queue
+// (but see RecordOnce), and past 256 recordings: the zones recorded into
+// cmd until End are then refused and counted (NoFrame), once for each
+// execution of cmd that Submit names.
 func (g *GPU) Record(cmd vkg.CommandBuffer) Recording {
+	return g.record(cmd, false)
+}
+
+// RecordOnce is Record for a command buffer that runs once each time it
+// is recorded: begun with VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+// which is the caller's promise. On a transfer-only queue, which may not
+// record the copy of a recording's results, it is then timed all the same
+// where the device has host query reset (Existing.HostQueryReset, or a
+// device the profiler made): its queries are reset on the host here and
+// read through the driver after its execution. On other queues it is
+// Record.
+func (g *GPU) RecordOnce(cmd vkg.CommandBuffer) Recording {
+	return g.record(cmd, true)
+}
+
+func (g *GPU) record(cmd vkg.CommandBuffer, once bool) Recording {
 	if g == nil || g.state.Load() != stateOpen {
 		return Recording{}
 	}
-	if err := g.pool.BeginRecording(cmd); err != nil {
-		g.keep(fmt.Errorf("profiler: Record: %w", g.poolErr(err)))
+	begin, what := g.pool.BeginRecording, "Record"
+	if once {
+		begin, what = g.pool.BeginRecordingOnce, "RecordOnce"
+	}
+	if err := begin(cmd); err != nil {
+		g.keep(fmt.Errorf("profiler: %s: %w", what, g.poolErr(err)))
 	}
 	return Recording{g: g, cmd: cmd}
 }

@@ -39,7 +39,7 @@ const MaxRecordings = 256
 
 // Errors from BeginRecording.
 var (
-	ErrRecordingNoCopy = errors.New("querypool: a recording needs vkCmdCopyQueryPoolResults, which this queue may not record (transfer-only)")
+	ErrRecordingNoCopy = errors.New("querypool: a recording needs vkCmdCopyQueryPoolResults, which this queue may not record (transfer-only), unless its command buffer runs once (BeginRecordingOnce) on a device with host query reset")
 	ErrRecordingStats  = errors.New("querypool: recordings do not count pipeline statistics yet")
 	ErrRecordingCount  = fmt.Errorf("querypool: more than %d recordings at once", MaxRecordings)
 )
@@ -64,6 +64,10 @@ type recording struct {
 	// again resets, and clears the host copy of, the first wrote only.
 	wrote   uint32
 	everRan bool
+	// host: the recording's queries are reset on the host at its begin
+	// and read through the driver, its command buffer holding neither
+	// (BeginRecordingOnce on a queue that may not record the copy).
+	host bool
 }
 
 // recPair is a pair of a recording: its index in the slot, and its name.
@@ -87,9 +91,27 @@ func cmdKey(cmd vkg.CommandBuffer) uint64 { return uint64(uintptr(unsafe.Pointer
 // completed. On an error, Begin refuses the zones of cmd until
 // EndRecording, counting them as NoFrame.
 func (p *Pool) BeginRecording(cmd vkg.CommandBuffer) error {
+	return p.beginRecording(cmd, false)
+}
+
+// BeginRecordingOnce is BeginRecording for a command buffer that runs
+// once each time it is recorded (begun with
+// VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT). On a queue that may not
+// record vkCmdCopyQueryPoolResults (Config.NoCopy), where the device has
+// host query reset, it is then a recording all the same: its queries are
+// reset on the host here, once its last execution has been read through
+// the driver, and read through the driver when its execution is. Run
+// twice without being recorded again, its second execution's timestamps
+// would land in queries not reset: the command buffer must run once.
+// Elsewhere it is BeginRecording.
+func (p *Pool) BeginRecordingOnce(cmd vkg.CommandBuffer) error {
+	return p.beginRecording(cmd, true)
+}
+
+func (p *Pool) beginRecording(cmd vkg.CommandBuffer, once bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	err := p.beginRecordingLocked(cmd)
+	err := p.beginRecordingLocked(cmd, once)
 	if err != nil {
 		p.setOpen(cmdKey(cmd), nil) // refuse its zones, rather than put them in a frame's slot
 		err = p.overLocked(cmdKey(cmd), err)
@@ -99,11 +121,12 @@ func (p *Pool) BeginRecording(cmd vkg.CommandBuffer) error {
 	return err
 }
 
-func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
+func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
+	host := p.cfg.NoCopy
 	switch {
 	case p.closed.Load():
 		return ErrClosed
-	case p.cfg.NoCopy:
+	case host && !(once && p.dev.HostQueryReset):
 		return ErrRecordingNoCopy
 	case p.cfg.Stats != 0:
 		return ErrRecordingStats
@@ -113,6 +136,11 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		p.forgetAgainLocked(k, a) // submitted again before: a recording now
 	}
 	r := p.recs[k]
+	if r != nil && r.host != host {
+		p.retireLocked(r) // made for another queue's rule: made again
+		p.forgetLocked(r)
+		r = nil
+	}
 	if r == nil {
 		if len(p.recs) >= MaxRecordings {
 			return ErrRecordingCount
@@ -127,7 +155,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		// on this thread when it is recorded again, and room grown then
 		// took up to a millisecond.
 		p.roomLocked(recordingRoom * int(s.cap/2))
-		r = &recording{cmd: k, s: s}
+		r = &recording{cmd: k, s: s, host: host}
 		if p.recs == nil {
 			p.recs = map[uint64]*recording{}
 		}
@@ -150,7 +178,15 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer) error {
 		reset = max(r.wrote, 2)
 	}
 	clear(s.block.buf.Uint64s()[:2*r.wrote])
-	p.dev.CmdResetQueryPool(cmd, s.pool, 0, reset)
+	if r.host {
+		// Its last execution has completed (Vulkan records a command
+		// buffer again only then) and was read (retireLocked).
+		if err := p.dev.ResetQueryPool(s.pool, 0, reset); err != nil {
+			return err
+		}
+	} else {
+		p.dev.CmdResetQueryPool(cmd, s.pool, 0, reset)
+	}
 	s.state.Store(slotRecording)
 	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
 	p.setOpen(k, s)
@@ -172,7 +208,7 @@ func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
 		return
 	}
 	p.closeLocked(r, true)
-	if n := r.s.usedNow(); n > 0 && !p.closed.Load() {
+	if n := r.s.usedNow(); n > 0 && !p.closed.Load() && !r.host {
 		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, true)
 	}
 }
@@ -458,8 +494,13 @@ func (p *Pool) readRunDriverLocked(r *recording, vals []uint64) bool {
 func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	x := r.run
 	vals := r.s.block.buf.Uint64s()
-	all := allIn(r, vals)
-	if !all && (why == runRecord || why == runFinal) {
+	var all bool
+	if r.host {
+		all = p.readRunDriverLocked(r, vals) // no copy: the queries themselves
+	} else {
+		all = allIn(r, vals)
+	}
+	if !all && !r.host && (why == runRecord || why == runFinal) {
 		// Finished (Vulkan records a command buffer again only then; the
 		// device is idle at the end), and its copy not seen in host
 		// memory: the queries themselves say whether it ran. (Under load

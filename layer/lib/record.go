@@ -18,8 +18,15 @@ import (
 
 // renderPassContinue is VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT:
 // a secondary that runs wholly inside a render pass, where a recording's
-// query reset may not be recorded.
-const renderPassContinue = 0x2
+// query reset may not be recorded; oneTimeSubmit,
+// VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT: the program runs the
+// command buffer once a recording, so that on a transfer-only queue
+// (which may not record a recording's copy) its zones are timed all the
+// same (GPU.RecordOnce).
+const (
+	renderPassContinue = 0x2
+	oneTimeSubmit      = 0x1
+)
 
 // cmdBegin makes every command buffer a recording: the layer cannot know
 // whether the program will submit it once or every frame, and a
@@ -44,7 +51,11 @@ func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) unsafe.Pointer {
 	if s.secondary && flags&renderPassContinue != 0 {
 		return nil // its zones go through Zone, which refuses and counts them
 	}
-	s.rec = s.gpu.Record(vkg.CommandBuffer(cmd))
+	if flags&oneTimeSubmit != 0 {
+		s.rec = s.gpu.RecordOnce(vkg.CommandBuffer(cmd))
+	} else {
+		s.rec = s.gpu.Record(vkg.CommandBuffer(cmd))
+	}
 	s.recording = true
 	return s.rec.C()
 }

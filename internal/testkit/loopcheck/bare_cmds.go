@@ -62,17 +62,21 @@ func (g *bareGen) retire(c *bareCB) {
 // begin begins recording c (reusable: without the one-time flag).
 func (g *bareGen) begin(c *bareCB, reusable bool) {
 	g.op("begin %d %d %d", c.id, b2i(c.secondary), b2i(reusable))
-	g.started(c)
+	g.started(c, reusable)
 }
 
 // started notes a recording of c begun: the profiler makes it a
-// recording, with a zone of its own, or refuses it on a transfer-only
-// queue (which cannot copy a recording's results) and counts its zones.
-func (g *bareGen) started(c *bareCB) {
+// recording, with a zone of its own, or, for a command buffer that may
+// run more than once (reusable) on a transfer-only queue (which cannot
+// copy a recording's results, nor reset its queries between two runs),
+// refuses it and counts its zones. A one-time-submit command buffer is a
+// recording there too, reset on the host: the devices here have host
+// query reset, which the layer enables.
+func (g *bareGen) started(c *bareCB, reusable bool) {
 	g.retire(c)
 	c.recorded, c.ran = true, false
 	c.names, c.open, c.labels, c.secs, c.zones, c.render = c.names[:0], nil, nil, c.secs[:0], 1, false
-	c.refused = c.q >= 0 && g.queues[c.q].flags&(queueGraphics|queueCompute) == 0
+	c.refused = reusable && c.q >= 0 && g.queues[c.q].flags&(queueGraphics|queueCompute) == 0
 	if !c.seen && !c.refused {
 		c.seen = true
 		if k := g.ctxOf(c); g.begun[k]+1 > querypool.MaxRecordings {

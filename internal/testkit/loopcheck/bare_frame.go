@@ -313,7 +313,7 @@ func (g *bareGen) twinFrame(f int) {
 	g.twinWait()
 	g.op("twinbegin")
 	c := g.twin
-	g.started(c)
+	g.started(c, false)
 	for range 1 + f%3 {
 		g.label(c, f)
 	}
