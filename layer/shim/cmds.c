@@ -61,30 +61,25 @@ void fs_cmd_remove(void *cmd) {
 	pthread_rwlock_unlock(&lock);
 }
 
-void fs_cmd_remove_pool(uint64_t pool) {
+// remove_all forgets every command buffer of pool, or, with pool 0, of
+// device dev.
+static void remove_all(uint64_t pool, const fs_device *dev) {
 	pthread_rwlock_wrlock(&lock);
 	for (unsigned b = 0; b < BUCKETS; b++)
 		for (fs_cmd *c = table[b], *next; c; c = next) {
 			next = c->next;
-			if (c->pool == pool)
+			if (pool ? c->pool == pool : c->dev == dev)
 				unlink_locked(c);
 		}
 	pthread_rwlock_unlock(&lock);
 }
 
+void fs_cmd_remove_pool(uint64_t pool) { remove_all(pool, NULL); }
+
 // fs_cmd_remove_device forgets the command buffers a device left
 // allocated at its destruction (a program may leave freeing them to the
 // device's end), whose states would point at the device freed.
-void fs_cmd_remove_device(fs_device *dev) {
-	pthread_rwlock_wrlock(&lock);
-	for (unsigned b = 0; b < BUCKETS; b++)
-		for (fs_cmd *c = table[b], *next; c; c = next) {
-			next = c->next;
-			if (c->dev == dev)
-				unlink_locked(c);
-		}
-	pthread_rwlock_unlock(&lock);
-}
+void fs_cmd_remove_device(fs_device *dev) { remove_all(0, dev); }
 
 fs_cmd *fs_cmd_get(void *cmd) {
 	fs_cmd *c = last;
