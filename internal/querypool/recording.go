@@ -126,20 +126,22 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	switch {
 	case p.closed.Load():
 		return ErrClosed
-	case host && !(once && p.dev.HostQueryReset):
-		return ErrRecordingNoCopy
 	case p.cfg.Stats != 0:
 		return ErrRecordingStats
 	}
 	k := cmdKey(cmd)
+	r := p.recs[k]
+	if host && !(once && p.dev.HostQueryReset) {
+		if r != nil {
+			// A recording once, begun now to run more than once: no
+			// longer a recording, its last execution read.
+			p.retireLocked(r)
+			p.forgetLocked(r)
+		}
+		return ErrRecordingNoCopy
+	}
 	if a, ok := p.again[k]; ok {
 		p.forgetAgainLocked(k, a) // submitted again before: a recording now
-	}
-	r := p.recs[k]
-	if r != nil && r.host != host {
-		p.retireLocked(r) // made for another queue's rule: made again
-		p.forgetLocked(r)
-		r = nil
 	}
 	if r == nil {
 		if len(p.recs) >= MaxRecordings {

@@ -64,12 +64,27 @@ func TestRecordingOnceWithoutCopy(t *testing.T) {
 			last = [2]uint64{o.Begin, o.End}
 		}
 	}
+	// Begun once more without the promise: refused, its zones counted, and
+	// no longer a recording (its last execution read), so that its runs
+	// give no results.
+	q.BeginWith(cmd, 0)
+	if err := p.BeginRecording(cmd); !errors.Is(err, querypool.ErrRecordingNoCopy) {
+		t.Fatalf("BeginRecording again without the promise: %v, want ErrRecordingNoCopy", err)
+	}
+	p.EndRecording(cmd)
+	q.End(cmd)
+	for run := uint64(runs); run < runs+2; run++ {
+		p.Advance(run + 1)
+		p.Submit(run+1, run+1, run+1, []vkg.CommandBuffer{cmd})
+		q.Resubmit(f, cmd)
+		q.Wait(f)
+	}
 	if _, err := p.Finish(nil); err != nil {
 		t.Fatal(err)
 	}
 	s := p.Stats()
 	if s.Pairs != 2*runs || s.Collected != 2*runs || s.NoFrame+s.Unended+s.Unsubmitted+s.Pending+s.Overlapped+s.Misuse != 0 {
-		t.Errorf("%d runs of 2 zones: stats %+v", runs, s)
+		t.Errorf("%d runs of 2 zones, then 2 runs of none: stats %+v", runs, s)
 	}
 }
 
