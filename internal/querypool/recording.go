@@ -64,10 +64,6 @@ type recording struct {
 	// again resets, and clears the host copy of, the first wrote only.
 	wrote   uint32
 	everRan bool
-	// host: the recording's queries are reset on the host at its begin
-	// and read through the driver, its command buffer holding neither
-	// (BeginRecordingOnce on a queue that may not record the copy).
-	host bool
 }
 
 // recPair is a pair of a recording: its index in the slot, and its name.
@@ -122,7 +118,6 @@ func (p *Pool) beginRecording(cmd vkg.CommandBuffer, once bool) error {
 }
 
 func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
-	host := p.cfg.NoCopy
 	switch {
 	case p.closed.Load():
 		return ErrClosed
@@ -131,7 +126,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	}
 	k := cmdKey(cmd)
 	r := p.recs[k]
-	if host && !(once && p.dev.HostQueryReset) {
+	if p.cfg.NoCopy && !(once && p.dev.HostQueryReset) {
 		if r != nil {
 			// A recording once, begun now to run more than once: no
 			// longer a recording, its last execution read.
@@ -157,7 +152,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 		// on this thread when it is recorded again, and room grown then
 		// took up to a millisecond.
 		p.roomLocked(recordingRoom * int(s.cap/2))
-		r = &recording{cmd: k, s: s, host: host}
+		r = &recording{cmd: k, s: s}
 		if p.recs == nil {
 			p.recs = map[uint64]*recording{}
 		}
@@ -180,7 +175,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 		reset = max(r.wrote, 2)
 	}
 	clear(s.block.buf.Uint64s()[:2*r.wrote])
-	if r.host {
+	if p.cfg.NoCopy { // reset on the host, read through the driver: no copy to read
 		// Its last execution has completed (Vulkan records a command
 		// buffer again only then) and was read (retireLocked).
 		if err := p.dev.ResetQueryPool(s.pool, 0, reset); err != nil {
@@ -210,7 +205,7 @@ func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
 		return
 	}
 	p.closeLocked(r, true)
-	if n := r.s.usedNow(); n > 0 && !p.closed.Load() && !r.host {
+	if n := r.s.usedNow(); n > 0 && !p.closed.Load() && !p.cfg.NoCopy {
 		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, true)
 	}
 }
@@ -497,12 +492,12 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	x := r.run
 	vals := r.s.block.buf.Uint64s()
 	var all bool
-	if r.host {
+	if p.cfg.NoCopy {
 		all = p.readRunDriverLocked(r, vals) // no copy: the queries themselves
 	} else {
 		all = allIn(r, vals)
 	}
-	if !all && !r.host && (why == runRecord || why == runFinal) {
+	if !all && !p.cfg.NoCopy && (why == runRecord || why == runFinal) {
 		// Finished (Vulkan records a command buffer again only then; the
 		// device is idle at the end), and its copy not seen in host
 		// memory: the queries themselves say whether it ran. (Under load
