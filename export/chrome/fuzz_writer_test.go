@@ -14,7 +14,7 @@ import (
 // depths and tracks (some undefined) and any work (counts up to 2^64-1,
 // any reason, bits past the last statistic), flows between any of them,
 // samples with any values, names with any bytes, frames at any times
-// (before the clock's zero, ending before they begin, an ID twice).
+// (before the clock's zero, ending before they begin, an ID twice, ID 0).
 // Nothing in it is promised to be well formed.
 func traceFromBytes(data []byte) *timeline.Trace {
 	t := &timeline.Trace{
@@ -41,6 +41,8 @@ func traceFromBytes(data []byte) *timeline.Trace {
 					f.End = b - 1 - c%5 // before its start
 				case 4:
 					f.Start, f.End = -b-1, c%1000-b // before the clock's zero
+				case 5:
+					f.ID = 0
 				}
 				if c%3 == 0 {
 					f.End = 0
@@ -108,9 +110,10 @@ func FuzzWriter(f *testing.F) {
 	// Work of each kind: counted, without counts (a reason out of range),
 	// with bits past the last statistic, on a GPU queue and a CPU track.
 	f.Add([]byte{64, 2, 0, 0, 0xff, 0x07, 0, 0xff, 128, 2, 0, 2, 10, 0, 0, 0x70, 192, 2, 0, 4, 10, 0, 0, 0, 64, 1, 0, 6, 10, 0, 0, 0})
-	// Frames an ID twice, ending before they begin, and before the
-	// clock's zero; a span before the clock's zero.
-	f.Add([]byte{48, 1, 10, 0, 10, 0, 0, 0, 48, 1, 20, 0, 22, 0, 0, 0, 48, 1, 30, 0, 2, 0, 0, 0, 48, 1, 40, 0, 4, 0, 0, 0, 0, 1, 50, 0, 14, 0, 0, 0})
+	// Frames an ID twice, ending before they begin, before the clock's
+	// zero, and of ID 0; a span before the clock's zero.
+	f.Add([]byte{48, 1, 10, 0, 10, 0, 0, 0, 48, 1, 20, 0, 22, 0, 0, 0, 48, 1, 30, 0, 2, 0, 0, 0, 48, 1, 40, 0, 4, 0, 0, 0,
+		48, 1, 45, 0, 5, 0, 0, 0, 0, 1, 50, 0, 14, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := traceFromBytes(data)
 		var buf bytes.Buffer

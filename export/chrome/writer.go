@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/framerule"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -52,9 +53,9 @@ type Invalid struct {
 	// Work counts spans written without their Work, which broke the
 	// model: a Missing that is no reason, or bits past the last statistic.
 	Work uint64
-	// Frames counts frames not written: ended before they began, begun
-	// before the clock's zero, or with an ID the batch gave another frame
-	// (the readers refuse a trace holding one whole). They are added to
+	// Frames counts frames not written: with ID 0 or an ID the batch gave
+	// another frame, ended before they began, or begun before the clock's
+	// zero (the readers refuse a trace holding one whole). They are added to
 	// Drops.Frames in the framescope_drops record.
 	Frames uint64
 }
@@ -73,8 +74,9 @@ type Writer struct {
 
 	tracks map[timeline.TrackID]*trackState
 	tids   map[uint32]bool // tids in use
-	// frameIDs are the IDs of the batch's frames written (Invalid.Frames).
-	frameIDs map[uint64]bool
+	// frameIDs are the batch's frames written: one the readers refuse is
+	// not (Invalid.Frames).
+	frameIDs framerule.Batch
 	// nextTid is where freeTid looks next, going down.
 	nextTid uint32
 	// framesTrack: the trace has a frames track. Until it has, frames
@@ -193,16 +195,12 @@ func (w *Writer) WriteBatch(b *timeline.Trace) error {
 	w.writeSpans(b)
 	w.writeFrameSlices(b)
 	w.writeSamples(b)
-	clear(w.frameIDs)
+	w.frameIDs.Reset()
 	for _, f := range b.Frames {
-		if f.Start < 0 || f.End != 0 && f.End < f.Start || w.frameIDs[f.ID] {
+		if !w.frameIDs.Take(f) {
 			w.invalid.Frames++
 			continue
 		}
-		if w.frameIDs == nil {
-			w.frameIDs = map[uint64]bool{}
-		}
-		w.frameIDs[f.ID] = true
 		w.writeFrame(f)
 	}
 	for _, c := range b.Calibrations {

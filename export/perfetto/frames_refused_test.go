@@ -11,7 +11,7 @@ import (
 // randomFrames draws a trace's frames from seed: most well formed, some
 // ending before they begin, begun before the clock's zero, or with the
 // ID of one before them; and, for some seeds, a frames track with no
-// spans on it (the frames are then in Trace.Frames alone). It returns
+// spans on it (the frames are then in Trace.Frames alone); or ID 0. It returns
 // the trace and how many of its frames are well formed.
 func randomFrames(seed uint64) (*timeline.Trace, int) {
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -31,8 +31,10 @@ func randomFrames(seed uint64) (*timeline.Trace, int) {
 			f.Start, f.End = -start, -start+int64(r.IntN(int(start))) // ended before the zero too: an End of 0 is an open frame
 		case 2:
 			f.ID = uint64(1 + r.IntN(i+1))
+		case 3:
+			f.ID = 0
 		}
-		if f.Start >= 0 && f.End >= f.Start && !ids[f.ID] {
+		if f.ID != 0 && f.Start >= 0 && f.End >= f.Start && !ids[f.ID] {
 			good++
 			ids[f.ID] = true
 		}
@@ -43,7 +45,7 @@ func randomFrames(seed uint64) (*timeline.Trace, int) {
 
 // Whatever frames a trace holds, Write writes a trace Read reads: a frame
 // the readers would refuse the whole trace for (ending before it
-// begins, begun before the clock's zero, an ID twice) is left out and
+// begins, begun before the clock's zero, an ID twice, ID 0) is left out and
 // counted (Stats.Invalid), every other frame reads back, and a frames
 // track with no spans does not hide Trace.Frames. This includes the
 // frame limits Write adds, drawn from the frames.

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/framescope/framescope/internal/books"
+	"github.com/framescope/framescope/internal/framerule"
 	"github.com/framescope/framescope/timeline"
 	"github.com/framescope/framescope/timeline/limits"
 )
@@ -90,7 +91,7 @@ type Writer struct {
 	trackIndex map[timeline.TrackID]int32
 	tracks     []trackState
 	framesList trackState      // the writer's own frames track, if needed
-	frameIDs   map[uint64]bool // the frame IDs of the batch written: a trace with one twice is refused by the readers
+	frameIDs   framerule.Batch // the batch's frames written: one the readers refuse is not
 
 	processDone, gpuDone, dropsDone, framesDone, ledgerDone, batchesDone bool
 
@@ -464,19 +465,15 @@ func (w *Writer) collect(b *timeline.Trace) {
 		w.events = append(w.events, mkEvent(g.start, g.queue, int32(i), 0, evOther, srcWork))
 	}
 	if !w.framesOnTrack(b) {
-		clear(w.frameIDs)
+		w.frameIDs.Reset()
 		for i, f := range b.Frames {
 			if f.End == 0 {
 				continue // still open: written when it ends
 			}
-			if f.Start < 0 || f.End < f.Start || w.frameIDs[f.ID] {
+			if !w.frameIDs.Take(f) {
 				w.stats.Invalid++ // the readers refuse such a trace whole
 				continue
 			}
-			if w.frameIDs == nil {
-				w.frameIDs = map[uint64]bool{}
-			}
-			w.frameIDs[f.ID] = true
 			kind := evBegin
 			if f.End == f.Start {
 				kind = evZero
