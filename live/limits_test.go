@@ -195,10 +195,7 @@ func TestPageShowsLimits(t *testing.T) {
 // closes yet.
 func TestViewLimitsAsFramesClose(t *testing.T) {
 	full := layerWindow(40)
-	whole := map[uint64]limits.Frame{}
-	for _, f := range limits.Of(full).Frames {
-		whole[f.ID] = f
-	}
+	whole := verdictsOf(full)
 	h := framed(t, full, 0)
 	w := h.w
 	var v view
@@ -283,10 +280,7 @@ func BenchmarkJudge(b *testing.B) {
 // GPU-bound once the wait arrives.
 func TestViewLimitsLateSpan(t *testing.T) {
 	full := layerWindow(12)
-	whole := map[uint64]limits.Frame{}
-	for _, f := range limits.Of(full).Frames {
-		whole[f.ID] = f
-	}
+	whole := verdictsOf(full)
 	h := framed(t, full, 12)
 	w := h.w
 	f6 := full.Frames[5]
@@ -349,4 +343,13 @@ func TestViewSelectsJudgedFrame(t *testing.T) {
 			t.Fatalf("selected frame %d, whose verdict is %q", f.ID, f.Limit)
 		}
 	}
+}
+
+// verdictsOf is what limits.Of says of each of tr's frames, by ID.
+func verdictsOf(tr *timeline.Trace) map[uint64]limits.Frame {
+	whole := map[uint64]limits.Frame{}
+	for _, f := range limits.Of(tr).Frames {
+		whole[f.ID] = f
+	}
+	return whole
 }
