@@ -26,6 +26,10 @@ type ZoneResult struct {
 	Converted   bool
 	Key         uint64 // the submission that carried it (GPU.Submit); 0 if unknown
 	Depth       uint16 // nesting depth within its command buffer
+	// Carried says the zone began in one command buffer and ended in a
+	// later one (Recording.EndKeepingOpen): Depth is its depth among
+	// those carried.
+	Carried bool
 	// Work is the work the zone did, with GPUOptions.PipelineStatistics:
 	// its counts, or why it has none (Work.Missing); nil without. The
 	// timeline's span of the zone shares it: do not change it.
@@ -240,7 +244,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 			dst = dst[:len(dst)+1]
 			z = &dst[len(dst)-1]
 			z.Name, z.Frame, z.Family, z.Index = Name(r.Name), r.Frame, g.queue.Family, g.queue.Index
-			z.Begin, z.End, z.Key, z.Work = r.Begin, r.End, r.Key, r.Work
+			z.Begin, z.End, z.Key, z.Work, z.Carried = r.Begin, r.End, r.Key, r.Work, r.Carried
 		}
 		hint := r.Host
 		if hint == 0 {
@@ -261,7 +265,7 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		spans = spans[:len(spans)+1]
 		sp := &spans[len(spans)-1]
 		sp.Name, sp.Start, sp.End, sp.Frame = timeline.NameID(r.Name), s, e, r.Frame
-		sp.ErrNs, sp.Depth, sp.Key, sp.Work = uint32(min(errNs, math.MaxUint32)), depth, r.Key, r.Work
+		sp.ErrNs, sp.Depth, sp.Key, sp.Work, sp.Across = uint32(min(errNs, math.MaxUint32)), depth, r.Key, r.Work, r.Carried
 		if r.Key == 0 && r.Submitted && !g.ownClock {
 			g.unlinked.Add(1) // on the timeline, without its arrow
 		}

@@ -94,6 +94,38 @@ func (r Recording) End() {
 	// context. C may not use it from End on, and its slot refuses it.
 }
 
+// EndKeepingOpen is End, but the recording's zones still open are carried
+// onto its queue rather than left unended: Vulkan lets a debug label
+// begun in a primary command buffer end in a later one submitted to the
+// same queue, as engines label a frame. A later recording's EndCarried
+// ends them, innermost first, in the order the two are submitted: each
+// execution of this recording carries its own, which the next executions
+// of EndCarried on the queue end. A carried zone is timed from its begin
+// in one command buffer to its end in another, the work between them on
+// the queue included, and lies on a lane of the queue's track, for it
+// crosses its command buffers' zones. One that nothing ends is counted
+// Unended, as are those of an execution named before End, and the oldest
+// once 64 are carried at once. Ending the zero Recording does nothing.
+func (r Recording) EndKeepingOpen() {
+	if r.g == nil || r.g.state.Load() != stateOpen {
+		return
+	}
+	r.g.pool.EndRecordingCarry(r.cmd)
+}
+
+// EndCarried records, at this point of the recording (a primary command
+// buffer, outside a render pass or in one), the end of the innermost zone
+// carried on the queue (EndKeepingOpen) when the command buffer runs.
+// Where none is carried then, it ends nothing, and nothing is counted;
+// likewise for a recording Record refused. It is no zone: the zone
+// carried is the one counted.
+func (r Recording) EndCarried() {
+	if r.g == nil || r.g.state.Load() != stateOpen {
+		return
+	}
+	r.g.pool.EndCarried(r.cmd, r.g.end)
+}
+
 // C returns the recording's zone path for C code in the process that
 // records zones into its command buffer itself, with no call into Go a
 // zone (Framescope's Vulkan layer does): a pointer to a

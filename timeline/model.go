@@ -70,6 +70,11 @@ type Track struct {
 	Queue  Queue   // set on TrackGPUQueue and TrackGPULane
 	Lane   int32   // 0 on the queue track itself, 1.. on its lanes
 	Unit   Unit    // set on TrackCounter
+	// Across marks a lane (TrackGPULane) of zones that span command
+	// buffers: each from its begin in one to its end in a later one of
+	// the queue, the gaps between them included. They are annotations of
+	// the queue's time, not work: no part of its busy time.
+	Across bool
 }
 
 // Span is a closed interval of work on one track. Spans on one track are

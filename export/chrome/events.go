@@ -136,6 +136,9 @@ func (w *Writer) describe(b *timeline.Trace, t *timeline.Track) {
 	w.buf = strconv.AppendInt(w.buf, int64(t.Lane), 10)
 	w.buf = append(w.buf, `,"unit":`...)
 	w.buf = strconv.AppendUint(w.buf, uint64(t.Unit), 10)
+	if t.Across {
+		w.buf = append(w.buf, `,"across":true`...)
+	}
 	if t.Queue != (timeline.Queue{}) {
 		w.buf = append(w.buf, `,"device":`...)
 		w.buf = appendString(w.buf, t.Queue.Device)

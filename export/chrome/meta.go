@@ -25,6 +25,7 @@ type trackArgs struct {
 	Index  uint32 `json:"index"`
 	Flags  string `json:"flags"`
 	Series string `json:"series"`
+	Across bool   `json:"across"`
 }
 
 var kinds = map[string]timeline.TrackKind{}
@@ -61,7 +62,7 @@ func (rd *reader) meta(ev *rawEvent, pid, tid int64) error {
 		}
 		tr := timeline.Track{
 			ID: timeline.TrackID(a.ID), Kind: kind, Name: a.Name, Parent: timeline.TrackID(a.Parent),
-			Order: a.Order, Lane: a.Lane, Unit: timeline.Unit(a.Unit),
+			Order: a.Order, Lane: a.Lane, Unit: timeline.Unit(a.Unit), Across: a.Across && kind == timeline.TrackGPULane,
 			Queue: timeline.Queue{Device: a.Device, Family: a.Family, Index: a.Index, Flags: a.Flags},
 		}
 		rd.trackAt[tr.ID] = len(rd.t.Tracks)

@@ -830,6 +830,7 @@ func trackFromAttrs(kind, name string, a map[string]string) (timeline.Track, err
 	t.Unit = timeline.Unit(unit)
 	if t.Kind == timeline.TrackGPUQueue || t.Kind == timeline.TrackGPULane {
 		t.Queue = timeline.Queue{Device: a["device"], Family: family, Index: index, Flags: a["flags"]}
+		t.Across = t.Kind == timeline.TrackGPULane && a["across"] == "1"
 	}
 	return t, nil
 }

@@ -192,6 +192,9 @@ func description(t *timeline.Track) string {
 	case timeline.TrackGPUQueue, timeline.TrackGPULane:
 		fmt.Fprintf(&b, " lane=%d family=%d index=%d flags=%s device=%s",
 			t.Lane, t.Queue.Family, t.Queue.Index, strconv.Quote(t.Queue.Flags), strconv.Quote(t.Queue.Device))
+		if t.Across {
+			b.WriteString(" across=1")
+		}
 	case timeline.TrackCounter:
 		fmt.Fprintf(&b, " unit=%d", t.Unit)
 	}

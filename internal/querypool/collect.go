@@ -572,7 +572,7 @@ func (p *Pool) harvestRun(s *Slot, meta []pairMeta, vals []uint64, j int, seq ui
 		x := &ready[len(ready)-1]
 		x.Frame, x.Host, x.Name, x.Seq, x.Cmd = s.frame, s.host, m.name, seq+uint32(j), cmd
 		x.Begin, x.End = r[0]&p.mask, r[2]&p.mask
-		x.Key, x.Submitted = key, s.submitted
+		x.Key, x.Submitted, x.Carried = key, s.submitted, false
 	}
 	return j, ready
 }
@@ -650,7 +650,7 @@ func (p *Pool) settledLocked() uint64 {
 		oldest = min(oldest, p.ready[i].Frame)
 	}
 	_, runs := p.runsInFlight()
-	oldest = min(oldest, runs)
+	oldest = min(oldest, runs, p.carriedFrom())
 	if oldest == ^uint64(0) || oldest == 0 {
 		return oldest // nothing pending; or frame 0 pending, before every frame
 	}

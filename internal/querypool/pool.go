@@ -165,6 +165,10 @@ type Result struct {
 	// called in its frame at all.
 	Key       uint64
 	Submitted bool
+	// Carried marks a zone carried from one recording to a later one
+	// (EndRecordingCarry): Cmd is 0, Seq 0, Frame, Host and Key its
+	// begin's execution's.
+	Carried bool
 	// Work is the pair's work, with Config.Stats; nil without.
 	Work *timeline.Work
 }
@@ -246,6 +250,12 @@ type Pool struct {
 	nrecs   atomic.Int32
 	open    atomic.Pointer[map[uint64]*openSlot]
 	running []*recording
+	// Carried zones (carried.go), under mu: the queue's stack of them,
+	// those not yet settled (and some settled, pruned now and then), and
+	// how many are not.
+	carryStack []*carried
+	carryLive  []*carried
+	carryOpen  int
 	// over are the command buffers whose recording was refused
 	// (overrec.go); nover their number, for Submit.
 	over        map[uint64]*overRec
@@ -910,7 +920,7 @@ func (p *Pool) accountLocked() (st Stats, inFlight, ready uint64) {
 		}
 	}
 	runs, _ := p.runsInFlight()
-	return p.Stats(), inFlight + runs, uint64(len(p.ready))
+	return p.Stats(), inFlight + runs + uint64(p.carryOpen), uint64(len(p.ready))
 }
 
 // Slots returns the ring's size and each slot's capacity in queries.
@@ -969,7 +979,7 @@ func (p *Pool) stopLocked() {
 	p.endFrameLocked()
 	for _, r := range p.recs {
 		if r.open {
-			p.closeLocked(r, false) // its later zones are refused
+			p.closeLocked(r, false, false) // its later zones are refused
 		}
 	}
 	p.open.Store(nil)
@@ -1021,6 +1031,7 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 		s.state.Store(slotSpent)
 	}
 	p.finishRecordings()
+	p.finishCarriedLocked()
 	p.finishWatchesLocked()
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
@@ -1065,6 +1076,7 @@ func (p *Pool) releaseLocked() {
 	p.retired, p.pinned = nil, nil
 	if !p.finished {
 		p.finishRecordings()
+		p.finishCarriedLocked()
 	}
 	p.releaseRecordings()
 	p.releaseWatches()

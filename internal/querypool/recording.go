@@ -64,6 +64,13 @@ type recording struct {
 	// again resets, and clears the host copy of, the first wrote only.
 	wrote   uint32
 	everRan bool
+	// Carried zones (carried.go): the pairs left open at an
+	// EndRecordingCarry, outermost first, and the marks (EndCarried)
+	// recorded, in order; runOpens and runCloses are the latest
+	// execution's carried zones, one for each (nil: none).
+	carries             []recPair
+	marks               []uint32
+	runOpens, runCloses []*carried
 }
 
 // recPair is a pair of a recording: its index in the slot, and its name.
@@ -186,6 +193,7 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	}
 	s.state.Store(slotRecording)
 	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
+	r.carries, r.marks = r.carries[:0], r.marks[:0]
 	p.setOpen(k, s)
 	return nil
 }
@@ -195,7 +203,9 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 // once), and the copy of its results into host memory is recorded into
 // cmd. It does nothing to a command buffer BeginRecording did not make a
 // recording, but end the refusal of its zones.
-func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
+func (p *Pool) EndRecording(cmd vkg.CommandBuffer) { p.endRecording(cmd, false) }
+
+func (p *Pool) endRecording(cmd vkg.CommandBuffer, carry bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := cmdKey(cmd)
@@ -204,7 +214,7 @@ func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
 		p.dropOpen(k)
 		return
 	}
-	p.closeLocked(r, true)
+	p.closeLocked(r, true, carry)
 	if n := r.s.usedNow(); n > 0 && !p.closed.Load() && !p.cfg.NoCopy {
 		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, true)
 	}
@@ -216,23 +226,28 @@ func (p *Pool) EndRecording(cmd vkg.CommandBuffer) {
 // last of them may run and is read as any; those before it were named
 // while the command buffer could not run (Unsubmitted). Without it (the
 // pool's end, or Record again), none has a copy to read: each is lost
-// with its recording's end never recorded (Unended). The caller holds
-// p.mu.
-func (p *Pool) closeLocked(r *recording, copied bool) {
+// with its recording's end never recorded (Unended). With carry, the
+// pairs still open are carried (carried.go), but for executions named
+// before the end, which cannot be paired: Unended. Marks are no zones.
+// The caller holds p.mu.
+func (p *Pool) closeLocked(r *recording, copied, carry bool) {
 	s := r.s
 	used, g := p.sealLocked(r)
 	var void uint64
 	for j := range used / 2 {
-		switch s.block.landedState(j, g) {
-		case pairEnded:
+		switch st := s.block.landedState(j, g); {
+		case r.isMark(j):
+		case st == pairEnded:
 			r.pairs = append(r.pairs, recPair{j: j, name: s.block.meta[j].name})
-		case pairVoid, pairOpen:
+		case (st == pairVoid || st == pairOpen) && carry:
+			r.carries = append(r.carries, recPair{j: j, name: s.block.meta[j].name})
+		case st == pairVoid || st == pairOpen:
 			void++
 		}
 	}
-	n := uint64(len(r.pairs))
-	p.pairs.Add(void + n*r.early)
-	p.unended.Add(void)
+	n, nc := uint64(len(r.pairs)), uint64(len(r.carries))
+	p.pairs.Add(void + (n+nc)*r.early)
+	p.unended.Add(void + nc*r.early)
 	switch {
 	case r.early == 0:
 	case copied:
@@ -277,7 +292,9 @@ func (p *Pool) abandonLocked(r *recording) {
 	for j := range used / 2 {
 		switch s.block.landedState(j, g) {
 		case pairEnded, pairVoid, pairOpen:
-			n++
+			if !r.isMark(j) { // a mark is no zone
+				n++
+			}
 		}
 	}
 	n *= max(r.early, 1)
@@ -440,7 +457,10 @@ func (p *Pool) executeLocked(r *recording, frame, key uint64) {
 	if r.open {
 		r.early++
 	} else {
-		p.pairs.Add(uint64(len(r.pairs)))
+		p.pairs.Add(uint64(len(r.pairs) + len(r.carries)))
+		if len(r.carries)+len(r.marks) > 0 {
+			p.carryRunLocked(r, r.run, r.cmd)
+		}
 	}
 	if !slices.Contains(p.running, r) {
 		p.running = append(p.running, r)
@@ -464,6 +484,16 @@ func allIn(r *recording, vals []uint64) bool {
 			return false
 		}
 	}
+	for _, pr := range r.carries {
+		if vals[4*pr.j+1] == 0 {
+			return false
+		}
+	}
+	for _, j := range r.marks {
+		if vals[4*j+1] == 0 {
+			return false
+		}
+	}
 	return true
 }
 
@@ -474,6 +504,12 @@ func (p *Pool) readRunDriverLocked(r *recording, vals []uint64) bool {
 	var used uint32
 	for _, pr := range r.pairs {
 		used = max(used, 2*pr.j+2)
+	}
+	for _, pr := range r.carries {
+		used = max(used, 2*pr.j+2)
+	}
+	for _, j := range r.marks {
+		used = max(used, 2*j+2)
 	}
 	if used == 0 || p.released {
 		return false
@@ -523,6 +559,7 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 		// It ran beside the execution before it, or runs beside the one
 		// to come: one's values are not told from the other's.
 		p.overlapped.Add(n)
+		p.carryLostLocked(r, &p.overlapped)
 	case all:
 		// Each result is set field by field where it lies, not built and
 		// copied (this runs on the application's thread under a layer).
@@ -532,13 +569,16 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 			v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
 			z := &p.ready[n0+i]
 			z.Frame, z.Host, z.Name, z.Seq, z.Cmd = x.frame, x.host, pr.name, uint32(i), r.cmd
-			z.Begin, z.End, z.Key, z.Submitted, z.Work = v[0]&p.mask, v[2]&p.mask, x.key, true, nil
+			z.Begin, z.End, z.Key, z.Submitted, z.Work, z.Carried = v[0]&p.mask, v[2]&p.mask, x.key, true, nil, false
 		}
 		p.collected.Add(n)
+		p.carryReadLocked(r, vals)
 	case why == runFinal:
 		p.pending.Add(n)
+		p.carryLostLocked(r, &p.pending)
 	default:
 		p.unsubmitted.Add(n) // named, and never ran
+		p.carryLostLocked(r, &p.unsubmitted)
 	}
 	r.run = nil
 	if why != runRecord { // else BeginRecording clears them, or the slot goes
@@ -605,13 +645,13 @@ func (p *Pool) finishRecordings() {
 // p.mu.
 func (p *Pool) settleLocked(r *recording, why readWhy) {
 	if r.open {
-		p.closeLocked(r, false)
+		p.closeLocked(r, false, false)
 	}
 	if r.run != nil {
 		p.readRunLocked(r, why)
 	}
 	if !r.ran {
-		n := uint64(len(r.pairs))
+		n := uint64(len(r.pairs) + len(r.carries))
 		p.pairs.Add(n)
 		p.unsubmitted.Add(n)
 	}

@@ -34,6 +34,9 @@ type lane struct {
 	// first, as fitSearch's walk from the last span finds them.
 	spine []laneSpan
 	floor int64 // spans starting before floor cannot be checked here
+	// across: the lane holds zones carried across command buffers
+	// (GPUSpan.Across), and only those.
+	across bool
 }
 
 // fit reports whether [s, e] can go on the lane, and if so where in spans;

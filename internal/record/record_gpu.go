@@ -22,6 +22,12 @@ type GPUSpan struct {
 	// Depth is the zone's nesting level in its command buffer. It only
 	// breaks ties: a parent and child with equal times keep their order.
 	Depth uint16
+	// Across marks a zone carried from one command buffer to a later one
+	// of the queue: it spans the gaps between them, so it is no part of
+	// its frame's GPU busy time, and it goes on lanes that hold only such
+	// zones, nested among themselves: never the queue track, whose
+	// command buffers' zones it crosses.
+	Across bool
 	// Key is the submission that carried the zone (see [OpenSpan.Submitted]);
 	// 0 for none.
 	Key uint64
@@ -381,6 +387,9 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	var buf [2]laneSpan // the best fit so far and the next lane's, swapped
 	ls, try := &buf[0], &buf[1]
 	for _, c := range qs.lanes {
+		if c.across != g.Across {
+			continue
+		}
 		if p, ok := c.fit(g.Start, g.End, try); ok && (l == nil || try.depth > ls.depth) {
 			l, pos = c, p
 			ls, try = try, ls
@@ -391,10 +400,14 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 			return false
 		}
 		n := len(qs.lanes)
+		name := qs.name + " lane " + strconv.Itoa(n)
+		if g.Across {
+			name = qs.name + " across command buffers " + strconv.Itoa(n)
+		}
 		l = &lane{track: r.addTrack(timeline.Track{
-			Kind: timeline.TrackGPULane, Name: qs.name + " lane " + strconv.Itoa(n),
-			Parent: qs.lanes[0].track, Order: int32(n), Queue: qs.q, Lane: int32(n),
-		})}
+			Kind: timeline.TrackGPULane, Name: name,
+			Parent: qs.lanes[0].track, Order: int32(n), Queue: qs.q, Lane: int32(n), Across: g.Across,
+		}), across: g.Across}
 		qs.lanes = append(qs.lanes, l)
 		pos = 0
 		ls.set(g.Start, g.End, 0, 0, 0)
@@ -409,7 +422,7 @@ func (r *Recorder) placeGPU(qs *queueState, g *GPUSpan) bool {
 	if g.Key != 0 {
 		r.linkGPU(g.Key, it.seq, g.Frame)
 	}
-	if ls.depth == 0 {
+	if ls.depth == 0 && !g.Across {
 		r.noteGPUFrame(g.Frame, g.Start, g.End)
 	}
 	return true

@@ -83,7 +83,9 @@ func index(t *timeline.Trace) *traceIndex {
 		case timeline.TrackGPUQueue:
 			queueOf[tr.ID] = tr.ID
 		case timeline.TrackGPULane:
-			queueOf[tr.ID] = tr.Parent
+			if !tr.Across { // zones across command buffers are no work
+				queueOf[tr.ID] = tr.Parent
+			}
 		case timeline.TrackCPU:
 			cpu[tr.ID] = true
 		}

@@ -1,0 +1,212 @@
+package querypool
+
+import (
+	"slices"
+	"sync/atomic"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Zones carried across command buffers: Vulkan lets a debug label begun
+// in one primary command buffer end in a later one submitted to the same
+// queue, as engines label a frame. A recording ended with
+// EndRecordingCarry leaves the zones still open in it carried: each
+// execution of it puts them on the pool's carried stack, outermost first.
+// EndCarried records, in a later recording, a mark: a timestamp with no
+// zone of its own, whose execution takes the innermost carried zone off
+// the stack and ends it. What ends what is decided at Submit, in
+// submission order, which is the queue's order: the same two command
+// buffers pair differently when submitted differently. A carried zone is
+// delivered once its begin (from one execution) and its end (from
+// another) have both been read; it is lost, with the cause of the first
+// of the two executions to be lost, if either is; it is Unended if no
+// mark ever takes it, or once maxCarried newer ones are carried above it.
+//
+// The pool is one queue's, so the stack is the queue's; the Profiler's
+// layer shares a pool among the queues of a family, where labels carried
+// on two queues of one family at once pair in the order of submission.
+
+// maxCarried bounds the zones carried at once: a program that leaves a
+// zone open in a command buffer it runs every frame, and never ends it,
+// keeps this many, the oldest counted Unended as the next comes.
+const maxCarried = 64
+
+// carried is one execution's carried zone.
+type carried struct {
+	name       uint32
+	cmd        uint64 // the command buffer it began in
+	frame, key uint64 // its begin's execution
+	host       int64
+	begin, end uint64 // device ticks, once read
+	haveBegin  bool
+	haveEnd    bool
+	taken      bool // a mark's execution took it off the stack
+	done       bool // delivered or counted lost
+}
+
+// EndRecordingCarry is EndRecording, but the zones still open in cmd are
+// carried, not Unended: a later recording's EndCarried ends them, in the
+// order the two are submitted to the queue.
+func (p *Pool) EndRecordingCarry(cmd vkg.CommandBuffer) {
+	p.endRecording(cmd, true)
+}
+
+// EndCarried records into cmd, a recording being recorded, at stage, the
+// end of the innermost zone carried on the queue when cmd runs. It
+// reports false where cmd is not a recording being recorded, or its
+// zones are refused: nothing is recorded, and the zone stays carried.
+func (p *Pool) EndCarried(cmd vkg.CommandBuffer, stage vkg.PipelineStageFlagBits) bool {
+	k := cmdKey(cmd)
+	if s, ok := p.openOf(k); !ok || s == nil {
+		return false
+	}
+	pr, ok := p.Begin(cmd, stage, markName)
+	if !ok {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.recs[k]; r != nil && r.open && r.s == pr.s {
+		r.marks = append(r.marks, pr.q/2)
+		return true
+	}
+	return false
+}
+
+// markName names a mark's pair: never a zone's, for the pair never ends.
+const markName = ^uint32(0)
+
+// isMark reports whether pair j of r is a mark. Marks are few, and
+// taken in order.
+func (r *recording) isMark(j uint32) bool {
+	if len(r.marks) == 0 {
+		return false
+	}
+	_, ok := slices.BinarySearch(r.marks, j)
+	return ok
+}
+
+// carryRunLocked pairs an execution of r, just named, with the carried
+// stack: its marks take the innermost carried zones, then its carried
+// zones go on. The caller holds p.mu.
+func (p *Pool) carryRunLocked(r *recording, x *execution, cmd uint64) {
+	r.runCloses, r.runOpens = r.runCloses[:0], r.runOpens[:0]
+	for range r.marks {
+		n := len(p.carryStack)
+		if n == 0 {
+			r.runCloses = append(r.runCloses, nil) // nothing carried: the mark ends nothing
+			continue
+		}
+		c := p.carryStack[n-1]
+		p.carryStack[n-1] = nil
+		p.carryStack = p.carryStack[:n-1]
+		c.taken = true
+		r.runCloses = append(r.runCloses, c)
+	}
+	for _, pr := range r.carries {
+		c := &carried{name: pr.name, cmd: cmd, frame: x.frame, key: x.key, host: x.host}
+		if len(p.carryStack) == maxCarried {
+			p.loseCarried(p.carryStack[0], &p.unended)
+			p.carryStack = slices.Delete(p.carryStack, 0, 1)
+		}
+		p.carryStack = append(p.carryStack, c)
+		p.carryLive = append(p.carryLive, c)
+		p.carryOpen++
+		r.runOpens = append(r.runOpens, c)
+	}
+}
+
+// carryReadLocked takes an execution's carried begins and marks' ends
+// from vals, delivering each carried zone whose begin and end are both
+// in. The caller holds p.mu.
+func (p *Pool) carryReadLocked(r *recording, vals []uint64) {
+	for i, c := range r.runOpens {
+		if c != nil && !c.done {
+			c.begin, c.haveBegin = vals[4*r.carries[i].j]&p.mask, true
+			p.deliverCarried(c)
+		}
+	}
+	for i, c := range r.runCloses {
+		if c != nil && !c.done {
+			c.end, c.haveEnd = vals[4*r.marks[i]]&p.mask, true
+			p.deliverCarried(c)
+		}
+	}
+	r.runOpens, r.runCloses = r.runOpens[:0], r.runCloses[:0]
+}
+
+// carryLostLocked counts under cause the carried zones an execution of r
+// begins or ends, for it is lost. The caller holds p.mu.
+func (p *Pool) carryLostLocked(r *recording, cause *atomic.Uint64) {
+	for _, c := range r.runOpens {
+		p.loseCarried(c, cause)
+	}
+	for _, c := range r.runCloses {
+		p.loseCarried(c, cause)
+	}
+	r.runOpens, r.runCloses = r.runOpens[:0], r.runCloses[:0]
+}
+
+// deliverCarried hands c to the next Collect once both its ends are in.
+func (p *Pool) deliverCarried(c *carried) {
+	if c.done || !c.haveBegin || !c.haveEnd {
+		return
+	}
+	c.done = true
+	p.carryOpen--
+	p.ready = append(p.ready, Result{Frame: c.frame, Host: c.host, Name: c.name, Cmd: 0,
+		Begin: c.begin, End: c.end, Key: c.key, Submitted: true, Carried: true})
+	p.collected.Add(1)
+	p.pruneCarried()
+}
+
+// loseCarried counts c, if not yet delivered or counted, under cause.
+func (p *Pool) loseCarried(c *carried, cause *atomic.Uint64) {
+	if c == nil || c.done {
+		return
+	}
+	c.done = true
+	p.carryOpen--
+	cause.Add(1)
+	p.pruneCarried()
+}
+
+// pruneCarried forgets the settled carried zones once they are most of
+// those it keeps.
+func (p *Pool) pruneCarried() {
+	if len(p.carryLive) > 2*p.carryOpen+16 {
+		p.carryLive = slices.DeleteFunc(p.carryLive, func(c *carried) bool { return c.done })
+	}
+}
+
+// carriedFrom returns the oldest frame of a carried zone that a mark's
+// execution took and that is not yet delivered (^0: none): it is on its
+// way. One no mark took yet does not hold its frame back: its end may
+// never come. The caller holds p.mu.
+func (p *Pool) carriedFrom() uint64 {
+	oldest := ^uint64(0)
+	for _, c := range p.carryLive {
+		if c.taken && !c.done {
+			oldest = min(oldest, c.frame)
+		}
+	}
+	return oldest
+}
+
+// finishCarriedLocked counts the carried zones still unsettled at the
+// pool's end, once every execution was read: those no mark took as
+// Unended, those taken as Pending (an execution of theirs was never
+// read). The caller holds p.mu.
+func (p *Pool) finishCarriedLocked() {
+	live := p.carryLive
+	p.carryLive = nil // loseCarried prunes it
+	for _, c := range live {
+		if c.taken {
+			p.loseCarried(c, &p.pending)
+		} else {
+			p.loseCarried(c, &p.unended)
+		}
+	}
+	clear(p.carryStack)
+	p.carryStack = p.carryStack[:0]
+}
