@@ -72,9 +72,12 @@ func (l *layer) name(label *C.char, kind int) profiler.Name {
 	return l.names.ofC(label, p)
 }
 
-// cmdEnd ends the zones still open through Go but labels, which span
-// command buffers and are left open for the recording's end to count
-// (unended), then the recording.
+// cmdEnd ends the zones still open through Go but labels, then the
+// recording. A primary's labels still open span command buffers (Vulkan
+// lets a later one of the queue end them): the recording carries them
+// (Recording.EndKeepingOpen), and a later command buffer's end of a label
+// it did not begin ends the innermost (zoneEnd). A secondary may not
+// leave a label open: its recording counts one left so (unended).
 func (l *layer) cmdEnd(cmd unsafe.Pointer) {
 	s := l.state(cmd)
 	if s == nil {
@@ -86,10 +89,14 @@ func (l *layer) cmdEnd(cmd unsafe.Pointer) {
 		}
 	}
 	s.open = s.open[:0]
-	if s.recording {
+	switch {
+	case !s.recording:
+	case s.secondary:
 		s.rec.End()
-		s.recording = false
+	default:
+		s.rec.EndKeepingOpen()
 	}
+	s.recording = false
 }
 
 func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
@@ -113,7 +120,9 @@ func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
 
 // zoneEnd ends the innermost open zone of kind: labels and render passes
 // may interleave, zones may not, and the profiler counts what that
-// breaks.
+// breaks. The end of a label the command buffer has not begun, in a
+// primary, ends one an earlier command buffer of the queue left open
+// (Recording.EndCarried).
 func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 	s := l.state(cmd)
 	if s == nil {
@@ -125,6 +134,9 @@ func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 			s.open = append(s.open[:i], s.open[i+1:]...)
 			return
 		}
+	}
+	if kind == zoneLabel && s.recording && !s.secondary {
+		s.rec.EndCarried()
 	}
 }
 

@@ -114,9 +114,8 @@ static void end_at(fs_cmd *c, void *cmd, uint32_t i) {
 }
 
 // fs_cmd_end ends the command buffer's own zone and those of its render
-// passes; a label still open spans command buffers, which a recording
-// cannot time: it is left open, and the recording's end counts it
-// (unended).
+// passes; a label still open spans command buffers: it is left open, for
+// the recording's end to carry (a primary's) or count (unended).
 void fs_cmd_end(fs_cmd *c, void *cmd) {
 	if (!fs_go_loaded)
 		return;
@@ -159,7 +158,8 @@ void fs_zone_begin(fs_cmd *c, void *cmd, const char *label, int kind) {
 }
 
 // fs_zone_end ends the innermost open zone of kind: labels and render
-// passes may interleave, zones may not.
+// passes may interleave, zones may not. A primary's end of a label it
+// has not begun ends one an earlier command buffer left open: Go finds it.
 void fs_zone_end(fs_cmd *c, void *cmd, int kind) {
 	if (!fs_go_loaded)
 		return;
@@ -177,4 +177,6 @@ void fs_zone_end(fs_cmd *c, void *cmd, int kind) {
 			end_at(c, cmd, i);
 			return;
 		}
+	if (kind == FS_ZONE_LABEL && !c->secondary)
+		fs_go.zone_end(cmd, kind);
 }

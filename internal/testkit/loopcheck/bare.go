@@ -99,6 +99,9 @@ func NewBare(seed uint64, d BareDevice, spans bool) Bare {
 	g := newBareGen(l, d, spans)
 	g.shape = drawShape(seed, l.Frames)
 	g.run()
+	for _, st := range g.carried {
+		g.want.unended += uint64(len(st)) // never ended
+	}
 	for _, n := range g.names {
 		if n != "" {
 			g.labels[n] = true
@@ -128,7 +131,7 @@ func (g *bareGen) named() []byte {
 // newBareGen sets up the application the loop asks for.
 func newBareGen(l Loop, d BareDevice, spans bool) *bareGen {
 	g := &bareGen{l: l, d: d, spans: spans, cbs: map[int]*bareCB{}, begun: map[bareCtx]int{}, twinSub: -1, labels: map[string]bool{}}
-	g.want = bareWant{zones: map[string]int{}, subs: map[string][]int{}, slack: map[string]int{}, exact: true}
+	g.want = bareWant{zones: map[string]int{}, subs: map[string][]int{}, across: map[string][][2]int{}, slack: map[string]int{}, exact: true}
 	hostReset := d.hostReset && l.HostReset
 	for _, i := range orderQueues(d.queues, hostReset) {
 		g.queues = append(g.queues, d.queues[i])
@@ -170,7 +173,8 @@ type bareGen struct {
 	epoch     int     // the device's generation: made again, it has new contexts
 	begun     map[bareCtx]int
 	want      bareWant
-	crossed   bool     // a label was ended in a later primary
+	crossed   bool // a label was ended in a later primary
+	carried   map[bareCtx][]carriedWant
 	names     []string // the labels' names, by bareLabel.id: written into the script at its end
 	shape     Shape
 	labels    map[string]bool // the distinct label names the program begins
@@ -197,7 +201,24 @@ type bareCB struct {
 	labels    []*bareLabel // every label begun in the recording
 	secs      []*bareCB    // the secondaries it executes
 	render    bool         // inside a dynamic rendering instance
+	// carries are the names of the labels the recording leaves open, a
+	// primary's, outermost first; marks, how many labels it ends that it
+	// did not begin: each execution ends that many carried on its queue's
+	// context, then carries its own (the layer's rule).
+	carries []string
+	marks   int
 }
+
+// carriedWant is a label carried on a context, and the submission that
+// began it.
+type carriedWant struct {
+	name string
+	sub  int
+}
+
+// maxCarried is the most labels a context carries at once (the
+// library's bound): past it, the oldest is counted unended.
+const maxCarried = 64
 
 // bareSlot is one frame in flight, as slot.
 type bareSlot struct {
@@ -226,6 +247,9 @@ type bareRec struct {
 type bareWant struct {
 	zones map[string]int   // executions of each zone, by name
 	subs  map[string][]int // the submissions that ran a zone of each name
+	// across holds, for each carried label's name, the submissions that
+	// began and ended each of its zones.
+	across map[string][][2]int
 	// Counted, not timed: labels open at their command buffer's end;
 	// recordings never executed; zones of recordings refused.
 	unended, unsubmitted, noFrame uint64
@@ -257,6 +281,9 @@ const (
 	labelPrimary   = 'd'
 	labelSecondary = 'S'
 	labelTwin      = 't'
+	// labelCarried: left open at its primary's end, for a later one to
+	// end; its zone lies on a lane of the queue, at no depth checked.
+	labelCarried = 'c'
 )
 
 // Names of the zones a layer makes of what is no label.

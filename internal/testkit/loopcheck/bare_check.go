@@ -90,7 +90,11 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 	primaries := Primaries(tr, zoneCommandBuffer)
 	for _, z := range zones {
 		name := tr.Name(z.Name)
-		if !inWindow(j, subs[name], z) {
+		if kind, _, ok := parseLabel(name); ok && kind == labelCarried {
+			if !inAcross(j, b.want.across[name], z) {
+				p.add("window", "a carried zone %q at [%d, %d] (error bound %d ns) lies in no window from the submission that began it to the end of the one that ended it", name, z.Start, z.End, z.ErrNs)
+			}
+		} else if !inWindow(j, subs[name], z) {
 			p.add("window", "a zone %q at [%d, %d] (error bound %d ns) lies in no window of a submission that ran it", name, z.Start, z.End, z.ErrNs)
 		}
 		if msg := bareNesting(tr, z, primaries); msg != "" {
@@ -214,6 +218,19 @@ func inWindow(j BareJournal, subs []int, z timeline.Span) bool {
 	return false
 }
 
+// inAcross reports whether z lies within the window from the start of
+// one submission to the end of another, of one of the pairs given.
+func inAcross(j BareJournal, pairs [][2]int, z timeline.Span) bool {
+	for _, pr := range pairs {
+		t0, ok0 := j.t0[pr[0]]
+		t1, ok1 := j.done[pr[1]]
+		if ok0 && ok1 && InWindow(z, t0, t1) {
+			return true
+		}
+	}
+	return false
+}
+
 // parseLabel reads a label's name: its kind and the depth of its zone.
 // seatsShared says which queue tracks hold zones of two devices alive at
 // once. A seat is one device's at a time, but one made after another left
@@ -314,6 +331,8 @@ func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span)
 	name := tr.Name(z.Name)
 	kind, depth, ok := parseLabel(name)
 	switch {
+	case ok && kind == labelCarried:
+		return "" // on a lane of its own, among the carried
 	case name == zoneSecondary || ok && kind == labelSecondary:
 		return Nesting(tr, z, 0, true, primaries)
 	case name == zoneCommandBuffer:

@@ -54,7 +54,7 @@ func (g *bareGen) ctxOf(c *bareCB) bareCtx {
 // freed): its zones, once, if it never ran.
 func (g *bareGen) retire(c *bareCB) {
 	if c.recorded && !c.ran && !c.refused {
-		g.want.unsubmitted += uint64(len(c.names))
+		g.want.unsubmitted += uint64(len(c.names) + len(c.carries))
 	}
 	c.recorded = false
 }
@@ -76,6 +76,7 @@ func (g *bareGen) started(c *bareCB, reusable bool) {
 	g.retire(c)
 	c.recorded, c.ran = true, false
 	c.names, c.open, c.labels, c.secs, c.zones, c.render = c.names[:0], nil, nil, c.secs[:0], 1, false
+	c.carries, c.marks = c.carries[:0], 0
 	c.refused = reusable && c.q >= 0 && g.queues[c.q].flags&(queueGraphics|queueCompute) == 0
 	if !c.seen && !c.refused {
 		c.seen = true
@@ -93,7 +94,8 @@ func (g *bareGen) end(c *bareCB) {
 }
 
 // ended notes c's recording ended: its own zone ends; its labels still
-// open are counted (never ended); a refused one's zones all are.
+// open are carried, a primary's, or counted (never ended); a refused
+// one's zones all are.
 func (g *bareGen) ended(c *bareCB) {
 	name := zoneCommandBuffer
 	if c.secondary {
@@ -104,6 +106,11 @@ func (g *bareGen) ended(c *bareCB) {
 	switch {
 	case c.refused:
 		g.want.noFrame += uint64(c.zones)
+	case !c.secondary:
+		for _, l := range c.open {
+			g.names[l.id] = labelName(l.frame, labelCarried, 0)
+			c.carries = append(c.carries, g.names[l.id])
+		}
 	default:
 		g.want.unended += uint64(len(c.open))
 	}
@@ -162,13 +169,15 @@ func (g *bareGen) nameLabels(c *bareCB) {
 }
 
 // unlabel ends the innermost label open in c. With none (a label begun in
-// an earlier command buffer) it ends that one, which no recording can
-// time.
+// an earlier command buffer) it ends the innermost carried on the queue
+// when c runs.
 func (g *bareGen) unlabel(c *bareCB) {
 	g.op("unlabel %d", c.id)
 	if n := len(c.open); n > 0 {
 		c.open[n-1].ended = true
 		c.open = c.open[:n-1]
+	} else if !c.secondary {
+		c.marks++
 	}
 }
 
@@ -209,8 +218,40 @@ func (g *bareGen) ran(c *bareCB, sub int) {
 				g.want.subs[n] = append(s, sub)
 			}
 		}
+		g.carry(c, sub)
 	}
 	for _, s := range c.secs {
 		g.ran(s, sub)
 	}
+}
+
+// carry pairs an execution of c, in submission sub, with the labels
+// carried on its context: its marks end the innermost, then its own
+// carried labels go on.
+func (g *bareGen) carry(c *bareCB, sub int) {
+	if c.marks == 0 && len(c.carries) == 0 {
+		return
+	}
+	if g.carried == nil {
+		g.carried = map[bareCtx][]carriedWant{}
+	}
+	k := g.ctxOf(c)
+	st := g.carried[k]
+	for range c.marks {
+		if len(st) == 0 {
+			continue
+		}
+		e := st[len(st)-1]
+		st = st[:len(st)-1]
+		g.want.zones[e.name]++
+		g.want.across[e.name] = append(g.want.across[e.name], [2]int{e.sub, sub})
+	}
+	for _, n := range c.carries {
+		if len(st) == maxCarried {
+			st = st[1:]
+			g.want.unended++
+		}
+		st = append(st, carriedWant{name: n, sub: sub})
+	}
+	g.carried[k] = st
 }
