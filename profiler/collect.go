@@ -244,6 +244,9 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 			dst = dst[:len(dst)+1]
 			z = &dst[len(dst)-1]
 			z.Name, z.Frame, z.Family, z.Index = Name(r.Name), r.Frame, g.queue.Family, g.queue.Index
+			if r.Queue != 0 {
+				_, z.Index = g.trackOf(r.Queue)
+			}
 			z.Begin, z.End, z.Key, z.Work, z.Carried = r.Begin, r.End, r.Key, r.Work, r.Carried
 		}
 		hint := r.Host
@@ -266,6 +269,10 @@ func (g *GPU) convert(raw []querypool.Result, dst []ZoneResult, keep bool) ([]Zo
 		sp := &spans[len(spans)-1]
 		sp.Name, sp.Start, sp.End, sp.Frame = timeline.NameID(r.Name), s, e, r.Frame
 		sp.ErrNs, sp.Depth, sp.Key, sp.Work, sp.Across = uint32(min(errNs, math.MaxUint32)), depth, r.Key, r.Work, r.Carried
+		sp.Track = 0
+		if r.Queue != 0 {
+			sp.Track, _ = g.trackOf(r.Queue)
+		}
 		if r.Key == 0 && r.Submitted && !g.ownClock {
 			g.unlinked.Add(1) // on the timeline, without its arrow
 		}

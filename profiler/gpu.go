@@ -192,16 +192,21 @@ func (deviceClosedError) Is(target error) bool { return target == ErrClosed }
 
 // GPU is the profiling context of one VkQueue.
 type GPU struct {
-	p      *Profiler
-	dev    *vk.Device
-	queue  Queue
-	track  timeline.TrackID
-	src    *record.GPUSource // tells the recorder how far results are in
-	pool   *querypool.Pool
-	begin  vkg.PipelineStageFlagBits
-	end    vkg.PipelineStageFlagBits
-	labels bool
-	work   bool // counts pipeline statistics
+	p     *Profiler
+	dev   *vk.Device
+	queue Queue
+	track timeline.TrackID
+	src   *record.GPUSource // tells the recorder how far results are in
+	// others are the family's other queues SubmitOn was given, and
+	// their tracks: the pool's queue i+1 is others[i].
+	othersMu sync.RWMutex
+	others   []otherQueue
+	devName  string // the device's name on its tracks
+	pool     *querypool.Pool
+	begin    vkg.PipelineStageFlagBits
+	end      vkg.PipelineStageFlagBits
+	labels   bool
+	work     bool // counts pipeline statistics
 	// extra: labels or work; the zone path tests it alone.
 	extra bool
 	// czones are the zone paths Recording.C handed to C, by command
@@ -374,7 +379,7 @@ func (p *Profiler) GPU(dev *Device, q Queue, o GPUOptions) (*GPU, error) {
 	p.mu.Lock()
 	name, st := p.seatFor(dev.d)
 	p.mu.Unlock()
-	g.seat = st
+	g.seat, g.devName = st, name
 	g.track = p.rec.QueueTrack(timeline.Queue{Device: name, Family: q.Family, Index: q.Index, Flags: q.Flags.String()})
 	g.src = p.rec.GPUSource(g.track)
 	g.ownClock = cal.Clock != ClockMonotonic
@@ -504,7 +509,10 @@ func (g *GPU) Submit(s Span, cmds ...vkg.CommandBuffer) {
 
 // submitted notes cmds as one submission of the current frame and returns
 // its key.
-func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 {
+func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 { return g.submittedOn(0, cmds) }
+
+// submittedOn is submitted for a submission to the pool's queue queue.
+func (g *GPU) submittedOn(queue uint32, cmds []vkg.CommandBuffer) uint64 {
 	key := nextKey.Add(1)
 	if g.state.Load() != stateOpen {
 		return key
@@ -514,8 +522,77 @@ func (g *GPU) submitted(cmds []vkg.CommandBuffer) uint64 {
 	// made 1 frame in 100 several times slower under the layer. The pool
 	// takes both notes under its own lock, and a collection takes its
 	// books with its read (Pool.Took).
-	g.pool.Submit(g.p.rec.LastFrame(), g.frame.Load(), key, cmds)
+	g.pool.SubmitOn(g.p.rec.LastFrame(), g.frame.Load(), key, queue, cmds)
 	return key
+}
+
+// SubmitOn is Submit for a submission to q, another queue of the
+// context's family (from Device.Queue): the recordings (Record) it names
+// ran on q, and their zones go on q's track, as do the zones carried
+// across command buffers (Recording.EndKeepingOpen), which pair on the
+// queue they ran on. It is for code that records command buffers before
+// it knows which queue of a family will run them (Framescope's layer
+// does); code that knows makes a context for each queue. A frame's zones
+// (BeginFrame) stay on the context's track. For q the context's own
+// queue, or one the device lacks or of another family, it is Submit.
+func (g *GPU) SubmitOn(q Queue, s Span, cmds ...vkg.CommandBuffer) {
+	s.s.Submitted(g.submittedOn(g.queueCode(q), cmds))
+}
+
+// otherQueue is a queue of the context's family other than its own, with
+// its track.
+type otherQueue struct {
+	index uint32
+	track timeline.TrackID
+}
+
+// queueCode returns the pool's number of q (SubmitOn): 0 for the
+// context's own, or one it does not take; i+1 for others[i], which it
+// adds on first use, with its track.
+func (g *GPU) queueCode(q Queue) uint32 {
+	if q.Family != g.queue.Family || q.Index == g.queue.Index {
+		return 0
+	}
+	g.othersMu.RLock()
+	for i, o := range g.others {
+		if o.index == q.Index {
+			g.othersMu.RUnlock()
+			return uint32(i) + 1
+		}
+	}
+	g.othersMu.RUnlock()
+	if g.state.Load() != stateOpen {
+		return 0
+	}
+	k, err := (&Device{d: g.dev}).resolve(Queue{Family: q.Family, Index: q.Index})
+	if err != nil {
+		return 0
+	}
+	g.othersMu.Lock()
+	defer g.othersMu.Unlock()
+	for i, o := range g.others {
+		if o.index == q.Index {
+			return uint32(i) + 1
+		}
+	}
+	t := g.p.rec.QueueTrack(timeline.Queue{Device: g.devName, Family: k.Family, Index: k.Index, Flags: k.Flags.String()})
+	g.others = append(g.others, otherQueue{index: k.Index, track: t})
+	return uint32(len(g.others))
+}
+
+// trackOf returns the track of the pool's queue code (0: the context's
+// own, given as 0 to the recorder) and the queue's index.
+func (g *GPU) trackOf(code uint32) (timeline.TrackID, uint32) {
+	if code == 0 {
+		return 0, g.queue.Index
+	}
+	g.othersMu.RLock()
+	defer g.othersMu.RUnlock()
+	if int(code) > len(g.others) {
+		return 0, g.queue.Index
+	}
+	o := g.others[code-1]
+	return o.track, o.index
 }
 
 // Stats returns the context's counters. It waits for a collection under

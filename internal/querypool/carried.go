@@ -22,9 +22,9 @@ import (
 // of the two executions to be lost, if either is; it is Unended if no
 // mark ever takes it, or once maxCarried newer ones are carried above it.
 //
-// The pool is one queue's, so the stack is the queue's; the Profiler's
-// layer shares a pool among the queues of a family, where labels carried
-// on two queues of one family at once pair in the order of submission.
+// Each queue that runs the pool's command buffers (SubmitOn's numbering)
+// has a stack of its own: a label carried on one queue is ended on that
+// queue.
 
 // maxCarried bounds the zones carried at once: a program that leaves a
 // zone open in a command buffer it runs every frame, and never ends it,
@@ -34,6 +34,7 @@ const maxCarried = 64
 // carried is one execution's carried zone.
 type carried struct {
 	name       uint32
+	queue      uint32 // its begin's execution's
 	cmd        uint64 // the command buffer it began in
 	frame, key uint64 // its begin's execution
 	host       int64
@@ -91,29 +92,34 @@ func (r *recording) isMark(j uint32) bool {
 // zones go on. The caller holds p.mu.
 func (p *Pool) carryRunLocked(r *recording, x *execution, cmd uint64) {
 	r.runCloses, r.runOpens = r.runCloses[:0], r.runOpens[:0]
+	if p.carryStacks == nil {
+		p.carryStacks = map[uint32][]*carried{}
+	}
+	st := p.carryStacks[x.queue]
 	for range r.marks {
-		n := len(p.carryStack)
+		n := len(st)
 		if n == 0 {
 			r.runCloses = append(r.runCloses, nil) // nothing carried: the mark ends nothing
 			continue
 		}
-		c := p.carryStack[n-1]
-		p.carryStack[n-1] = nil
-		p.carryStack = p.carryStack[:n-1]
+		c := st[n-1]
+		st[n-1] = nil
+		st = st[:n-1]
 		c.taken = true
 		r.runCloses = append(r.runCloses, c)
 	}
 	for _, pr := range r.carries {
-		c := &carried{name: pr.name, cmd: cmd, frame: x.frame, key: x.key, host: x.host}
-		if len(p.carryStack) == maxCarried {
-			p.loseCarried(p.carryStack[0], &p.unended)
-			p.carryStack = slices.Delete(p.carryStack, 0, 1)
+		c := &carried{name: pr.name, queue: x.queue, cmd: cmd, frame: x.frame, key: x.key, host: x.host}
+		if len(st) == maxCarried {
+			p.loseCarried(st[0], &p.unended)
+			st = slices.Delete(st, 0, 1)
 		}
-		p.carryStack = append(p.carryStack, c)
+		st = append(st, c)
 		p.carryLive = append(p.carryLive, c)
 		p.carryOpen++
 		r.runOpens = append(r.runOpens, c)
 	}
+	p.carryStacks[x.queue] = st
 }
 
 // carryReadLocked takes an execution's carried begins and marks' ends
@@ -155,7 +161,7 @@ func (p *Pool) deliverCarried(c *carried) {
 	c.done = true
 	p.carryOpen--
 	p.ready = append(p.ready, Result{Frame: c.frame, Host: c.host, Name: c.name, Cmd: 0,
-		Begin: c.begin, End: c.end, Key: c.key, Submitted: true, Carried: true})
+		Begin: c.begin, End: c.end, Key: c.key, Submitted: true, Carried: true, Queue: c.queue})
 	p.collected.Add(1)
 	p.pruneCarried()
 }
@@ -207,6 +213,5 @@ func (p *Pool) finishCarriedLocked() {
 			p.loseCarried(c, &p.unended)
 		}
 	}
-	clear(p.carryStack)
-	p.carryStack = p.carryStack[:0]
+	p.carryStacks = nil
 }

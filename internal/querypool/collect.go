@@ -572,7 +572,7 @@ func (p *Pool) harvestRun(s *Slot, meta []pairMeta, vals []uint64, j int, seq ui
 		x := &ready[len(ready)-1]
 		x.Frame, x.Host, x.Name, x.Seq, x.Cmd = s.frame, s.host, m.name, seq+uint32(j), cmd
 		x.Begin, x.End = r[0]&p.mask, r[2]&p.mask
-		x.Key, x.Submitted, x.Carried = key, s.submitted, false
+		x.Key, x.Submitted, x.Carried, x.Queue = key, s.submitted, false, 0
 	}
 	return j, ready
 }

@@ -166,9 +166,12 @@ type Result struct {
 	Key       uint64
 	Submitted bool
 	// Carried marks a zone carried from one recording to a later one
-	// (EndRecordingCarry): Cmd is 0, Seq 0, Frame, Host and Key its
-	// begin's execution's.
+	// (EndRecordingCarry): Cmd is 0, Seq 0, Frame, Host, Key and Queue
+	// its begin's execution's.
 	Carried bool
+	// Queue is the queue a recording's execution ran on (SubmitOn); 0,
+	// the pool's own, for every other pair.
+	Queue uint32
 	// Work is the pair's work, with Config.Stats; nil without.
 	Work *timeline.Work
 }
@@ -250,12 +253,12 @@ type Pool struct {
 	nrecs   atomic.Int32
 	open    atomic.Pointer[map[uint64]*openSlot]
 	running []*recording
-	// Carried zones (carried.go), under mu: the queue's stack of them,
-	// those not yet settled (and some settled, pruned now and then), and
-	// how many are not.
-	carryStack []*carried
-	carryLive  []*carried
-	carryOpen  int
+	// Carried zones (carried.go), under mu: each queue's stack of them
+	// (SubmitOn's numbering), those not yet settled (and some settled,
+	// pruned now and then), and how many are not.
+	carryStacks map[uint32][]*carried
+	carryLive   []*carried
+	carryOpen   int
 	// over are the command buffers whose recording was refused
 	// (overrec.go); nover their number, for Submit.
 	over        map[uint64]*overRec
@@ -649,9 +652,18 @@ func (p *Pool) endFrameLocked() {
 // frame: the frame has no slot (its zones were refused), or it already
 // has MaxSubmitted.
 func (p *Pool) Submit(last, frame, key uint64, cmds []vkg.CommandBuffer) (missed int) {
+	return p.SubmitOn(last, frame, key, 0, cmds)
+}
+
+// SubmitOn is Submit for a submission to queue, as the caller numbers
+// the queues that run the pool's command buffers: 0 is the pool's own.
+// The recordings' executions it names are that queue's: their results
+// say it (Result.Queue), and the zones they carry across command buffers
+// pair on it.
+func (p *Pool) SubmitOn(last, frame, key uint64, queue uint32, cmds []vkg.CommandBuffer) (missed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.executedLocked(last, key, cmds)
+	p.executedLocked(last, key, queue, cmds)
 	return p.submittedLocked(frame, key, cmds)
 }
 

@@ -79,6 +79,7 @@ type recPair struct{ j, name uint32 }
 // execution is one submission of a recording.
 type execution struct {
 	frame, key uint64
+	queue      uint32 // SubmitOn's
 	begun      uint64 // the frame it was submitted in, on the clock of Pool.frames (Advance)
 	host       int64  // Config.Now then
 	overlapped bool   // submitted while the one before had not finished
@@ -391,7 +392,7 @@ func (p *Pool) copyOpen(k uint64, e *openSlot) {
 // application's frame, carry the recordings among them: each is one
 // execution (Submit). Cheap when the pool has no recording. The caller
 // holds p.mu.
-func (p *Pool) executedLocked(frame, key uint64, cmds []vkg.CommandBuffer) {
+func (p *Pool) executedLocked(frame, key uint64, queue uint32, cmds []vkg.CommandBuffer) {
 	if p.closed.Load() || (p.nrecs.Load() == 0 && p.nover.Load() == 0) {
 		return
 	}
@@ -407,7 +408,7 @@ func (p *Pool) executedLocked(frame, key uint64, cmds []vkg.CommandBuffer) {
 			p.retireLocked(r)
 			p.forgetLocked(r)
 		default:
-			p.executeLocked(r, frame, key)
+			p.executeLocked(r, frame, key, queue)
 		}
 	}
 }
@@ -441,7 +442,7 @@ func (p *Pool) forgetLocked(r *recording) {
 // executeLocked notes an execution of r. Its last one has completed, if
 // the application keeps Vulkan's rules: it is read now. The caller holds
 // p.mu.
-func (p *Pool) executeLocked(r *recording, frame, key uint64) {
+func (p *Pool) executeLocked(r *recording, frame, key uint64, queue uint32) {
 	// The last one may still run (readRunLocked's word): its copy may land
 	// after the values are read and cleared, so this one's cannot be told
 	// from it. An execution counted so leaves the next counted too, until
@@ -451,7 +452,7 @@ func (p *Pool) executeLocked(r *recording, frame, key uint64) {
 	if p.cfg.Now != nil {
 		host = p.cfg.Now()
 	}
-	r.runv = execution{frame: frame, key: key, begun: max(p.frames, frame), host: host, overlapped: overlapped}
+	r.runv = execution{frame: frame, key: key, queue: queue, begun: max(p.frames, frame), host: host, overlapped: overlapped}
 	r.run = &r.runv
 	r.ran, r.everRan = true, true
 	if r.open {
@@ -569,7 +570,7 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 			v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
 			z := &p.ready[n0+i]
 			z.Frame, z.Host, z.Name, z.Seq, z.Cmd = x.frame, x.host, pr.name, uint32(i), r.cmd
-			z.Begin, z.End, z.Key, z.Submitted, z.Work, z.Carried = v[0]&p.mask, v[2]&p.mask, x.key, true, nil, false
+			z.Begin, z.End, z.Key, z.Submitted, z.Work, z.Carried, z.Queue = v[0]&p.mask, v[2]&p.mask, x.key, true, nil, false, x.queue
 		}
 		p.collected.Add(n)
 		p.carryReadLocked(r, vals)

@@ -28,6 +28,10 @@ type GPUSpan struct {
 	// zones, nested among themselves: never the queue track, whose
 	// command buffers' zones it crosses.
 	Across bool
+	// Track is the queue the zone ran on (QueueTrack), where its source
+	// times zones of several queues (the same device's): 0 for the
+	// source's own.
+	Track timeline.TrackID
 	// Key is the submission that carried the zone (see [OpenSpan.Submitted]);
 	// 0 for none.
 	Key uint64
@@ -360,11 +364,15 @@ func (r *Recorder) addGPUSpans(track timeline.TrackID, spans []GPUSpan) error {
 	var bad, full int
 	for i := range buf {
 		g := &buf[i]
-		if g.End < g.Start || int(g.Name) >= len(r.names) {
+		q := qs
+		if g.Track != 0 && g.Track != track {
+			q = r.queueOf[g.Track]
+		}
+		if q == nil || g.End < g.Start || int(g.Name) >= len(r.names) {
 			bad++
 			continue
 		}
-		if !r.placeGPU(qs, g) {
+		if !r.placeGPU(q, g) {
 			full++
 		}
 	}

@@ -141,9 +141,11 @@ func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 }
 
 // submit names the submission's command buffers, and the secondaries
-// they execute, to their contexts, with the submit span's arrow. It runs
-// inside the program's vkQueueSubmit, and allocates nothing once its
-// scratch has grown to the program's submissions.
+// they execute, to their contexts, with the submit span's arrow, as run
+// on queue: a context is a family's, and its zones go on the track of
+// the queue that ran them (GPU.SubmitOn). It runs inside the program's
+// vkQueueSubmit, and allocates nothing once its scratch has grown to the
+// program's submissions.
 func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer) {
 	sp, ok := l.cpu.get(span)
 	if !ok {
@@ -151,6 +153,7 @@ func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer)
 	}
 	b := submits.Get().(*submitBatch)
 	l.mu.Lock()
+	q := l.queues[queue].q // unknown: the zero Queue, which SubmitOn takes as the context's own
 	for _, c := range cmds {
 		s := l.cmds[c]
 		if s == nil || s.gpu == nil {
@@ -165,7 +168,7 @@ func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer)
 	}
 	l.mu.Unlock()
 	for i, g := range b.gpus {
-		g.Submit(sp, b.cmds[i]...)
+		g.SubmitOn(q, sp, b.cmds[i]...)
 	}
 	b.reset()
 	submits.Put(b)

@@ -19,7 +19,7 @@ type layer struct {
 	p       *profiler.Profiler
 	out     *output
 	devices map[unsafe.Pointer]*device // by VkDevice
-	queues  map[unsafe.Pointer]*device // by VkQueue
+	queues  map[unsafe.Pointer]queueOf // by VkQueue
 	pools   map[uint64]uint32          // VkCommandPool: its queue family
 	cmds    map[unsafe.Pointer]*cmdState
 	names   names
@@ -46,7 +46,7 @@ type layer struct {
 
 var the = &layer{
 	devices: map[unsafe.Pointer]*device{},
-	queues:  map[unsafe.Pointer]*device{},
+	queues:  map[unsafe.Pointer]queueOf{},
 	pools:   map[uint64]uint32{},
 	cmds:    map[unsafe.Pointer]*cmdState{},
 }
@@ -190,7 +190,7 @@ func (l *layer) deviceDestroyed(dev unsafe.Pointer) {
 	d := l.devices[dev]
 	delete(l.devices, dev)
 	for q, qd := range l.queues {
-		if qd == d {
+		if qd.d == d {
 			delete(l.queues, q)
 		}
 	}
@@ -210,11 +210,17 @@ func (l *layer) deviceDestroyed(dev unsafe.Pointer) {
 	}
 }
 
+// queueOf is a VkQueue's device, family and index.
+type queueOf struct {
+	d *device
+	q profiler.Queue
+}
+
 func (l *layer) queue(dev, q unsafe.Pointer, family, index uint32) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if d := l.devices[dev]; d != nil {
-		l.queues[q] = d
+		l.queues[q] = queueOf{d: d, q: profiler.Queue{Family: family, Index: index}}
 	}
 }
 

@@ -174,7 +174,7 @@ type bareGen struct {
 	begun     map[bareCtx]int
 	want      bareWant
 	crossed   bool // a label was ended in a later primary
-	carried   map[bareCtx][]carriedWant
+	carried   map[carryQueue][]carriedWant
 	names     []string // the labels' names, by bareLabel.id: written into the script at its end
 	shape     Shape
 	labels    map[string]bool // the distinct label names the program begins
@@ -209,7 +209,14 @@ type bareCB struct {
 	marks   int
 }
 
-// carriedWant is a label carried on a context, and the submission that
+// carryQueue is a queue of a context (a device's family): the labels
+// carried on it pair on it alone.
+type carryQueue struct {
+	ctx bareCtx
+	q   int
+}
+
+// carriedWant is a label carried on a queue, and the submission that
 // began it.
 type carriedWant struct {
 	name string

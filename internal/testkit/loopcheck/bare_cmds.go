@@ -207,9 +207,10 @@ func (g *bareGen) execute(c *bareCB, secs []*bareCB) {
 	c.secs = append(c.secs, secs...)
 }
 
-// ran notes an execution of c in submission sub: each zone of its
-// recording once more, and those of the secondaries it executes.
-func (g *bareGen) ran(c *bareCB, sub int) {
+// ran notes an execution of c in submission sub on queue q (-1: the
+// second device's): each zone of its recording once more, and those of
+// the secondaries it executes.
+func (g *bareGen) ran(c *bareCB, sub, q int) {
 	c.ran = true
 	if !c.refused {
 		for _, n := range c.names {
@@ -218,24 +219,24 @@ func (g *bareGen) ran(c *bareCB, sub int) {
 				g.want.subs[n] = append(s, sub)
 			}
 		}
-		g.carry(c, sub)
+		g.carry(c, sub, q)
 	}
 	for _, s := range c.secs {
-		g.ran(s, sub)
+		g.ran(s, sub, q)
 	}
 }
 
-// carry pairs an execution of c, in submission sub, with the labels
-// carried on its context: its marks end the innermost, then its own
-// carried labels go on.
-func (g *bareGen) carry(c *bareCB, sub int) {
+// carry pairs an execution of c, in submission sub on queue q, with the
+// labels carried on that queue: its marks end the innermost, then its
+// own carried labels go on.
+func (g *bareGen) carry(c *bareCB, sub, q int) {
 	if c.marks == 0 && len(c.carries) == 0 {
 		return
 	}
 	if g.carried == nil {
-		g.carried = map[bareCtx][]carriedWant{}
+		g.carried = map[carryQueue][]carriedWant{}
 	}
-	k := g.ctxOf(c)
+	k := carryQueue{g.ctxOf(c), q}
 	st := g.carried[k]
 	for range c.marks {
 		if len(st) == 0 {

@@ -324,7 +324,7 @@ func (g *bareGen) twinFrame(f int) {
 	g.ids.sub++
 	g.twinSub = g.ids.sub
 	g.op("twinsubmit %d", g.twinSub)
-	g.ran(c, g.twinSub)
+	g.ran(c, g.twinSub, -1)
 }
 
 func (g *bareGen) twinWait() {

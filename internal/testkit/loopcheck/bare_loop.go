@@ -246,7 +246,7 @@ func (g *bareGen) submit(q int, cbs []*bareCB, wait int, waitAt uint64, signal i
 		strconv.Itoa(signal), strconv.FormatUint(signalAt, 10), strconv.Itoa(fence), strconv.Itoa(len(cbs))}
 	for _, c := range cbs {
 		line = append(line, strconv.Itoa(c.id))
-		g.ran(c, g.ids.sub)
+		g.ran(c, g.ids.sub, q)
 	}
 	g.op("%s", strings.Join(line, " "))
 	return g.ids.sub
