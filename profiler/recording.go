@@ -45,8 +45,10 @@ type Recording struct {
 // recording of its own. An execution named by Submit that never
 // runs is counted Unsubmitted; one submitted without Submit is not seen,
 // and the next execution's results may be taken for it. Zones in a
-// recording must end in it. Record refuses, keeping the error for
-// [GPU.Err], with PipelineStatistics (not yet), on a transfer-only queue
+// recording must end in it (but see EndKeepingOpen). With
+// GPUOptions.PipelineStatistics, each execution's zones have the work
+// they did, as a frame's do. Record refuses, keeping the error for
+// [GPU.Err], on a transfer-only queue
 // (but see RecordOnce), and past 256 recordings: the zones recorded into
 // cmd until End are then refused and counted (NoFrame), once for each
 // execution of cmd that Submit names.

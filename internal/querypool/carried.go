@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -160,8 +161,13 @@ func (p *Pool) deliverCarried(c *carried) {
 	}
 	c.done = true
 	p.carryOpen--
+	var wk *timeline.Work
+	if p.cfg.Stats != 0 { // one chain a command buffer: no count spans two
+		wk = &timeline.Work{Stats: p.cfg.Stats, Missing: timeline.WorkElsewhere}
+		p.workMissing[timeline.WorkElsewhere].Add(1)
+	}
 	p.ready = append(p.ready, Result{Frame: c.frame, Host: c.host, Name: c.name, Cmd: 0,
-		Begin: c.begin, End: c.end, Key: c.key, Submitted: true, Carried: true, Queue: c.queue})
+		Begin: c.begin, End: c.end, Key: c.key, Submitted: true, Carried: true, Queue: c.queue, Work: wk})
 	p.collected.Add(1)
 	p.pruneCarried()
 }

@@ -40,7 +40,6 @@ const MaxRecordings = 256
 // Errors from BeginRecording.
 var (
 	ErrRecordingNoCopy = errors.New("querypool: a recording needs vkCmdCopyQueryPoolResults, which this queue may not record (transfer-only), unless its command buffer runs once (BeginRecordingOnce) on a device with host query reset")
-	ErrRecordingStats  = errors.New("querypool: recordings do not count pipeline statistics yet")
 	ErrRecordingCount  = fmt.Errorf("querypool: more than %d recordings at once", MaxRecordings)
 )
 
@@ -129,8 +128,6 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	switch {
 	case p.closed.Load():
 		return ErrClosed
-	case p.cfg.Stats != 0:
-		return ErrRecordingStats
 	}
 	k := cmdKey(cmd)
 	r := p.recs[k]
@@ -192,6 +189,11 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	} else {
 		p.dev.CmdResetQueryPool(cmd, s.pool, 0, reset)
 	}
+	if w := s.work; w != nil && !p.cfg.NoCopy { // a transfer-only queue counts no statistics
+		clear(w.buf.Uint64s()[:w.used()*(w.n+1)])
+		w.next.Store(0)
+		p.dev.CmdResetQueryPool(cmd, w.pool, 0, w.cap)
+	}
 	s.state.Store(slotRecording)
 	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
 	r.carries, r.marks = r.carries[:0], r.marks[:0]
@@ -215,9 +217,20 @@ func (p *Pool) endRecording(cmd vkg.CommandBuffer, carry bool) {
 		p.dropOpen(k)
 		return
 	}
+	if r.s.work != nil {
+		p.endCounts(cmd) // no statistics query may be active at the command buffer's end
+	}
 	p.closeLocked(r, true, carry)
 	if n := r.s.usedNow(); n > 0 && !p.closed.Load() && !p.cfg.NoCopy {
-		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, true)
+		w := r.s.work
+		segs := uint32(0)
+		if w != nil {
+			segs = w.used()
+		}
+		p.dev.CmdCopyQueries(cmd, r.s.pool, 0, n, r.s.block.buf.Buffer, true, segs == 0)
+		if segs > 0 {
+			p.dev.CmdCopyStats(cmd, w.pool, 0, segs, w.n, w.buf.Buffer, false, true)
+		}
 	}
 }
 
@@ -572,6 +585,10 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 			z.Frame, z.Host, z.Name, z.Seq, z.Cmd = x.frame, x.host, pr.name, uint32(i), r.cmd
 			z.Begin, z.End, z.Key, z.Submitted, z.Work, z.Carried, z.Queue = v[0]&p.mask, v[2]&p.mask, x.key, true, nil, false, x.queue
 		}
+		if r.s.work != nil {
+			r.s.fromCopy = !p.cfg.NoCopy
+			p.harvestWorkOf(r.s, p.ready[n0:], r.pairs)
+		}
 		p.collected.Add(n)
 		p.carryReadLocked(r, vals)
 	case why == runFinal:
@@ -584,6 +601,9 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	r.run = nil
 	if why != runRecord { // else BeginRecording clears them, or the slot goes
 		clear(vals[:2*r.wrote]) // a copy writes no further
+		if w := r.s.work; w != nil {
+			clear(w.buf.Uint64s()[:w.used()*(w.n+1)])
+		}
 	}
 	return !running
 }

@@ -311,7 +311,12 @@ type workScratch struct {
 // harvestWork gives each result of rs, harvested from s, its work: the
 // sum of its segments, from running totals along each chain. The caller
 // holds p.mu.
-func (p *Pool) harvestWork(s *Slot, rs []Result) {
+func (p *Pool) harvestWork(s *Slot, rs []Result) { p.harvestWorkOf(s, rs, nil) }
+
+// harvestWorkOf is harvestWork for results whose pairs are given (a
+// recording's execution, pairs[i] result i's), or, with none, are their
+// Seq in the slot's frame.
+func (p *Pool) harvestWorkOf(s *Slot, rs []Result, pairs []recPair) {
 	w := s.work
 	if w == nil || len(rs) == 0 {
 		return
@@ -346,7 +351,11 @@ func (p *Pool) harvestWork(s *Slot, rs []Result) {
 	for i := range rs {
 		wk := &works[i]
 		wk.Stats = p.cfg.Stats
-		if wk.Missing = p.workOf(s, rs[i].Seq*2, g, used, idx[:n], &wk.Count); wk.Missing != timeline.WorkCounted {
+		q := rs[i].Seq * 2
+		if pairs != nil {
+			q = 2 * pairs[i].j
+		}
+		if wk.Missing = p.workOf(s, q, g, used, idx[:n], &wk.Count); wk.Missing != timeline.WorkCounted {
 			p.workMissing[wk.Missing].Add(1)
 		}
 		rs[i].Work = wk

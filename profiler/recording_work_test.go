@@ -1,0 +1,85 @@
+package profiler
+
+import (
+	"testing"
+
+	"github.com/framescope/framescope/internal/vk"
+	"github.com/framescope/framescope/timeline"
+)
+
+// A recording's zones count their work at every execution, as a frame's
+// do, nested ones too (here an empty command buffer's: none of anything,
+// but counted); a zone carried to a later command buffer has none, for no
+// count spans two (WorkElsewhere). The validation layer says nothing of
+// the statistics queries the recordings reset, run and copy.
+func TestRecordingsCountWork(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{PipelineStatistics: timeline.AllPipelineStats, FramesInFlight: 1})
+	if err := r.g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	p, g, q := r.p, r.g, r.q
+	a, b := q.Cmd(), q.Cmd()
+	q.End(a, b)
+	q.BeginWith(a, 0)
+	rec := g.Record(a)
+	outer := g.Zone(a, p.Name("outer"))
+	g.Zone(a, p.Name("inner")).End()
+	outer.End()
+	g.Zone(a, p.Name("carried")) // ended in b
+	rec.EndKeepingOpen()
+	q.End(a)
+	q.BeginWith(b, 0)
+	rb := g.Record(b)
+	g.Zone(b, p.Name("after")).End()
+	rb.EndCarried()
+	rb.End()
+	q.End(b)
+	main := p.CPUTrack("main")
+	submit := p.Name("submit")
+	const runs = 3
+	fence := q.Fence()
+	var zs []ZoneResult
+	for range runs {
+		p.BeginFrame()
+		s := main.Span(submit)
+		g.Submit(s, a, b)
+		q.Resubmit(fence, a, b)
+		q.Wait(fence)
+		s.End()
+		p.EndFrame()
+		zs = g.Collect(zs)
+	}
+	p.BeginFrame() // the last frame waited for: its executions are read
+	p.EndFrame()
+	zs, err := g.Drain(zs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.Stats(); st.Drops != (timeline.Drops{Work: runs}) {
+		t.Errorf("drops %+v, want the carried zones' counts alone (work %d)", st.Drops, runs)
+	}
+	got := map[string]map[string]int{}
+	for _, z := range zs {
+		k := p.rec.NameOf(z.Name)
+		if got[k] == nil {
+			got[k] = map[string]int{}
+		}
+		m := "nil"
+		if z.Work != nil {
+			m = z.Work.Missing.String()
+			if z.Work.Missing == timeline.WorkCounted && z.Work.Stats != g.pool.Config().Stats {
+				t.Errorf("%s counts %v, its context %v", k, z.Work.Stats, g.pool.Config().Stats)
+			}
+		}
+		got[k][m]++
+	}
+	counted, elsewhere := timeline.WorkCounted.String(), timeline.WorkElsewhere.String()
+	for name, want := range map[string]string{"outer": counted, "inner": counted, "after": counted, "carried": elsewhere} {
+		if got[name][want] != runs || len(got[name]) != 1 {
+			t.Errorf("%s: %v, want %d %s", name, got[name], runs, want)
+		}
+	}
+}
