@@ -43,6 +43,7 @@ type runOptions struct {
 	frameEvery, window   uint
 	cpuBudget, gpuBudget time.Duration
 	renderStages, draws  bool
+	work                 bool
 }
 
 // The bounds of run's flags (the layer's own, layer/lib/config.go).
@@ -134,6 +135,7 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	fs.DurationVar(&o.cpuBudget, "cpu-budget", 0, "with -window: write each frame over this CPU time, with the window before it, beside FILE (FILE-over-FRAME.perfetto-trace, 16 at most)")
 	fs.DurationVar(&o.gpuBudget, "gpu-budget", 0, "with -window: the same for GPU time")
 	fs.BoolVar(&o.draws, "draws", false, "also a zone for each draw and dispatch command (a zone costs more than a small draw)")
+	fs.BoolVar(&o.work, "work", false, "also count each zone's work: the pipeline statistics its queue offers (vertices, primitives, shader invocations), where the device has pipelineStatisticsQuery, which the layer enables; each zone then costs a call into Go")
 	fs.BoolVar(&o.renderStages, "render-stages", true, "also write GPU zones as Perfetto's own GPU render stages and counters (ui.perfetto.dev's GPU group)")
 	fs.StringVar(&o.live, "live", "", "serve the live view on this address (such as 127.0.0.1:6060) at /debug/framescope/")
 	fs.StringVar(&o.layer, "layer", "", "the `DIR` that make layer built (default: $FRAMESCOPE_LAYER, or this executable's directory)")
@@ -178,6 +180,7 @@ func (o runOptions) env(runDir string) []string {
 		fmt.Sprintf("FRAMESCOPE_WINDOW=%d", o.window),
 		fmt.Sprintf("FRAMESCOPE_RENDER_STAGES=%t", o.renderStages),
 		fmt.Sprintf("FRAMESCOPE_DRAWS=%d", map[bool]int{false: 0, true: 1}[o.draws]),
+		fmt.Sprintf("FRAMESCOPE_WORK=%d", map[bool]int{false: 0, true: 1}[o.work]),
 		"FRAMESCOPE_LIVE=" + o.live}
 	if o.cpuBudget > 0 {
 		e = append(e, "FRAMESCOPE_CPU_BUDGET="+o.cpuBudget.String())

@@ -63,6 +63,7 @@ type recording struct {
 	// again resets, and clears the host copy of, the first wrote only.
 	wrote   uint32
 	everRan bool
+	segs    uint32 // likewise, the most statistics segments (Config.Stats)
 	// Carried zones (carried.go): the pairs left open at an
 	// EndRecordingCarry, outermost first, and the marks (EndCarried)
 	// recorded, in order; runOpens and runCloses are the latest
@@ -192,7 +193,11 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	if w := s.work; w != nil && !p.cfg.NoCopy { // a transfer-only queue counts no statistics
 		clear(w.buf.Uint64s()[:w.used()*(w.n+1)])
 		w.next.Store(0)
-		p.dev.CmdResetQueryPool(cmd, w.pool, 0, w.cap)
+		segs := w.cap // as the queries: all at first, then those a recording used
+		if r.everRan {
+			segs = max(r.segs, 1)
+		}
+		p.dev.CmdResetQueryPool(cmd, w.pool, 0, segs)
 	}
 	s.state.Store(slotRecording)
 	r.open, r.pairs, r.run, r.early, r.ran = true, r.pairs[:0], nil, 0, false
@@ -291,6 +296,9 @@ func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	s.abandon(used)
 	g = s.gen.Load()
 	r.wrote = max(r.wrote, used)
+	if s.work != nil {
+		r.segs = max(r.segs, s.work.used())
+	}
 	return used, g
 }
 

@@ -108,14 +108,35 @@ func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
 // zoneBegin begins a zone the C half could not: past its stack, refused
 // by the recording's zone path, or in a command buffer that is no
 // recording (a secondary that continues a render pass), where Zone
-// refuses it and counts it (no_frame).
+// refuses it and counts it (no_frame); and, where the context counts
+// each zone's work (framescope run -work), every zone, with the zone path
+// off. A zone begun inside a render pass or rendering instance says so
+// (ZoneInRenderPass): a statistics query begun outside one may not end
+// inside it.
 func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
 	s := l.state(cmd)
 	if s == nil || s.gpu == nil {
 		return // no context: the device could not be profiled, as the layer said
 	}
 	name := l.name(label, kind)
-	s.open = append(s.open, openZone{z: s.gpu.Zone(vkg.CommandBuffer(cmd), name), kind: kind})
+	var z profiler.Zone
+	if s.inRenderPass() {
+		z = s.gpu.ZoneInRenderPass(vkg.CommandBuffer(cmd), name)
+	} else {
+		z = s.gpu.Zone(vkg.CommandBuffer(cmd), name)
+	}
+	s.open = append(s.open, openZone{z: z, kind: kind})
+}
+
+// inRenderPass reports whether a render pass or rendering instance is
+// open among the command buffer's zones through Go.
+func (s *cmdState) inRenderPass() bool {
+	for _, o := range s.open {
+		if o.kind == zoneRenderPass || o.kind == zoneRendering {
+			return true
+		}
+	}
+	return false
 }
 
 // zoneEnd ends the innermost open zone of kind: labels and render passes

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/framescope/framescope/profiler"
+	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -115,7 +116,10 @@ func (l *layer) deviceCreated(instance, physical, dev unsafe.Pointer, chain prof
 		CalibratedTimestamps: flags&2 != 0,
 		DebugUtils:           flags&4 != 0,
 		Properties2:          flags&8 != 0,
-		APIVersion:           api,
+		// Enabled by the layer with FRAMESCOPE_WORK=1 (framescope run
+		// -work), where the device supports it.
+		PipelineStatisticsQuery: flags&16 != 0,
+		APIVersion:              api,
 	}
 	for i, f := range families {
 		for q := range counts[i] {
@@ -168,7 +172,11 @@ func (l *layer) context(d *device, family uint32) *profiler.GPU {
 	var g *profiler.GPU
 	q, err := dev.Queue(family, 0)
 	if err == nil {
-		g, err = p.GPU(dev, q, profiler.GPUOptions{FramesInFlight: 16, QueriesPerFrame: recordingQueries})
+		o := profiler.GPUOptions{FramesInFlight: 16, QueriesPerFrame: recordingQueries}
+		if d.existing.PipelineStatisticsQuery {
+			o.PipelineStatistics = statsOf(q.Flags)
+		}
+		g, err = p.GPU(dev, q, o)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "framescope layer: queue family %d: %v: its zones are not profiled\n", family, err)
@@ -299,4 +307,18 @@ func (l *layer) state(cmd unsafe.Pointer) *cmdState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cmds[cmd]
+}
+
+// statsOf is every pipeline statistic a queue of a family with flags can
+// count: the graphics ones on a graphics queue, compute invocations on a
+// compute queue, none on a transfer-only one.
+func statsOf(flags profiler.QueueFlags) profiler.PipelineStats {
+	var st profiler.PipelineStats
+	if flags.Has(profiler.QueueGraphics) {
+		st |= timeline.GraphicsPipelineStats
+	}
+	if flags.Has(profiler.QueueCompute) {
+		st |= timeline.ComputeShaderInvocations
+	}
+	return st
 }

@@ -1,7 +1,8 @@
 // Device creation: the layer asks for calibrated timestamps and host query
 // reset where the physical device offers them and the program did not,
-// so that every program gets the best clock its hardware has; then it
-// makes the device's dispatch and tells the Go library.
+// so that every program gets the best clock its hardware has, and, with
+// FRAMESCOPE_WORK=1 (framescope run -work), for pipeline statistics
+// queries; then it makes the device's dispatch and tells the Go library.
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 typedef struct {
 	int calibrated_khr, calibrated_ext, host_reset_ext;
 	int host_reset_feature; // supported, as Features2 says
+	int stats_feature;      // pipelineStatisticsQuery supported
 	uint32_t api_version;   // the device's, capped by the instance's
 } offer;
 
@@ -41,6 +43,11 @@ static offer offered(fs_instance *inst, VkPhysicalDevice pd) {
 	inst->GetPhysicalDeviceProperties(pd, &props);
 	uint32_t api = inst->api_version ? inst->api_version : VK_API_VERSION_1_0;
 	o.api_version = props.apiVersion < api ? props.apiVersion : api;
+	if (inst->GetPhysicalDeviceFeatures) {
+		VkPhysicalDeviceFeatures f = {0};
+		inst->GetPhysicalDeviceFeatures(pd, &f);
+		o.stats_feature = f.pipelineStatisticsQuery;
+	}
 	if (inst->GetPhysicalDeviceFeatures2) {
 		VkPhysicalDeviceHostQueryResetFeatures hr = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
 		VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &hr};
@@ -66,7 +73,9 @@ typedef struct {
 	VkDeviceCreateInfo ci;
 	const char *exts[MAX_EXTS];
 	VkPhysicalDeviceHostQueryResetFeatures hr;
+	VkPhysicalDeviceFeatures features; // the program's, with pipelineStatisticsQuery
 	VkBool32 *flipped; // a program's hostQueryReset the layer set, to restore
+	VkBool32 *flipped_stats; // likewise its pipelineStatisticsQuery
 	uint32_t flags;    // FS_DEV_* the device will have
 } changed;
 
@@ -115,6 +124,42 @@ static void ask_calibrated(changed *c, const offer *o, const VkDeviceCreateInfo 
 	// this one that predates the KHR name (Debian's 1.3.239) warns of it.
 	c->exts[c->ci.enabledExtensionCount++] = o->calibrated_ext ? VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME : "VK_KHR_calibrated_timestamps";
 	c->flags |= FS_DEV_CALIBRATED;
+}
+
+// work reports whether the run asked for each zone's work
+// (FRAMESCOPE_WORK=1).
+static int work(void) {
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("FRAMESCOPE_WORK");
+		on = e && strcmp(e, "1") == 0;
+	}
+	return on;
+}
+
+// ask_stats enables pipelineStatisticsQuery, with FRAMESCOPE_WORK=1, where
+// the device supports it: in the program's VkPhysicalDeviceFeatures2 (set
+// back after the call), else in a copy of its features, else in features
+// of the layer's own.
+static void ask_stats(changed *c, const offer *o, const VkDeviceCreateInfo *ci) {
+	if (!work() || !o->stats_feature)
+		return;
+	c->flags |= FS_DEV_PIPELINE_STATS;
+	VkBaseOutStructure *f2 = find(ci->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+	if (f2) {
+		VkBool32 *field = &((VkPhysicalDeviceFeatures2 *)f2)->features.pipelineStatisticsQuery;
+		if (!*field) {
+			*field = VK_TRUE;
+			c->flipped_stats = field;
+		}
+		return;
+	}
+	if (ci->pEnabledFeatures)
+		c->features = *ci->pEnabledFeatures;
+	else
+		memset(&c->features, 0, sizeof c->features);
+	c->features.pipelineStatisticsQuery = VK_TRUE;
+	c->ci.pEnabledFeatures = &c->features;
 }
 
 static void tell_go(fs_device *v, VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, uint32_t flags) {
@@ -245,10 +290,13 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 		own_request(c, ci, inst, pd, &boundary, &undo);
 		ask_host_reset(c, &o, &c->ci);
 		ask_calibrated(c, &o, &c->ci);
+		ask_stats(c, &o, &c->ci);
 		r = create(pd, &c->ci, alloc, out);
 		fs_boundary_device_done(&undo);
 		if (c->flipped)
 			*c->flipped = VK_FALSE;
+		if (c->flipped_stats)
+			*c->flipped_stats = VK_FALSE;
 		flags = r == VK_SUCCESS ? c->flags : 0;
 		if (r != VK_SUCCESS) { // what the layer asked for failed: the program's own request
 			link->u.pLayerInfo = below; // the layers below moved it along

@@ -141,6 +141,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateInstance(const VkInstanceCreateIn
 	GET(EnumeratePhysicalDevices);
 	GET(EnumerateDeviceExtensionProperties);
 	GET(GetPhysicalDeviceProperties);
+	GET(GetPhysicalDeviceFeatures);
 	if (i->api_version >= VK_API_VERSION_1_1)
 		GET(GetPhysicalDeviceFeatures2);
 	else if (props2)

@@ -38,6 +38,7 @@ typedef struct fs_instance {
 	PFN_vkEnumeratePhysicalDevices EnumeratePhysicalDevices;
 	PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
 	PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+	PFN_vkGetPhysicalDeviceFeatures GetPhysicalDeviceFeatures;
 	PFN_vkGetPhysicalDeviceFeatures2 GetPhysicalDeviceFeatures2;
 	// The profiler's instance-level entry points, as the next layer
 	// answered them when the instance was made (see fs_profiler_gipa).
@@ -165,6 +166,7 @@ enum {
 	FS_DEV_CALIBRATED = 2,
 	FS_DEV_DEBUG_UTILS = 4,
 	FS_DEV_PROPS2 = 8,
+	FS_DEV_PIPELINE_STATS = 16, // pipelineStatisticsQuery enabled, asked for with FRAMESCOPE_WORK=1
 };
 
 // Zone kinds: what began the zone, so that an end closes its own kind.

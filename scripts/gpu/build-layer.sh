@@ -14,7 +14,7 @@ go build -ldflags='-s -w' -buildmode=c-shared -o "$dir/libframescope_go.so" ./la
 rm -f "$dir/libframescope_go.h"
 go build -ldflags='-s -w' -o "$dir/framescope" ./cmd/framescope
 cp layer/VkLayer_framescope.json "$dir/"
-for p in lifecycle shapes procs drawn boundary bound; do
+for p in lifecycle shapes procs drawn boundary bound tris; do
 	$cc -o "$dir/$p" "layer/testdata/$p.c" -lvulkan
 done
 $cc -fPIC -shared -fvisibility=hidden -o "$dir/liblocklayer.so" layer/testdata/locklayer.c -lpthread

@@ -1,0 +1,110 @@
+package layer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/framescope/framescope/timeline"
+)
+
+// `framescope run -work`: the layer enables pipeline statistics queries
+// and every zone counts its work. tris draws N full-screen triangles a
+// frame: every render pass zone has its counts, 3N vertices, and the
+// validation layer says nothing; framescope diff finds two runs of N=2
+// unchanged in their work, from one run a side, and N=4 regressed (exit
+// 1), naming the render pass's vertices. vkcube and vkcubepp, unmodified:
+// every render pass zone has its counts, 36 vertices (12 triangles).
+func TestWorkUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "tris")
+	shaders := filepath.Join("..", "internal", "cmd", "demo", "shaders")
+	tmp := t.TempDir()
+	run := func(name string, n int) string {
+		t.Helper()
+		trace := filepath.Join(tmp, name+".perfetto-trace")
+		cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-work", "-frame-every", "1", "-o", trace, "--",
+			prog, filepath.Join(shaders, "load.vert.spv"), filepath.Join(shaders, "load.frag.spv"), fmt.Sprint(n), "30")
+		cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH="+validationDir(),
+			"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("framescope run -work tris %d: %v\n%s", n, err, out)
+		}
+		if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("SYNC-")) || bytes.Contains(out, []byte("Validation Error")) {
+			t.Errorf("the validation layer spoke:\n%s", out)
+		}
+		return trace
+	}
+	base, same, twice := run("base", 2), run("same", 2), run("twice", 4)
+	renderPassWork(t, readTrace(t, base), 30, 6)
+
+	diff := func(a, b string) (int, string) {
+		out, err := exec.Command(filepath.Join(dir, "framescope"), "diff", a, b).CombinedOutput()
+		var x *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, string(out)
+		case errors.As(err, &x):
+			return x.ExitCode(), string(out)
+		}
+		t.Fatalf("framescope diff: %v", err)
+		return 0, ""
+	}
+	if code, out := diff(base, same); code == 1 || !strings.Contains(out, "; work: 0 regressed") || strings.Contains(out, "WORK REGRESSED") {
+		t.Errorf("the same triangles: exit %d, the work not unchanged\n%s", code, out)
+	}
+	code, out := diff(base, twice)
+	if code != 1 {
+		t.Errorf("twice the triangles: exit %d, want 1 (regressed)\n%s", code, out)
+	}
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if strings.Contains(line, "render pass") && strings.Contains(line, "input_assembly_vertices") && len(f) > 0 && f[len(f)-1] == "REGRESSED" {
+			found = strings.Contains(line, " 6 ") && strings.Contains(line, " 12 ")
+		}
+	}
+	if !found {
+		t.Errorf("twice the triangles: no line of the render pass's vertices regressed from 6 to 12\n%s", out)
+	}
+
+	for _, cube := range []string{"vkcube", "vkcubepp"} {
+		t.Run(cube, func(t *testing.T) {
+			need(t, cube)
+			trace := filepath.Join(tmp, cube+".perfetto-trace")
+			cmd := exec.Command("xvfb-run", "-a", filepath.Join(dir, "framescope"), "run", "-work", "-o", trace, "--", cube, "--c", "30")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("framescope run -work %s: %v\n%s", cube, err, out)
+			}
+			renderPassWork(t, readTrace(t, trace), 30, 36)
+		})
+	}
+}
+
+// renderPassWork checks that tr has frames render pass zones at least,
+// each with its counts, vertices input assembly vertices each.
+func renderPassWork(t *testing.T, tr *timeline.Trace, frames int, vertices uint64) {
+	t.Helper()
+	n := 0
+	for _, s := range tr.Spans {
+		if tr.Name(s.Name) != "render pass" {
+			continue
+		}
+		n++
+		if s.Work == nil || s.Work.Missing != timeline.WorkCounted {
+			t.Errorf("a render pass zone without its counts: %+v", s.Work)
+			continue
+		}
+		if v, ok := s.Work.Of(timeline.InputAssemblyVertices); !ok || v != vertices {
+			t.Errorf("a render pass zone of %d vertices (%v), want %d", v, ok, vertices)
+		}
+	}
+	if n < frames {
+		t.Errorf("%d render pass zones, want %d at least", n, frames)
+	}
+}
