@@ -19,7 +19,10 @@ import (
 // validation layer says nothing; framescope diff finds two runs of N=2
 // unchanged in their work, from one run a side, and N=4 regressed (exit
 // 1), naming the render pass's vertices. vkcube and vkcubepp, unmodified:
-// every render pass zone has its counts, 36 vertices (12 triangles).
+// every render pass zone has its counts, 36 vertices (12 triangles). A
+// primary that executes secondaries (lifecycle secondary) stays valid:
+// its counts end before them, its zones open then have none
+// (secondaries), and the secondaries' zones count.
 func TestWorkUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "tris")
 	shaders := filepath.Join("..", "internal", "cmd", "demo", "shaders")
@@ -72,6 +75,40 @@ func TestWorkUnderLayer(t *testing.T) {
 	if !found {
 		t.Errorf("twice the triangles: no line of the render pass's vertices regressed from 6 to 12\n%s", out)
 	}
+
+	t.Run("secondaries", func(t *testing.T) {
+		trace := filepath.Join(tmp, "secondaries.perfetto-trace")
+		cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-work", "-frame-every", "1", "-o", trace, "--", lifecycle(t), "secondary", "10")
+		cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH="+validationDir(),
+			"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("framescope run -work lifecycle secondary: %v\n%s", err, out)
+		}
+		if bytes.Contains(out, []byte("VUID")) || bytes.Contains(out, []byte("Validation Error")) {
+			t.Errorf("the validation layer spoke:\n%s", out)
+		}
+		tr := readTrace(t, trace)
+		want := map[string]timeline.WorkMissing{"cached": timeline.WorkCounted, "secondary command buffer": timeline.WorkCounted,
+			"outer": timeline.WorkSecondaries, "command buffer": timeline.WorkSecondaries}
+		got := map[string]int{}
+		for _, s := range tr.Spans {
+			name := tr.Name(s.Name)
+			w, ok := want[name]
+			if !ok {
+				continue
+			}
+			if s.Work == nil || s.Work.Missing != w {
+				t.Errorf("a zone %q with work %+v, want %v", name, s.Work, w)
+			}
+			got[name]++
+		}
+		for name := range want {
+			if got[name] != 10 {
+				t.Errorf("%d zones %q, want 10", got[name], name)
+			}
+		}
+	})
 
 	for _, cube := range []string{"vkcube", "vkcubepp"} {
 		t.Run(cube, func(t *testing.T) {

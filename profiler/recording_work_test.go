@@ -1,10 +1,12 @@
 package profiler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/framescope/framescope/internal/vk"
 	"github.com/framescope/framescope/timeline"
+	vkg "github.com/vulkan-go/vulkan"
 )
 
 // A recording's zones count their work at every execution, as a frame's
@@ -81,5 +83,38 @@ func TestRecordingsCountWork(t *testing.T) {
 		if got[name][want] != runs || len(got[name]) != 1 {
 			t.Errorf("%s: %v, want %d %s", name, got[name], runs, want)
 		}
+	}
+}
+
+// A primary that executes secondaries ends its counts first
+// (BeforeSecondaries): Vulkan lets no secondary run under a statistics
+// query it does not inherit, and the validation layer says nothing. The
+// zone open across the execution has no counts (secondaries), nor has a
+// zone begun after it inside that one; the secondary's own zone counts.
+func TestWorkBeforeSecondaries(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{PipelineStatistics: timeline.AllPipelineStats, FramesInFlight: 1})
+	p, g, q := r.p, r.g, r.q
+	zs := r.frame(func(cmd vkg.CommandBuffer) {
+		sec := q.Secondaries(1)[0]
+		q.BeginSecondary(sec)
+		rs := g.Record(sec)
+		g.Zone(sec, p.Name("in secondary")).End()
+		rs.End()
+		outer := g.Zone(cmd, p.Name("outer"))
+		g.BeforeSecondaries(cmd)
+		q.Execute(cmd, sec)
+		g.Zone(cmd, p.Name("after")).End()
+		outer.End()
+		g.Submit(p.CPUTrack("main").Span(p.Name("submit")), cmd, sec)
+	})
+	p.BeginFrame() // the frame waited for: the secondary's execution is read
+	p.EndFrame()
+	zs, err := g.Drain(zs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"in secondary": "counted", "outer": "secondaries", "after": "secondaries"}
+	if got := missingOf(p, zs); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("work %v, want %v", got, want)
 	}
 }

@@ -38,6 +38,24 @@ func checkStats(st PipelineStats, q Queue, d *vk.Device) error {
 	return nil
 }
 
+// BeforeSecondaries is for a context with PipelineStatistics: call it
+// before cmd executes secondary command buffers (vkCmdExecuteCommands),
+// and before a render pass instance whose contents they are begins
+// (VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS, or dynamic rendering's
+// VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT). Vulkan lets no
+// secondary run while a statistics query is active in its primary unless
+// it inherits it, which a program's secondaries do not: the counts open
+// in cmd end here, and the zones open in it, and those begun in it until
+// the zone that began the count ends, have none
+// (timeline.WorkSecondaries). The secondaries' own zones count. Without
+// statistics it does nothing.
+func (g *GPU) BeforeSecondaries(cmd vkg.CommandBuffer) {
+	if g == nil || !g.work || g.state.Load() != stateOpen {
+		return
+	}
+	g.pool.CutCounts(cmd)
+}
+
 // ZoneInRenderPass is Zone for a zone that begins and ends inside one
 // subpass of a render pass instance (or one dynamic rendering instance),
 // where the zone around it, if any, began outside it. With

@@ -193,6 +193,12 @@ const (
 	// which ended the count there (a query may not stay active past the
 	// command buffer's end).
 	WorkFrameEnd
+	// WorkSecondaries: the zone, or the counting zone around it, was open
+	// in a primary command buffer that then executed secondary ones,
+	// which ended the count there (Vulkan lets a secondary run under an
+	// active statistics query only where it inherits it), or began after
+	// that in the same command buffer.
+	WorkSecondaries
 
 	// NumWorkMissing is how many values WorkMissing has.
 	NumWorkMissing
@@ -200,6 +206,7 @@ const (
 
 var missingKeys = [NumWorkMissing]string{
 	"counted", "render_pass", "elsewhere", "spent", "frames", "unavailable", "misnested", "frame_end",
+	"secondaries",
 }
 
 // String is the reason's key in every trace format: "render_pass", ...

@@ -416,7 +416,27 @@ func (p *Pool) activeSeg(s *Slot, cmd uint64) uint32 {
 // open in them have no counts (timeline.WorkFrameEnd). EndFrame records
 // into cmd, so its caller is the goroutine recording it, the one that
 // may use cmd's chain. The caller holds p.mu.
-func (p *Pool) endCounts(cmd vkg.CommandBuffer) {
+func (p *Pool) endCounts(cmd vkg.CommandBuffer) { p.cutCounts(cmd, timeline.WorkFrameEnd) }
+
+// CutCounts ends the counts open in cmd before it executes secondary
+// command buffers (vkCmdExecuteCommands, or a render pass whose contents
+// they are, before it begins): Vulkan lets no secondary run under an
+// active statistics query it does not inherit. The zones open in cmd,
+// and those begun in it until the zone that began its count ends, have
+// no counts (timeline.WorkSecondaries). Call it from the goroutine
+// recording cmd. Without Config.Stats it does nothing.
+func (p *Pool) CutCounts(cmd vkg.CommandBuffer) {
+	if p.cfg.Stats == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutCounts(cmd, timeline.WorkSecondaries)
+}
+
+// cutCounts ends the counts open in cmd, the zones open in them and
+// begun in them later missing why. The caller holds p.mu.
+func (p *Pool) cutCounts(cmd vkg.CommandBuffer, why timeline.WorkMissing) {
 	key := uint64(uintptr(unsafe.Pointer(cmd)))
 	for i := range p.chains {
 		c := &p.chains[i]
@@ -426,7 +446,7 @@ func (p *Pool) endCounts(cmd vkg.CommandBuffer) {
 		if seg := c.seg.Load(); seg != noSeg {
 			p.dev.CmdEndQuery(cmd, c.s.Load().work.pool, seg)
 			c.seg.Store(noSeg)
-			c.cut = timeline.WorkFrameEnd
+			c.cut = why
 		}
 	}
 }

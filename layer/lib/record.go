@@ -99,9 +99,15 @@ func (l *layer) cmdEnd(cmd unsafe.Pointer) {
 	s.recording = false
 }
 
+// execute notes the secondaries a primary executes, before it does (none:
+// a render pass whose contents they will be begins): where the context
+// counts work, the primary's counts end first (GPU.BeforeSecondaries).
 func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
 	if s := l.state(primary); s != nil {
 		s.secondaries = append(s.secondaries, secondaries...)
+		if s.recording {
+			s.gpu.BeforeSecondaries(vkg.CommandBuffer(primary))
+		}
 	}
 }
 

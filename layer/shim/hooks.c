@@ -124,8 +124,15 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdExecuteCommands(VkCommandBuffer cmd, uin
 	v->CmdExecuteCommands(cmd, n, secondaries);
 }
 
+// secondaries_next tells Go that a render pass instance whose contents
+// are secondary command buffers begins: where the layer counts work, the
+// primary's counts end before it (an execution of none).
+static void secondaries_next(VkCommandBuffer cmd) { GO(execute, cmd, 0, NULL); }
+
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, VkSubpassContents c) {
 	CMD(cmd);
+	if (c == VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS)
+		secondaries_next(cmd);
 	fs_zone_begin(fc, cmd, NULL, FS_ZONE_RENDER_PASS);
 	v->CmdBeginRenderPass(cmd, b, c);
 }
@@ -138,6 +145,8 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass(VkCommandBuffer cmd) {
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRenderPass2(VkCommandBuffer cmd, const VkRenderPassBeginInfo *b, const VkSubpassBeginInfo *s) {
 	CMD(cmd);
+	if (s && s->contents == VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS)
+		secondaries_next(cmd);
 	fs_zone_begin(fc, cmd, NULL, FS_ZONE_RENDER_PASS);
 	DOWN(v, CmdBeginRenderPass2, (cmd, b, s));
 }
@@ -150,6 +159,8 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdEndRenderPass2(VkCommandBuffer cmd, cons
 
 static VKAPI_ATTR void VKAPI_CALL fs_CmdBeginRendering(VkCommandBuffer cmd, const VkRenderingInfo *info) {
 	CMD(cmd);
+	if (info->flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT)
+		secondaries_next(cmd);
 	// A resumed instance continues the one suspended before it: one zone.
 	if (!(info->flags & VK_RENDERING_RESUMING_BIT))
 		fs_zone_begin(fc, cmd, NULL, FS_ZONE_RENDERING);
