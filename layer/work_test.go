@@ -19,7 +19,8 @@ import (
 // validation layer says nothing; framescope diff finds two runs of N=2
 // unchanged in their work, from one run a side, and N=4 regressed (exit
 // 1), naming the render pass's vertices. vkcube and vkcubepp, unmodified:
-// every render pass zone has its counts, 36 vertices (12 triangles). A
+// every render pass zone has its counts, 36 vertices (12 triangles), and
+// framescope diff finds two runs' work unchanged, from one run a side. A
 // primary that executes secondaries (lifecycle secondary) stays valid:
 // its counts end before them, its zones open then have none
 // (secondaries), and the secondaries' zones count.
@@ -113,12 +114,19 @@ func TestWorkUnderLayer(t *testing.T) {
 	for _, cube := range []string{"vkcube", "vkcubepp"} {
 		t.Run(cube, func(t *testing.T) {
 			need(t, cube)
-			trace := filepath.Join(tmp, cube+".perfetto-trace")
-			cmd := exec.Command("xvfb-run", "-a", filepath.Join(dir, "framescope"), "run", "-work", "-o", trace, "--", cube, "--c", "30")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("framescope run -work %s: %v\n%s", cube, err, out)
+			var traces []string
+			for k := range 2 {
+				trace := filepath.Join(tmp, fmt.Sprintf("%s-%d.perfetto-trace", cube, k))
+				cmd := exec.Command("xvfb-run", "-a", filepath.Join(dir, "framescope"), "run", "-work", "-o", trace, "--", cube, "--c", "30")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("framescope run -work %s: %v\n%s", cube, err, out)
+				}
+				renderPassWork(t, readTrace(t, trace), 30, 36)
+				traces = append(traces, trace)
 			}
-			renderPassWork(t, readTrace(t, trace), 30, 36)
+			if code, out := diff(traces[0], traces[1]); code == 1 || !strings.Contains(out, "; work: 0 regressed") || strings.Contains(out, "WORK REGRESSED") {
+				t.Errorf("two runs of %s: exit %d, the work not unchanged\n%s", cube, code, out)
+			}
 		})
 	}
 }
