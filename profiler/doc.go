@@ -124,8 +124,9 @@
 // buffers counting at once (WorkSpent), ending after the zone around it
 // (WorkMisnested), still open when [GPU.EndFrame] recorded into its
 // command buffer (WorkFrameEnd: EndFrame ends the counts open there, so
-// that no query outlives the command buffer), or whose counts did not
-// come back (WorkUnavailable).
+// that no query outlives the command buffer), open when the command
+// buffer executed secondaries ([GPU.BeforeSecondaries], WorkSecondaries),
+// or whose counts did not come back (WorkUnavailable).
 // [Stats].WorkMissing has them by reason, Drops.Work their sum.
 //
 // What counting asks of the application, because a zone's query is active
