@@ -100,9 +100,10 @@ func (r Recording) End() {
 // onto its queue rather than left unended: Vulkan lets a debug label
 // begun in a primary command buffer end in a later one submitted to the
 // same queue, as engines label a frame. A later recording's EndCarried
-// ends them, innermost first, in the order the two are submitted: each
+// ends them, innermost first, in the order the two are submitted to the
+// queue (Submit, or SubmitOn for another queue of the family): each
 // execution of this recording carries its own, which the next executions
-// of EndCarried on the queue end. A carried zone is timed from its begin
+// of EndCarried on that queue end. A carried zone is timed from its begin
 // in one command buffer to its end in another, the work between them on
 // the queue included, and lies on a lane of the queue's track, for it
 // crosses its command buffers' zones. One that nothing ends is counted
