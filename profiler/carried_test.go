@@ -33,25 +33,6 @@ func (a *app) closer(cmd vkg.CommandBuffer) {
 	a.q.End(cmd)
 }
 
-// runFrame submits cmds in one frame on slot, waiting first for the
-// slot's last use; zones is how many zones they hold.
-func (a *app) runFrame(slot, zones int, cmds ...vkg.CommandBuffer) {
-	a.t.Helper()
-	if a.inFlight[slot] {
-		a.q.Wait(a.fences[slot])
-	}
-	a.p.BeginFrame()
-	s := a.main.Span(a.submit)
-	a.g.Submit(s, cmds...)
-	a.q.Resubmit(a.fences[slot], cmds...)
-	a.inFlight[slot] = true
-	s.End()
-	a.cpuSpans++
-	a.frames++
-	a.zones += zones
-	a.p.EndFrame()
-}
-
 // A zone begun in one command buffer and ended in a later one of the
 // queue, as a debug label may be (engines label a frame so): each
 // execution's is timed from its begin to its end, over the work between,
@@ -67,7 +48,7 @@ func TestZoneCarriedToALaterCommandBuffer(t *testing.T) {
 	}
 	const frames = 30
 	for f := range frames {
-		a.runFrame(f%2, 3, opens[f%2], closes[f%2])
+		a.runFrame(f%2, 3, nil, opens[f%2], closes[f%2])
 	}
 	tr := a.finish()
 	a.expect(tr, 0, timeline.Drops{})
@@ -126,7 +107,7 @@ func TestZonesCarriedInSubmissionOrder(t *testing.T) {
 	a.closer(closeCmd)
 	slot := 0
 	run := func(zones int, cmd vkg.CommandBuffer) {
-		a.runFrame(slot, zones, cmd)
+		a.runFrame(slot, zones, nil, cmd)
 		a.q.Wait(a.fences[slot]) // one command buffer of each kind: each runs once at a time
 		a.inFlight[slot] = false
 		slot = 1 - slot

@@ -33,19 +33,33 @@ func (a *app) reusable(cmd vkg.CommandBuffer) {
 // first), waiting first for the frame slot's last use.
 func (a *app) resubmit(slot int, fresh bool, cmds ...vkg.CommandBuffer) {
 	a.t.Helper()
+	var record func() vkg.CommandBuffer
+	if fresh {
+		record = func() vkg.CommandBuffer {
+			cmd := a.cmds[slot]
+			a.q.Begin(cmd)
+			a.g.BeginFrame(cmd)
+			a.work(cmd)
+			a.g.EndFrame(cmd)
+			a.q.End(cmd)
+			return cmd
+		}
+	}
+	a.runFrame(slot, 3*len(cmds), record, cmds...)
+}
+
+// runFrame runs one frame on slot, waiting first for the slot's last
+// use: it submits cmds, which hold zones zones, after the command buffer
+// record (nil: none) records in the frame, with its own zones.
+func (a *app) runFrame(slot, zones int, record func() vkg.CommandBuffer, cmds ...vkg.CommandBuffer) {
+	a.t.Helper()
 	if a.inFlight[slot] {
 		a.q.Wait(a.fences[slot])
 	}
 	a.p.BeginFrame()
 	all := cmds
-	if fresh {
-		cmd := a.cmds[slot]
-		a.q.Begin(cmd)
-		a.g.BeginFrame(cmd)
-		a.work(cmd)
-		a.g.EndFrame(cmd)
-		a.q.End(cmd)
-		all = append([]vkg.CommandBuffer{cmd}, cmds...)
+	if record != nil {
+		all = append([]vkg.CommandBuffer{record()}, cmds...)
 	}
 	s := a.main.Span(a.submit)
 	a.g.Submit(s, all...)
@@ -54,7 +68,7 @@ func (a *app) resubmit(slot int, fresh bool, cmds ...vkg.CommandBuffer) {
 	s.End()
 	a.cpuSpans++
 	a.frames++
-	a.zones += 3 * len(cmds)
+	a.zones += zones
 	a.p.EndFrame()
 }
 
