@@ -3,6 +3,8 @@ package profiler
 import (
 	"strings"
 	"testing"
+
+	"github.com/framescope/framescope/timeline"
 )
 
 func TestQueueFlags(t *testing.T) {
@@ -22,6 +24,14 @@ func TestQueueFlags(t *testing.T) {
 	all := QueueGraphics | QueueCompute
 	if !all.Has(QueueCompute) || !all.Has(QueueGraphics|QueueCompute) || all.Has(QueueTransfer) || all.Has(QueueCompute|QueueTransfer) {
 		t.Error("Has")
+	}
+	for f, want := range map[QueueFlags]PipelineStats{
+		all: timeline.AllPipelineStats, QueueGraphics | QueueTransfer: timeline.GraphicsPipelineStats,
+		QueueCompute: timeline.ComputeShaderInvocations, QueueTransfer: 0, QueueVideoDecode: 0,
+	} {
+		if got := f.PipelineStats(); got != want {
+			t.Errorf("%s counts %v, want %v", f, got, want)
+		}
 	}
 }
 

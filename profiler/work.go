@@ -13,6 +13,21 @@ import (
 // timeline.FragmentShaderInvocations, timeline.AllPipelineStats, ...
 type PipelineStats = timeline.PipelineStats
 
+// PipelineStats returns every pipeline statistic a queue of a family with
+// f can count (GPUOptions.PipelineStatistics): the graphics ones with
+// graphics operations, compute_shader_invocations with compute ones,
+// none on a transfer-only queue.
+func (f QueueFlags) PipelineStats() PipelineStats {
+	var st PipelineStats
+	if f.Has(QueueGraphics) {
+		st |= timeline.GraphicsPipelineStats
+	}
+	if f.Has(QueueCompute) {
+		st |= timeline.ComputeShaderInvocations
+	}
+	return st
+}
+
 // checkStats refuses statistics the device or the queue cannot count.
 func checkStats(st PipelineStats, q Queue, d *vk.Device) error {
 	if st == 0 {
@@ -27,11 +42,12 @@ func checkStats(st PipelineStats, q Queue, d *vk.Device) error {
 		}
 		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics (%v) needs the pipelineStatisticsQuery feature: %s", st, how)
 	}
-	if g := st & timeline.GraphicsPipelineStats; g != 0 && !q.Flags.Has(QueueGraphics) {
+	can := q.Flags.PipelineStats()
+	if g := st & timeline.GraphicsPipelineStats; g&^can != 0 {
 		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics: queue %d.%d (%s) has no graphics operations, which %v need (a queue without them counts compute_shader_invocations alone)",
 			q.Family, q.Index, q.Flags, g)
 	}
-	if st&timeline.ComputeShaderInvocations != 0 && !q.Flags.Has(QueueCompute) {
+	if st&timeline.ComputeShaderInvocations&^can != 0 {
 		return fmt.Errorf("profiler: GPUOptions.PipelineStatistics: queue %d.%d (%s) has no compute operations, which compute_shader_invocations needs",
 			q.Family, q.Index, q.Flags)
 	}

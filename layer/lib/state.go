@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/framescope/framescope/profiler"
-	"github.com/framescope/framescope/timeline"
 	vkg "github.com/vulkan-go/vulkan"
 )
 
@@ -174,7 +173,7 @@ func (l *layer) context(d *device, family uint32) *profiler.GPU {
 	if err == nil {
 		o := profiler.GPUOptions{FramesInFlight: 16, QueriesPerFrame: recordingQueries}
 		if d.existing.PipelineStatisticsQuery {
-			o.PipelineStatistics = statsOf(q.Flags)
+			o.PipelineStatistics = q.Flags.PipelineStats()
 		}
 		g, err = p.GPU(dev, q, o)
 	}
@@ -307,18 +306,4 @@ func (l *layer) state(cmd unsafe.Pointer) *cmdState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cmds[cmd]
-}
-
-// statsOf is every pipeline statistic a queue of a family with flags can
-// count: the graphics ones on a graphics queue, compute invocations on a
-// compute queue, none on a transfer-only one.
-func statsOf(flags profiler.QueueFlags) profiler.PipelineStats {
-	var st profiler.PipelineStats
-	if flags.Has(profiler.QueueGraphics) {
-		st |= timeline.GraphicsPipelineStats
-	}
-	if flags.Has(profiler.QueueCompute) {
-		st |= timeline.ComputeShaderInvocations
-	}
-	return st
 }
