@@ -36,7 +36,6 @@ const maxCarried = 64
 type carried struct {
 	name       uint32
 	queue      uint32 // its begin's execution's
-	cmd        uint64 // the command buffer it began in
 	frame, key uint64 // its begin's execution
 	host       int64
 	begin, end uint64 // device ticks, once read
@@ -91,7 +90,7 @@ func (r *recording) isMark(j uint32) bool {
 // carryRunLocked pairs an execution of r, just named, with the carried
 // stack: its marks take the innermost carried zones, then its carried
 // zones go on. The caller holds p.mu.
-func (p *Pool) carryRunLocked(r *recording, x *execution, cmd uint64) {
+func (p *Pool) carryRunLocked(r *recording, x *execution) {
 	r.runCloses, r.runOpens = r.runCloses[:0], r.runOpens[:0]
 	if p.carryStacks == nil {
 		p.carryStacks = map[uint32][]*carried{}
@@ -110,7 +109,7 @@ func (p *Pool) carryRunLocked(r *recording, x *execution, cmd uint64) {
 		r.runCloses = append(r.runCloses, c)
 	}
 	for _, pr := range r.carries {
-		c := &carried{name: pr.name, queue: x.queue, cmd: cmd, frame: x.frame, key: x.key, host: x.host}
+		c := &carried{name: pr.name, queue: x.queue, frame: x.frame, key: x.key, host: x.host}
 		if len(st) == maxCarried {
 			p.loseCarried(st[0], &p.unended)
 			st = slices.Delete(st, 0, 1)

@@ -63,6 +63,7 @@ type recording struct {
 	// again resets, and clears the host copy of, the first wrote only.
 	wrote   uint32
 	everRan bool
+	used    uint32 // the queries its last recording handed out (sealLocked)
 	segs    uint32 // likewise, the most statistics segments (Config.Stats)
 	// Carried zones (carried.go): the pairs left open at an
 	// EndRecordingCarry, outermost first, and the marks (EndCarried)
@@ -295,6 +296,7 @@ func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	used = s.usedNow()
 	s.abandon(used)
 	g = s.gen.Load()
+	r.used = used
 	r.wrote = max(r.wrote, used)
 	if s.work != nil {
 		r.segs = max(r.segs, s.work.used())
@@ -481,7 +483,7 @@ func (p *Pool) executeLocked(r *recording, frame, key uint64, queue uint32) {
 	} else {
 		p.pairs.Add(uint64(len(r.pairs) + len(r.carries)))
 		if len(r.carries)+len(r.marks) > 0 {
-			p.carryRunLocked(r, r.run, r.cmd)
+			p.carryRunLocked(r, r.run)
 		}
 	}
 	if !slices.Contains(p.running, r) {
@@ -523,16 +525,7 @@ func allIn(r *recording, vals []uint64) bool {
 // the layout of the copy (value and availability, a query), and reports
 // whether every pair is in. The caller holds p.mu.
 func (p *Pool) readRunDriverLocked(r *recording, vals []uint64) bool {
-	var used uint32
-	for _, pr := range r.pairs {
-		used = max(used, 2*pr.j+2)
-	}
-	for _, pr := range r.carries {
-		used = max(used, 2*pr.j+2)
-	}
-	for _, j := range r.marks {
-		used = max(used, 2*j+2)
-	}
+	used := r.used // pairs, carried begins and marks alike
 	if used == 0 || p.released {
 		return false
 	}
