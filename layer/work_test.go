@@ -48,7 +48,10 @@ func TestWorkUnderLayer(t *testing.T) {
 		t.Fatalf("framescope diff: %v", err)
 		return 0, ""
 	}
-	if code, out := diff(base, same); code == 1 || !strings.Contains(out, "; work: 0 regressed") || strings.Contains(out, "WORK REGRESSED") {
+	// The same triangles: the work unchanged. (The exit status says the
+	// times too, which one run a side may call regressed on a loaded
+	// machine: a call made once a run, 69 us against 861 us, once.)
+	if code, out := diff(base, same); !strings.Contains(out, "; work: 0 regressed") || strings.Contains(out, "WORK REGRESSED") {
 		t.Errorf("the same triangles: exit %d, the work not unchanged\n%s", code, out)
 	}
 	code, out := diff(base, twice)
@@ -104,7 +107,7 @@ func TestWorkUnderLayer(t *testing.T) {
 				renderPassWork(t, readTrace(t, trace), 30, 36)
 				traces = append(traces, trace)
 			}
-			if code, out := diff(traces[0], traces[1]); code == 1 || !strings.Contains(out, "; work: 0 regressed") || strings.Contains(out, "WORK REGRESSED") {
+			if code, out := diff(traces[0], traces[1]); !strings.Contains(out, "; work: 0 regressed") || strings.Contains(out, "WORK REGRESSED") {
 				t.Errorf("two runs of %s: exit %d, the work not unchanged\n%s", cube, code, out)
 			}
 		})
