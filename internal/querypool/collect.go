@@ -45,10 +45,11 @@ func (p *Pool) Collect(dst []Result) ([]Result, error) {
 	p.mu.Lock()
 	p.readRunsLocked()
 	p.observeWatchesLocked(false)
-	p.readyHigh = min(max(p.readyHigh, len(p.ready)), maxReadyRoom/2)
-	dst, err := p.takeLocked(dst)
+	p.readyHigh = min(max(p.readyHigh, len(p.ready)+p.deferredN), maxReadyRoom/2)
+	dst, t, err := p.takeLocked(dst)
 	wake := p.uncopied || p.resetWanted
 	p.mu.Unlock()
+	dst = p.makeDeferred(dst, t)
 	if wake {
 		p.wakeReader()
 	}
@@ -122,15 +123,17 @@ func (p *Pool) Drain(dst []Result) ([]Result, error) {
 	p.mu.Lock()
 	p.readRunsLocked()
 	p.observeWatchesLocked(false)
-	dst, err := p.takeLocked(dst)
+	dst, t, err := p.takeLocked(dst)
 	p.mu.Unlock()
-	return dst, err
+	return p.makeDeferred(dst, t), err
 }
 
 // takeLocked appends the pairs read back to dst and returns the first
 // readback error since the last call, and keeps the books as they are
-// then (Took). The caller holds p.mu.
-func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
+// then (Took), with the executions handed over to make results of
+// (makeDeferred, once the caller lets go of p.mu: the books count them
+// taken). The caller holds p.mu.
+func (p *Pool) takeLocked(dst []Result) ([]Result, deferredTake, error) {
 	if len(dst) == 0 {
 		// The usual call: the pairs change hands without a copy, and dst's
 		// room becomes the next harvest's (the two buffers take turns,
@@ -142,8 +145,9 @@ func (p *Pool) takeLocked(dst []Result) ([]Result, error) {
 	}
 	err := p.readErr
 	p.readErr = nil
+	t := p.takeDeferredLocked()
 	p.tookLocked()
-	return dst, err
+	return dst, t, err
 }
 
 // reader is the pool's goroutine: when Collect wakes it, it reads the
@@ -650,7 +654,7 @@ func (p *Pool) settledLocked() uint64 {
 		oldest = min(oldest, p.ready[i].Frame)
 	}
 	_, runs := p.runsInFlight()
-	oldest = min(oldest, runs, p.carriedFrom())
+	oldest = min(oldest, runs, p.carriedFrom(), p.deferredOldest())
 	if oldest == ^uint64(0) || oldest == 0 {
 		return oldest // nothing pending; or frame 0 pending, before every frame
 	}

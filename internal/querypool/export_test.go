@@ -21,3 +21,11 @@ func bareSlot(pairs uint32, writeTS uintptr) *Slot {
 	s.limit = 2 * pairs
 	return s
 }
+
+// Handovers returns how many recordings' executions were handed to
+// Collect whole (deferred.go), for tests.
+func (p *Pool) Handovers() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.handovers
+}

@@ -203,14 +203,21 @@ type Pool struct {
 	// in it, so a queue that records in few of the application's frames
 	// has its results read as soon as the application has waited for
 	// their frame, not FramesInFlight of its own frames later.
-	frames   uint64
-	wantCap  uint32
-	closed   atomic.Bool
-	order    []*Slot  // reader's scratch
-	copies   []*Slot  // EndFrame's scratch
-	ready    []Result // harvested, not yet collected
-	readErr  error
-	uncopied bool // closed slots without a copy: the reader has work
+	frames  uint64
+	wantCap uint32
+	closed  atomic.Bool
+	order   []*Slot  // reader's scratch
+	copies  []*Slot  // EndFrame's scratch
+	ready   []Result // harvested, not yet collected
+	// Recordings' executions handed to Collect (deferred.go), their
+	// zones' words, and the other list and slab, while a Collect makes
+	// results of one; deferredN counts their zones.
+	deferred, deferredSpare []deferredRun
+	slab, slabSpare         []uint64
+	deferredN               int
+	handovers               uint64 // executions handed over, for tests
+	readErr                 error
+	uncopied                bool // closed slots without a copy: the reader has work
 	// resetWanted says spent slots wait for the reader to reset them.
 	resetWanted bool
 	// readyHigh is the most results a Collect took at once: KeepRoom
@@ -932,7 +939,7 @@ func (p *Pool) accountLocked() (st Stats, inFlight, ready uint64) {
 		}
 	}
 	runs, _ := p.runsInFlight()
-	return p.Stats(), inFlight + runs + uint64(p.carryOpen), uint64(len(p.ready))
+	return p.Stats(), inFlight + runs + uint64(p.carryOpen), uint64(len(p.ready) + p.deferredN)
 }
 
 // Slots returns the ring's size and each slot's capacity in queries.
@@ -1047,6 +1054,7 @@ func (p *Pool) Finish(dst []Result) ([]Result, error) {
 	p.finishWatchesLocked()
 	dst = append(dst, p.ready...)
 	p.ready = p.ready[:0]
+	dst = p.finishDeferredLocked(dst)
 	p.tookLocked()
 	p.mu.Unlock()
 	p.readMu.Unlock()
@@ -1093,11 +1101,12 @@ func (p *Pool) releaseLocked() {
 	p.releaseRecordings()
 	p.releaseWatches()
 	// Pairs read back that nobody collected: the context closed first.
-	if n := uint64(len(p.ready)); n > 0 {
+	if n := uint64(len(p.ready) + p.deferredN); n > 0 {
 		p.collected.Add(-n)
 		p.pending.Add(n)
 		p.ready = p.ready[:0]
 	}
+	p.dropDeferredLocked()
 }
 
 // Debug describes the ring's slots, for diagnostics.

@@ -254,15 +254,18 @@ func (p *Pool) closeLocked(r *recording, copied, carry bool) {
 	s := r.s
 	used, g := p.sealLocked(r)
 	var void uint64
-	for j := range used / 2 {
-		switch st := s.block.landedState(j, g); {
-		case r.isMark(j):
-		case st == pairEnded:
-			r.pairs = append(r.pairs, recPair{j: j, name: s.block.meta[j].name})
-		case (st == pairVoid || st == pairOpen) && carry:
-			r.carries = append(r.carries, recPair{j: j, name: s.block.meta[j].name})
-		case st == pairVoid || st == pairOpen:
-			void++
+	if !p.allEndedLocked(r, used, g) {
+		s.abandon(used)
+		for j := range used / 2 {
+			switch st := s.block.landedState(j, g); {
+			case r.isMark(j):
+			case st == pairEnded:
+				r.pairs = append(r.pairs, recPair{j: j, name: s.block.meta[j].name})
+			case (st == pairVoid || st == pairOpen) && carry:
+				r.carries = append(r.carries, recPair{j: j, name: s.block.meta[j].name})
+			case st == pairVoid || st == pairOpen:
+				void++
+			}
 		}
 	}
 	n, nc := uint64(len(r.pairs)), uint64(len(r.carries))
@@ -279,13 +282,42 @@ func (p *Pool) closeLocked(r *recording, copied, carry bool) {
 	r.early = 0
 }
 
-// sealLocked ends r's recording: no pair is begun in it from now, and the
-// open ones are given up. It returns the queries used and the slot's
-// generation. An End may still be recording a pair's timestamp: the
-// caller reads each pair's state once it has landed (landedState), in
-// the pass that counts them (a pass of its own, waitEnding, took a fifth
-// of an H200's vkEndCommandBuffer under the layer). The caller holds
-// p.mu.
+// allEndedLocked takes r's pairs, just sealed, into r.pairs in one pass
+// where every pair handed out has ended and r has no mark: the usual
+// recording, whose zones all ended. It reports false, and takes none,
+// where a pair is open, given up or still ending, or r has marks (open
+// for good): the caller then gives up the open ones (Slot.abandon) and
+// reads each pair once it has landed. (Three passes over the pairs,
+// each a load a pair, took 3.5 us of an H200's vkEndCommandBuffer under
+// the layer, of 256 zones.) The caller holds p.mu.
+func (p *Pool) allEndedLocked(r *recording, used, g uint32) bool {
+	if len(r.marks) > 0 {
+		return false
+	}
+	meta := r.s.block.meta[:used/2]
+	ended, unused := pairWord(g, pairEnded), pairWord(g, pairUnused)
+	n0 := len(r.pairs)
+	r.pairs = slices.Grow(r.pairs, len(meta))
+	for j := range meta {
+		switch meta[j].state.Load() {
+		case ended:
+			r.pairs = append(r.pairs, recPair{j: uint32(j), name: meta[j].name})
+		case unused: // a cursor's, never handed out
+		default:
+			r.pairs = r.pairs[:n0]
+			return false
+		}
+	}
+	return true
+}
+
+// sealLocked ends r's recording: no pair is begun in it from now; the
+// open ones are the caller's to give up (Slot.abandon). It returns the
+// queries used and the slot's generation. An End may still be recording
+// a pair's timestamp: the caller reads each pair's state once it has
+// landed (landedState), in the pass that counts them (a pass of its own,
+// waitEnding, took a fifth of an H200's vkEndCommandBuffer under the
+// layer). The caller holds p.mu.
 func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	s := r.s
 	r.open = false
@@ -294,7 +326,6 @@ func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 	s.waitBegins()
 	s.sealCursors()
 	used = s.usedNow()
-	s.abandon(used)
 	g = s.gen.Load()
 	r.used = used
 	r.wrote = max(r.wrote, used)
@@ -312,6 +343,7 @@ func (p *Pool) sealLocked(r *recording) (used, g uint32) {
 func (p *Pool) abandonLocked(r *recording) {
 	s := r.s
 	used, g := p.sealLocked(r)
+	s.abandon(used)
 	var n uint64
 	for j := range used / 2 {
 		switch s.block.landedState(j, g) {
@@ -521,6 +553,28 @@ func allIn(r *recording, vals []uint64) bool {
 	return true
 }
 
+// resultsLocked appends the results of r's execution, whose values are
+// vals, to p.ready, and reports true; with check, only where every pair
+// is in (allIn), else it appends none and reports false. Each result is
+// set field by field where it lies, not built and copied (this runs on
+// the application's thread under a layer). The caller holds p.mu.
+func (p *Pool) resultsLocked(r *recording, vals []uint64, check bool) bool {
+	x := r.run
+	n0 := len(p.ready)
+	p.ready = slices.Grow(p.ready, len(r.pairs))[:n0+len(r.pairs)]
+	for i, pr := range r.pairs {
+		v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
+		if check && (v[1] == 0 || v[3] == 0) {
+			p.ready = p.ready[:n0]
+			return false
+		}
+		z := &p.ready[n0+i]
+		z.Frame, z.Host, z.Name, z.Seq, z.Cmd = x.frame, x.host, pr.name, uint32(i), r.cmd
+		z.Begin, z.End, z.Key, z.Submitted, z.Work, z.Carried, z.Queue = v[0]&p.mask, v[2]&p.mask, x.key, true, nil, false, x.queue
+	}
+	return true
+}
+
 // readRunDriverLocked reads r's queries through the driver into vals, in
 // the layout of the copy (value and availability, a query), and reports
 // whether every pair is in. The caller holds p.mu.
@@ -542,10 +596,22 @@ func (p *Pool) readRunDriverLocked(r *recording, vals []uint64) bool {
 func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	x := r.run
 	vals := r.s.block.buf.Uint64s()
-	var all bool
-	if p.cfg.NoCopy {
+	var all, made bool
+	switch {
+	case p.cfg.NoCopy:
 		all = p.readRunDriverLocked(r, vals) // no copy: the queries themselves
-	} else {
+	case !x.overlapped && r.s.work == nil && len(r.carries)+len(r.marks) == 0:
+		// The usual execution: where its command buffer is recorded
+		// again, its zones are handed to Collect (deferred.go); else its
+		// results are made in the pass that finds them in.
+		if why == runRecord && p.handOverLocked(r, vals) {
+			p.collected.Add(uint64(len(r.pairs)))
+			r.run = nil
+			return true
+		}
+		all = p.resultsLocked(r, vals, true)
+		made = all
+	default:
 		all = allIn(r, vals)
 	}
 	if !all && !p.cfg.NoCopy && (why == runRecord || why == runFinal) {
@@ -576,15 +642,9 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 		p.overlapped.Add(n)
 		p.carryLostLocked(r, &p.overlapped)
 	case all:
-		// Each result is set field by field where it lies, not built and
-		// copied (this runs on the application's thread under a layer).
 		n0 := len(p.ready)
-		p.ready = slices.Grow(p.ready, len(r.pairs))[:n0+len(r.pairs)]
-		for i, pr := range r.pairs {
-			v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
-			z := &p.ready[n0+i]
-			z.Frame, z.Host, z.Name, z.Seq, z.Cmd = x.frame, x.host, pr.name, uint32(i), r.cmd
-			z.Begin, z.End, z.Key, z.Submitted, z.Work, z.Carried, z.Queue = v[0]&p.mask, v[2]&p.mask, x.key, true, nil, false, x.queue
+		if !made {
+			p.resultsLocked(r, vals, false)
 		}
 		if r.s.work != nil {
 			r.s.fromCopy = !p.cfg.NoCopy
