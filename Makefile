@@ -85,7 +85,7 @@ devices: deps
 LAYER_DIR := $(CURDIR)/build/layer
 layer: deps-demo
 	@mkdir -p $(LAYER_DIR)
-	$(CC) -std=gnu11 -Wall -Wextra -O2 -fPIC -shared -fvisibility=hidden -Iprofiler -o $(LAYER_DIR)/libVkLayer_framescope.so layer/shim/*.c -ldl -lpthread
+	$(CC) -std=gnu11 -Wall -Wextra -O2 -flto -fPIC -shared -fvisibility=hidden -Iprofiler -o $(LAYER_DIR)/libVkLayer_framescope.so layer/shim/*.c -ldl -lpthread
 	$(GO) build -buildmode=c-shared -o $(LAYER_DIR)/libframescope_go.so ./layer/lib
 	@rm -f $(LAYER_DIR)/libframescope_go.h
 	cp layer/VkLayer_framescope.json $(LAYER_DIR)/

@@ -59,7 +59,7 @@ func built(t *testing.T) string {
 		}
 		shim, _ := filepath.Glob(filepath.Join(root, "layer", "shim", "*.c"))
 		steps := [][]string{
-			append(append([]string{"gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Iprofiler",
+			append(append([]string{"gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2", "-flto", "-fPIC", "-shared", "-fvisibility=hidden", "-Iprofiler",
 				"-o", filepath.Join(buildDir, "libVkLayer_framescope.so")}, shim...), "-ldl", "-lpthread"),
 			{"go", "build", "-buildmode=c-shared", "-o", filepath.Join(buildDir, "libframescope_go.so"), "./layer/lib"},
 			{"go", "build", "-o", filepath.Join(buildDir, "framescope"), "./cmd/framescope"},

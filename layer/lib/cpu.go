@@ -47,9 +47,15 @@ const maxThreads = 1024
 
 // cpuBegin opens a span of kind what on thread tid's track.
 func (l *layer) cpuBegin(what, tid int) uint64 {
+	id, _ := l.cpuSpanBegin(what, tid)
+	return id
+}
+
+// cpuSpanBegin is cpuBegin, with the span begun.
+func (l *layer) cpuSpanBegin(what, tid int) (uint64, profiler.Span) {
 	p := l.profiler()
 	if p == nil || what <= 0 || what >= len(cpuNames) {
-		return 0
+		return 0, profiler.Span{}
 	}
 	if what == cpuSubmit || what == cpuAcquire {
 		l.inFrame()
@@ -86,14 +92,7 @@ func (l *layer) cpuBegin(what, tid int) uint64 {
 	c.mu.Lock()
 	c.open[id] = openSpan{s, what}
 	c.mu.Unlock()
-	return id
-}
-
-func (c *cpuSpans) get(id uint64) (profiler.Span, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o, ok := c.open[id]
-	return o.s, ok
+	return id, s
 }
 
 func (l *layer) cpuEnd(id uint64) {

@@ -99,9 +99,9 @@ func framescope_go_cpu_begin(what, tid C.int) C.uint64_t {
 //export framescope_go_cpu_end
 func framescope_go_cpu_end(span C.uint64_t) { the.cpuEnd(uint64(span)) }
 
-//export framescope_go_submit
-func framescope_go_submit(queue unsafe.Pointer, span C.uint64_t, n C.uint32_t, cmds *unsafe.Pointer) {
-	the.submit(queue, uint64(span), unsafe.Slice(cmds, int(n)))
+//export framescope_go_submit_begin
+func framescope_go_submit_begin(queue unsafe.Pointer, tid C.int, n C.uint32_t, cmds *unsafe.Pointer) C.uint64_t {
+	return C.uint64_t(the.submitBegin(queue, int(tid), unsafe.Slice(cmds, int(n))))
 }
 
 //export framescope_go_present

@@ -167,17 +167,24 @@ func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 	}
 }
 
+// submitBegin begins the span of a submission on thread tid (cpuEnd
+// ends it) and names its command buffers (submit): one call into Go
+// before the driver's vkQueueSubmit, where there were two.
+func (l *layer) submitBegin(queue unsafe.Pointer, tid int, cmds []unsafe.Pointer) uint64 {
+	id, sp := l.cpuSpanBegin(cpuSubmit, tid)
+	if id != 0 {
+		l.submit(queue, sp, cmds)
+	}
+	return id
+}
+
 // submit names the submission's command buffers, and the secondaries
 // they execute, to their contexts, with the submit span's arrow, as run
 // on queue: a context is a family's, and its zones go on the track of
 // the queue that ran them (GPU.SubmitOn). It runs inside the program's
 // vkQueueSubmit, and allocates nothing once its scratch has grown to the
 // program's submissions.
-func (l *layer) submit(queue unsafe.Pointer, span uint64, cmds []unsafe.Pointer) {
-	sp, ok := l.cpu.get(span)
-	if !ok {
-		return
-	}
+func (l *layer) submit(queue unsafe.Pointer, sp profiler.Span, cmds []unsafe.Pointer) {
 	b := submits.Get().(*submitBatch)
 	l.mu.Lock()
 	q := l.queues[queue].q // unknown: the zero Queue, which SubmitOn takes as the context's own

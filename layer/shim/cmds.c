@@ -109,7 +109,8 @@ static void end_at(fs_cmd *c, void *cmd, uint32_t i) {
 		fs_go.zone_end(cmd, c->open[i].kind);
 	else
 		c->cz->end(c->cz->slot, (uint64_t)c->open[i].pair, (uintptr_t)cmd, c->cz->end_stage, c->cz->refused);
-	memmove(&c->open[i], &c->open[i + 1], (c->depth - i - 1) * sizeof c->open[0]);
+	if (i + 1 < c->depth) // a zone ended out of order: no call for the usual innermost
+		memmove(&c->open[i], &c->open[i + 1], (c->depth - i - 1) * sizeof c->open[0]);
 	c->depth--;
 }
 

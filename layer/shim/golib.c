@@ -116,7 +116,7 @@ static void load(void) {
 	SYM(zone_end);
 	SYM(cpu_begin);
 	SYM(cpu_end);
-	SYM(submit);
+	SYM(submit_begin);
 	SYM(present);
 	SYM(boundary);
 	SYM(at_exit);

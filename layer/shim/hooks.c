@@ -197,26 +197,29 @@ static VKAPI_ATTR void VKAPI_CALL fs_CmdDebugMarkerEndEXT(VkCommandBuffer cmd) {
 	DOWN(v, CmdDebugMarkerEndEXT, (cmd));
 }
 
-// submitted hands the Go library the command buffers n submissions
-// carry (of vkQueueSubmit, s1, or vkQueueSubmit2, s2), in a list of its
-// own.
-static void submitted(VkQueue q, uint64_t span, uint32_t n, const VkSubmitInfo *s1, const VkSubmitInfo2 *s2) {
+// submit_begin begins a submission's span, which cpu_end ends, and
+// hands the Go library the command buffers its n submissions carry (of
+// vkQueueSubmit, s1, or vkQueueSubmit2, s2), in a list of its own: one
+// call into Go before the driver's.
+static uint64_t submit_begin(VkQueue q, uint32_t n, const VkSubmitInfo *s1, const VkSubmitInfo2 *s2) {
 	if (!fs_go_loaded)
-		return;
+		return 0;
 	uint32_t total = 0;
 	for (uint32_t i = 0; i < n; i++)
 		total += s1 ? s1[i].commandBufferCount : s2[i].commandBufferInfoCount;
-	void **cmds = total ? malloc(total * sizeof *cmds) : NULL;
+	void *few[16], **cmds = total <= 16 ? few : malloc(total * sizeof *cmds);
 	if (!cmds)
-		return;
+		total = 0; // the span alone
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && k < total; i++) {
 		uint32_t c = s1 ? s1[i].commandBufferCount : s2[i].commandBufferInfoCount;
 		for (uint32_t j = 0; j < c; j++)
 			cmds[k++] = s1 ? (void *)s1[i].pCommandBuffers[j] : (void *)s2[i].pCommandBufferInfos[j].commandBuffer;
 	}
-	fs_go.submit(q, span, total, cmds);
-	free(cmds);
+	uint64_t span = fs_go.submit_begin(q, thread_id(), total, total ? cmds : NULL);
+	if (cmds != few)
+		free(cmds);
+	return span;
 }
 
 // frames_end ends a frame for each frame end the program marked
@@ -228,10 +231,9 @@ static void frames_end(int ends) {
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence fence) {
 	DEV(q);
-	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
 	fs_boundary_call bc;
 	int ends = fs_boundary_submit(v, n, &s, NULL, &bc);
-	submitted(q, span, n, s, NULL);
+	uint64_t span = submit_begin(q, n, s, NULL);
 	VkResult r = v->QueueSubmit(q, n, s, fence);
 	fs_boundary_restore(&bc);
 	cpu_end(span);
@@ -241,10 +243,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit(VkQueue q, uint32_t n, cons
 
 static VKAPI_ATTR VkResult VKAPI_CALL fs_QueueSubmit2(VkQueue q, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
 	DEV(q);
-	uint64_t span = cpu_begin(FS_CPU_SUBMIT);
 	fs_boundary_call bc;
 	int ends = fs_boundary_submit(v, n, NULL, &s, &bc);
-	submitted(q, span, n, NULL, s);
+	uint64_t span = submit_begin(q, n, NULL, s);
 	VkResult r = v->QueueSubmit2 ? v->QueueSubmit2(q, n, s, fence) : VK_ERROR_EXTENSION_NOT_PRESENT;
 	fs_boundary_restore(&bc);
 	cpu_end(span);

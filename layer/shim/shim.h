@@ -150,7 +150,9 @@ typedef struct {
 	void (*zone_end)(void *cmd, int kind);
 	uint64_t (*cpu_begin)(int what, int tid);
 	void (*cpu_end)(uint64_t span);
-	void (*submit)(void *queue, uint64_t span, uint32_t n, void *const *cmds);
+	// submit_begin begins a submission's span (cpu_end ends it) and
+	// names the command buffers it carries.
+	uint64_t (*submit_begin)(void *queue, int tid, uint32_t n, void *const *cmds);
 	void (*present)(void *queue);
 	void (*boundary)(void); // a frame end the program marked (VK_EXT_frame_boundary)
 	void (*at_exit)(void);

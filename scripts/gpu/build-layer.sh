@@ -9,7 +9,7 @@ set -eu
 dir=.gpubin/layer-${1:-new}
 mkdir -p "$dir"
 cc="gcc -std=gnu11 -Wall -Werror -O2" # as the tests build them
-$cc -Wextra -fPIC -shared -fvisibility=hidden -Iprofiler -o "$dir/libVkLayer_framescope.so" layer/shim/*.c -ldl -lpthread
+$cc -Wextra -flto -fPIC -shared -fvisibility=hidden -Iprofiler -o "$dir/libVkLayer_framescope.so" layer/shim/*.c -ldl -lpthread
 go build -ldflags='-s -w' -buildmode=c-shared -o "$dir/libframescope_go.so" ./layer/lib
 rm -f "$dir/libframescope_go.h"
 go build -ldflags='-s -w' -o "$dir/framescope" ./cmd/framescope

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layer's frame CPU on the GPU machine, old and new layer builds and raw
 # timestamps interleaved: ROUNDS rounds of layer/testdata/lifecycle.c
-# cost N K labels|raw 0 (N frames of K regions, no GPU work), the layer
+# cost N K labels|raw KIB (N frames of K regions, each filling KIB KiB
+# of a buffer: 0, the default, no GPU work), the layer
 # loaded through the environment as framescope run loads it, a frame a
 # submission; and the labels without the layer (the driver's own cost of
 # them). Then the layer's tests of program shapes against the new
@@ -16,6 +17,7 @@ ROUNDS=${ROUNDS:-5}
 BUILDS=${BUILDS:-old new}
 N=${N:-1200}
 K=${K:-256}
+KIB=${KIB:-0}
 TESTS=${TESTS:-'TestThreadsMakingDevices|TestLayerHoldingItsLock|TestDrawMulti|TestUnenabledLabels|TestManyRecordings|TestOwnNamesPastLabelCap|TestResetBeforeEnd|TestNeverPresents|TestFork|TestChildProcess|TestExec|TestTwoProcesses'}
 prog=.gpubin/layer-new/lifecycle
 log=$out/layer-frame-tail.txt
@@ -23,14 +25,14 @@ log=$out/layer-frame-tail.txt
 under() { # under DIR: lifecycle cost under the layer in DIR
 	VK_ADD_LAYER_PATH="$1${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}" VK_INSTANCE_LAYERS=VK_LAYER_FRAMESCOPE_profile \
 		VK_LOADER_LAYERS_ENABLE=VK_LAYER_FRAMESCOPE_profile FRAMESCOPE_OUT=/tmp/cost-$(basename "$1").pftrace \
-		FRAMESCOPE_FRAME_EVERY=1 $prog cost "$N" "$K" labels 0 2>/dev/null | grep -E '^(region|parts)' | tr '\n' ' '
+		FRAMESCOPE_FRAME_EVERY=1 $prog cost "$N" "$K" labels "$KIB" 2>/dev/null | grep -E '^(region|parts)' | tr '\n' ' '
 }
-echo "--- cost: $ROUNDS rounds of $N frames of $K regions of 0 KiB" >> "$log"
+echo "--- cost: $ROUNDS rounds of $N frames of $K regions of $KIB KiB" >> "$log"
 for r in $(seq 1 "$ROUNDS"); do
-	echo "round $r raw: $($prog cost "$N" "$K" raw 0 | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
+	echo "round $r raw: $($prog cost "$N" "$K" raw "$KIB" | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
 	# The labels alone, without the layer: what the driver's own label
 	# calls cost, which the layer passes down and cannot save.
-	echo "round $r labels, no layer: $($prog cost "$N" "$K" labels 0 | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
+	echo "round $r labels, no layer: $($prog cost "$N" "$K" labels "$KIB" | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
 	for b in $BUILDS; do
 		echo "round $r $b: $(under "$PWD/.gpubin/layer-$b")" >> "$log"
 	done
