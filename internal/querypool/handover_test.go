@@ -130,3 +130,65 @@ func TestRecordingAgainHandsItsCopyToCollect(t *testing.T) {
 		t.Errorf("4 runs of 2 zones, the last 3 handed over and never taken: stats %+v", s)
 	}
 }
+
+// A command buffer recorded with zones in one frame, whose results are
+// not copied (EndFrame without a command buffer), and submitted again in
+// a later frame without being recorded again: the Submit that names it
+// again reads its frame's slot first, once the application has waited
+// for that frame, so that its first execution's zones are read before
+// the new execution writes their queries again. (Read after, they took
+// its times, or, on lavapipe while it ran, none, and were counted never
+// submitted: the render-loop checker's seed 5149.)
+func TestSubmitAgainReadsTheSlotFirst(t *testing.T) {
+	// The validation layer reports the queries written again without a
+	// reset: the pattern is the application's misuse.
+	d := vktest.OpenUnchecked(t, vk.Config{})
+	gq, ok := d.QueueFor("graphics")
+	if !ok {
+		gq = d.Queues[0]
+	}
+	q := vktest.NewQueue(t, d, gq)
+	if !q.Dev.HostQueryReset {
+		t.Skipf("no hostQueryReset on %s", q.Dev.Caps.Name)
+	}
+	p := newPool(t, q, querypool.Config{FramesInFlight: 1})
+	f := q.Fence()
+	st := q.Cmd()
+	q.End(st)
+	q.BeginWith(st, 0) // to run more than once
+	if err := p.BeginFrame(1, nil); err != nil {
+		t.Fatal(err)
+	}
+	outer, ok := p.Begin(st, top, 1)
+	inner, ok2 := p.Begin(st, top, 2)
+	if !ok || !ok2 {
+		t.Fatal("Begin refused")
+	}
+	p.End(inner, st, bottom)
+	p.End(outer, st, bottom)
+	p.EndFrame(nil)
+	q.End(st)
+	p.Submit(1, 1, 1, []vkg.CommandBuffer{st})
+	q.Resubmit(f, st)
+	q.Wait(f)
+	if err := p.BeginFrame(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Submit(2, 2, 2, []vkg.CommandBuffer{st})
+	if _, _, ready := p.Account(); ready != 2 {
+		t.Fatalf("after the Submit that names it again, %d of its first execution's 2 zones read", ready)
+	}
+	q.Resubmit(f, st) // writes the queries again
+	q.Wait(f)
+	p.EndFrame(nil)
+	rs, err := p.Collect(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Frame != 1 || rs[1].Frame != 1 || rs[1].Begin < rs[0].Begin || rs[1].End > rs[0].End {
+		t.Fatalf("the first execution's zones: %+v", rs)
+	}
+	if s := p.Stats(); s.Collected != 2 || s.Unsubmitted != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}

@@ -216,8 +216,11 @@ type Pool struct {
 	slab, slabSpare         []uint64
 	deferredN               int
 	handovers               uint64 // executions handed over, for tests
-	readErr                 error
-	uncopied                bool // closed slots without a copy: the reader has work
+	// readFirst: a Submit names a command buffer submitted again whose
+	// zones are in a slot not read yet, which it reads first.
+	readFirst bool
+	readErr   error
+	uncopied  bool // closed slots without a copy: the reader has work
 	// resetWanted says spent slots wait for the reader to reset them.
 	resetWanted bool
 	// readyHigh is the most results a Collect took at once: KeepRoom
@@ -666,12 +669,23 @@ func (p *Pool) Submit(last, frame, key uint64, cmds []vkg.CommandBuffer) (missed
 // the queues that run the pool's command buffers: 0 is the pool's own.
 // The recordings' executions it names are that queue's: their results
 // say it (Result.Queue), and the zones they carry across command buffers
-// pair on it.
+// pair on it. Where cmds hold a command buffer submitted again whose
+// zones lie in a slot not read yet, it reads the slots due through the
+// driver first, on the calling goroutine, before the new execution
+// writes them again.
 func (p *Pool) SubmitOn(last, frame, key uint64, queue uint32, cmds []vkg.CommandBuffer) (missed int) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.executedLocked(last, key, queue, cmds)
-	return p.submittedLocked(frame, key, cmds)
+	missed = p.submittedLocked(frame, key, cmds)
+	first := p.readFirst
+	p.readFirst = false
+	p.mu.Unlock()
+	if first { // a command buffer submitted again would overwrite a slot not read (againLocked)
+		p.readMu.Lock()
+		p.readPass(readDriver)
+		p.readMu.Unlock()
+	}
+	return missed
 }
 
 // submittedLocked is Submit's note of frame's pairs. The caller holds

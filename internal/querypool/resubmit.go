@@ -133,6 +133,16 @@ func (p *Pool) againLocked(frame, k uint64) {
 		return
 	}
 	p.resubmitted.Add(1)
+	if s.state.Load() == slotClosed {
+		// Not read yet: this execution will write its queries again.
+		// The one before has finished (Vulkan submits a command buffer
+		// not made for simultaneous use again only then), so the slot is
+		// read now, before the new one is submitted (SubmitOn), where the
+		// application has waited for its frame. (Read later, its values
+		// were the new execution's, or, on lavapipe while that ran, none:
+		// its zones were counted never submitted.)
+		p.readFirst = true
+	}
 	a := againCmd{pairs: n, watch: -1}
 	if len(p.again) >= maxAgain {
 		return // neither pinned nor watched: not counted
