@@ -42,7 +42,7 @@ func TestThreadsMakingDevicesUnderLayer(t *testing.T) {
 			"VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tr, out := runShape(t, dir, c.env, prog, "threads", c.n)
+			tr, out := runShapeAgainOnValidationCrash(t, dir, c.env, prog, "threads", c.n)
 			if validationSpoke(out) {
 				t.Errorf("the validation layer spoke:\n%s", lastOf(out))
 			}
@@ -140,6 +140,78 @@ func sharedLibrary(t *testing.T, name string) string {
 // and what was printed.
 func runShape(t *testing.T, dir string, env []string, prog, mode string, n int, flags ...string) (*timeline.Trace, []byte) {
 	t.Helper()
+	tr, out, err := tryShape(t, dir, env, prog, mode, n, flags...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lastOf(out))
+	}
+	return tr, out
+}
+
+// runShapeAgainOnValidationCrash is runShape for a program run with the
+// Khronos validation layer, run again, twice at most, where it crashed in
+// the validation layer's own code, as Debian 12's (1.3.239) does now and
+// then with threads making instances and devices while another records
+// (its state of every instance and device is one process-wide map it
+// reads and writes with no lock: docs/measurements/layer-threads-validation-h200.txt;
+// 2 runs in 40 on lavapipe). A crash anywhere else, or three in a row,
+// fails.
+func runShapeAgainOnValidationCrash(t *testing.T, dir string, env []string, prog, mode string, n int) (*timeline.Trace, []byte) {
+	t.Helper()
+	for try := 1; ; try++ {
+		tr, out, err := tryShape(t, dir, env, prog, mode, n)
+		switch {
+		case err == nil:
+			return tr, out
+		case try < 3 && validationCrashed(out):
+			t.Logf("run %d crashed in the validation layer's own code; running again:\n%s", try, lastOf(out))
+		default:
+			t.Fatalf("%v\n%s", err, lastOf(out))
+		}
+	}
+}
+
+// faultIn matches a line of framescope run's report of a program's
+// fault that names the library the faulting code lies in.
+var faultIn = regexp.MustCompile(`fault: (pc|called from) \S+ in (\S+)`)
+
+// validationCrashed reports whether a run's output says the program was
+// killed by a fault whose code, and every caller named, lies in the
+// Khronos validation layer.
+func validationCrashed(out []byte) bool {
+	if !bytes.Contains(out, []byte("killed by signal")) {
+		return false
+	}
+	ms := faultIn.FindAllSubmatch(out, -1)
+	for _, m := range ms {
+		if !bytes.Contains(m[2], []byte("libVkLayer_khronos_validation.so")) {
+			return false
+		}
+	}
+	return len(ms) > 0
+}
+
+func TestValidationCrashed(t *testing.T) {
+	for _, c := range []struct {
+		out  string
+		want bool
+	}{
+		{"fault: pc (nil)\nfault: called from 0x7f in /lib/libVkLayer_khronos_validation.so+0x5c17d3 (?)\nthe program was killed by signal 11", true},
+		{"fault: pc 0x1\nfault: pc 0x7f in /lib/libVkLayer_khronos_validation.so+0x52 (?)\nfault: called from 0x7f in /lib/libVkLayer_khronos_validation.so+0xb1 (?)\nkilled by signal 11", true},
+		{"fault: pc 0x7f in /lib/libVkLayer_khronos_validation.so+0x52 (?)\nfault: called from 0x7f in /tmp/libVkLayer_framescope.so+0x10 (?)\nkilled by signal 11", false},
+		{"fault: pc 0x7f in /tmp/libframescope_go.so+0x52 (?)\nkilled by signal 11", false},
+		{"fault: pc (nil)\nkilled by signal 11", false},
+		{"fault: pc 0x7f in /lib/libVkLayer_khronos_validation.so+0x52 (?)\nexit status 1", false},
+	} {
+		if got := validationCrashed([]byte(c.out)); got != c.want {
+			t.Errorf("validationCrashed(%q) = %v, want %v", c.out, got, c.want)
+		}
+	}
+}
+
+// tryShape runs shapes MODE N under the layer and reads its trace, or
+// says why it could not.
+func tryShape(t *testing.T, dir string, env []string, prog, mode string, n int, flags ...string) (*timeline.Trace, []byte, error) {
+	t.Helper()
 	trace := filepath.Join(t.TempDir(), mode+".perfetto-trace")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -149,12 +221,12 @@ func runShape(t *testing.T, dir string, env []string, prog, mode string, n int, 
 	cmd.WaitDelay = 5 * time.Second // the program holds the output open
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("shapes %s %d under the layer did not end within a minute:\n%s", mode, n, lastOf(out))
+		return nil, out, fmt.Errorf("shapes %s %d under the layer did not end within a minute", mode, n)
 	}
 	if err != nil || !bytes.Contains(out, []byte("ok\n")) {
-		t.Fatalf("shapes %s %d under the layer: %v\n%s", mode, n, err, lastOf(out))
+		return nil, out, fmt.Errorf("shapes %s %d under the layer: %v", mode, n, err)
 	}
-	return readTrace(t, trace), out
+	return readTrace(t, trace), out, nil
 }
 
 // checkShapeZones checks that the trace holds want GPU zones, nothing
