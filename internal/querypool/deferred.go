@@ -24,7 +24,7 @@ type deferredRun struct {
 }
 
 // maxSlab bounds the slab (words): past it, as where nothing collects,
-// an execution's results are made on the recording thread, as before.
+// an execution's results are made on the recording thread.
 const maxSlab = 3 * maxReadyRoom
 
 // handOverLocked copies r's last execution out of its host copy, vals,
@@ -32,6 +32,9 @@ const maxSlab = 3 * maxReadyRoom
 // (nothing is handed over) or the slab is full. The caller holds p.mu.
 func (p *Pool) handOverLocked(r *recording, vals []uint64) bool {
 	n := len(r.pairs)
+	if n == 0 {
+		return true // nothing to hand over
+	}
 	off := len(p.slab)
 	if off+3*n > maxSlab {
 		return false
