@@ -145,19 +145,27 @@ static inline uint32_t memory_type(instance *i, uint32_t bits, VkMemoryPropertyF
 }
 
 // buffer makes a buffer of size bytes that transfers write, bound to
-// memory the host can read, coherent (*host set), or, if none, the first
-// it can live in.
+// memory the host can read, coherent (*host set), or, if none (or with
+// $VKPROG_DEVICE_LOCAL=1), the device's own, or the first it can live in.
 static inline VkBuffer buffer(instance *i, device *d, VkDeviceSize size, VkDeviceMemory *mem, int *host) {
 	VkBuffer b;
 	VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
 	CHECK(vkCreateBuffer(d->dev, &bi, NULL, &b));
 	VkMemoryRequirements req;
 	vkGetBufferMemoryRequirements(d->dev, b, &req);
-	uint32_t t = memory_type(i, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+	// $VKPROG_DEVICE_LOCAL=1: the device's own memory, which the host does
+	// not read (on a GPU, fills at its speed, not the bus's).
+	const char *local = getenv("VKPROG_DEVICE_LOCAL");
+	int want_local = local && *local == '1';
 	VkPhysicalDeviceMemoryProperties mp;
 	vkGetPhysicalDeviceMemoryProperties(i->pd, &mp);
+	uint32_t t = mp.memoryTypeCount;
+	if (!want_local)
+		t = memory_type(i, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
 	*host = t < mp.memoryTypeCount;
 	if (!*host)
+		t = memory_type(i, req.memoryTypeBits, want_local ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : 0);
+	if (t == mp.memoryTypeCount)
 		t = memory_type(i, req.memoryTypeBits, 0);
 	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = t};
 	CHECK(vkAllocateMemory(d->dev, &ai, NULL, mem));
