@@ -11,28 +11,54 @@ import (
 )
 
 // recordRun records cmd again as a recording of two nested zones, named
-// 1 (outer) and 2, and runs it as frame run, waiting for it.
-func recordRun(t *testing.T, q *vktest.Queue, p *querypool.Pool, cmd vkg.CommandBuffer, f vkg.Fence, run uint64) {
+// 1 (outer) and 2, and runs it as frame run, waiting for it; with once,
+// as a command buffer run once each time it is recorded (begun for one
+// time submit, BeginRecordingOnce).
+func recordRun(t *testing.T, q *vktest.Queue, p *querypool.Pool, cmd vkg.CommandBuffer, f vkg.Fence, run uint64, once bool) {
 	t.Helper()
-	if run > 1 {
+	begin := p.BeginRecording
+	switch {
+	case once:
+		q.Begin(cmd)
+		begin = p.BeginRecordingOnce
+	case run > 1:
 		q.BeginWith(cmd, 0)
 	}
-	if err := p.BeginRecording(cmd); err != nil {
+	if err := begin(cmd); err != nil {
 		t.Fatal(err)
 	}
-	outer, ok := p.Begin(cmd, top, 1)
-	inner, ok2 := p.Begin(cmd, top, 2)
-	if !ok || !ok2 {
-		t.Fatalf("run %d: Begin refused", run)
-	}
-	p.End(inner, cmd, bottom)
-	p.End(outer, cmd, bottom)
+	nested(t, p, cmd)
 	p.EndRecording(cmd)
 	q.End(cmd)
 	p.Advance(run)
 	p.Submit(run, run, run, []vkg.CommandBuffer{cmd})
 	q.Resubmit(f, cmd)
 	q.Wait(f)
+}
+
+// nested records two nested zones into cmd, named 1 (outer) and 2.
+func nested(t *testing.T, p *querypool.Pool, cmd vkg.CommandBuffer) {
+	t.Helper()
+	outer, ok := p.Begin(cmd, top, 1)
+	inner, ok2 := p.Begin(cmd, top, 2)
+	if !ok || !ok2 {
+		t.Fatal("Begin refused")
+	}
+	p.End(inner, cmd, bottom)
+	p.End(outer, cmd, bottom)
+}
+
+// recordEmpty records cmd again as a recording with no zone, which never
+// runs, and waits for the device to go idle.
+func recordEmpty(t *testing.T, q *vktest.Queue, p *querypool.Pool, cmd vkg.CommandBuffer) {
+	t.Helper()
+	q.BeginWith(cmd, 0)
+	if err := p.BeginRecording(cmd); err != nil {
+		t.Fatal(err)
+	}
+	p.EndRecording(cmd)
+	q.End(cmd)
+	vkg.DeviceWaitIdle(q.Dev.Handle)
 }
 
 // checkRuns checks that rs hold each of runs executions' two zones once,
@@ -67,7 +93,7 @@ func TestRecordingAgainHandsItsCopyToCollect(t *testing.T) {
 	const runs = 30
 	var got []querypool.Result
 	for run := uint64(1); run <= runs; run++ {
-		recordRun(t, q, p, cmd, f, run)
+		recordRun(t, q, p, cmd, f, run, false)
 		if run%3 == 0 { // the others' handovers wait for a later Collect
 			continue
 		}
@@ -79,13 +105,7 @@ func TestRecordingAgainHandsItsCopyToCollect(t *testing.T) {
 	}
 	// Recorded once more, with no zone, and never run: its recording
 	// again hands the last execution over, for Finish.
-	q.BeginWith(cmd, 0)
-	if err := p.BeginRecording(cmd); err != nil {
-		t.Fatal(err)
-	}
-	p.EndRecording(cmd)
-	q.End(cmd)
-	vkg.DeviceWaitIdle(q.Dev.Handle)
+	recordEmpty(t, q, p, cmd)
 	if _, _, ready := p.Account(); ready != 4 {
 		t.Errorf("2 executions of 2 zones handed over and not taken: Account's ready %d", ready)
 	}
@@ -108,20 +128,14 @@ func TestRecordingAgainHandsItsCopyToCollect(t *testing.T) {
 	p2 := newPool(t, q, querypool.Config{FramesInFlight: 2, Queries: 64})
 	cmd2 := q.Cmd()
 	for run := uint64(1); run <= 4; run++ {
-		recordRun(t, q, p2, cmd2, f, run)
+		recordRun(t, q, p2, cmd2, f, run, false)
 		if run < 3 { // run 1's zones taken; runs 2 to 4's handed over and never taken
 			if _, err := p2.Collect(nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	q.BeginWith(cmd2, 0)
-	if err := p2.BeginRecording(cmd2); err != nil {
-		t.Fatal(err)
-	}
-	p2.EndRecording(cmd2)
-	q.End(cmd2)
-	vkg.DeviceWaitIdle(q.Dev.Handle)
+	recordEmpty(t, q, p2, cmd2)
 	if p2.Handovers() == 0 {
 		t.Fatal("no execution handed over")
 	}
@@ -159,13 +173,7 @@ func TestSubmitAgainReadsTheSlotFirst(t *testing.T) {
 	if err := p.BeginFrame(1, nil); err != nil {
 		t.Fatal(err)
 	}
-	outer, ok := p.Begin(st, top, 1)
-	inner, ok2 := p.Begin(st, top, 2)
-	if !ok || !ok2 {
-		t.Fatal("Begin refused")
-	}
-	p.End(inner, st, bottom)
-	p.End(outer, st, bottom)
+	nested(t, p, st)
 	p.EndFrame(nil)
 	q.End(st)
 	p.Submit(1, 1, 1, []vkg.CommandBuffer{st})

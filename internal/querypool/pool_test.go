@@ -69,13 +69,7 @@ func TestPairsReadBack(t *testing.T) {
 				if err := p.BeginFrame(frame, cmd); err != nil {
 					t.Fatal(err)
 				}
-				outer, ok := p.Begin(cmd, top, 1)
-				inner, ok2 := p.Begin(cmd, top, 2)
-				if !ok || !ok2 {
-					t.Fatal("Begin refused")
-				}
-				p.End(inner, cmd, bottom)
-				p.End(outer, cmd, bottom)
+				nested(t, p, cmd)
 				p.EndFrame(cmd)
 				q.Submit(f, cmd)
 				q.Wait(f)

@@ -31,26 +31,10 @@ func TestRecordingOnceWithoutCopy(t *testing.T) {
 	p.EndRecording(cmd)
 	const runs = 20
 	var last [2]uint64 // the last execution's outer zone
-	for run := range uint64(runs) {
-		q.Begin(cmd)
-		if err := p.BeginRecordingOnce(cmd); err != nil {
-			t.Fatal(err)
-		}
-		outer, ok := p.Begin(cmd, top, 1)
-		inner, ok2 := p.Begin(cmd, top, 2)
-		if !ok || !ok2 {
-			t.Fatalf("run %d: Begin refused", run)
-		}
-		p.End(inner, cmd, bottom)
-		p.End(outer, cmd, bottom)
-		p.EndRecording(cmd)
-		q.End(cmd)
-		p.Advance(run + 1)
-		p.Submit(run+1, run+1, run+1, []vkg.CommandBuffer{cmd})
-		q.Resubmit(f, cmd)
-		q.Wait(f)
-		if run%5 == 4 { // some read by a collection, the others when recorded again
-			p.Advance(run + 3)
+	for run := uint64(1); run <= runs; run++ {
+		recordRun(t, q, p, cmd, f, run, true)
+		if run%5 == 0 { // some read by a collection, the others when recorded again
+			p.Advance(run + 2)
 		}
 		rs, err := p.Collect(nil)
 		if err != nil {
