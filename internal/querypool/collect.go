@@ -566,7 +566,7 @@ func (p *Pool) harvestRun(s *Slot, meta []pairMeta, vals []uint64, j int, seq ui
 			}
 		}
 		r := vals[4*j : 4*j+4 : 4*j+4]
-		if r[1] == 0 || r[3] == 0 {
+		if !pairIn(r) {
 			h.unsubmitted++
 			continue
 		}

@@ -43,7 +43,7 @@ func (p *Pool) handOverLocked(r *recording, vals []uint64) bool {
 	w := p.slab[off : off+3*n : off+3*n]
 	for i, pr := range r.pairs {
 		v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
-		if v[1] == 0 || v[3] == 0 {
+		if !pairIn(v) {
 			p.slab = p.slab[:off]
 			return false
 		}

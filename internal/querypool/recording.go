@@ -533,10 +533,15 @@ const (
 	runFinal                 // the pool's end, the device idle: what is not in is Pending
 )
 
+// pairIn reports whether a pair's four words, as a copy or a driver read
+// lays them out (begin, its availability, end, its availability), hold
+// both its timestamps.
+func pairIn(v []uint64) bool { return v[1] != 0 && v[3] != 0 }
+
 // allIn reports whether vals holds every pair of r's execution.
 func allIn(r *recording, vals []uint64) bool {
 	for _, pr := range r.pairs {
-		if vals[4*pr.j+1] == 0 || vals[4*pr.j+3] == 0 {
+		if !pairIn(vals[4*pr.j : 4*pr.j+4]) {
 			return false
 		}
 	}
@@ -564,7 +569,7 @@ func (p *Pool) resultsLocked(r *recording, vals []uint64, check bool) bool {
 	p.ready = slices.Grow(p.ready, len(r.pairs))[:n0+len(r.pairs)]
 	for i, pr := range r.pairs {
 		v := vals[4*pr.j : 4*pr.j+4 : 4*pr.j+4]
-		if check && (v[1] == 0 || v[3] == 0) {
+		if check && !pairIn(v) {
 			p.ready = p.ready[:n0]
 			return false
 		}
