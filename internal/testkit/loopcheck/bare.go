@@ -265,6 +265,12 @@ type bareWant struct {
 	// where which ones depends on the threads' order: each name's count
 	// is then at most what the script ran.
 	exact bool
+	// refused: past the layer's bound on recordings alive at once, it may
+	// have refused some (which, the threads' order says): a refused
+	// primary's zones are counted no_frame, while a secondary it executed,
+	// a recording made before, is timed all the same, and lies in no
+	// primary's command buffer zone.
+	refused bool
 	// slack: by how many a name's count may fall short, for executions
 	// of recordings the profiler may refuse (Shape.Burst), whose zones it
 	// then counts no_frame.

@@ -88,6 +88,9 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 	}
 	want, slack, subs := b.named(&p, got)
 	primaries := Primaries(tr, zoneCommandBuffer)
+	// A secondary executed by a primary the profiler refused (counted
+	// no_frame) lies in no primary's zone.
+	orphans := b.want.refused && tr.Drops.NoFrame > 0
 	for _, z := range zones {
 		name := tr.Name(z.Name)
 		if kind, _, ok := parseLabel(name); ok && kind == labelCarried {
@@ -97,7 +100,7 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 		} else if !inWindow(j, subs[name], z) {
 			p.add("window", "a zone %q at [%d, %d] (error bound %d ns) lies in no window of a submission that ran it", name, z.Start, z.End, z.ErrNs)
 		}
-		if msg := bareNesting(tr, z, primaries); msg != "" {
+		if msg := bareNesting(tr, z, primaries, orphans); msg != "" {
 			p.add("nesting", "%s", msg)
 		}
 	}
@@ -326,14 +329,18 @@ func parseLabel(name string) (kind byte, depth int, ok bool) {
 }
 
 // bareNesting holds a zone to the depth its name says (Nesting), a
-// secondary's to lying within a primary's command buffer zone.
-func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span) string {
+// secondary's to lying within a primary's command buffer zone, or, with
+// orphans, within one or none.
+func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span, orphans bool) string {
 	name := tr.Name(z.Name)
 	kind, depth, ok := parseLabel(name)
 	switch {
 	case ok && kind == labelCarried:
 		return "" // on a lane of its own, among the carried
 	case name == zoneSecondary || ok && kind == labelSecondary:
+		if orphans && orphan(z, primaries) {
+			return ""
+		}
 		return Nesting(tr, z, 0, true, primaries)
 	case name == zoneCommandBuffer:
 		depth, ok = 0, true
@@ -344,4 +351,17 @@ func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span)
 		return ""
 	}
 	return Nesting(tr, z, depth, false, nil)
+}
+
+// orphan reports whether a secondary's zone z may be one a refused
+// primary executed: it meets no primary's command buffer zone on its
+// queue's track, where that primary ran (one shifted out of its own
+// primary by the clock model would, in all but the farthest shifts).
+func orphan(z timeline.Span, primaries []timeline.Span) bool {
+	for _, p := range primaries {
+		if p.Track == z.Track && p.Start <= z.End && z.Start <= p.End {
+			return false
+		}
+	}
+	return true
 }

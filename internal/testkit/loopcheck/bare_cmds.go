@@ -81,7 +81,7 @@ func (g *bareGen) started(c *bareCB, reusable bool) {
 	if !c.seen && !c.refused {
 		c.seen = true
 		if k := g.ctxOf(c); g.begun[k]+1 > querypool.MaxRecordings {
-			g.want.exact = false // which recordings are refused depends on the threads
+			g.want.exact, g.want.refused = false, true // which recordings are refused depends on the threads
 		} else {
 			g.begun[k]++
 		}
