@@ -10,15 +10,27 @@
 # layer.test (scripts/gpu/build-layer.sh new), layer-old/ (the layer's two
 # libraries and manifest of the build compared against). BUILDS names the layer builds under
 # .gpubin/layer-NAME to interleave (default: old new); TESTS empty runs
-# none. Results in $OUT/layer-frame-tail.txt.
+# none. Results in $OUT/layer-frame-tail.txt. HERE=1 runs it on this
+# machine's own Vulkan device (lavapipe) instead.
+# The build name "peer" runs the peer layer users would pick instead,
+# lstalmir/VulkanProfiler (VK_LAYER_PROFILER_unified), from
+# .gpubin/peer/ (its manifest and library, and in lib/ the libraries it
+# needs that the GPU machine lacks), built here from its own source and
+# never committed: per-draw sampling (its default, the one that times
+# debug labels), a frame per submission, its trace written to a file.
 set -u
-. scripts/gpu/setup.sh
+if [ -n "${HERE:-}" ]; then # HERE=1: on this machine's own Vulkan (lavapipe), without the GPU machine's set-up
+	out=${OUT:-/tmp/out}
+	mkdir -p "$out"
+else
+	. scripts/gpu/setup.sh
+fi
 ROUNDS=${ROUNDS:-5}
 BUILDS=${BUILDS:-old new}
 N=${N:-1200}
 K=${K:-256}
 KIB=${KIB:-0}
-TESTS=${TESTS:-'TestThreadsMakingDevices|TestLayerHoldingItsLock|TestDrawMulti|TestUnenabledLabels|TestManyRecordings|TestOwnNamesPastLabelCap|TestResetBeforeEnd|TestNeverPresents|TestFork|TestChildProcess|TestExec|TestTwoProcesses'}
+TESTS=${TESTS-'TestThreadsMakingDevices|TestLayerHoldingItsLock|TestDrawMulti|TestUnenabledLabels|TestManyRecordings|TestOwnNamesPastLabelCap|TestResetBeforeEnd|TestNeverPresents|TestFork|TestChildProcess|TestExec|TestTwoProcesses'}
 prog=.gpubin/layer-new/lifecycle
 log=$out/layer-frame-tail.txt
 : > "$log"
@@ -28,16 +40,29 @@ under() { # under DIR: lifecycle cost under the layer in DIR
 		FRAMESCOPE_FRAME_EVERY=1 $prog cost "$N" "$K" labels "$KIB" 2>/dev/null | grep -E '^(region|parts)' | tr '\n' ' '
 }
 echo "--- cost: $ROUNDS rounds of $N frames of $K regions of $KIB KiB" >> "$log"
+peer() { # lifecycle cost under the peer layer in .gpubin/peer
+	local d=$PWD/.gpubin/peer
+	LD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" VK_ADD_LAYER_PATH="$d${VK_ADD_LAYER_PATH:+:$VK_ADD_LAYER_PATH}" \
+		VK_INSTANCE_LAYERS=VK_LAYER_PROFILER_unified VK_LOADER_LAYERS_ENABLE=VK_LAYER_PROFILER_unified VKPROF_output=trace \
+		VKPROF_output_trace_file=/tmp/cost-peer.json VKPROF_sampling_mode=drawcall VKPROF_frame_delimiter=submit \
+		VKPROF_frame_count=0 VKPROF_enable_performance_query_ext=none \
+		$prog cost "$N" "$K" labels "$KIB" 2>/dev/null | grep -E '^(region|parts)' | tr '\n' ' '
+}
 for r in $(seq 1 "$ROUNDS"); do
 	echo "round $r raw: $($prog cost "$N" "$K" raw "$KIB" | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
 	# The labels alone, without the layer: what the driver's own label
 	# calls cost, which the layer passes down and cannot save.
 	echo "round $r labels, no layer: $($prog cost "$N" "$K" labels "$KIB" | grep -E '^(region|parts)' | tr '\n' ' ')" >> "$log"
 	for b in $BUILDS; do
-		echo "round $r $b: $(under "$PWD/.gpubin/layer-$b")" >> "$log"
+		if [ "$b" = peer ]; then
+			echo "round $r peer: $(peer)" >> "$log"
+		else
+			echo "round $r $b: $(under "$PWD/.gpubin/layer-$b")" >> "$log"
+		fi
 	done
 done
-for b in $BUILDS; do
+ls -l /tmp/cost-*.pftrace /tmp/cost-peer.json 2>/dev/null | awk '{print "--- trace", $9, $5, "bytes"}' >> "$log"
+for b in ${BUILDS/peer/}; do
 	echo "--- the books of the last $b run" >> "$log"
 	.gpubin/layer-new/framescope stats /tmp/cost-layer-$b.pftrace 2>&1 | tail -4 >> "$log"
 done
