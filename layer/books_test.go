@@ -39,6 +39,23 @@ func TestManyRecordingsUnderLayer(t *testing.T) {
 	}
 }
 
+// A program that resets its command pool every frame and allocates that
+// frame's command buffers afresh, never freeing the old ones (seed 2116
+// of the layer's checker did): 40 frames of 8, 320 command buffers, 8
+// recorded at once. The layer keeps 256 recordings; a recording begun
+// past them takes the slot of a command buffer its pool reset, so every
+// zone is timed. Before, the 64 last were refused (no_frame).
+func TestPoolResetFreesRecordingsUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	const frames, each = 40, 8
+	tr, _ := runShape(t, dir, nil, prog, "leak", frames, "-frame-every", "1")
+	want := 2 * frames * each // a label and the command buffer's own zone
+	if z := tr.Ledger.Zones; z.Issued != uint64(want) {
+		t.Errorf("%d zones issued, want %d", z.Issued, want)
+	}
+	checkShapeZones(t, tr, want) // every one delivered, none lost
+}
+
 // Past the 4,096 label names the layer registers, later labels share one
 // name, and the layer's own zones keep theirs: a render pass first seen
 // after 5,000 distinct labels is still "render pass" (before, it was one

@@ -49,7 +49,8 @@ type Recording struct {
 // GPUOptions.PipelineStatistics, each execution's zones have the work
 // they did, as a frame's do. Record refuses, keeping the error for
 // [GPU.Err], on a transfer-only queue
-// (but see RecordOnce), and past 256 recordings: the zones recorded into
+// (but see RecordOnce), and past 256 recordings, where none of them is
+// of a command buffer reset since (see Reset): the zones recorded into
 // cmd until End are then refused and counted (NoFrame), once for each
 // execution of cmd that Submit names.
 func (g *GPU) Record(cmd vkg.CommandBuffer) Recording {
@@ -195,6 +196,25 @@ func (g *GPU) freeCZones(cmd vkg.CommandBuffer) {
 var closedCZones struct {
 	sync.Mutex
 	kept []*querypool.CZones
+}
+
+// Reset tells the profiler that the application reset cmds
+// (vkResetCommandPool, or vkResetCommandBuffer) after it ended their
+// recordings: none of their executions is pending, and none runs again
+// until recorded again. A recording among them keeps what it has for its
+// next Record; but where a context keeps its 256 recordings, a Record of
+// another command buffer takes over one so reset (its last execution
+// read first) rather than be refused, so that a program that resets its
+// pools and allocates command buffers afresh is timed however many it
+// keeps. Command buffers without recordings, or reset while recorded
+// (call Freed for those), are left as they are.
+func (g *GPU) Reset(cmds ...vkg.CommandBuffer) {
+	if g == nil || g.state.Load() != stateOpen {
+		return
+	}
+	for _, c := range cmds {
+		g.pool.Reset(c)
+	}
 }
 
 // Freed tells the profiler that the application frees cmds

@@ -29,3 +29,11 @@ func (p *Pool) Handovers() uint64 {
 	defer p.mu.Unlock()
 	return p.handovers
 }
+
+// TakenIdle returns how many recordings began on the slot of one whose
+// command buffer was reset (takeIdleLocked), for tests.
+func (p *Pool) TakenIdle() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.takenIdle
+}

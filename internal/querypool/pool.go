@@ -263,6 +263,9 @@ type Pool struct {
 	nrecs   atomic.Int32
 	open    atomic.Pointer[map[uint64]*openSlot]
 	running []*recording
+	// takenIdle counts the recordings begun on the slot of one whose
+	// command buffer was reset (takeIdleLocked).
+	takenIdle uint64
 	// Carried zones (carried.go), under mu: each queue's stack of them
 	// (SubmitOn's numbering), those not yet settled (and some settled,
 	// pruned now and then), and how many are not.

@@ -48,6 +48,10 @@ type recording struct {
 	cmd  uint64
 	s    *Slot
 	open bool // between BeginRecording and EndRecording
+	// idle: its command buffer was reset since it ended (Reset), so none
+	// of its executions is pending and none can come until it is
+	// recorded again: past MaxRecordings, another's takes its slot.
+	idle bool
 	// pairs are the pairs EndRecording found ended, in Begin order: each
 	// execution's zones.
 	pairs []recPair
@@ -145,10 +149,12 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 	if a, ok := p.again[k]; ok {
 		p.forgetAgainLocked(k, a) // submitted again before: a recording now
 	}
-	if r == nil {
-		if len(p.recs) >= MaxRecordings {
+	switch {
+	case r == nil && len(p.recs) >= MaxRecordings:
+		if r = p.takeIdleLocked(k); r == nil {
 			return ErrRecordingCount
 		}
+	case r == nil:
 		s, err := p.newSlot(-1, p.cfg.Queries)
 		if err != nil {
 			return err
@@ -165,9 +171,10 @@ func (p *Pool) beginRecordingLocked(cmd vkg.CommandBuffer, once bool) error {
 		}
 		p.recs[k] = r
 		p.nrecs.Store(int32(len(p.recs)))
-	} else {
+	default:
 		p.retireLocked(r)
 	}
+	r.idle = false
 	s := r.s
 	s.renew(0) // no End to wait for: each landed when the last recording closed
 	s.next.Store(0)
@@ -701,6 +708,43 @@ func (p *Pool) retireLocked(r *recording) {
 	if i := slices.Index(p.running, r); i >= 0 {
 		p.running = slices.Delete(p.running, i, i+1)
 	}
+}
+
+// Reset tells the pool that the application reset cmd
+// (vkResetCommandPool, or vkResetCommandBuffer) after its recording
+// ended: in the initial state, with no execution pending, it runs again
+// only once recorded again. Its recording keeps its slot for that; but
+// where MaxRecordings are kept, a command buffer that begins a recording
+// takes the slot of one so reset (its last execution read first) rather
+// than be refused. A recording still open is not one: Freed abandons it.
+func (p *Pool) Reset(cmd vkg.CommandBuffer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.recs[cmdKey(cmd)]; r != nil && !r.open {
+		r.idle = true
+	}
+}
+
+// takeIdleLocked gives command buffer k a recording on the slot of one
+// whose command buffer was reset (Reset), which it forgets (its last
+// execution read, as when recorded again): nil where none was. The slot
+// is reset whole at k's begin and its host copy cleared as far as it was
+// written, as a new slot's would be. Past MaxRecordings alone, so the
+// look through the recordings is bounded by them. The caller holds p.mu.
+func (p *Pool) takeIdleLocked(k uint64) *recording {
+	for old, v := range p.recs {
+		if !v.idle {
+			continue
+		}
+		p.retireLocked(v)
+		p.forgetOpen(old)
+		delete(p.recs, old)
+		r := &recording{cmd: k, s: v.s, wrote: v.wrote}
+		p.recs[k] = r
+		p.takenIdle++
+		return r
+	}
+	return nil
 }
 
 // runsInFlight returns the pairs of executions not read yet, and the

@@ -240,10 +240,12 @@ func (l *layer) pool(dev unsafe.Pointer, pool uint64, family uint32) {
 // poolGone forgets a destroyed pool and its command buffers. A reset one
 // keeps them, recorded again or freed later; those it caught in the
 // middle of a recording lose it, as the driver does: their zones can never
-// run (the profiler counts them abandoned).
+// run (the profiler counts them abandoned). The others' recordings are
+// told reset (GPU.Reset): past the library's 256 recordings, a command
+// buffer begun takes over one of theirs rather than be refused.
 func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
 	l.mu.Lock()
-	var gone, reset []unsafe.Pointer
+	var gone, reset, idle []unsafe.Pointer
 	for c, s := range l.cmds {
 		switch {
 		case s.pool != pool || s.dev != l.devices[dev]:
@@ -251,6 +253,8 @@ func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
 			gone = append(gone, c)
 		case s.recording:
 			reset = append(reset, c)
+		case s.gpu != nil:
+			idle = append(idle, c)
 		}
 	}
 	if destroyed {
@@ -264,6 +268,11 @@ func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
 		}
 		s.open, s.recording = s.open[:0], false
 		s.gpu.Freed(vkg.CommandBuffer(c))
+	}
+	for _, c := range idle { // ended and reset: their recordings' slots may serve others
+		if s := l.state(c); s != nil && s.gpu != nil {
+			s.gpu.Reset(vkg.CommandBuffer(c))
+		}
 	}
 	l.freed(gone)
 }

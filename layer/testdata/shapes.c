@@ -100,6 +100,16 @@ static void unenabled(int n) {
 	vkDestroyInstance(i.inst, NULL);
 }
 
+// record_work records cmd afresh: one label, "work", and no GPU work.
+static void record_work(device *d, VkCommandBuffer cmd) {
+	VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	CHECK(vkBeginCommandBuffer(cmd, &bi));
+	VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "work"};
+	d->begin(cmd, &l);
+	d->end(cmd);
+	CHECK(vkEndCommandBuffer(cmd));
+}
+
 #define MANY 300
 
 static void many(int n) {
@@ -109,17 +119,36 @@ static void many(int n) {
 	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d.pool,
 					  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = MANY};
 	CHECK(vkAllocateCommandBuffers(d.dev, &ai, cmds));
-	for (int k = 0; k < MANY; k++) {
-		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-		CHECK(vkBeginCommandBuffer(cmds[k], &bi));
-		VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "work"};
-		d.begin(cmds[k], &l);
-		d.end(cmds[k]);
-		CHECK(vkEndCommandBuffer(cmds[k]));
-	}
+	for (int k = 0; k < MANY; k++)
+		record_work(&d, cmds[k]);
 	for (int k = 0; k < n; k++)
 		submit_wait(&d, cmds, MANY);
 	vkFreeCommandBuffers(d.dev, d.pool, MANY, cmds);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
+// leak is a program that resets its command pool every frame and
+// allocates the frame's command buffers from it afresh, never freeing
+// those of earlier frames (reset, they lie idle): n frames of LEAK
+// command buffers of one label each, submitted together and waited for.
+// Past 256 such command buffers, the layer keeps no more recordings at
+// once but those of the idle ones, whose slots it gives to the new.
+#define LEAK 8
+
+static void leak(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	for (int f = 0; f < n; f++) {
+		CHECK(vkResetCommandPool(d.dev, d.pool, 0));
+		VkCommandBuffer cmds[LEAK];
+		VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d.pool,
+						  .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = LEAK};
+		CHECK(vkAllocateCommandBuffers(d.dev, &ai, cmds));
+		for (int k = 0; k < LEAK; k++)
+			record_work(&d, cmds[k]);
+		submit_wait(&d, cmds, LEAK);
+	}
 	destroy_device(&d);
 	vkDestroyInstance(i.inst, NULL);
 }
@@ -342,7 +371,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|reset|mt|names|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|multidraw N\n");
 		return 2;
 	}
 	report_faults();
@@ -353,6 +382,8 @@ int main(int argc, char **argv) {
 		unenabled(n);
 	else if (strcmp(argv[1], "many") == 0)
 		many(n);
+	else if (strcmp(argv[1], "leak") == 0)
+		leak(n);
 	else if (strcmp(argv[1], "reset") == 0)
 		reset(n);
 	else if (strcmp(argv[1], "mt") == 0)

@@ -168,10 +168,10 @@ type bareGen struct {
 	slots     []bareSlot
 	timelines []int
 	tnext     []uint64
-	twin      *bareCB // the second device's command buffer
-	twinSub   int     // its submission not waited for yet; -1: none
-	epoch     int     // the device's generation: made again, it has new contexts
-	begun     map[bareCtx]int
+	twin      *bareCB         // the second device's command buffer
+	twinSub   int             // its submission not waited for yet; -1: none
+	epoch     int             // the device's generation: made again, it has new contexts
+	begun     map[bareCtx]int // each context's active command buffers (bareCB.active)
 	want      bareWant
 	crossed   bool // a label was ended in a later primary
 	carried   map[carryQueue][]carriedWant
@@ -191,7 +191,7 @@ type bareCtx struct {
 type bareCB struct {
 	id, q     int // q: the queue it is for; -1: the second device's
 	secondary bool
-	seen      bool // recorded once at least: a recording the context keeps
+	active    bool // recorded since its pool was last reset: a recording the context keeps, not to be taken over
 	recorded  bool
 	ran       bool // executed since recorded
 	refused   bool // its context cannot time a recording (a transfer-only queue)

@@ -23,12 +23,25 @@ func (g *bareGen) destroyPool(p int) {
 	g.op("dpool %d", p)
 	for _, c := range g.pool[p] {
 		g.retire(c)
-		if c.seen && !c.refused {
+		if c.active && !c.refused {
 			g.begun[g.ctxOf(c)]--
 		}
 		delete(g.cbs, c.id)
 	}
 	delete(g.pool, p)
+}
+
+// resetPool resets pool p: its command buffers' recordings are no longer
+// active, and past the layer's bound another's may take one over
+// (GPU.Reset), so they no longer count against it.
+func (g *bareGen) resetPool(p int) {
+	g.op("rpool %d", p)
+	for _, c := range g.pool[p] {
+		if c.active && !c.refused {
+			g.begun[g.ctxOf(c)]--
+		}
+		c.active = false
+	}
 }
 
 func (g *bareGen) alloc(p, q int, secondary bool) *bareCB {
@@ -78,8 +91,8 @@ func (g *bareGen) started(c *bareCB, reusable bool) {
 	c.names, c.open, c.labels, c.secs, c.zones, c.render = c.names[:0], nil, nil, c.secs[:0], 1, false
 	c.carries, c.marks = c.carries[:0], 0
 	c.refused = reusable && c.q >= 0 && g.queues[c.q].flags&(queueGraphics|queueCompute) == 0
-	if !c.seen && !c.refused {
-		c.seen = true
+	if !c.active && !c.refused {
+		c.active = true
 		if k := g.ctxOf(c); g.begun[k]+1 > querypool.MaxRecordings {
 			g.want.exact, g.want.refused = false, true // which recordings are refused depends on the threads
 		} else {

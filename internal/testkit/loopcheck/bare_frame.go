@@ -18,7 +18,7 @@ func (g *bareGen) frame(f int) {
 	sl := &g.slots[s]
 	for _, ps := range sl.pools {
 		for _, p := range ps {
-			g.op("rpool %d", p)
+			g.resetPool(p)
 		}
 	}
 	pl := g.l.frame(f)
@@ -275,7 +275,7 @@ func (g *bareGen) rerecord(f int, sl *bareSlot) {
 		if rc == nil || !rc.stale && (g.l.RecordEvery == 0 || f%g.l.RecordEvery != 0) {
 			continue
 		}
-		g.op("rpool %d", rc.pool)
+		g.resetPool(rc.pool)
 		g.begin(rc.cb, true)
 		g.label(rc.cb, f)
 		for range 2 {
@@ -297,7 +297,7 @@ func (g *bareGen) recordStale(f int, sl *bareSlot) {
 	if st == nil || !st.stale {
 		return
 	}
-	g.op("rpool %d", st.pool)
+	g.resetPool(st.pool)
 	g.begin(st.cb, true)
 	g.label(st.cb, f)
 	g.label(st.cb, f)

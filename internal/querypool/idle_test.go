@@ -1,0 +1,68 @@
+package querypool_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/framescope/framescope/internal/querypool"
+	"github.com/framescope/framescope/internal/testkit/vktest"
+	"github.com/framescope/framescope/internal/vk"
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Past MaxRecordings, a recording begun is refused, unless a recording's
+// command buffer was reset since it ended (Reset): it then takes that
+// one's slot, the reset one's last execution read first. Every
+// execution of both comes back, and the books balance. (A program that
+// resets its pool each frame and allocates command buffers afresh,
+// never freeing the old ones, was refused past 256: the layer's checker,
+// seed 2116.)
+func TestResetRecordingGivesItsSlot(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{FramesInFlight: 2, Queries: 8})
+	f := q.Fence()
+	cmds := q.Cmds(querypool.MaxRecordings + 1)
+	q.End(cmds...) // recordRun records each again, from execution 2
+	for i, c := range cmds[:querypool.MaxRecordings] {
+		recordRun(t, q, p, c, f, uint64(i+2), false)
+	}
+	extra := cmds[querypool.MaxRecordings]
+	q.BeginWith(extra, 0)
+	if err := p.BeginRecording(extra); !errors.Is(err, querypool.ErrRecordingCount) {
+		t.Fatalf("a recording past %d with none reset: %v, want ErrRecordingCount", querypool.MaxRecordings, err)
+	}
+	p.EndRecording(extra)
+	q.End(extra)
+
+	// The first is reset; the extra one, recorded again, takes its slot.
+	if r := vkg.ResetCommandBuffer(cmds[0], 0); r != vkg.Success {
+		t.Fatalf("vkResetCommandBuffer: %v", vkg.Error(r))
+	}
+	p.Reset(cmds[0])
+	recordRun(t, q, p, extra, f, querypool.MaxRecordings+2, false)
+	if n := p.TakenIdle(); n != 1 {
+		t.Errorf("%d recordings began on a reset one's slot, want 1", n)
+	}
+	p.Stop()
+	rs, err := p.Finish(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = querypool.MaxRecordings + 1 // executions 2 to 258
+	frames := map[uint64]int{}
+	for _, r := range rs {
+		frames[r.Frame]++
+		if r.End < r.Begin {
+			t.Errorf("zone %+v ends before it begins", r)
+		}
+	}
+	for frame := uint64(2); frame <= runs+1; frame++ {
+		if frames[frame] != 2 {
+			t.Errorf("execution %d: %d zones back, want 2", frame, frames[frame])
+		}
+	}
+	s := p.Stats()
+	if s.Pairs != 2*runs || s.Collected != 2*runs || s.Pending+s.Unsubmitted+s.Unended+s.Overlapped+s.Misuse+s.NoFrame != 0 {
+		t.Errorf("%d executions of 2 zones: stats %+v", runs, s)
+	}
+}
