@@ -63,8 +63,14 @@ type deferredTake struct {
 
 // takeDeferredLocked takes the executions handed over since the last
 // take. The lists and slabs take turns (makeDeferred gives these back):
-// a handover allocates nothing once warm. The caller holds p.mu.
+// a handover allocates nothing once warm. With none handed over it
+// takes nothing, and the room stays: taken, it was given back by no one,
+// and the next handover grew its room anew on the recording thread. The
+// caller holds p.mu.
 func (p *Pool) takeDeferredLocked() deferredTake {
+	if len(p.deferred) == 0 {
+		return deferredTake{}
+	}
 	t := deferredTake{runs: p.deferred, slab: p.slab}
 	p.deferred, p.deferredSpare = p.deferredSpare[:0], nil
 	p.slab, p.slabSpare = p.slabSpare[:0], nil
