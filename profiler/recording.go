@@ -212,9 +212,7 @@ func (g *GPU) Reset(cmds ...vkg.CommandBuffer) {
 	if g == nil || g.state.Load() != stateOpen {
 		return
 	}
-	for _, c := range cmds {
-		g.pool.Reset(c)
-	}
+	g.pool.Reset(cmds...)
 }
 
 // Freed tells the profiler that the application frees cmds

@@ -710,18 +710,20 @@ func (p *Pool) retireLocked(r *recording) {
 	}
 }
 
-// Reset tells the pool that the application reset cmd
-// (vkResetCommandPool, or vkResetCommandBuffer) after its recording
-// ended: in the initial state, with no execution pending, it runs again
+// Reset tells the pool that the application reset cmds
+// (vkResetCommandPool, or vkResetCommandBuffer) after their recordings
+// ended: in the initial state, with no execution pending, each runs again
 // only once recorded again. Its recording keeps its slot for that; but
 // where MaxRecordings are kept, a command buffer that begins a recording
 // takes the slot of one so reset (its last execution read first) rather
 // than be refused. A recording still open is not one: Freed abandons it.
-func (p *Pool) Reset(cmd vkg.CommandBuffer) {
+func (p *Pool) Reset(cmds ...vkg.CommandBuffer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if r := p.recs[cmdKey(cmd)]; r != nil && !r.open {
-		r.idle = true
+	for _, c := range cmds {
+		if r := p.recs[cmdKey(c)]; r != nil && !r.open {
+			r.idle = true
+		}
 	}
 }
 

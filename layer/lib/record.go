@@ -208,7 +208,8 @@ func (l *layer) submit(queue unsafe.Pointer, sp profiler.Span, cmds []unsafe.Poi
 	submits.Put(b)
 }
 
-// submitBatch is a submission's command buffers by context.
+// submitBatch is command buffers by context: a submission's, or those
+// of a pool reset (poolGone).
 type submitBatch struct {
 	gpus []*profiler.GPU
 	cmds [][]vkg.CommandBuffer

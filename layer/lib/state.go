@@ -244,8 +244,10 @@ func (l *layer) pool(dev unsafe.Pointer, pool uint64, family uint32) {
 // told reset (GPU.Reset): past the library's 256 recordings, a command
 // buffer begun takes over one of theirs rather than be refused.
 func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
+	idle := submits.Get().(*submitBatch) // by context, one call each
+	defer submits.Put(idle)
 	l.mu.Lock()
-	var gone, reset, idle []unsafe.Pointer
+	var gone, reset []unsafe.Pointer
 	for c, s := range l.cmds {
 		switch {
 		case s.pool != pool || s.dev != l.devices[dev]:
@@ -254,7 +256,7 @@ func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
 		case s.recording:
 			reset = append(reset, c)
 		case s.gpu != nil:
-			idle = append(idle, c)
+			idle.add(s.gpu, c)
 		}
 	}
 	if destroyed {
@@ -269,11 +271,10 @@ func (l *layer) poolGone(dev unsafe.Pointer, pool uint64, destroyed bool) {
 		s.open, s.recording = s.open[:0], false
 		s.gpu.Freed(vkg.CommandBuffer(c))
 	}
-	for _, c := range idle { // ended and reset: their recordings' slots may serve others
-		if s := l.state(c); s != nil && s.gpu != nil {
-			s.gpu.Reset(vkg.CommandBuffer(c))
-		}
+	for i, g := range idle.gpus { // ended and reset: their recordings' slots may serve others
+		g.Reset(idle.cmds[i]...)
 	}
+	idle.reset()
 	l.freed(gone)
 }
 
