@@ -54,8 +54,17 @@ func buildDemo(t *testing.T, dir string) string {
 //     fails (regressed) no more often than the binomial bound of alpha
 //     (0.1% level);
 //   - +25% is caught in at least 90% of 100 draws of any 5 base runs
-//     against any 5 changed ones (the rate for draws that keep the
-//     interleaving is logged);
+//     against any 5 changed ones, of the draws whose base runs hold at
+//     most one run under load (the rate of all draws, and of the draws
+//     that keep the interleaving, is logged). Two runs of five BASE runs
+//     slower than every NEW run are beyond a rank test on five runs a
+//     side: the seven slow runs against the three fast ones, each of the
+//     21 splits that keep the three fast runs on BASE is as extreme as
+//     the real one (p 21/252 = 0.083). How often a draw holds two
+//     depends on how hard the busy loop hits the machine: on a 2-core CI
+//     machine two of the four loaded runs took +29% and +56%, and any
+//     draws were caught in 87 of 100; this machine's corpus with those
+//     two runs slowed so missed only draws with two or more;
 //   - no pair of identical runs, one a side, fails.
 //
 // The rates are logged.
@@ -200,17 +209,25 @@ func TestDiffGateOnLavapipe(t *testing.T) {
 				}
 			}
 		})
-		loose := 0
+		loose, decidable, decided := 0, 0, 0
 		for range splits {
-			r := compare(side{Runs: pick(base, rng.Perm(len(base))[:5])}, side{Runs: pick(c.runs, rng.Perm(len(c.runs))[:5])}, o)
+			bi := rng.Perm(len(base))[:5]
+			r := compare(side{Runs: pick(base, bi)}, side{Runs: pick(c.runs, rng.Perm(len(c.runs))[:5])}, o)
+			one := countIn(bi, loaded) <= 1
+			if one {
+				decidable++
+			}
 			if r.outcome == regressed {
 				loose++
+				if one {
+					decided++
+				}
 			}
 		}
-		t.Logf("%s, 5 vs 5 interleaved: caught in %d of %d draws (the frame zone in %d); any 5 base runs against any 5: caught in %d of %d",
-			c.name, caught, draws, frameCaught, loose, splits)
-		if float64(loose) < c.want*splits {
-			t.Errorf("%s caught in %d of %d draws of any runs, want at least %.0f%%", c.name, loose, splits, c.want*100)
+		t.Logf("%s, 5 vs 5 interleaved: caught in %d of %d draws (the frame zone in %d); any 5 base runs against any 5: caught in %d of %d, in %d of the %d whose BASE holds at most one loaded run",
+			c.name, caught, draws, frameCaught, loose, splits, decided, decidable)
+		if float64(decided) < c.want*float64(decidable) {
+			t.Errorf("%s caught in %d of %d draws of any runs with at most one loaded BASE run, want at least %.0f%%", c.name, decided, decidable, c.want*100)
 		}
 	}
 
@@ -267,6 +284,17 @@ func pick(rs []runTrace, idx []int) []runTrace {
 		out[i] = rs[j]
 	}
 	return out
+}
+
+// countIn is how many of idx m holds.
+func countIn(idx []int, m map[int]bool) int {
+	n := 0
+	for _, i := range idx {
+		if m[i] {
+			n++
+		}
+	}
+	return n
 }
 
 func notIn(m map[int]bool, n int) map[int]bool {
