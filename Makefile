@@ -44,7 +44,7 @@ lint: tools
 # The performance gate's lavapipe runs time the machine: they run alone,
 # after the rest, for beside it go test compiles and runs other packages
 # (in 2 of 3 clean runs its +25% runs went uncaught, 79 and 87 of 100
-# where it wants 90; alone it passes).
+# where it wants 90).
 GATE_TEST := TestDiffGateOnLavapipe
 test: deps tp tools fmtcheck vet layer
 	$(GOTESTENV) $(GO) test -race -count=1 -timeout 40m -skip '^$(GATE_TEST)$$' ./...
