@@ -2,6 +2,8 @@ package layer
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/framescope/framescope/export/perfetto"
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/loopcheck"
+	"github.com/framescope/framescope/timeline"
 )
 
 // The books hold every execution the GPU ran, past the layer's limits.
@@ -74,6 +77,62 @@ func TestOwnNamesPastLabelCapUnderLayer(t *testing.T) {
 			byName["command buffer"], byName["(other labels)"], cmds, n-labels)
 	}
 	checkShapeZones(t, tr, n+cmds+1)
+}
+
+// Labels nested about the layer's stack of 64 open zones (60 to 67 deep,
+// with the command buffer's own zone), the innermost ended inside a render
+// pass begun after it: each label and render pass is timed where it was
+// recorded. Before, at 63 labels the render pass went past the stack and
+// the label's end, past it too by count, was taken for the render pass's:
+// the render pass lasted to the command buffer's end, the innermost label
+// was counted unended and "L0" ended a label of an earlier command buffer.
+func TestDeepLabelsAroundRenderPassUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	const n = 16
+	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
+	tr, out := runShape(t, dir, env, prog, "deep", n, "-frame-every", "1")
+	if validationSpoke(out) {
+		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	if d := tr.Drops.Total(); d != 0 {
+		t.Errorf("dropped %d: %+v", d, tr.Drops)
+	}
+	want, zones := map[string]int{"render pass": n, "command buffer": n}, 0
+	for k := range n {
+		for j := range 60 + k%8 {
+			want[fmt.Sprintf("L%d", j)]++
+		}
+	}
+	got := map[string]int{}
+	byFrame := map[uint64]map[string]timeline.Span{}
+	for _, z := range loopcheck.GPUZones(tr) {
+		name := tr.Name(z.Name)
+		got[name]++
+		zones++
+		if byFrame[z.Frame] == nil {
+			byFrame[z.Frame] = map[string]timeline.Span{}
+		}
+		byFrame[z.Frame][name] = z
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("zones by name %v, want %v", got, want)
+	}
+	// The render pass ends before the label ended right after it (the
+	// second innermost) ends.
+	for f, zs := range byFrame {
+		rp, ok := zs["render pass"]
+		depth := 0
+		for zs[fmt.Sprintf("L%d", depth)].End != 0 {
+			depth++
+		}
+		next, ok2 := zs[fmt.Sprintf("L%d", depth-2)]
+		if ok && ok2 && rp.End > next.End {
+			t.Errorf("frame %d (%d labels): the render pass ends %d ns after L%d, which was ended after it", f, depth, rp.End-next.End, depth-2)
+		}
+	}
 }
 
 // A command buffer reset before it ends (its pool reset, or begun again),

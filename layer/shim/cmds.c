@@ -97,7 +97,8 @@ fs_cmd *fs_cmd_get(void *cmd) {
 void fs_cmd_begin(fs_cmd *c, void *cmd, uint32_t flags) {
 	if (!c)
 		return;
-	c->depth = c->deeper = 0;
+	c->depth = 0;
+	memset(c->deeper, 0, sizeof c->deeper);
 	c->cz = fs_go_loaded ? fs_go.cmd_begin(cmd, flags) : NULL;
 	// A zone for the command buffer itself, which fs_cmd_end ends last.
 	fs_zone_begin(c, cmd, NULL, c->secondary ? FS_ZONE_SECONDARY : FS_ZONE_COMMAND_BUFFER);
@@ -129,7 +130,7 @@ void fs_cmd_end(fs_cmd *c, void *cmd) {
 			else
 				end_at(c, cmd, top);
 		}
-		c->deeper = 0;
+		memset(c->deeper, 0, sizeof c->deeper);
 		c->cz = NULL;
 	}
 	fs_go.cmd_end(cmd); // likewise for the zones open through Go, then the recording
@@ -139,8 +140,8 @@ void fs_zone_begin(fs_cmd *c, void *cmd, const char *label, int kind) {
 	if (!fs_go_loaded)
 		return;
 	if (!c || c->depth == FS_MAX_OPEN) {
-		if (c)
-			c->deeper++; // past the stack: through Go, ended as they nest
+		if (c && kind > 0 && kind < FS_ZONE_KINDS)
+			c->deeper[kind]++; // past the stack: through Go
 		fs_go.zone_begin(cmd, label, kind);
 		return;
 	}
@@ -168,8 +169,8 @@ void fs_zone_end(fs_cmd *c, void *cmd, int kind) {
 		fs_go.zone_end(cmd, kind);
 		return;
 	}
-	if (c->deeper > 0) {
-		c->deeper--;
+	if (kind > 0 && kind < FS_ZONE_KINDS && c->deeper[kind] > 0) {
+		c->deeper[kind]--;
 		fs_go.zone_end(cmd, kind);
 		return;
 	}

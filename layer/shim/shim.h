@@ -181,6 +181,7 @@ enum {
 	FS_ZONE_SECONDARY = 6,      // a secondary, likewise
 	FS_ZONE_DRAW = 7,           // a draw command (FRAMESCOPE_DRAWS=1)
 	FS_ZONE_DISPATCH = 8,       // a dispatch command, likewise
+	FS_ZONE_KINDS = 9,
 };
 
 // CPU span kinds.
@@ -225,7 +226,12 @@ typedef struct fs_cmd {
 	uint64_t pool;
 	int secondary;
 	framescope_czones *cz; // between begin and end, or NULL
-	uint32_t depth, deeper; // open zones on the stack, and past it (through Go)
+	uint32_t depth; // open zones on the stack
+	// Zones open past the stack (through Go), by kind: an end of a kind
+	// with one open there is Go's, whose zones were all begun after the
+	// stack's (labels and render passes may interleave, so the kind, not
+	// the count, says whose the innermost of a kind is).
+	uint32_t deeper[FS_ZONE_KINDS];
 	struct {
 		int64_t pair;
 		int kind, go;

@@ -26,6 +26,12 @@
 //                         its own, record labelled regions and submit them
 //                         to the one queue under a mutex, N times each,
 //                         each waiting for its own fence
+//   shapes deep N         N submissions of K nested labels ("L0" ... ),
+//                         K from 60 to 67 in turn (about the layer's stack of
+//                         64 open zones, with the command buffer's own),
+//                         then a render pass begun, the innermost label
+//                         ended inside it (begun before it), the render
+//                         pass ended, the other labels ended
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -235,6 +241,39 @@ static void reset(int n) {
 	vkDestroyInstance(i.inst, NULL);
 }
 
+// deep: labels nested about the layer's stack, the innermost ended inside
+// a render pass begun after it (Vulkan lets a primary's label and render
+// pass interleave).
+static void deep(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	target t = make_target(&i, &d, 16);
+	for (int k = 0; k < n; k++) {
+		int depth = 60 + k % 8;
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d.cmd, &bi));
+		for (int j = 0; j < depth; j++) {
+			char name[16];
+			snprintf(name, sizeof name, "L%d", j);
+			label(&d, name);
+		}
+		VkClearValue cv = {0};
+		VkRenderPassBeginInfo rb = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = t.rp, .framebuffer = t.fb,
+					    .renderArea = {{0, 0}, {16, 16}}, .clearValueCount = 1, .pClearValues = &cv};
+		vkCmdBeginRenderPass(d.cmd, &rb, VK_SUBPASS_CONTENTS_INLINE);
+		d.end(d.cmd); // the innermost label, begun before the render pass
+		vkCmdEndRenderPass(d.cmd);
+		for (int j = 1; j < depth; j++)
+			d.end(d.cmd);
+		CHECK(vkEndCommandBuffer(d.cmd));
+		submit_wait(&d, &d.cmd, 1);
+	}
+	destroy_target(&d, &t);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 #define MT 16
 
 typedef struct {
@@ -371,7 +410,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|multidraw N\n");
 		return 2;
 	}
 	report_faults();
@@ -390,6 +429,8 @@ int main(int argc, char **argv) {
 		mt(n);
 	else if (strcmp(argv[1], "names") == 0)
 		names(n);
+	else if (strcmp(argv[1], "deep") == 0)
+		deep(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
