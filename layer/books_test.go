@@ -79,6 +79,32 @@ func TestOwnNamesPastLabelCapUnderLayer(t *testing.T) {
 	checkShapeZones(t, tr, n+cmds+1)
 }
 
+// A secondary that continues a render pass, recorded once and executed by
+// two primaries at each of 30 submissions: its zones cannot be timed (no
+// query may be reset inside a render pass), and are counted no_frame at
+// each of its 60 executions. Before, they were counted once: 2 zones in
+// all, of the 120 the GPU ran.
+func TestContinuingSecondaryCountedEachRunUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	const n = 30
+	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
+	tr, out := runShape(t, dir, env, prog, "continue", n, "-frame-every", "1")
+	if validationSpoke(out) {
+		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	// Each submission: two primaries' command buffer and render pass
+	// zones timed; the secondary's own zone and its label, twice, not.
+	if want := uint64(4 * n); tr.Drops.NoFrame != want || tr.Drops.Total() != want {
+		t.Errorf("drops %+v, want %d no_frame alone", tr.Drops, want)
+	}
+	if want := uint64(4 * n); tr.Ledger.Zones.Delivered != want {
+		t.Errorf("%d zones delivered, want %d", tr.Ledger.Zones.Delivered, want)
+	}
+}
+
 // Labels nested about the layer's stack of 64 open zones (60 to 67 deep,
 // with the command buffer's own zone), the innermost ended inside a render
 // pass begun after it: each label and render pass is timed where it was

@@ -198,6 +198,24 @@ var closedCZones struct {
 	kept []*querypool.CZones
 }
 
+// RecordUntimed tells the profiler that cmd, just begun
+// (vkBeginCommandBuffer), is recorded in a way that lets none of its
+// zones be timed: a secondary that continues a render pass
+// (VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT), into which neither
+// a recording's query reset nor its copy may be recorded. Its zones are
+// refused, and counted (Drops.NoFrame) once for each execution Submit
+// names (a secondary's, where the primaries that execute it are
+// submitted), until it is recorded again or freed. Without it such a
+// command buffer's zones are counted once, however often it runs.
+func (g *GPU) RecordUntimed(cmd vkg.CommandBuffer) {
+	if g == nil || g.state.Load() != stateOpen {
+		return
+	}
+	if err := g.pool.BeginUntimed(cmd); err != nil {
+		g.keep(fmt.Errorf("profiler: RecordUntimed: %w", g.poolErr(err)))
+	}
+}
+
 // Reset tells the profiler that the application reset cmds
 // (vkResetCommandPool, or vkResetCommandBuffer) after it ended their
 // recordings: none of their executions is pending, and none runs again

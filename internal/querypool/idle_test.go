@@ -66,3 +66,46 @@ func TestResetRecordingGivesItsSlot(t *testing.T) {
 		t.Errorf("%d executions of 2 zones: stats %+v", runs, s)
 	}
 }
+
+// A command buffer recorded untimed (BeginUntimed: a secondary that
+// continues a render pass) has its zones refused, counted NoFrame at each
+// of its executions, not once; its recording before is read first, and
+// recorded as a recording again it is timed again.
+func TestUntimedCountedEachExecution(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{FramesInFlight: 2, Queries: 8})
+	f := q.Fence()
+	cmd := q.Cmds(1)[0]
+	recordRun(t, q, p, cmd, f, 1, false)
+
+	q.BeginWith(cmd, 0)
+	if err := p.BeginUntimed(cmd); err != nil {
+		t.Fatal(err)
+	}
+	for name := uint32(1); name <= 2; name++ {
+		if _, ok := p.Begin(cmd, top, name); ok {
+			t.Fatal("a zone of a command buffer recorded untimed was handed a pair")
+		}
+	}
+	q.End(cmd)
+	const runs = 3
+	for run := uint64(2); run < 2+runs; run++ {
+		p.Advance(run)
+		p.Submit(run, run, run, []vkg.CommandBuffer{cmd})
+		q.Resubmit(f, cmd)
+		q.Wait(f)
+	}
+	recordRun(t, q, p, cmd, f, 2+runs, false)
+	p.Stop()
+	rs, err := p.Finish(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 4 {
+		t.Errorf("%d zones back, want 4 (the two recordings' executions)", len(rs))
+	}
+	s := p.Stats()
+	if s.NoFrame != 2*runs || s.Collected != 4 || s.Pending+s.Unsubmitted+s.Unended+s.Overlapped+s.Misuse != 0 {
+		t.Errorf("2 zones refused at each of %d executions: stats %+v, want NoFrame %d", runs, s, 2*runs)
+	}
+}

@@ -49,7 +49,10 @@ func (l *layer) cmdBegin(cmd unsafe.Pointer, flags uint32) unsafe.Pointer {
 		return nil
 	}
 	if s.secondary && flags&renderPassContinue != 0 {
-		return nil // its zones go through Zone, which refuses and counts them
+		// Its zones go through Zone, which refuses them and counts them
+		// at each execution.
+		s.gpu.RecordUntimed(vkg.CommandBuffer(cmd))
+		return nil
 	}
 	if flags&oneTimeSubmit != 0 {
 		s.rec = s.gpu.RecordOnce(vkg.CommandBuffer(cmd))

@@ -32,6 +32,11 @@
 //                         then a render pass begun, the innermost label
 //                         ended inside it (begun before it), the render
 //                         pass ended, the other labels ended
+//   shapes continue N     a secondary that continues a render pass
+//                         (RENDER_PASS_CONTINUE, simultaneous use), with a
+//                         label, recorded once and executed by two
+//                         primaries recorded once, each in its render pass;
+//                         the two primaries submitted together N times
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -274,6 +279,49 @@ static void deep(int n) {
 	vkDestroyInstance(i.inst, NULL);
 }
 
+// cont: a secondary recorded once to continue a render pass, executed by
+// two primaries at each of n submissions.
+static void cont(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	target t = make_target(&i, &d, 16);
+	VkCommandBuffer sec, prim[2];
+	VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = d.pool,
+					  .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY, .commandBufferCount = 1};
+	CHECK(vkAllocateCommandBuffers(d.dev, &ai, &sec));
+	ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+	ai.commandBufferCount = 2;
+	CHECK(vkAllocateCommandBuffers(d.dev, &ai, prim));
+	VkCommandBufferInheritanceInfo inh = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, .renderPass = t.rp,
+					      .subpass = 0, .framebuffer = t.fb};
+	VkCommandBufferBeginInfo sbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					.flags = VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT | VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+					.pInheritanceInfo = &inh};
+	CHECK(vkBeginCommandBuffer(sec, &sbi));
+	VkDebugUtilsLabelEXT l = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "in secondary"};
+	d.begin(sec, &l);
+	d.end(sec);
+	CHECK(vkEndCommandBuffer(sec));
+	for (int p = 0; p < 2; p++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+		CHECK(vkBeginCommandBuffer(prim[p], &bi));
+		VkClearValue cv = {0};
+		VkRenderPassBeginInfo rb = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO, .renderPass = t.rp, .framebuffer = t.fb,
+					    .renderArea = {{0, 0}, {16, 16}}, .clearValueCount = 1, .pClearValues = &cv};
+		vkCmdBeginRenderPass(prim[p], &rb, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
+		vkCmdExecuteCommands(prim[p], 1, &sec);
+		vkCmdEndRenderPass(prim[p]);
+		CHECK(vkEndCommandBuffer(prim[p]));
+	}
+	for (int k = 0; k < n; k++)
+		submit_wait(&d, prim, 2);
+	vkFreeCommandBuffers(d.dev, d.pool, 2, prim);
+	vkFreeCommandBuffers(d.dev, d.pool, 1, &sec);
+	destroy_target(&d, &t);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 #define MT 16
 
 typedef struct {
@@ -410,7 +458,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|continue|multidraw N\n");
 		return 2;
 	}
 	report_faults();
@@ -431,6 +479,8 @@ int main(int argc, char **argv) {
 		names(n);
 	else if (strcmp(argv[1], "deep") == 0)
 		deep(n);
+	else if (strcmp(argv[1], "continue") == 0)
+		cont(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
