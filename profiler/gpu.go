@@ -711,6 +711,7 @@ func (g *GPU) deviceRelease() {
 	}
 	g.released = true
 	g.finish()
+	g.freeCZones(nil) // kept, as at Close: dropped with g, their pins would panic in the collector
 	g.cal.release()
 	g.p.forget(g)
 }

@@ -3,6 +3,7 @@ package profiler
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -248,7 +249,7 @@ func (p *Profiler) forget(g *GPU) {
 	defer p.mu.Unlock()
 	for i, x := range p.gpus {
 		if x == g {
-			p.gpus = append(p.gpus[:i], p.gpus[i+1:]...)
+			p.gpus = slices.Delete(p.gpus, i, i+1) // the tail cleared: g is not kept from the collector
 			g.seat.unseat()
 			return
 		}

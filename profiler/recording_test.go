@@ -2,8 +2,10 @@ package profiler_test
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/internal/testkit/czcall"
@@ -458,5 +460,31 @@ func TestRecordingRecordedAgainManyTimesAFrame(t *testing.T) {
 			t.Fatalf("execution %d's zone [%d, %d] overlaps the one before it, [%d, %d]: an execution given another's times",
 				i, outer[i].Start, outer[i].End, prev.Start, prev.End)
 		}
+	}
+}
+
+// A device closed while its context's recordings still hold zone paths
+// for C (a program under the layer that destroys its device with its
+// command pools alive, which the driver tolerates): the context keeps
+// them as Close does, and no collection finds a pinned pointer leaked.
+// Before, the context was dropped with them, and the runtime's finalizer
+// panicked ("found leaking pinned pointer") at a later collection.
+func TestDeviceClosedWithZonePaths(t *testing.T) {
+	a := newApp(t, appConfig{gpu: profiler.GPUOptions{FramesInFlight: 2}})
+	cmds := a.q.Cmds(2)
+	for i, cmd := range cmds {
+		a.q.End(cmd)
+		a.reusableC(cmd)
+		a.resubmit(i, false, cmd)
+	}
+	vkg.DeviceWaitIdle(a.q.Dev.Handle)
+	a.dev.Close() // the context goes with the device: not closed, never freed
+	a.g = nil
+	for range 5 {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.p.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
