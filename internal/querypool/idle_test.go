@@ -109,3 +109,36 @@ func TestUntimedCountedEachExecution(t *testing.T) {
 		t.Errorf("2 zones refused at each of %d executions: stats %+v, want NoFrame %d", runs, s, 2*runs)
 	}
 }
+
+// An execution named in a frame the pool has not been told of yet
+// (Advance lags the submissions: a layer's frame boundaries reach the
+// pool from a goroutine), named again before its values are in, ran
+// beside the next: it is counted overlapped, not never submitted (the
+// frames since it began wrapped below zero).
+func TestExecutionAheadOfAdvance(t *testing.T) {
+	q := vktest.Graphics(t, vk.Config{})
+	p := newPool(t, q, querypool.Config{FramesInFlight: 2, Queries: 8})
+	f := q.Fence()
+	cmd := q.Cmds(1)[0]
+	q.End(cmd)
+	q.BeginWith(cmd, 0)
+	if err := p.BeginRecording(cmd); err != nil {
+		t.Fatal(err)
+	}
+	nested(t, p, cmd)
+	p.EndRecording(cmd)
+	q.End(cmd)
+	p.Advance(1)
+	p.Submit(2, 2, 2, []vkg.CommandBuffer{cmd}) // frame 2, ahead of the pool's 1
+	p.Submit(2, 2, 3, []vkg.CommandBuffer{cmd}) // again, the first not in
+	q.Resubmit(f, cmd)
+	q.Wait(f)
+	p.Stop()
+	if _, err := p.Finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if s.Unsubmitted != 0 || s.Overlapped != 4 || s.Pairs != 4 {
+		t.Errorf("two executions of 2 zones named beside each other: stats %+v, want 4 overlapped, none unsubmitted", s)
+	}
+}

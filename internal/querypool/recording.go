@@ -638,7 +638,7 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	// Not known to have finished: its values are not all in, or those in
 	// may be another execution's, and the application has not waited for
 	// its frame.
-	running := (!all || x.overlapped) && why == runAgain && p.frames-x.begun < uint64(p.cfg.FramesInFlight)
+	running := (!all || x.overlapped) && why == runAgain && p.framesSince(x.begun) < uint64(p.cfg.FramesInFlight)
 	switch {
 	case !all && why == runPoll:
 		// Still to come, however many frames on: a recording's slot is its
@@ -681,13 +681,26 @@ func (p *Pool) readRunLocked(r *recording, why readWhy) bool {
 	return !running
 }
 
+// framesSince is how many frames the pool has begun since frame begun of
+// an execution: 0 where it has not reached it (the submission's frame,
+// which the application named, may be ahead of the frames Advance has
+// told: a layer's frame boundaries reach the pool from a goroutine).
+// Before, the difference wrapped, and an execution named again while the
+// one before still ran was counted never submitted. The caller holds p.mu.
+func (p *Pool) framesSince(begun uint64) uint64 {
+	if p.frames < begun {
+		return 0
+	}
+	return p.frames - begun
+}
+
 // readRunsLocked reads the executions the application has waited for,
 // and gives up those that never ran. The caller holds p.mu.
 func (p *Pool) readRunsLocked() {
 	f := uint64(p.cfg.FramesInFlight)
 	keep := p.running[:0]
 	for _, r := range p.running {
-		if r.run != nil && !r.open && p.frames-r.run.begun >= f {
+		if r.run != nil && !r.open && p.framesSince(r.run.begun) >= f {
 			p.readRunLocked(r, runPoll)
 		}
 		if r.run != nil {
