@@ -1,7 +1,9 @@
 package layer
 
 import (
+	"bytes"
 	"os/exec"
+	"regexp"
 	"testing"
 
 	"github.com/framescope/framescope/internal/testkit/loopcheck"
@@ -48,4 +50,27 @@ func TestUnenabledLabelsUnderLayer(t *testing.T) {
 	const n = 20
 	tr, _ := runShape(t, dir, nil, prog, "unenabled", n)
 	checkShapeZones(t, tr, 3*n)
+}
+
+// The calibrated-timestamps extension the layer enables on a device for
+// its own clock model is not the program's: vkGetDeviceProcAddr answers
+// its commands NULL under the layer as without it (before, it answered
+// them, and a program that probes for an extension so saw one it did not
+// enable), and the layer's zones are calibrated all the same.
+func TestAddedExtensionHiddenUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	plain, err := exec.Command(prog, "procaddr", "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("shapes procaddr without the layer: %v\n%s", err, plain)
+	}
+	answers := regexp.MustCompile(`vkGetCalibratedTimestampsEXT \d vkGetCalibratedTimestampsKHR \d`)
+	const n = 5
+	tr, out := runShape(t, dir, nil, prog, "procaddr", n)
+	if a, b := answers.Find(plain), answers.Find(out); a == nil || !bytes.Equal(a, b) {
+		t.Errorf("without the layer %q, under it %q", a, b)
+	}
+	if tr.Drops.Uncalibrated != 0 {
+		t.Errorf("%d zones uncalibrated", tr.Drops.Uncalibrated)
+	}
+	checkShapeZones(t, tr, 3*n) // the command buffer's zone and two labels a submission
 }

@@ -77,6 +77,7 @@ typedef struct {
 	VkBool32 *flipped; // a program's hostQueryReset the layer set, to restore
 	VkBool32 *flipped_stats; // likewise its pipelineStatisticsQuery
 	uint32_t flags;    // FS_DEV_* the device will have
+	int calibrated_added; // the layer enabled the calibrated-timestamps extension, not the program
 } changed;
 
 static void ask_host_reset(changed *c, const offer *o, const VkDeviceCreateInfo *ci) {
@@ -124,6 +125,7 @@ static void ask_calibrated(changed *c, const offer *o, const VkDeviceCreateInfo 
 	// this one that predates the KHR name (Debian's 1.3.239) warns of it.
 	c->exts[c->ci.enabledExtensionCount++] = o->calibrated_ext ? VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME : "VK_KHR_calibrated_timestamps";
 	c->flags |= FS_DEV_CALIBRATED;
+	c->calibrated_added = 1;
 }
 
 // work reports whether the run asked for each zone's work
@@ -285,6 +287,7 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 	int boundary = 0;
 	fs_boundary_undo undo = {0};
 	uint32_t flags = 0;
+	int hide = 0;
 	if (c && ci->enabledExtensionCount < MAX_EXTS) {
 		offer o = offered(inst, pd);
 		own_request(c, ci, inst, pd, &boundary, &undo);
@@ -298,6 +301,7 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 		if (c->flipped_stats)
 			*c->flipped_stats = VK_FALSE;
 		flags = r == VK_SUCCESS ? c->flags : 0;
+		hide = r == VK_SUCCESS && c->calibrated_added;
 		if (r != VK_SUCCESS) { // what the layer asked for failed: the program's own request
 			link->u.pLayerInfo = below; // the layers below moved it along
 			own_request(c, ci, inst, pd, &boundary, &undo);
@@ -321,6 +325,7 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 	v->set_loader = loader_data(ci);
 	v->frame_boundary = boundary != 0;
 	v->frame_boundary_strip = undo.strip;
+	v->hide_calibrated = hide;
 	fill(v, *out);
 	fs_add_device(v);
 	tell_go(v, pd, ci, flags);

@@ -204,6 +204,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL fs_CreateDevice(VkPhysicalDevice pd, const
 
 EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL framescope_GetDeviceProcAddr(VkDevice device, const char *name);
 
+// hidden reports whether name is a command of the calibrated-timestamps
+// extensions, which the layer enables where the program did not: asked
+// for by the program then, it is NULL, as without the layer (the
+// profiler finds its own through the next layer, not through this).
+static int hidden(const char *name) {
+	return strcmp(name, "vkGetCalibratedTimestampsEXT") == 0 || strcmp(name, "vkGetCalibratedTimestampsKHR") == 0;
+}
+
 EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL framescope_GetInstanceProcAddr(VkInstance instance, const char *name) {
 	if (strcmp(name, "vkGetInstanceProcAddr") == 0)
 		return (PFN_vkVoidFunction)framescope_GetInstanceProcAddr;
@@ -237,6 +245,8 @@ EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL framescope_GetDeviceProcAddr(VkD
 	fs_device *v = device ? fs_device_of(device) : NULL;
 	if (!v)
 		return NULL;
+	if (v->hide_calibrated && hidden(name))
+		return NULL; // as without the layer, which enabled the extension
 	PFN_vkVoidFunction next = v->gdpa(device, name);
 	PFN_vkVoidFunction hook = next ? fs_device_hook(name) : NULL;
 	return hook ? hook : next;

@@ -111,6 +111,9 @@ typedef struct fs_device {
 	// frame_boundary_strip: the device below does not offer it, so the
 	// layer, which offered it, takes it out of what goes down.
 	int frame_boundary, frame_boundary_strip;
+	// hide_calibrated: the layer enabled a calibrated-timestamps extension
+	// the program did not; its commands are not the program's to find.
+	int hide_calibrated;
 	struct fs_device *next;
 } fs_device;
 

@@ -37,6 +37,9 @@
 //                         label, recorded once and executed by two
 //                         primaries recorded once, each in its render pass;
 //                         the two primaries submitted together N times
+//   shapes procaddr N     prints whether the device answers the commands
+//                         of the calibrated-timestamps extensions, which it
+//                         did not enable, then N labelled submissions
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -322,6 +325,19 @@ static void cont(int n) {
 	vkDestroyInstance(i.inst, NULL);
 }
 
+// procaddr: the device's answers for commands of an extension the
+// program did not enable (the layer enables it for its own use).
+static void procaddr(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	device d = make_device(&i);
+	printf("vkGetCalibratedTimestampsEXT %d vkGetCalibratedTimestampsKHR %d\n",
+	       vkGetDeviceProcAddr(d.dev, "vkGetCalibratedTimestampsEXT") != NULL,
+	       vkGetDeviceProcAddr(d.dev, "vkGetCalibratedTimestampsKHR") != NULL);
+	record_submit(&d, n);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 #define MT 16
 
 typedef struct {
@@ -458,7 +474,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|continue|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|continue|procaddr|multidraw N\n");
 		return 2;
 	}
 	report_faults();
@@ -481,6 +497,8 @@ int main(int argc, char **argv) {
 		deep(n);
 	else if (strcmp(argv[1], "continue") == 0)
 		cont(n);
+	else if (strcmp(argv[1], "procaddr") == 0)
+		procaddr(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
