@@ -105,7 +105,11 @@ int lc_wait_timeline(lc_app *a, VkSemaphore s, uint64_t value, uint64_t timeout)
 // A dynamic rendering instance with no attachments, on a primary
 // outside one (VK_KHR_dynamic_rendering).
 void lc_begin_rendering(lc_app *a, VkCommandBuffer c);
+void lc_begin_rendering_flags(lc_app *a, VkCommandBuffer c, VkRenderingFlags flags);
 void lc_end_rendering(lc_app *a, VkCommandBuffer c);
+// A secondary that continues such an instance, executable more than once
+// at a time.
+int lc_begin_continuing(VkCommandBuffer c);
 
 // A second device on the application's physical device, alive beside its
 // own: one queue (the first family with timestamps), a command pool, a

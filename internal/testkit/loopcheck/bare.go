@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,6 +98,15 @@ func NewBare(seed uint64, d BareDevice, spans bool) Bare {
 	l := Gen(seed, device{queues: len(d.queues), hostReset: d.hostReset, calibrate: d.calibrated, pipelineStats: d.stats,
 		timeline: d.timeline, sync2: d.sync2, rendering: d.rend})
 	g := newBareGen(l, d, spans)
+	// One seed in three that renders records its rendering instances
+	// inside a stack of labels about the layer's stack of open zones. (The
+	// stream is one whose seeds 1 to 9, make test's, draw each shape.)
+	rng := rand.New(rand.NewPCG(seed, 0xdeeb))
+	g.deep = g.rendering && rng.IntN(3) == 0
+	// One in three executes a continuing secondary twice in its
+	// rendering instances instead.
+	g.continuing = g.rendering && !g.deep && rng.IntN(2) == 0
+	g.want.anyRenderDepth = g.deep
 	g.shape = drawShape(seed, l.Frames)
 	g.run()
 	for _, st := range g.carried {
@@ -159,6 +169,13 @@ type bareGen struct {
 	queues                                      []appQueue // the application's queues, in the order it profiles them
 	queueAt                                     []int      // their places in the probe's list (the executor's)
 	api10, timeline, sync2, rendering, dispatch bool
+	// deep: a primary's rendering instance lies in 59 to 66 labels, about
+	// the layer's stack of 64 open zones (with the command buffer's own),
+	// the innermost ended inside the instance (deepStack).
+	deep bool
+	// continuing: a primary's rendering instance holds a secondary that
+	// continues it, executed twice (continuing).
+	continuing bool
 
 	w    bytes.Buffer
 	ids  struct{ pool, cmd, fence, sem, sub int }
@@ -195,12 +212,17 @@ type bareCB struct {
 	recorded  bool
 	ran       bool // executed since recorded
 	refused   bool // its context cannot time a recording (a transfer-only queue)
-	zones     int  // zones begun in the recording, its own included
-	names     []string
-	open      []*bareLabel // labels open, innermost last (Vulkan's label stack)
-	labels    []*bareLabel // every label begun in the recording
-	secs      []*bareCB    // the secondaries it executes
-	render    bool         // inside a dynamic rendering instance
+	// untimed: a secondary that continues a rendering instance, none of
+	// whose zones can be timed: counted no_frame once recorded, and again
+	// at each execution after the first (runs: its executions since).
+	untimed bool
+	runs    int
+	zones   int // zones begun in the recording, its own included
+	names   []string
+	open    []*bareLabel // labels open, innermost last (Vulkan's label stack)
+	labels  []*bareLabel // every label begun in the recording
+	secs    []*bareCB    // the secondaries it executes
+	render  bool         // inside a dynamic rendering instance
 	// carries are the names of the labels the recording leaves open, a
 	// primary's, outermost first; marks, how many labels it ends that it
 	// did not begin: each execution ends that many carried on its queue's
@@ -260,6 +282,10 @@ type bareWant struct {
 	// Counted, not timed: labels open at their command buffer's end;
 	// recordings never executed; zones of recordings refused.
 	unended, unsubmitted, noFrame uint64
+	// anyRenderDepth: rendering instances lie at depths the loop draws
+	// (bareGen.deep), and interleave with a label: their depth is not
+	// checked.
+	anyRenderDepth bool
 	// exact: the counts above are exact; else the profiler had to refuse
 	// recordings past its bound, or zones past a recording's queries,
 	// where which ones depends on the threads' order: each name's count
@@ -297,6 +323,10 @@ const (
 	// labelCarried: left open at its primary's end, for a later one to
 	// end; its zone lies on a lane of the queue, at no depth checked.
 	labelCarried = 'c'
+	// labelInterleaved: ended inside a rendering instance begun after it
+	// (bareGen.deepStack); its zone and the instance's do not nest, and
+	// one of them lies on a lane: no depth checked.
+	labelInterleaved = 'i'
 )
 
 // Names of the zones a layer makes of what is no label.
@@ -324,6 +354,8 @@ func (g *bareGen) reached() []string {
 		}
 	}
 	add(l.Ring > 1, "frames in flight")
+	add(g.deep, "labels about the layer's stack, around a rendering instance")
+	add(g.continuing, "secondaries continuing a rendering instance")
 	add(l.Goroutines > 1, "recording threads")
 	add(g.l.Queues > 1, "queues")
 	add(g.transferQueue(), "a transfer-only queue")

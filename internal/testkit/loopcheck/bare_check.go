@@ -100,7 +100,7 @@ func (b Bare) Check(tr *timeline.Trace, j BareJournal) []string {
 		} else if !inWindow(j, subs[name], z) {
 			p.add("window", "a zone %q at [%d, %d] (error bound %d ns) lies in no window of a submission that ran it", name, z.Start, z.End, z.ErrNs)
 		}
-		if msg := bareNesting(tr, z, primaries, orphans); msg != "" {
+		if msg := bareNesting(tr, z, primaries, orphans, b.want.anyRenderDepth); msg != "" {
 			p.add("nesting", "%s", msg)
 		}
 	}
@@ -330,13 +330,16 @@ func parseLabel(name string) (kind byte, depth int, ok bool) {
 
 // bareNesting holds a zone to the depth its name says (Nesting), a
 // secondary's to lying within a primary's command buffer zone, or, with
-// orphans, within one or none.
-func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span, orphans bool) string {
+// orphans, within one or none; a rendering instance's to depth 1, but
+// with anyRenderDepth.
+func bareNesting(tr *timeline.Trace, z timeline.Span, primaries []timeline.Span, orphans, anyRenderDepth bool) string {
 	name := tr.Name(z.Name)
 	kind, depth, ok := parseLabel(name)
 	switch {
 	case ok && kind == labelCarried:
 		return "" // on a lane of its own, among the carried
+	case ok && kind == labelInterleaved, name == zoneRendering && anyRenderDepth:
+		return "" // it and a rendering instance do not nest
 	case name == zoneSecondary || ok && kind == labelSecondary:
 		if orphans && orphan(z, primaries) {
 			return ""

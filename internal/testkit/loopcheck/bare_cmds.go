@@ -66,7 +66,7 @@ func (g *bareGen) ctxOf(c *bareCB) bareCtx {
 // retire counts what c's recording loses as it ends (recorded again or
 // freed): its zones, once, if it never ran.
 func (g *bareGen) retire(c *bareCB) {
-	if c.recorded && !c.ran && !c.refused {
+	if c.recorded && !c.ran && !c.refused && !c.untimed {
 		g.want.unsubmitted += uint64(len(c.names) + len(c.carries))
 	}
 	c.recorded = false
@@ -75,7 +75,15 @@ func (g *bareGen) retire(c *bareCB) {
 // begin begins recording c (reusable: without the one-time flag).
 func (g *bareGen) begin(c *bareCB, reusable bool) {
 	g.op("begin %d %d %d", c.id, b2i(c.secondary), b2i(reusable))
-	g.started(c, reusable)
+	g.started(c, reusable, false)
+}
+
+// beginContinuing begins recording secondary c to continue a rendering
+// instance, executable twice at once: the profiler can time none of its
+// zones (no query may be reset inside the instance), and counts them.
+func (g *bareGen) beginContinuing(c *bareCB) {
+	g.op("begin %d 1 1 1", c.id)
+	g.started(c, true, true)
 }
 
 // started notes a recording of c begun: the profiler makes it a
@@ -85,12 +93,19 @@ func (g *bareGen) begin(c *bareCB, reusable bool) {
 // refuses it and counts its zones. A one-time-submit command buffer is a
 // recording there too, reset on the host: the devices here have host
 // query reset, which the layer enables.
-func (g *bareGen) started(c *bareCB, reusable bool) {
+func (g *bareGen) started(c *bareCB, reusable, untimed bool) {
 	g.retire(c)
-	c.recorded, c.ran = true, false
+	c.recorded, c.ran, c.untimed, c.runs = true, false, untimed, 0
 	c.names, c.open, c.labels, c.secs, c.zones, c.render = c.names[:0], nil, nil, c.secs[:0], 1, false
 	c.carries, c.marks = c.carries[:0], 0
 	c.refused = reusable && c.q >= 0 && g.queues[c.q].flags&(queueGraphics|queueCompute) == 0
+	if untimed { // no recording: the one it had, if any, is dropped
+		if c.active {
+			c.active = false
+			g.begun[g.ctxOf(c)]--
+		}
+		return
+	}
 	if !c.active && !c.refused {
 		c.active = true
 		if k := g.ctxOf(c); g.begun[k]+1 > querypool.MaxRecordings {
@@ -117,7 +132,7 @@ func (g *bareGen) ended(c *bareCB) {
 	c.names = append(c.names, name)
 	g.nameLabels(c)
 	switch {
-	case c.refused:
+	case c.refused, c.untimed:
 		g.want.noFrame += uint64(c.zones)
 	case !c.secondary:
 		for _, l := range c.open {
@@ -200,6 +215,14 @@ func (g *bareGen) renderBegin(c *bareCB) {
 	c.zones++
 }
 
+// renderBeginSecondaries begins a rendering instance whose contents are
+// secondaries.
+func (g *bareGen) renderBeginSecondaries(c *bareCB) {
+	g.op("rbegin %d 1", c.id)
+	c.render = true
+	c.zones++
+}
+
 func (g *bareGen) renderEnd(c *bareCB) {
 	g.op("rend %d", c.id)
 	c.render = false
@@ -225,7 +248,13 @@ func (g *bareGen) execute(c *bareCB, secs []*bareCB) {
 // the secondaries it executes.
 func (g *bareGen) ran(c *bareCB, sub, q int) {
 	c.ran = true
-	if !c.refused {
+	if c.untimed {
+		if c.runs > 0 {
+			g.want.noFrame += uint64(c.zones)
+		}
+		c.runs++
+	}
+	if !c.refused && !c.untimed {
 		for _, n := range c.names {
 			g.want.zones[n]++
 			if s := g.want.subs[n]; len(s) == 0 || s[len(s)-1] != sub {

@@ -84,7 +84,15 @@ func (g *bareGen) record(f, s int, sl *bareSlot, pl plan, gr int, cbs [][]*bareF
 			}
 			execute := func() { g.secondaries(f, s, sl, gr, q, fc, &secTaken[q]) }
 			render := g.rendering && g.queues[q].flags&queueGraphics != 0 && (f+fc.index)%2 == 0
-			g.script(fc.cb, f, q, fc.plan.script, bareRegion(s, q, fc.index, 0), execute, render, fc.plan.crossTo >= 0)
+			if render && g.continuing && fc.plan.crossTo < 0 {
+				// The instance's contents: a secondary that continues it,
+				// in place of the script's labels.
+				g.continuingIn(fc.cb, f, q, fc.plan.script, bareRegion(s, q, fc.index, 0), execute, func() *bareCB {
+					return g.takeSecondary(sl, gr, q, &secTaken[q])
+				})
+			} else {
+				g.script(fc.cb, f, q, fc.plan.script, bareRegion(s, q, fc.index, 0), execute, render, fc.plan.crossTo >= 0)
+			}
 			if fc.plan.crossTo >= 0 {
 				carry[cbs[q][fc.plan.crossTo]] = true
 			}
@@ -153,7 +161,13 @@ func (g *bareGen) script(c *bareCB, f, q int, script []op, region int, execute f
 			}
 		}
 	}
-	if render {
+	switch {
+	case render && g.deep && !c.secondary && c.q >= 0:
+		for _, o := range script {
+			work(o)
+		}
+		g.deepStack(c, f)
+	case render:
 		for _, o := range script {
 			work(o)
 		}
@@ -162,7 +176,7 @@ func (g *bareGen) script(c *bareCB, f, q int, script []op, region int, execute f
 			labels(o)
 		}
 		g.renderEnd(c)
-	} else {
+	default:
 		for _, o := range script {
 			work(o)
 			labels(o)
@@ -173,16 +187,75 @@ func (g *bareGen) script(c *bareCB, f, q int, script []op, region int, execute f
 	}
 }
 
+// deepStack records, in place of a rendering instance's labels, a stack
+// of labels about the layer's stack of 64 open zones, the rendering
+// instance begun inside it and the innermost label ended inside the
+// instance (Vulkan lets a primary's label and rendering instance
+// interleave), then the others. (The layer took such a label's end, past
+// its stack, for the render pass's: seen with a render pass at 63 labels.)
+func (g *bareGen) deepStack(c *bareCB, f int) {
+	n := 59 + (f+c.id)%8 - len(c.open)
+	for range n {
+		g.label(c, f)
+	}
+	c.labels[len(c.labels)-1].kind = labelInterleaved
+	g.renderBegin(c)
+	g.unlabel(c)
+	g.renderEnd(c)
+	for range n - 1 {
+		g.unlabel(c)
+	}
+}
+
+// continuingIn records c's script's work, then a rendering instance whose
+// contents are a secondary that continues it, with a label, executed
+// twice (Vulkan allows it of a secondary begun for simultaneous use): a
+// secondary recorded once and executed again and again is counted at
+// each execution. (The layer counted such a secondary's zones once.) The
+// script's labels are left out, its carried label too: a label may not
+// be recorded in such an instance's primary.
+func (g *bareGen) continuingIn(c *bareCB, f, q int, script []op, region int, execute func(), take func() *bareCB) {
+	g.script(c, f, q, workOnly(script), region, execute, false, false)
+	sec := take()
+	g.beginContinuing(sec)
+	g.label(sec, f)
+	g.unlabel(sec)
+	g.end(sec)
+	g.renderBeginSecondaries(c)
+	g.execute(c, []*bareCB{sec, sec})
+	g.renderEnd(c)
+}
+
+// workOnly is script without its labels.
+func workOnly(script []op) []op {
+	var out []op
+	for _, o := range script {
+		switch o {
+		case opBegin, opEnd, opEndTwice, opLeaveOpen:
+		default:
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// takeSecondary takes the next secondary of goroutine gr's pool for queue
+// q in the slot, allocating one where none is left.
+func (g *bareGen) takeSecondary(sl *bareSlot, gr, q int, taken *int) *bareCB {
+	for len(sl.sec[gr][q]) <= *taken {
+		sl.sec[gr][q] = append(sl.sec[gr][q], g.alloc(sl.pools[gr][q], q, true))
+	}
+	c := sl.sec[gr][q][*taken]
+	*taken++
+	return c
+}
+
 // secondaries records a primary's secondaries from its goroutine's pool
 // and executes them in it.
 func (g *bareGen) secondaries(f, s int, sl *bareSlot, gr, q int, fc *bareFrameCB, taken *int) {
 	var secs []*bareCB
 	for si, script := range fc.plan.secondaries {
-		for len(sl.sec[gr][q]) <= *taken {
-			sl.sec[gr][q] = append(sl.sec[gr][q], g.alloc(sl.pools[gr][q], q, true))
-		}
-		c := sl.sec[gr][q][*taken]
-		*taken++
+		c := g.takeSecondary(sl, gr, q, taken)
 		g.begin(c, false)
 		g.script(c, f, q, script, bareRegion(s, q, fc.index, si+1), nil, false, false)
 		g.end(c)
@@ -313,7 +386,7 @@ func (g *bareGen) twinFrame(f int) {
 	g.twinWait()
 	g.op("twinbegin")
 	c := g.twin
-	g.started(c, false)
+	g.started(c, false, false)
 	for range 1 + f%3 {
 		g.label(c, f)
 	}

@@ -35,7 +35,7 @@ func TestSecondaryNesting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &timeline.Trace{Names: names, Tracks: tracks, Spans: append(primaries, tc.z)}
-			got := bareNesting(tr, tc.z, primaries, tc.orphans)
+			got := bareNesting(tr, tc.z, primaries, tc.orphans, false)
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("bareNesting = %q, want %q", got, tc.want)
 			}

@@ -433,7 +433,10 @@ static void run_op(op_t *ops, size_t *i, size_t n) {
 		if (!cmds[o->a[0]]) die("vkAllocateCommandBuffers", o);
 	} else if (IS("begin")) {
 		VkCommandBuffer c = cmds[id(o, 0)];
-		check(o->a[2] ? (o->a[1] ? lc_begin_reusable_secondary(c) : lc_begin_reusable(c)) : lc_begin_cmd(c, (int)o->a[1]), o);
+		if (o->n > 3 && o->a[3]) // a secondary that continues a rendering instance
+			check(lc_begin_continuing(c), o);
+		else
+			check(o->a[2] ? (o->a[1] ? lc_begin_reusable_secondary(c) : lc_begin_reusable(c)) : lc_begin_cmd(c, (int)o->a[1]), o);
 	} else if (IS("end")) {
 		check(lc_end_cmd(cmds[id(o, 0)]), o);
 	} else if (IS("label")) {
@@ -455,7 +458,7 @@ static void run_op(op_t *ops, size_t *i, size_t n) {
 		for (int k = 0; k < o->n - 1 && k < 4; k++) s[k] = cmds[id(o, k + 1)];
 		lc_execute(cmds[id(o, 0)], (uint32_t)(o->n - 1), s[0], s[1], s[2], s[3]);
 	} else if (IS("rbegin")) {
-		lc_begin_rendering(app, cmds[id(o, 0)]);
+		lc_begin_rendering_flags(app, cmds[id(o, 0)], o->n > 1 && o->a[1] ? VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT_KHR : 0);
 	} else if (IS("rend")) {
 		lc_end_rendering(app, cmds[id(o, 0)]);
 	} else if (IS("fence")) {
