@@ -19,6 +19,22 @@ import (
 
 // The books hold every execution the GPU ran, past the layer's limits.
 
+// runShapeValidated runs a shape under the layer, a frame a submission,
+// with the validation layer below it, which must stay silent; the books
+// must balance.
+func runShapeValidated(t *testing.T, dir, prog, mode string, n int) *timeline.Trace {
+	t.Helper()
+	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
+	tr, out := runShape(t, dir, env, prog, mode, n, "-frame-every", "1")
+	if validationSpoke(out) {
+		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
+	}
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	return tr
+}
+
 // 300 command buffers recorded once and submitted together 20 times: the
 // layer keeps 256 recordings, and the zones of the other 44 are refused,
 // at each of their executions (no_frame), not once. The GPU ran 12,000
@@ -87,14 +103,7 @@ func TestOwnNamesPastLabelCapUnderLayer(t *testing.T) {
 func TestContinuingSecondaryCountedEachRunUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "shapes", "-lpthread")
 	const n = 30
-	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
-	tr, out := runShape(t, dir, env, prog, "continue", n, "-frame-every", "1")
-	if validationSpoke(out) {
-		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
-	}
-	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
-		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
-	}
+	tr := runShapeValidated(t, dir, prog, "continue", n)
 	// Each submission: two primaries' command buffer and render pass
 	// zones timed; the secondary's own zone and its label, twice, not.
 	if want := uint64(4 * n); tr.Drops.NoFrame != want || tr.Drops.Total() != want {
@@ -115,14 +124,7 @@ func TestContinuingSecondaryCountedEachRunUnderLayer(t *testing.T) {
 func TestDeepLabelsAroundRenderPassUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "shapes", "-lpthread")
 	const n = 16
-	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
-	tr, out := runShape(t, dir, env, prog, "deep", n, "-frame-every", "1")
-	if validationSpoke(out) {
-		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
-	}
-	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
-		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
-	}
+	tr := runShapeValidated(t, dir, prog, "deep", n)
 	if d := tr.Drops.Total(); d != 0 {
 		t.Errorf("dropped %d: %+v", d, tr.Drops)
 	}
@@ -167,14 +169,7 @@ func TestDeepLabelsAroundRenderPassUnderLayer(t *testing.T) {
 func TestResetBeforeEndUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "shapes", "-lpthread")
 	const n = 50
-	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
-	tr, out := runShape(t, dir, env, prog, "reset", n, "-frame-every", "1")
-	if validationSpoke(out) {
-		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
-	}
-	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
-		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
-	}
+	tr := runShapeValidated(t, dir, prog, "reset", n)
 	// Each round: two recordings abandoned, a zone for the command buffer
 	// and one for its label each; one kept, the same two zones.
 	if want := uint64(4 * n); tr.Drops.Abandoned != want || tr.Drops.Total() != want {

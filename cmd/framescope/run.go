@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -108,9 +109,42 @@ func checkOut(out string) (path, dir string, err error) {
 	}
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
+	} else if path, err = linkTarget(path); err != nil {
+		return "", "", fmt.Errorf("-o %w", err)
+	}
+	if st, err := os.Stat(path); err == nil {
+		for _, f := range []*os.File{os.Stdout, os.Stderr} {
+			if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
+				return "", "", fmt.Errorf("-o %s is where this command's output goes, and the program's: the trace would replace it: name another file", out)
+			}
+		}
 	}
 	dir = filepath.Dir(path)
 	return path, dir, writable(dir, "-o "+out+": its directory")
+}
+
+// maxLinks bounds the links linkTarget follows (as Linux's 40).
+const maxLinks = 40
+
+// linkTarget follows path's links to a file that does not exist yet, the
+// one the trace makes (a link to a trace not written yet stays a link);
+// path itself where it is no link.
+func linkTarget(path string) (string, error) {
+	for range maxLinks {
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return "", fmt.Errorf("%s: more than %d links", path, maxLinks)
 }
 
 // writable checks that a file can be made in dir, by making one and
@@ -169,7 +203,29 @@ func parseRun(args []string, stderr io.Writer) (runOptions, []string, bool) {
 	case (o.cpuBudget > 0 || o.gpuBudget > 0) && o.window == 0:
 		return bad("-cpu-budget and -gpu-budget need -window: a frame over budget is written with the window before it")
 	}
+	if err := checkLive(o.live); err != nil {
+		return bad("%v", err)
+	}
 	return o, prog, true
+}
+
+// checkLive checks -live before the program runs: an address the layer
+// can listen on, which it does once the program makes its first device
+// (a port taken later still fails there, and the layer says so).
+func checkLive(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("-live %s: %v (an address such as 127.0.0.1:6060)", addr, err)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("-live %s: the port is a number from 0 to 65535", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("-live %s: %v", addr, err)
+	}
+	return ln.Close()
 }
 
 // env is what the layer reads of o (layer/lib/config.go), runDir the

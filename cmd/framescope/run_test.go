@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,5 +115,69 @@ func TestRunHelp(t *testing.T) {
 		if !strings.Contains(serr.String(), want) {
 			t.Errorf("run -h has no %q:\n%s", want, serr.String())
 		}
+	}
+}
+
+// A -live address the layer could not listen on is refused, exit 2,
+// before the program runs (before, the program ran without a live view
+// and the layer said why on its way).
+func TestRunRefusesLive(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, c := range []struct{ addr, says string }{
+		{"bad", "missing port"},
+		{"127.0.0.1:99999", "from 0 to 65535"},
+		{taken.Addr().String(), "in use"},
+	} {
+		mark := filepath.Join(t.TempDir(), "ran")
+		var sout, serr bytes.Buffer
+		code := runRun([]string{"-layer", fakeLayer(t), "-live", c.addr, "--", "sh", "-c", "touch '" + mark + "'"}, &sout, &serr)
+		if code != 2 || !strings.Contains(serr.String(), c.says) {
+			t.Errorf("-live %s: exit %d, want 2 and %q:\n%s", c.addr, code, c.says, serr.String())
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Errorf("-live %s: the program ran", c.addr)
+		}
+	}
+}
+
+// An -o that is a link to a trace not written yet names the link's
+// target, which the trace makes (before, the layer refused the link at
+// its end and left the trace beside it); links in a loop are refused.
+// An -o that is where this command's output goes (a shell's
+// `> f` with -o /dev/stdout, or -o f itself) is refused: the trace would
+// replace the program's output.
+func TestRunOutLinksAndOutput(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.perfetto-trace")
+	link := filepath.Join(dir, "link.perfetto-trace")
+	if err := os.Symlink("real.perfetto-trace", link); err != nil {
+		t.Fatal(err)
+	}
+	if path, _, err := checkOut(link); err != nil || path != target {
+		t.Errorf("-o a link to a file not written yet: %q, %v; want %q", path, err, target)
+	}
+	loop := filepath.Join(dir, "loop")
+	if err := os.Symlink("loop", loop); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := checkOut(loop); err == nil || !strings.Contains(err.Error(), "links") {
+		t.Errorf("-o a link to itself: %v, want refused", err)
+	}
+
+	out := filepath.Join(dir, "out.txt")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stdout
+	os.Stdout = f
+	defer func() { os.Stdout = saved }()
+	if _, _, err := checkOut(out); err == nil || !strings.Contains(err.Error(), "output goes") {
+		t.Errorf("-o %s, this command's output: %v, want refused", out, err)
 	}
 }
