@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/framescope/framescope/internal/books"
 	"github.com/framescope/framescope/timeline"
 )
 
@@ -151,5 +153,50 @@ func renderPassWork(t *testing.T, tr *timeline.Trace, frames int, vertices uint6
 	}
 	if n < frames {
 		t.Errorf("%d render pass zones, want %d at least", n, frames)
+	}
+}
+
+// A program with a pipeline statistics query of its own, under -work:
+// Vulkan lets one be active at a time in a command buffer, so the layer's
+// counts there end before the program's query begins, and none begins
+// until it ends. The validation layer says nothing (before: 3 errors a
+// command buffer, VUID-vkCmdBeginQuery-queryPool-01922), the program's
+// own count is as without the layer, every zone is delivered, and the
+// zones of those command buffers say why they have no counts (query).
+func TestProgramStatisticsQueryUnderLayer(t *testing.T) {
+	dir, prog := built(t), program(t, "shapes", "-lpthread")
+	plain, err := exec.Command(prog, "statsquery", "20").CombinedOutput()
+	if err != nil {
+		t.Fatalf("shapes statsquery without the layer: %v\n%s", err, plain)
+	}
+	trace := filepath.Join(t.TempDir(), "q.perfetto-trace")
+	cmd := exec.Command(filepath.Join(dir, "framescope"), "run", "-work", "-frame-every", "1", "-o", trace, "--", prog, "statsquery", "20")
+	cmd.Env = append(os.Environ(), "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH="+validationDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("framescope run -work shapes statsquery: %v\n%s", err, out)
+	}
+	if validationSpoke(out) {
+		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
+	}
+	count := regexp.MustCompile(`compute shader invocations \d+`)
+	if a, b := count.Find(plain), count.Find(out); a == nil || string(a) != string(b) {
+		t.Errorf("the program's own count: %q without the layer, %q under it", a, b)
+	}
+	tr := readTrace(t, trace)
+	const zones = 3 * 20 // the command buffer's zone, outer and inner
+	if k := books.Unbalanced(&tr.Ledger, tr.Drops); len(k) > 0 {
+		t.Errorf("books %v do not balance: %+v, drops %+v", k, tr.Ledger, tr.Drops)
+	}
+	if d := tr.Drops; d.Work != zones || d.Total() != zones || tr.Ledger.Zones.Delivered != zones {
+		t.Errorf("%d zones delivered, drops %+v; want %d delivered, each work counted lost alone", tr.Ledger.Zones.Delivered, d, zones)
+	}
+	for _, s := range tr.Spans {
+		if k := tr.Track(s.Track); k == nil || k.Kind != timeline.TrackGPUQueue {
+			continue
+		}
+		if s.Work == nil || s.Work.Missing != timeline.WorkQuery {
+			t.Errorf("zone %q: work %+v, want none, for the program's query", tr.Name(s.Name), s.Work)
+		}
 	}
 }

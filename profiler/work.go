@@ -72,6 +72,30 @@ func (g *GPU) BeforeSecondaries(cmd vkg.CommandBuffer) {
 	g.pool.CutCounts(cmd)
 }
 
+// BeforeStatisticsQuery tells the profiler, with
+// GPUOptions.PipelineStatistics, that the application is about to begin
+// a pipeline statistics query of its own in cmd (vkCmdBeginQuery on a
+// VK_QUERY_TYPE_PIPELINE_STATISTICS pool); AfterStatisticsQuery, that it
+// ended it (vkCmdEndQuery). Vulkan lets one be active at a time in a
+// command buffer: the profiler's counts open in cmd end there, and the
+// zones open then, and those begun in cmd until AfterStatisticsQuery, have
+// none (timeline.WorkQuery). The layer calls them. Without statistics
+// they do nothing.
+func (g *GPU) BeforeStatisticsQuery(cmd vkg.CommandBuffer) {
+	if g == nil || !g.work || g.state.Load() != stateOpen {
+		return
+	}
+	g.pool.BeforeQuery(cmd)
+}
+
+// AfterStatisticsQuery: see BeforeStatisticsQuery.
+func (g *GPU) AfterStatisticsQuery(cmd vkg.CommandBuffer) {
+	if g == nil || !g.work || g.state.Load() != stateOpen {
+		return
+	}
+	g.pool.AfterQuery(cmd)
+}
+
 // ZoneInRenderPass is Zone for a zone that begins and ends inside one
 // subpass of a render pass instance (or one dynamic rendering instance),
 // where the zone around it, if any, began outside it. With

@@ -199,6 +199,12 @@ const (
 	// active statistics query only where it inherits it), or began after
 	// that in the same command buffer.
 	WorkSecondaries
+	// WorkQuery: the zone, or the counting zone around it, was open in a
+	// command buffer when the application began a pipeline statistics
+	// query of its own in it, which ended the count there (one may be
+	// active at a time in a command buffer), or began in it while the
+	// application's query was active.
+	WorkQuery
 
 	// NumWorkMissing is how many values WorkMissing has.
 	NumWorkMissing
@@ -206,7 +212,7 @@ const (
 
 var missingKeys = [NumWorkMissing]string{
 	"counted", "render_pass", "elsewhere", "spent", "frames", "unavailable", "misnested", "frame_end",
-	"secondaries",
+	"secondaries", "query",
 }
 
 // String is the reason's key in every trace format: "render_pass", ...

@@ -65,8 +65,8 @@
 //     number of value_type "uint": read it as unsigned). A zone without
 //     counts has two strings: "work_missing", why (its
 //     [timeline.WorkMissing] key: "render_pass", "elsewhere", "spent",
-//     "frames", "unavailable", "misnested", "frame_end" or
-//     "secondaries"), and
+//     "frames", "unavailable", "misnested", "frame_end",
+//     "secondaries" or "query"), and
 //     "work_stats", what it would have counted (keys joined by "+", as
 //     [timeline.PipelineStats.String] writes them); a zone with counts of
 //     no statistic has an empty "work_stats". A zone of a context that

@@ -291,7 +291,12 @@ type Pool struct {
 	watchBuf *vk.HostBuffer
 
 	// chains are the command buffers counting work (Config.Stats).
-	chains      [maxChains]chain
+	chains [maxChains]chain
+	// queries are the command buffers in which the application's own
+	// statistics query is active (BeforeQuery), 0 where free;
+	// queriesOver, those past them.
+	queries     [maxChains]atomic.Uint64
+	queriesOver atomic.Int32
 	scratch     workScratch // the harvest's; guarded by mu
 	workMissing [timeline.NumWorkMissing]atomic.Uint64
 }

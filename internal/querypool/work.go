@@ -200,6 +200,10 @@ func (p *Pool) BeginWork(pr Pair, cmd vkg.CommandBuffer, inside bool) {
 	key := uint64(uintptr(unsafe.Pointer(cmd)))
 	c, i := p.chainOf(key)
 	if c == nil {
+		if p.queryIn(key) {
+			zw.missing = timeline.WorkQuery
+			return
+		}
 		p.beginChain(pr, cmd, key, inside, zw)
 		return
 	}
@@ -417,6 +421,59 @@ func (p *Pool) activeSeg(s *Slot, cmd uint64) uint32 {
 // into cmd, so its caller is the goroutine recording it, the one that
 // may use cmd's chain. The caller holds p.mu.
 func (p *Pool) endCounts(cmd vkg.CommandBuffer) { p.cutCounts(cmd, timeline.WorkFrameEnd) }
+
+// BeforeQuery ends the counts open in cmd before the application begins a
+// pipeline statistics query of its own in it (one may be active at a time
+// in a command buffer): the zones open in cmd, and those begun in it until
+// AfterQuery, have no counts (timeline.WorkQuery). Call it, and
+// AfterQuery, from the goroutine recording cmd. Without Config.Stats it
+// does nothing.
+func (p *Pool) BeforeQuery(cmd vkg.CommandBuffer) {
+	if p.cfg.Stats == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.cutCounts(cmd, timeline.WorkQuery)
+	p.mu.Unlock()
+	key := uint64(uintptr(unsafe.Pointer(cmd)))
+	for i := range p.queries {
+		if p.queries[i].CompareAndSwap(0, key) {
+			return
+		}
+	}
+	p.queriesOver.Add(1) // past the slots: no count begins anywhere until it ends
+}
+
+// AfterQuery notes that the application ended the pipeline statistics
+// query BeforeQuery was told of in cmd.
+func (p *Pool) AfterQuery(cmd vkg.CommandBuffer) {
+	if p.cfg.Stats == 0 {
+		return
+	}
+	key := uint64(uintptr(unsafe.Pointer(cmd)))
+	for i := range p.queries {
+		if p.queries[i].CompareAndSwap(key, 0) {
+			return
+		}
+	}
+	if p.queriesOver.Load() > 0 {
+		p.queriesOver.Add(-1)
+	}
+}
+
+// queryIn reports whether the application's statistics query may be
+// active in command buffer key (BeforeQuery).
+func (p *Pool) queryIn(key uint64) bool {
+	if p.queriesOver.Load() > 0 {
+		return true
+	}
+	for i := range p.queries {
+		if p.queries[i].Load() == key {
+			return true
+		}
+	}
+	return false
+}
 
 // CutCounts ends the counts open in cmd before it executes secondary
 // command buffers (vkCmdExecuteCommands, or a render pass whose contents

@@ -83,6 +83,9 @@ func framescope_go_execute(primary unsafe.Pointer, n C.uint32_t, secondaries *un
 	the.execute(primary, unsafe.Slice(secondaries, int(n)))
 }
 
+//export framescope_go_stats_query
+func framescope_go_stats_query(cmd unsafe.Pointer, begun C.int) { the.statsQuery(cmd, begun != 0) }
+
 //export framescope_go_zone_begin
 func framescope_go_zone_begin(cmd unsafe.Pointer, name *C.char, kind C.int) {
 	the.zoneBegin(cmd, name, int(kind))

@@ -114,6 +114,22 @@ func (l *layer) execute(primary unsafe.Pointer, secondaries []unsafe.Pointer) {
 	}
 }
 
+// statsQuery tells the command buffer's context that the program begins
+// (begun) or ended a pipeline statistics query of its own in it: where
+// the context counts work, its counts there end first, and none begins
+// until the program's ends (GPU.BeforeStatisticsQuery).
+func (l *layer) statsQuery(cmd unsafe.Pointer, begun bool) {
+	s := l.state(cmd)
+	if s == nil || s.gpu == nil {
+		return
+	}
+	if begun {
+		s.gpu.BeforeStatisticsQuery(vkg.CommandBuffer(cmd))
+	} else {
+		s.gpu.AfterStatisticsQuery(vkg.CommandBuffer(cmd))
+	}
+}
+
 // zoneBegin begins a zone the C half could not: past its stack, refused
 // by the recording's zone path, or in a command buffer that is no
 // recording (a secondary that continues a render pass), where Zone

@@ -221,6 +221,12 @@ static void fill(fs_device *v, VkDevice d) {
 	GET(GetDeviceQueue);
 	GET(GetDeviceQueue2);
 	GET(CreateCommandPool);
+	GET(CreateQueryPool);
+	GET(DestroyQueryPool);
+	GET(CmdBeginQuery);
+	GET(CmdEndQuery);
+	GET(CmdBeginQueryIndexedEXT);
+	GET(CmdEndQueryIndexedEXT);
 	GET(AllocateCommandBuffers);
 	GET(FreeCommandBuffers);
 	GET(DestroyCommandPool);
@@ -326,6 +332,7 @@ VkResult fs_create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *ci, con
 	v->frame_boundary = boundary != 0;
 	v->frame_boundary_strip = undo.strip;
 	v->hide_calibrated = hide;
+	v->work = (flags & FS_DEV_PIPELINE_STATS) != 0;
 	fill(v, *out);
 	fs_add_device(v);
 	tell_go(v, pd, ci, flags);

@@ -119,6 +119,7 @@ static void load(void) {
 	SYM(submit_begin);
 	SYM(present);
 	SYM(boundary);
+	SYM(stats_query);
 	SYM(at_exit);
 #undef SYM
 	if (missing) {

@@ -349,6 +349,8 @@ PFN_vkVoidFunction fs_device_hook(const char *name) {
 #undef H
 	};
 	PFN_vkVoidFunction fn = fs_find_hook(hooks, sizeof hooks / sizeof hooks[0], name);
+	if (!fn)
+		fn = fs_query_hook(name);
 	return fn ? fn : fs_draw_hook(name);
 }
 

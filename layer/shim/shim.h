@@ -107,6 +107,15 @@ typedef struct fs_device {
 	PFN_vkCmdDrawMeshTasksEXT CmdDrawMeshTasksEXT;
 	PFN_vkCmdDrawMeshTasksIndirectEXT CmdDrawMeshTasksIndirectEXT;
 	PFN_vkCmdDrawMeshTasksIndirectCountEXT CmdDrawMeshTasksIndirectCountEXT;
+	PFN_vkCreateQueryPool CreateQueryPool;
+	PFN_vkDestroyQueryPool DestroyQueryPool;
+	PFN_vkCmdBeginQuery CmdBeginQuery;
+	PFN_vkCmdEndQuery CmdEndQuery;
+	PFN_vkCmdBeginQueryIndexedEXT CmdBeginQueryIndexedEXT;
+	PFN_vkCmdEndQueryIndexedEXT CmdEndQueryIndexedEXT;
+	// work: the layer counts each zone's work on the device
+	// (FRAMESCOPE_WORK=1, pipelineStatisticsQuery enabled).
+	int work;
 	// frame_boundary: the program enabled VK_EXT_frame_boundary;
 	// frame_boundary_strip: the device below does not offer it, so the
 	// layer, which offered it, takes it out of what goes down.
@@ -158,6 +167,9 @@ typedef struct {
 	uint64_t (*submit_begin)(void *queue, int tid, uint32_t n, void *const *cmds);
 	void (*present)(void *queue);
 	void (*boundary)(void); // a frame end the program marked (VK_EXT_frame_boundary)
+	// stats_query: the program begins (begun) or ended a pipeline
+	// statistics query of its own in cmd (queries.c).
+	void (*stats_query)(void *cmd, int begun);
 	void (*at_exit)(void);
 } fs_golib;
 
@@ -211,6 +223,7 @@ enum {
 
 PFN_vkVoidFunction fs_device_hook(const char *name);
 PFN_vkVoidFunction fs_draw_hook(const char *name);
+PFN_vkVoidFunction fs_query_hook(const char *name);
 
 // A table of hooks by command name, and its lookup.
 typedef struct {

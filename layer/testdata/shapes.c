@@ -40,6 +40,11 @@
 //   shapes procaddr N     prints whether the device answers the commands
 //                         of the calibrated-timestamps extensions, which it
 //                         did not enable, then N labelled submissions
+//   shapes statsquery N   N submissions of a labelled region ("outer")
+//                         holding a pipeline statistics query of the
+//                         program's own, which holds a labelled region
+//                         ("inner") of a buffer fill; prints the query's
+//                         count of compute shader invocations
 //   shapes multidraw N    N submissions, each a render pass of one
 //                         vkCmdDrawMultiEXT of three draws (VK_EXT_multi_draw),
 //                         as Mesa's zink draws; exits 4 where the device
@@ -338,6 +343,41 @@ static void procaddr(int n) {
 	vkDestroyInstance(i.inst, NULL);
 }
 
+// statsquery: the program's own pipeline statistics query, between a
+// label's begin and end, around another label.
+static void statsquery(int n) {
+	instance i = make_instance(VK_API_VERSION_1_3);
+	VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+	f2.features.pipelineStatisticsQuery = VK_TRUE;
+	device d = make_device_with(&i, NULL, 0, &f2);
+	VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_PIPELINE_STATISTICS,
+				    .queryCount = 1, .pipelineStatistics = VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT};
+	VkQueryPool qp;
+	CHECK(vkCreateQueryPool(d.dev, &qi, NULL, &qp));
+	uint64_t total = 0;
+	for (int k = 0; k < n; k++) {
+		VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+					       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+		CHECK(vkBeginCommandBuffer(d.cmd, &bi));
+		vkCmdResetQueryPool(d.cmd, qp, 0, 1);
+		label(&d, "outer");
+		vkCmdBeginQuery(d.cmd, qp, 0, 0);
+		label(&d, "inner");
+		d.end(d.cmd);
+		vkCmdEndQuery(d.cmd, qp, 0);
+		d.end(d.cmd);
+		CHECK(vkEndCommandBuffer(d.cmd));
+		submit_wait(&d, &d.cmd, 1);
+		uint64_t v = 0;
+		CHECK(vkGetQueryPoolResults(d.dev, qp, 0, 1, sizeof v, &v, sizeof v, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+		total += v;
+	}
+	printf("compute shader invocations %llu\n", (unsigned long long)total);
+	vkDestroyQueryPool(d.dev, qp, NULL);
+	destroy_device(&d);
+	vkDestroyInstance(i.inst, NULL);
+}
+
 #define MT 16
 
 typedef struct {
@@ -474,7 +514,7 @@ static void multidraw(int n) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|continue|procaddr|multidraw N\n");
+		fprintf(stderr, "usage: shapes threads|unenabled|many|leak|reset|mt|names|deep|continue|procaddr|statsquery|multidraw N\n");
 		return 2;
 	}
 	report_faults();
@@ -499,6 +539,8 @@ int main(int argc, char **argv) {
 		cont(n);
 	else if (strcmp(argv[1], "procaddr") == 0)
 		procaddr(n);
+	else if (strcmp(argv[1], "statsquery") == 0)
+		statsquery(n);
 	else if (strcmp(argv[1], "multidraw") == 0)
 		multidraw(n);
 	else {
