@@ -43,15 +43,15 @@ func TestStatsWork(t *testing.T) {
 		t.Errorf("work %+v: want 10 zones, 4 counted, 6 without counts (Drops.Work %d)", r.Work, tr.Drops.Work)
 	}
 	for i, m := range workReasons {
-		want := uint64(1) // the trace has a zone of each reason but frame_end and secondaries
-		if m == timeline.WorkFrameEnd || m == timeline.WorkSecondaries {
+		want := uint64(1) // the trace has a zone of each reason but frame_end, secondaries and query
+		if m == timeline.WorkFrameEnd || m == timeline.WorkSecondaries || m == timeline.WorkQuery {
 			want = 0
 		}
 		if r.Work.NoCounts.By[i] != want {
 			t.Errorf("no counts for %s: %d, want %d", m, r.Work.NoCounts.By[i], want)
 		}
 	}
-	if len(workReasons) != int(timeline.NumWorkMissing)-1 || workReasons[0] != timeline.WorkRenderPass || workReasons[len(workReasons)-1] != timeline.WorkSecondaries {
+	if len(workReasons) != int(timeline.NumWorkMissing)-1 || workReasons[0] != timeline.WorkRenderPass || workReasons[len(workReasons)-1] != timeline.WorkQuery {
 		t.Errorf("reasons %v", workReasons)
 	}
 
@@ -82,7 +82,7 @@ func TestStatsWork(t *testing.T) {
 	}
 	for _, w := range []string{
 		`"compute_shader_invocations":1152921504606846979`,
-		`"no_counts":{"total":6,"render_pass":1,"elsewhere":1,"spent":1,"frames":1,"unavailable":1,"misnested":1,"frame_end":0,"secondaries":0}`,
+		`"no_counts":{"total":6,"render_pass":1,"elsewhere":1,"spent":1,"frames":1,"unavailable":1,"misnested":1,"frame_end":0,"secondaries":0,"query":0}`,
 		`"mean":{"input_assembly_vertices":18,"vertex_shader_invocations":18,"clipping_primitives":6,"fragment_shader_invocations":12582912,"compute_shader_invocations":0}`,
 		`"work":{"stats":["input_assembly_vertices","vertex_shader_invocations","clipping_primitives","fragment_shader_invocations","compute_shader_invocations"],"zones":10,"counted":4,`,
 	} {
@@ -216,7 +216,7 @@ func TestStatsWorkSums(t *testing.T) {
 		t.Errorf("sums near 2^64: %+v", z)
 	}
 	b, _ := json.Marshal(z.NoCounts)
-	if want := `{"total":2,"render_pass":0,"elsewhere":0,"spent":1,"frames":0,"unavailable":0,"misnested":0,"frame_end":0,"secondaries":0,"unknown":1}`; string(b) != want {
+	if want := `{"total":2,"render_pass":0,"elsewhere":0,"spent":1,"frames":0,"unavailable":0,"misnested":0,"frame_end":0,"secondaries":0,"query":0,"unknown":1}`; string(b) != want {
 		t.Errorf("no counts %s, want %s", b, want)
 	}
 	if got := z.NoCounts.reasons(); got != "(spent 1, unknown 1)" {
