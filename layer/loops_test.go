@@ -46,7 +46,7 @@ var (
 // at a drawn frame, from the program itself or from outside, handled or
 // not; more command buffers at once than the layer keeps recordings of;
 // more label names than it keeps; frames by time (the program never
-// presents) or -frame-every; a layer that holds a lock while it calls
+// presents) or -frame-every; -work; a layer that holds a lock while it calls
 // down, above or below Framescope's. Every run ends within seedLimit;
 // the program prints the same and ends the same under the layer as
 // without; every process that made a device has a trace that reads back
@@ -201,6 +201,9 @@ func bareLoop(t *testing.T, dir, prog, spirv, lock string, b loopcheck.Bare) str
 			flags := []string{filepath.Join(dir, "framescope"), "run", "-o", trace}
 			if b.Shape.FrameEvery > 0 {
 				flags = append(flags, "-frame-every", fmt.Sprint(b.Shape.FrameEvery))
+			}
+			if b.Shape.Work {
+				flags = append(flags, "-work")
 			}
 			args = append(append(flags, "--"), args...)
 		}

@@ -200,6 +200,9 @@ func (b Bare) checkDrops(p *problems, d timeline.Drops, short int) {
 	}
 	rest := d
 	rest.Unended, rest.Unsubmitted, rest.NoFrame = 0, 0, 0
+	if b.Shape.Work {
+		rest.Work = 0 // which zones have counts, the layer's rules say
+	}
 	if !w.exact {
 		rest.QueryLimit = 0
 	}

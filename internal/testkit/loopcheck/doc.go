@@ -86,7 +86,9 @@
 // command buffers alive at once than a layer keeps recordings of (256);
 // more distinct label names than it keeps (4,096); frames by time or
 // every N submissions (the program never presents); a layer that holds a
-// lock while it calls down, above or below. Each seed takes one kind in
+// lock while it calls down, above or below; the layer's -work (each
+// zone's pipeline statistics, which zones have them the layer's rules
+// say: Drops.Work is not reckoned). Each seed takes one kind in
 // turn (any ShapeKinds seeds in a row draw them all) and others now and
 // then. What the shape makes a profiler lose is reckoned too: a name's
 // count may fall short by the executions of recordings it may refuse,

@@ -36,6 +36,10 @@ type Shape struct {
 	// Names distinct label names ("n0", "n1", ...) are labelled at
 	// frame NamesAt, past the layer's 4,096 with the loop's; 0: none.
 	Names, NamesAt int
+	// Work runs the layer with -work: each zone counts its work, or is
+	// counted without (Drops.Work, whose number the script does not
+	// reckon); the validation layer stays silent all the same.
+	Work bool
 }
 
 // ShapeThread is a thread that, from frame From to frame To (Frames: the
@@ -74,7 +78,7 @@ type ShapeSignal struct {
 func (s *ShapeSignal) Kills() bool { return s != nil && !s.Handled }
 
 // ShapeKinds is how many kinds of shape the seeds take in turn.
-const ShapeKinds = 7
+const ShapeKinds = 8
 
 // Label names of the shapes' own command buffers.
 const (
@@ -130,6 +134,7 @@ func drawShape(seed uint64, frames int) Shape {
 	if on(6, 0.1) {
 		s.Names, s.NamesAt = layerNames+1+rng.IntN(400), rng.IntN(frames)
 	}
+	s.Work = on(7, 0.15)
 	return s
 }
 
@@ -161,6 +166,9 @@ func (s Shape) String() string {
 	}
 	if s.Names > 0 {
 		parts = append(parts, fmt.Sprintf("%d label names at frame %d", s.Names, s.NamesAt))
+	}
+	if s.Work {
+		parts = append(parts, "-work")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -203,6 +211,9 @@ func (s Shape) reached() []string {
 	if s.Names > 0 {
 		out = append(out, "shape: names past 4,096")
 	}
+	if s.Work {
+		out = append(out, "shape: -work")
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -212,7 +223,7 @@ func (s Shape) reached() []string {
 // takes one in turn).
 func ShapeReach() []string {
 	return []string{"shape: frames by time", "shape: lock layer", "shape: threads making devices", "shape: child",
-		"shape: signal", "shape: recordings past 256", "shape: names past 4,096"}
+		"shape: signal", "shape: recordings past 256", "shape: names past 4,096", "shape: -work"}
 }
 
 func sigName(s syscall.Signal) string {
