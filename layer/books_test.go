@@ -22,10 +22,10 @@ import (
 // runShapeValidated runs a shape under the layer, a frame a submission,
 // with the validation layer below it, which must stay silent; the books
 // must balance.
-func runShapeValidated(t *testing.T, dir, prog, mode string, n int) *timeline.Trace {
+func runShapeValidated(t *testing.T, dir, prog, mode string, n int, flags ...string) *timeline.Trace {
 	t.Helper()
 	env := []string{"VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation", "VK_ADD_LAYER_PATH=" + validationDir()}
-	tr, out := runShape(t, dir, env, prog, mode, n, "-frame-every", "1")
+	tr, out := runShape(t, dir, env, prog, mode, n, append([]string{"-frame-every", "1"}, flags...)...)
 	if validationSpoke(out) {
 		t.Errorf("the validation layer spoke:\n%s", lastOf(out))
 	}
@@ -121,13 +121,31 @@ func TestContinuingSecondaryCountedEachRunUnderLayer(t *testing.T) {
 // the label's end, past it too by count, was taken for the render pass's:
 // the render pass lasted to the command buffer's end, the innermost label
 // was counted unended and "L0" ended a label of an earlier command buffer.
+// With -work, the label ended inside the render pass has no counts
+// (render_pass): no statistics query begun outside a render pass may end
+// inside it (before, the layer ended one there).
 func TestDeepLabelsAroundRenderPassUnderLayer(t *testing.T) {
 	dir, prog := built(t), program(t, "shapes", "-lpthread")
 	const n = 16
-	tr := runShapeValidated(t, dir, prog, "deep", n)
-	if d := tr.Drops.Total(); d != 0 {
-		t.Errorf("dropped %d: %+v", d, tr.Drops)
+	for _, work := range []bool{false, true} {
+		t.Run(fmt.Sprintf("work %t", work), func(t *testing.T) {
+			var flags []string
+			if work {
+				flags = append(flags, "-work")
+			}
+			tr := runShapeValidated(t, dir, prog, "deep", n, flags...)
+			rest := tr.Drops
+			rest.Work = 0 // with -work: zones without counts
+			if d := rest.Total(); d != 0 {
+				t.Errorf("dropped %d: %+v", d, tr.Drops)
+			}
+			deepZones(t, tr, n, work)
+		})
 	}
+}
+
+// deepZones checks the zones of shapes deep's n submissions.
+func deepZones(t *testing.T, tr *timeline.Trace, n int, work bool) {
 	want, zones := map[string]int{"render pass": n, "command buffer": n}, 0
 	for k := range n {
 		for j := range 60 + k%8 {
@@ -159,6 +177,12 @@ func TestDeepLabelsAroundRenderPassUnderLayer(t *testing.T) {
 		next, ok2 := zs[fmt.Sprintf("L%d", depth-2)]
 		if ok && ok2 && rp.End > next.End {
 			t.Errorf("frame %d (%d labels): the render pass ends %d ns after L%d, which was ended after it", f, depth, rp.End-next.End, depth-2)
+		}
+		for name, z := range zs {
+			inner := name == fmt.Sprintf("L%d", depth-1)
+			if work && (z.Work == nil || (z.Work.Missing == timeline.WorkRenderPass) != inner) {
+				t.Errorf("frame %d: zone %q work %+v; want render_pass for the label ended inside the render pass alone", f, name, z.Work)
+			}
 		}
 	}
 }

@@ -133,7 +133,10 @@
 // in its command buffer from its Begin to its End: end every zone in the
 // command buffer it began in, before vkEndCommandBuffer, on the side of a
 // render pass it began on (begin and end a zone inside a render pass in
-// one subpass); begin with ZoneInRenderPass a zone inside a render pass
+// one subpass), or end one begun outside and ended inside with
+// [Zone.EndInRenderPass] (it then has no counts: WorkRenderPass); tell the
+// profiler around a statistics query of the application's own
+// ([GPU.BeforeStatisticsQuery]: WorkQuery); begin with ZoneInRenderPass a zone inside a render pass
 // that a counting zone outside it encloses; and, for a vkCmdExecuteCommands
 // inside a zone, enable the inheritedQueries feature and give the
 // secondary command buffers the counted statistics in their

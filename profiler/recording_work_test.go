@@ -159,3 +159,33 @@ func TestWorkAroundStatisticsQuery(t *testing.T) {
 		t.Errorf("work %v, want %v", got, want)
 	}
 }
+
+// A zone begun outside a render pass instance and ended inside one
+// (EndInRenderPass; a debug label may do it): no statistics query begun
+// outside may end inside, so the zone has no counts (render_pass), and the
+// count around it goes on; a zone after it counts, and so does the zone
+// around both.
+func TestWorkEndedInRenderPass(t *testing.T) {
+	r := newRig(t, vk.Config{}, GPUOptions{PipelineStatistics: timeline.AllPipelineStats, FramesInFlight: 1})
+	p, g := r.p, r.g
+	zs := r.frame(func(cmd vkg.CommandBuffer) {
+		outer := g.Zone(cmd, p.Name("outer"))
+		label := g.Zone(cmd, p.Name("label"))
+		// vkCmdBeginRenderPass
+		label.EndInRenderPass()
+		// vkCmdEndRenderPass
+		g.Zone(cmd, p.Name("after")).End()
+		outer.End()
+		g.Submit(p.CPUTrack("main").Span(p.Name("submit")), cmd)
+	})
+	p.BeginFrame()
+	p.EndFrame()
+	zs, err := g.Drain(zs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"outer": "counted", "label": "render_pass", "after": "counted"}
+	if got := missingOf(p, zs); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("work %v, want %v", got, want)
+	}
+}

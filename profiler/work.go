@@ -122,8 +122,11 @@ func (g *GPU) zoneExtra(z Zone, name Name, inside bool) {
 
 // endExtra is EndIn with a label or work to end: the count of work
 // first, so that the zone's end timestamp follows it.
-func (g *GPU) endExtra(z Zone, cmd vkg.CommandBuffer) {
-	if g.work {
+func (g *GPU) endExtra(z Zone, cmd vkg.CommandBuffer, inside bool) {
+	switch {
+	case g.work && inside:
+		g.pool.EndWorkInRenderPass(z.pair, cmd)
+	case g.work:
 		g.pool.EndWork(z.pair, cmd)
 	}
 	switch {

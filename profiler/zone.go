@@ -68,7 +68,17 @@ func (z Zone) End() { z.EndIn(z.cmd) }
 // queue, but Mesa's drivers (lavapipe 22.3, whose command buffers keep
 // their own stack of labels) corrupt memory when a command buffer ends a
 // region it did not begin, and crash at its next label.
-func (z Zone) EndIn(cmd vkg.CommandBuffer) {
+func (z Zone) EndIn(cmd vkg.CommandBuffer) { z.endIn(cmd, false) }
+
+// EndInRenderPass is End for a zone begun outside a render pass instance
+// (or dynamic rendering instance) and ended inside one, as a debug label
+// may be. With GPUOptions.PipelineStatistics, no statistics query begun
+// outside the instance may end inside it: the zone has no counts of its
+// own (timeline.WorkRenderPass), and the count around it goes on. The
+// layer calls it. Without statistics it is End.
+func (z Zone) EndInRenderPass() { z.endIn(z.cmd, true) }
+
+func (z Zone) endIn(cmd vkg.CommandBuffer, inside bool) {
 	g := z.g
 	if g == nil {
 		return
@@ -76,7 +86,7 @@ func (z Zone) EndIn(cmd vkg.CommandBuffer) {
 	if !g.extra {
 		g.pool.EndQuiet(z.pair, cmd, g.end) // the pool counts a refusal
 	} else {
-		g.endExtra(z, cmd)
+		g.endExtra(z, cmd, inside)
 	}
 	if g.state.Load() != stateOpen {
 		g.reportLate() // ended after the context closed: misuse, to the trace's books too

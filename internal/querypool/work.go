@@ -264,7 +264,16 @@ func (p *Pool) split(c *chain, w *workSlot, cmd vkg.CommandBuffer) (uint32, bool
 // EndWork ends the count of pr's work in cmd, before End records its
 // timestamp, and ends the chain when pr began it. An End of a pair not
 // open (twice, stale) records nothing here: End refuses and counts it.
-func (p *Pool) EndWork(pr Pair, cmd vkg.CommandBuffer) {
+func (p *Pool) EndWork(pr Pair, cmd vkg.CommandBuffer) { p.endWork(pr, cmd, false) }
+
+// EndWorkInRenderPass is EndWork for a zone that ends inside a render
+// pass instance: where its count's query began outside the instance, no
+// query may end there, and the zone has no counts (WorkRenderPass); the
+// count goes on, to be ended outside (by a later zone, or the command
+// buffer's end).
+func (p *Pool) EndWorkInRenderPass(pr Pair, cmd vkg.CommandBuffer) { p.endWork(pr, cmd, true) }
+
+func (p *Pool) endWork(pr Pair, cmd vkg.CommandBuffer, inside bool) {
 	s := pr.s
 	if s == nil || s.work == nil {
 		return
@@ -292,6 +301,9 @@ func (p *Pool) EndWork(pr Pair, cmd vkg.CommandBuffer) {
 		return
 	case c.seg.Load() == noSeg:
 		zw.missing = c.cut
+	case inside && !c.inside:
+		zw.missing = timeline.WorkRenderPass
+		return // the chain goes on, its owner's end or not
 	case c.owner == pr.q:
 		p.dev.CmdEndQuery(cmd, s.work.pool, c.seg.Load())
 		zw.last = c.seg.Load()

@@ -145,23 +145,35 @@ func (l *layer) zoneBegin(cmd unsafe.Pointer, label *C.char, kind int) {
 	}
 	name := l.name(label, kind)
 	var z profiler.Zone
-	if s.inRenderPass() {
+	inside := s.inRenderPass(-1)
+	if inside {
 		z = s.gpu.ZoneInRenderPass(vkg.CommandBuffer(cmd), name)
 	} else {
 		z = s.gpu.Zone(vkg.CommandBuffer(cmd), name)
 	}
-	s.open = append(s.open, openZone{z: z, kind: kind})
+	s.open = append(s.open, openZone{z: z, kind: kind, inside: inside})
 }
 
 // inRenderPass reports whether a render pass or rendering instance is
-// open among the command buffer's zones through Go.
-func (s *cmdState) inRenderPass() bool {
-	for _, o := range s.open {
-		if o.kind == zoneRenderPass || o.kind == zoneRendering {
+// open among the command buffer's zones through Go, but the zone at
+// index but.
+func (s *cmdState) inRenderPass(but int) bool {
+	for i, o := range s.open {
+		if i != but && (o.kind == zoneRenderPass || o.kind == zoneRendering) {
 			return true
 		}
 	}
 	return false
+}
+
+// endAt ends the open zone at index i: inside a render pass or rendering
+// instance it was not begun in, as Vulkan lets a label end there.
+func (s *cmdState) endAt(i int) {
+	if o := s.open[i]; !o.inside && s.inRenderPass(i) {
+		o.z.EndInRenderPass()
+	} else {
+		o.z.End()
+	}
 }
 
 // zoneEnd ends the innermost open zone of kind: labels and render passes
@@ -176,7 +188,7 @@ func (l *layer) zoneEnd(cmd unsafe.Pointer, kind int) {
 	}
 	for i := len(s.open) - 1; i >= 0; i-- {
 		if s.open[i].kind == kind {
-			s.open[i].z.End()
+			s.endAt(i)
 			s.open = append(s.open[:i], s.open[i+1:]...)
 			return
 		}

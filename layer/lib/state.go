@@ -81,6 +81,9 @@ type cmdState struct {
 type openZone struct {
 	z    profiler.Zone
 	kind int
+	// inside: begun inside a render pass or rendering instance; a zone
+	// begun outside and ended inside one ends so (Zone.EndInRenderPass).
+	inside bool
 }
 
 // Zone kinds (shim.h's FS_ZONE_*).
