@@ -107,16 +107,7 @@ func TestWorkBeforeSecondaries(t *testing.T) {
 		outer.End()
 		g.Submit(p.CPUTrack("main").Span(p.Name("submit")), cmd, sec)
 	})
-	p.BeginFrame() // the frame waited for: the secondary's execution is read
-	p.EndFrame()
-	zs, err := g.Drain(zs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"in secondary": "counted", "outer": "secondaries", "after": "secondaries"}
-	if got := missingOf(p, zs); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("work %v, want %v", got, want)
-	}
+	r.expectWork(zs, map[string]string{"in secondary": "counted", "outer": "secondaries", "after": "secondaries"})
 }
 
 // An application's own statistics query in a command buffer, told of
@@ -148,16 +139,7 @@ func TestWorkAroundStatisticsQuery(t *testing.T) {
 		g.Zone(cmd, p.Name("after")).End()
 		g.Submit(p.CPUTrack("main").Span(p.Name("submit")), cmd)
 	})
-	p.BeginFrame()
-	p.EndFrame()
-	zs, err := g.Drain(zs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"outer": "query", "during": "query", "after": "counted"}
-	if got := missingOf(p, zs); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("work %v, want %v", got, want)
-	}
+	r.expectWork(zs, map[string]string{"outer": "query", "during": "query", "after": "counted"})
 }
 
 // A zone begun outside a render pass instance and ended inside one
@@ -178,14 +160,20 @@ func TestWorkEndedInRenderPass(t *testing.T) {
 		outer.End()
 		g.Submit(p.CPUTrack("main").Span(p.Name("submit")), cmd)
 	})
-	p.BeginFrame()
-	p.EndFrame()
-	zs, err := g.Drain(zs)
+	r.expectWork(zs, map[string]string{"outer": "counted", "label": "render_pass", "after": "counted"})
+}
+
+// expectWork waits for the frame of zs (the next frame's begin), reads it
+// back, and holds each zone's reason for its counts to want, by name.
+func (r *rig) expectWork(zs []ZoneResult, want map[string]string) {
+	r.t.Helper()
+	r.p.BeginFrame()
+	r.p.EndFrame()
+	zs, err := r.g.Drain(zs)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	want := map[string]string{"outer": "counted", "label": "render_pass", "after": "counted"}
-	if got := missingOf(p, zs); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("work %v, want %v", got, want)
+	if got := missingOf(r.p, zs); fmt.Sprint(got) != fmt.Sprint(want) {
+		r.t.Errorf("work %v, want %v", got, want)
 	}
 }

@@ -294,11 +294,11 @@ type Pool struct {
 	chains [maxChains]chain
 	// queries are the command buffers in which the application's own
 	// statistics query is active (BeforeQuery), 0 where free;
-	// queriesOver, those past them.
-	queries     [maxChains]atomic.Uint64
-	queriesOver atomic.Int32
-	scratch     workScratch // the harvest's; guarded by mu
-	workMissing [timeline.NumWorkMissing]atomic.Uint64
+	// queriesOver, those past them; queriesOn, all of them.
+	queries                [maxChains]atomic.Uint64
+	queriesOver, queriesOn atomic.Int32
+	scratch                workScratch // the harvest's; guarded by mu
+	workMissing            [timeline.NumWorkMissing]atomic.Uint64
 }
 
 // endRefusals counts the Ends refused, by cause: late (the pair was given

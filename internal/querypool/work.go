@@ -447,6 +447,7 @@ func (p *Pool) BeforeQuery(cmd vkg.CommandBuffer) {
 	p.mu.Lock()
 	p.cutCounts(cmd, timeline.WorkQuery)
 	p.mu.Unlock()
+	p.queriesOn.Add(1)
 	key := uint64(uintptr(unsafe.Pointer(cmd)))
 	for i := range p.queries {
 		if p.queries[i].CompareAndSwap(0, key) {
@@ -465,18 +466,23 @@ func (p *Pool) AfterQuery(cmd vkg.CommandBuffer) {
 	key := uint64(uintptr(unsafe.Pointer(cmd)))
 	for i := range p.queries {
 		if p.queries[i].CompareAndSwap(key, 0) {
+			p.queriesOn.Add(-1)
 			return
 		}
 	}
 	if p.queriesOver.Load() > 0 {
 		p.queriesOver.Add(-1)
+		p.queriesOn.Add(-1)
 	}
 }
 
 // queryIn reports whether the application's statistics query may be
 // active in command buffer key (BeforeQuery).
 func (p *Pool) queryIn(key uint64) bool {
-	if p.queriesOver.Load() > 0 {
+	switch {
+	case p.queriesOn.Load() == 0: // the usual program: none, and no look
+		return false
+	case p.queriesOver.Load() > 0:
 		return true
 	}
 	for i := range p.queries {
