@@ -19,12 +19,19 @@ func (p *Pool) Freed(cmd vkg.CommandBuffer) {
 	k := cmdKey(cmd)
 	p.forgetOverLocked(k)
 	defer p.forgetOpen(k)
+	p.dropLocked(k)
+}
+
+// dropLocked drops command buffer k's recording, its last execution read
+// (one still recorded is abandoned: freed, or reset, while recorded), and
+// unpins it as submitted again. The caller holds p.mu.
+func (p *Pool) dropLocked(k uint64) {
 	if a, ok := p.again[k]; ok {
 		p.forgetAgainLocked(k, a)
 	}
 	if r := p.recs[k]; r != nil {
 		if r.open {
-			p.abandonLocked(r) // freed, or its pool reset, while recorded
+			p.abandonLocked(r)
 		}
 		p.retireLocked(r)
 		p.forgetLocked(r)

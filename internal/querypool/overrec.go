@@ -9,10 +9,10 @@ import (
 
 // A command buffer whose recording was refused for the number of
 // recordings (ErrRecordingCount), or recorded untimed (BeginUntimed), has
-// its zones refused while it is recorded, counted once each (NoFrame). They run at each execution, and
-// a command buffer recorded once is submitted many times: each execution
-// after the first counts them again, so that every execution the GPU ran
-// is in the books.
+// its zones refused while it is recorded, counted once each (NoFrame).
+// They run at each execution, and a command buffer recorded once is
+// submitted many times: each execution after the first counts them
+// again, so that every execution the GPU ran is in the books.
 
 // overRec is such a command buffer: the zones refused in its recording,
 // and its executions since.
@@ -76,16 +76,7 @@ func (p *Pool) BeginUntimed(cmd vkg.CommandBuffer) error {
 		return ErrClosed
 	}
 	k := cmdKey(cmd)
-	if r := p.recs[k]; r != nil {
-		if r.open {
-			p.abandonLocked(r) // begun again without an end: reset while recorded
-		}
-		p.retireLocked(r)
-		p.forgetLocked(r)
-	}
-	if a, ok := p.again[k]; ok {
-		p.forgetAgainLocked(k, a)
-	}
+	p.dropLocked(k)
 	p.setOpen(k, nil) // its zones refused (refuseOver)
 	if !p.noteOverLocked(k) {
 		return ErrUntimedCount
